@@ -1,0 +1,42 @@
+//! The `kestrel` command: `kestrel <area> <verb>`, one module per area. Human-readable output by
+//! default, `--json` for machines; exit code 0 on success, 1 on failure, 2 on usage errors.
+
+#![forbid(unsafe_code)]
+
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Kestrel: a fast smart-contract execution core for blockchain nodes.
+#[derive(Parser)]
+#[command(name = "kestrel", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    area: Area,
+}
+
+/// The areas of Kestrel, one per pipeline stage.
+#[derive(Subcommand)]
+enum Area {
+    /// Print version and build information.
+    Version {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.area {
+        Area::Version { json } => output::print_version(json),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(1)
+        }
+    }
+}

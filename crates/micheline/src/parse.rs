@@ -1,0 +1,770 @@
+//! The Micheline text parser: integers, strings with escapes, `0x` bytes, primitives with
+//! annotations, parenthesised applications, `{ ; }` sequences, `#` and `/* */` comments.
+//!
+//! Nesting is tracked on an explicit stack of open frames, never by host recursion, and bounded
+//! by [`Limits`]; every error carries the byte span where it was found.
+
+use crate::node::{position_of, Node, NodeKind, Span};
+use crate::prim::PrimName;
+use num_bigint::BigInt;
+use std::fmt;
+
+/// Bounds on what one parse may build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The deepest nesting of sequences, parentheses and applications accepted.
+    pub max_depth: usize,
+    /// The most nodes one parse may build.
+    pub max_node_count: usize,
+}
+
+/// Depth allowed by default: deep enough for every real contract and the depth-100,000
+/// regression tests DESIGN.md asks for, small enough that frames stay a few MiB.
+pub const DEFAULT_MAX_DEPTH: usize = 100_000;
+
+/// Nodes allowed by default: far above any contract that fits Tezos' 32 KiB operation-size limit
+/// yet bounding memory for hostile input.
+pub const DEFAULT_MAX_NODE_COUNT: usize = 10_000_000;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_node_count: DEFAULT_MAX_NODE_COUNT,
+        }
+    }
+}
+
+/// What went wrong while parsing text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseErrorKind {
+    /// A character that starts no token.
+    UnexpectedCharacter(char),
+    /// A string literal without its closing quote (or broken by a newline).
+    UnterminatedString,
+    /// A backslash escape other than `\\ \" \n \t \r \b`.
+    InvalidEscape(char),
+    /// A `/*` comment without its `*/`.
+    UnterminatedComment,
+    /// `0x` followed by an odd number of hex digits or a non-hex character.
+    InvalidBytes,
+    /// A malformed integer such as `-` alone or `12ab`.
+    InvalidInt,
+    /// A token where the grammar allows none of its kind.
+    UnexpectedToken(String),
+    /// The input ended inside an open sequence or parenthesis.
+    UnexpectedEnd,
+    /// An annotation after a primitive's arguments or on a non-primitive.
+    MisplacedAnnotation,
+    /// Nesting deeper than [`Limits::max_depth`].
+    TooDeep,
+    /// More nodes than [`Limits::max_node_count`].
+    TooManyNodes,
+    /// An expression was expected but the input (or parenthesis) was empty.
+    Empty,
+}
+
+/// A parse failure and where it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// What went wrong.
+    pub kind: ParseErrorKind,
+    /// The bytes of the source it concerns.
+    pub span: Span,
+}
+
+impl ParseError {
+    fn new(kind: ParseErrorKind, span: Span) -> ParseError {
+        ParseError { kind, span }
+    }
+
+    /// The error with its line and column in `source`, the way octez-client reports positions.
+    pub fn describe(&self, source: &str) -> String {
+        let (line, column) = position_of(source, self.span.start as usize);
+        let (_, end_column) = position_of(source, self.span.end as usize);
+        format!(
+            "At line {line} characters {column} to {end_column}, {}",
+            self.kind
+        )
+    }
+}
+
+impl fmt::Display for ParseErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseErrorKind::UnexpectedCharacter(c) => write!(f, "unexpected character {c:?}"),
+            ParseErrorKind::UnterminatedString => f.write_str("unterminated string"),
+            ParseErrorKind::InvalidEscape(c) => write!(f, "invalid escape sequence \\{c}"),
+            ParseErrorKind::UnterminatedComment => f.write_str("unterminated comment"),
+            ParseErrorKind::InvalidBytes => f.write_str("invalid bytes literal"),
+            ParseErrorKind::InvalidInt => f.write_str("invalid integer literal"),
+            ParseErrorKind::UnexpectedToken(token) => write!(f, "unexpected {token}"),
+            ParseErrorKind::UnexpectedEnd => f.write_str("unexpected end of input"),
+            ParseErrorKind::MisplacedAnnotation => f.write_str("misplaced annotation"),
+            ParseErrorKind::TooDeep => f.write_str("expression nested too deeply"),
+            ParseErrorKind::TooManyNodes => f.write_str("expression has too many nodes"),
+            ParseErrorKind::Empty => f.write_str("empty expression"),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at bytes {}..{}",
+            self.kind, self.span.start, self.span.end
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one expression, e.g. `Pair 1 "a"` or `{ DROP ; UNIT }`, with default limits.
+pub fn parse_expression(source: &str) -> Result<Node, ParseError> {
+    parse_expression_with(source, Limits::default())
+}
+
+/// Parses one expression with the given limits.
+pub fn parse_expression_with(source: &str, limits: Limits) -> Result<Node, ParseError> {
+    Parser::new(source, limits).run(Frame::Paren {
+        content: None,
+        closed_by_paren: false,
+    })
+}
+
+/// Parses a toplevel sequence without braces, e.g. a script's `parameter ..; storage ..; code ..`,
+/// with default limits. The result is a [`NodeKind::Seq`] node.
+pub fn parse_toplevel(source: &str) -> Result<Node, ParseError> {
+    parse_toplevel_with(source, Limits::default())
+}
+
+/// Parses a toplevel sequence with the given limits.
+pub fn parse_toplevel_with(source: &str, limits: Limits) -> Result<Node, ParseError> {
+    Parser::new(source, limits).run(Frame::Seq {
+        start: 0,
+        items: Vec::new(),
+        needs_separator: false,
+        may_separate: false,
+        braced: false,
+    })
+}
+
+/// A lexical token.
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Int(BigInt),
+    String(String),
+    Bytes(Vec<u8>),
+    Ident(String),
+    Annot(String),
+    OpenBrace,
+    CloseBrace,
+    OpenParen,
+    CloseParen,
+    Semicolon,
+    End,
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Int(value) => format!("integer {value}"),
+            Token::String(_) => "string".to_string(),
+            Token::Bytes(_) => "bytes".to_string(),
+            Token::Ident(name) => format!("primitive {name}"),
+            Token::Annot(annot) => format!("annotation {annot}"),
+            Token::OpenBrace => "'{'".to_string(),
+            Token::CloseBrace => "'}'".to_string(),
+            Token::OpenParen => "'('".to_string(),
+            Token::CloseParen => "')'".to_string(),
+            Token::Semicolon => "';'".to_string(),
+            Token::End => "end of input".to_string(),
+        }
+    }
+}
+
+/// An open construct waiting for its end.
+enum Frame {
+    /// A sequence, braced or toplevel.
+    Seq {
+        start: usize,
+        items: Vec<Node>,
+        needs_separator: bool,
+        may_separate: bool,
+        braced: bool,
+    },
+    /// A parenthesised expression, or the whole input for [`parse_expression`].
+    Paren {
+        content: Option<Node>,
+        closed_by_paren: bool,
+    },
+    /// A primitive application collecting annotations and arguments.
+    App {
+        start: usize,
+        end: usize,
+        name: String,
+        annots: Vec<String>,
+        args: Vec<Node>,
+    },
+}
+
+struct Parser<'a> {
+    source: &'a str,
+    bytes: &'a [u8],
+    position: usize,
+    limits: Limits,
+    node_count: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(source: &'a str, limits: Limits) -> Parser<'a> {
+        Parser {
+            source,
+            bytes: source.as_bytes(),
+            position: 0,
+            limits,
+            node_count: 0,
+        }
+    }
+
+    fn count_node(&mut self, span: Span) -> Result<(), ParseError> {
+        self.node_count += 1;
+        if self.node_count > self.limits.max_node_count {
+            return Err(ParseError::new(ParseErrorKind::TooManyNodes, span));
+        }
+        Ok(())
+    }
+
+    fn run(mut self, root: Frame) -> Result<Node, ParseError> {
+        let mut stack = vec![root];
+        // A token read but not yet consumed (it closed an application and belongs to the parent).
+        let mut lookahead: Option<(Token, Span)> = None;
+        loop {
+            let (token, span) = match lookahead.take() {
+                Some(pending) => pending,
+                None => self.next_token()?,
+            };
+            let Some(top) = stack.last_mut() else {
+                unreachable!("the root frame stays on the stack until the parse returns")
+            };
+            // What the token does to the top frame: nothing more, open a frame, finish the frame.
+            let mut open: Option<Frame> = None;
+            let mut finish = false;
+            let mut atom: Option<Node> = None;
+            match top {
+                Frame::App { annots, args, .. } => match token {
+                    Token::Annot(annot) if args.is_empty() => annots.push(annot),
+                    Token::Annot(_) => {
+                        return Err(ParseError::new(ParseErrorKind::MisplacedAnnotation, span))
+                    }
+                    Token::Ident(name) => {
+                        atom = Some(Node::new(NodeKind::Prim {
+                            name: PrimName::new(&name),
+                            args: Vec::new(),
+                            annots: Vec::new(),
+                        }))
+                    }
+                    Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
+                        atom = Some(Self::leaf(token))
+                    }
+                    Token::OpenBrace => open = Some(Self::open_seq(span)),
+                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::Semicolon | Token::CloseBrace | Token::CloseParen | Token::End => {
+                        finish = true;
+                        lookahead = Some((token, span));
+                    }
+                },
+                Frame::Seq {
+                    needs_separator,
+                    may_separate,
+                    braced,
+                    ..
+                } => match token {
+                    Token::Semicolon if *may_separate => {
+                        *needs_separator = false;
+                        *may_separate = false;
+                    }
+                    Token::CloseBrace if *braced => finish = true,
+                    Token::End if !*braced => finish = true,
+                    Token::End => return Err(ParseError::new(ParseErrorKind::UnexpectedEnd, span)),
+                    _ if *needs_separator => return Err(Self::unexpected(&token, span)),
+                    Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
+                        atom = Some(Self::leaf(token))
+                    }
+                    Token::Ident(name) => open = Some(Self::open_app(name, span)),
+                    Token::OpenBrace => open = Some(Self::open_seq(span)),
+                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::Annot(_) => {
+                        return Err(ParseError::new(ParseErrorKind::MisplacedAnnotation, span))
+                    }
+                    _ => return Err(Self::unexpected(&token, span)),
+                },
+                Frame::Paren {
+                    content,
+                    closed_by_paren,
+                    ..
+                } => match token {
+                    Token::CloseParen if *closed_by_paren && content.is_some() => finish = true,
+                    Token::End if !*closed_by_paren && content.is_some() => finish = true,
+                    Token::End if !*closed_by_paren => {
+                        return Err(ParseError::new(ParseErrorKind::Empty, span))
+                    }
+                    Token::End => return Err(ParseError::new(ParseErrorKind::UnexpectedEnd, span)),
+                    Token::CloseParen if *closed_by_paren => {
+                        return Err(ParseError::new(ParseErrorKind::Empty, span))
+                    }
+                    _ if content.is_some() => return Err(Self::unexpected(&token, span)),
+                    Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
+                        atom = Some(Self::leaf(token))
+                    }
+                    Token::Ident(name) => open = Some(Self::open_app(name, span)),
+                    Token::OpenBrace => open = Some(Self::open_seq(span)),
+                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::Annot(_) => {
+                        return Err(ParseError::new(ParseErrorKind::MisplacedAnnotation, span))
+                    }
+                    _ => return Err(Self::unexpected(&token, span)),
+                },
+            }
+            if let Some(node) = atom {
+                self.count_node(span)?;
+                Self::deliver(&mut stack, node.with_span(span));
+            } else if let Some(frame) = open {
+                if stack.len() >= self.limits.max_depth {
+                    return Err(ParseError::new(ParseErrorKind::TooDeep, span));
+                }
+                stack.push(frame);
+            } else if finish {
+                let Some(frame) = stack.pop() else {
+                    unreachable!("finish applies to the frame just inspected")
+                };
+                let node = match frame {
+                    Frame::Seq {
+                        start,
+                        items,
+                        braced,
+                        ..
+                    } => {
+                        let end = if braced { span.end as usize } else { start };
+                        let span = if braced {
+                            Span::new(start, end)
+                        } else {
+                            Span::new(0, self.source.len())
+                        };
+                        self.count_node(span)?;
+                        Node::new(NodeKind::Seq(items)).with_span(span)
+                    }
+                    Frame::Paren { content, .. } => match content {
+                        Some(node) => node,
+                        None => unreachable!("a parenthesis finishes only with content"),
+                    },
+                    Frame::App {
+                        start,
+                        end,
+                        name,
+                        annots,
+                        args,
+                    } => {
+                        let end = args.last().map(|arg| arg.span.end as usize).unwrap_or(end);
+                        let span = Span::new(start, end);
+                        self.count_node(span)?;
+                        Node::new(NodeKind::Prim {
+                            name: PrimName::new(&name),
+                            args,
+                            annots,
+                        })
+                        .with_span(span)
+                    }
+                };
+                if stack.is_empty() {
+                    return Ok(node);
+                }
+                Self::deliver(&mut stack, node);
+            } else if let Some(Frame::App { end, .. }) = stack.last_mut() {
+                // An annotation extends the application's span.
+                *end = span.end as usize;
+            }
+        }
+    }
+
+    fn open_seq(span: Span) -> Frame {
+        Frame::Seq {
+            start: span.start as usize,
+            items: Vec::new(),
+            needs_separator: false,
+            may_separate: false,
+            braced: true,
+        }
+    }
+
+    fn open_paren() -> Frame {
+        Frame::Paren {
+            content: None,
+            closed_by_paren: true,
+        }
+    }
+
+    fn open_app(name: String, span: Span) -> Frame {
+        Frame::App {
+            start: span.start as usize,
+            end: span.end as usize,
+            name,
+            annots: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    fn leaf(token: Token) -> Node {
+        match token {
+            Token::Int(value) => Node::new(NodeKind::Int(value)),
+            Token::String(value) => Node::new(NodeKind::String(value)),
+            Token::Bytes(value) => Node::new(NodeKind::Bytes(value)),
+            _ => unreachable!("only literal tokens are leaves"),
+        }
+    }
+
+    fn unexpected(token: &Token, span: Span) -> ParseError {
+        let kind = match token {
+            Token::End => ParseErrorKind::UnexpectedEnd,
+            _ => ParseErrorKind::UnexpectedToken(token.describe()),
+        };
+        ParseError::new(kind, span)
+    }
+
+    /// Hands a finished node to the frame below it.
+    fn deliver(stack: &mut [Frame], node: Node) {
+        match stack.last_mut() {
+            Some(Frame::App { args, .. }) => args.push(node),
+            Some(Frame::Seq {
+                items,
+                needs_separator,
+                may_separate,
+                ..
+            }) => {
+                // Octez accepts a braced sequence followed by the next item without `;`
+                // (`{ ... } SWAP`), so only other items require a separator.
+                *needs_separator = !matches!(node.kind, NodeKind::Seq(_));
+                *may_separate = true;
+                items.push(node);
+            }
+            Some(Frame::Paren { content, .. }) => *content = Some(node),
+            None => unreachable!("a node is delivered only while a frame is open"),
+        }
+    }
+
+    fn peek_byte(&self, offset: usize) -> Option<u8> {
+        self.bytes.get(self.position + offset).copied()
+    }
+
+    /// Skips whitespace and comments.
+    fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        loop {
+            match self.peek_byte(0) {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.position += 1,
+                Some(b'#') => {
+                    while let Some(byte) = self.peek_byte(0) {
+                        if byte == b'\n' {
+                            break;
+                        }
+                        self.position += 1;
+                    }
+                }
+                Some(b'/') if self.peek_byte(1) == Some(b'*') => {
+                    let start = self.position;
+                    self.position += 2;
+                    loop {
+                        match self.peek_byte(0) {
+                            None => {
+                                return Err(ParseError::new(
+                                    ParseErrorKind::UnterminatedComment,
+                                    Span::new(start, self.position),
+                                ))
+                            }
+                            Some(b'*') if self.peek_byte(1) == Some(b'/') => {
+                                self.position += 2;
+                                break;
+                            }
+                            Some(_) => self.position += 1,
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn next_token(&mut self) -> Result<(Token, Span), ParseError> {
+        self.skip_trivia()?;
+        let start = self.position;
+        let Some(byte) = self.peek_byte(0) else {
+            return Ok((Token::End, Span::new(start, start)));
+        };
+        let simple = match byte {
+            b'{' => Some(Token::OpenBrace),
+            b'}' => Some(Token::CloseBrace),
+            b'(' => Some(Token::OpenParen),
+            b')' => Some(Token::CloseParen),
+            b';' => Some(Token::Semicolon),
+            _ => None,
+        };
+        if let Some(token) = simple {
+            self.position += 1;
+            return Ok((token, Span::new(start, self.position)));
+        }
+        let token = match byte {
+            b'"' => self.lex_string()?,
+            b'0' if self.peek_byte(1) == Some(b'x') => self.lex_bytes()?,
+            b'-' | b'0'..=b'9' => self.lex_int()?,
+            b'@' | b':' | b'%' => {
+                self.position += 1;
+                self.take_while(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@')
+                });
+                Token::Annot(self.source[start..self.position].to_string())
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+                Token::Ident(self.source[start..self.position].to_string())
+            }
+            _ => {
+                let character = self.source[start..].chars().next().unwrap_or('\u{fffd}');
+                return Err(ParseError::new(
+                    ParseErrorKind::UnexpectedCharacter(character),
+                    Span::new(start, start + character.len_utf8()),
+                ));
+            }
+        };
+        Ok((token, Span::new(start, self.position)))
+    }
+
+    fn take_while(&mut self, accept: impl Fn(u8) -> bool) {
+        while let Some(byte) = self.peek_byte(0) {
+            if !accept(byte) {
+                break;
+            }
+            self.position += 1;
+        }
+    }
+
+    /// Whether the byte at the cursor would glue onto the previous token (e.g. `12ab`).
+    fn glued(&self) -> bool {
+        matches!(self.peek_byte(0), Some(b) if b.is_ascii_alphanumeric() || b == b'_' || b == b'"')
+    }
+
+    fn lex_int(&mut self) -> Result<Token, ParseError> {
+        let start = self.position;
+        if self.peek_byte(0) == Some(b'-') {
+            self.position += 1;
+        }
+        let digits_start = self.position;
+        self.take_while(|b| b.is_ascii_digit());
+        if self.position == digits_start || self.glued() {
+            self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_');
+            return Err(ParseError::new(
+                ParseErrorKind::InvalidInt,
+                Span::new(start, self.position),
+            ));
+        }
+        let text = &self.source[start..self.position];
+        text.parse::<BigInt>().map(Token::Int).map_err(|_| {
+            ParseError::new(ParseErrorKind::InvalidInt, Span::new(start, self.position))
+        })
+    }
+
+    fn lex_bytes(&mut self) -> Result<Token, ParseError> {
+        let start = self.position;
+        self.position += 2;
+        let digits_start = self.position;
+        self.take_while(|b| b.is_ascii_hexdigit());
+        let digits = &self.bytes[digits_start..self.position];
+        if !digits.len().is_multiple_of(2) || self.glued() {
+            self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_');
+            return Err(ParseError::new(
+                ParseErrorKind::InvalidBytes,
+                Span::new(start, self.position),
+            ));
+        }
+        let value = digits
+            .chunks_exact(2)
+            .map(|pair| (hex_value(pair[0]) << 4) | hex_value(pair[1]))
+            .collect();
+        Ok(Token::Bytes(value))
+    }
+
+    fn lex_string(&mut self) -> Result<Token, ParseError> {
+        let start = self.position;
+        self.position += 1;
+        let mut value = String::new();
+        loop {
+            let Some(byte) = self.peek_byte(0) else {
+                return Err(ParseError::new(
+                    ParseErrorKind::UnterminatedString,
+                    Span::new(start, self.position),
+                ));
+            };
+            match byte {
+                b'"' => {
+                    self.position += 1;
+                    return Ok(Token::String(value));
+                }
+                b'\n' => {
+                    return Err(ParseError::new(
+                        ParseErrorKind::UnterminatedString,
+                        Span::new(start, self.position),
+                    ))
+                }
+                b'\\' => {
+                    let escaped = self.peek_byte(1);
+                    let decoded = match escaped {
+                        Some(b'\\') => '\\',
+                        Some(b'"') => '"',
+                        Some(b'n') => '\n',
+                        Some(b't') => '\t',
+                        Some(b'r') => '\r',
+                        Some(b'b') => '\u{8}',
+                        _ => {
+                            let character = self.source[self.position + 1..]
+                                .chars()
+                                .next()
+                                .unwrap_or(' ');
+                            return Err(ParseError::new(
+                                ParseErrorKind::InvalidEscape(character),
+                                Span::new(self.position, self.position + 1 + character.len_utf8()),
+                            ));
+                        }
+                    };
+                    value.push(decoded);
+                    self.position += 2;
+                }
+                _ => {
+                    // Copy the run of ordinary characters at once (it is valid UTF-8: it is a
+                    // slice of a `str` between ASCII delimiters).
+                    let run_start = self.position;
+                    self.take_while(|b| !matches!(b, b'"' | b'\\' | b'\n'));
+                    value.push_str(&self.source[run_start..self.position]);
+                }
+            }
+        }
+    }
+}
+
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        b'a'..=b'f' => digit - b'a' + 10,
+        b'A'..=b'F' => digit - b'A' + 10,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prim::Prim;
+
+    fn check(source: &str, expected: Node) {
+        let parsed = parse_expression(source).unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert_eq!(parsed, expected, "{source}");
+    }
+
+    fn check_error(source: &str, expected: ParseErrorKind) {
+        let error = parse_expression(source).expect_err(source);
+        assert_eq!(error.kind, expected, "{source}");
+    }
+
+    #[test]
+    fn literals() {
+        check("42", Node::int(42));
+        check("-7", Node::int(-7));
+        check("\"a\\\"b\\n\"", Node::string("a\"b\n"));
+        check("0xdeadBEEF", Node::bytes(vec![0xde, 0xad, 0xbe, 0xef]));
+        check("0x", Node::bytes(vec![]));
+        check(
+            "123456789012345678901234567890",
+            Node::int(
+                "123456789012345678901234567890"
+                    .parse::<BigInt>()
+                    .unwrap_or_default(),
+            ),
+        );
+    }
+
+    #[test]
+    fn applications_sequences_and_annotations() {
+        check(
+            "Pair 1 (Some \"x\")",
+            Node::prim(
+                Prim::D_Pair,
+                vec![
+                    Node::int(1),
+                    Node::prim(Prim::D_Some, vec![Node::string("x")]),
+                ],
+            ),
+        );
+        check(
+            "{ DROP ; PUSH nat 1 ; }",
+            Node::seq(vec![
+                Node::prim(Prim::I_DROP, vec![]),
+                Node::prim(
+                    Prim::I_PUSH,
+                    vec![Node::prim(Prim::T_nat, vec![]), Node::int(1)],
+                ),
+            ]),
+        );
+        let annotated = parse_expression("CAR @x %y").unwrap_or_else(|e| panic!("{e}"));
+        match &annotated.kind {
+            NodeKind::Prim { annots, .. } => assert_eq!(annots, &["@x", "%y"]),
+            _ => panic!("not a primitive: {annotated:?}"),
+        }
+        check("{}", Node::seq(vec![]));
+        check(
+            "# comment\n/* block */ Unit",
+            Node::prim(Prim::D_Unit, vec![]),
+        );
+    }
+
+    #[test]
+    fn toplevel_script() {
+        let script =
+            parse_toplevel("parameter unit;\nstorage unit;\ncode { CDR ; NIL operation ; PAIR }")
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(script.children().len(), 3);
+        assert_eq!(script.children()[2].known_prim(), Some(Prim::K_code));
+    }
+
+    #[test]
+    fn errors_with_positions() {
+        check_error("\"abc", ParseErrorKind::UnterminatedString);
+        check_error("0xabc", ParseErrorKind::InvalidBytes);
+        check_error("12ab", ParseErrorKind::InvalidInt);
+        check_error("{ DROP DROP", ParseErrorKind::UnexpectedEnd);
+        check_error(
+            "{ 1 2 }",
+            ParseErrorKind::UnexpectedToken("integer 2".into()),
+        );
+        check_error("", ParseErrorKind::Empty);
+        check_error("()", ParseErrorKind::Empty);
+        check_error("\"\\q\"", ParseErrorKind::InvalidEscape('q'));
+        check_error("Pair 1 @x", ParseErrorKind::MisplacedAnnotation);
+        let error = parse_expression("{ DROP ;\n  $ }").expect_err("bad char");
+        assert_eq!(
+            error.describe("{ DROP ;\n  $ }"),
+            "At line 2 characters 2 to 3, unexpected character '$'"
+        );
+    }
+
+    #[test]
+    fn depth_100000_parses_without_recursion_and_limit_applies() {
+        let depth = 100_000 - 1;
+        let source = format!("{}{}", "{ ".repeat(depth), "}".repeat(depth));
+        let node = parse_expression(&source).unwrap_or_else(|e| panic!("{e}"));
+        drop(node);
+        let limited = Limits {
+            max_depth: 10,
+            ..Limits::default()
+        };
+        let error = parse_expression_with(&"{".repeat(20), limited).expect_err("too deep");
+        assert_eq!(error.kind, ParseErrorKind::TooDeep);
+    }
+}
