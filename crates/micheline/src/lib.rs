@@ -8,6 +8,7 @@
 pub mod node;
 pub mod parse;
 pub mod prim;
+pub mod print;
 
 pub use node::{Node, NodeKind, Span};
 pub use parse::{parse_expression, parse_toplevel, Limits, ParseError, ParseErrorKind};
