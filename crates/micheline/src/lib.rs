@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod binary;
 pub mod node;
 pub mod parse;
 pub mod prim;
