@@ -624,3 +624,411 @@ impl FromStr for Signature {
         Self::from_b58check(text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base58::Base58Error;
+    use crate::testing::{hex_literals, packed_bytes, quoted, read};
+
+    /// `PACK` of a key hash, key or signature literal (TZT `pack_*` files): the literal's text
+    /// form and the bytes its binary form must be.
+    fn pack_vector(file: &str, test_name: &str) -> Option<(String, Vec<u8>)> {
+        let text = read(&format!("tzt/{file}"), test_name)?;
+        let literal = quoted(&text)[0].to_owned();
+        let packed = hex_literals(&text).pop().unwrap();
+        Some((literal, packed_bytes(&packed).to_vec()))
+    }
+
+    #[test]
+    fn key_hashes_match_tzt_pack_vectors() {
+        for (file, scheme) in [
+            ("pack_keyhash_01.tzt", SignatureScheme::Ed25519),
+            ("pack_keyhash_02.tzt", SignatureScheme::Secp256k1),
+            ("pack_keyhash_03.tzt", SignatureScheme::P256),
+            ("pack_keyhash_04.tzt", SignatureScheme::Bls),
+        ] {
+            let Some((text, bytes)) = pack_vector(file, "key_hashes_match_tzt_pack_vectors") else {
+                return;
+            };
+            let hash = PublicKeyHash::from_b58check(&text).unwrap();
+            assert_eq!(hash.scheme(), scheme, "{file}");
+            assert_eq!(hash.to_bytes().to_vec(), bytes, "{file}");
+            assert_eq!(PublicKeyHash::try_from_bytes(&bytes), Ok(hash), "{file}");
+            assert_eq!(hash.to_b58check(), text, "{file}");
+            assert_eq!(text.parse::<PublicKeyHash>(), Ok(hash));
+        }
+    }
+
+    #[test]
+    fn keys_match_tzt_pack_vectors() {
+        for (file, scheme) in [
+            ("pack_key_00.tzt", SignatureScheme::Ed25519),
+            ("pack_key_01.tzt", SignatureScheme::Secp256k1),
+            ("pack_key_02.tzt", SignatureScheme::P256),
+            ("pack_key_03.tzt", SignatureScheme::Bls),
+        ] {
+            let Some((text, bytes)) = pack_vector(file, "keys_match_tzt_pack_vectors") else {
+                return;
+            };
+            let key = PublicKey::from_b58check(&text).unwrap();
+            assert_eq!(key.scheme(), scheme, "{file}");
+            assert_eq!(key.to_bytes(), bytes, "{file}");
+            assert_eq!(key.size_bytes(), bytes.len());
+            assert_eq!(
+                PublicKey::try_from_bytes(&bytes).as_ref(),
+                Ok(&key),
+                "{file}"
+            );
+            assert_eq!(key.to_b58check(), text, "{file}");
+        }
+    }
+
+    #[test]
+    fn signatures_match_tzt_pack_vectors() {
+        for (file, scheme) in [
+            ("pack_signature_00.tzt", SignatureScheme::Ed25519),
+            ("pack_signature_01.tzt", SignatureScheme::Secp256k1),
+            ("pack_signature_02.tzt", SignatureScheme::P256),
+            ("pack_signature_03.tzt", SignatureScheme::Bls),
+        ] {
+            let Some((text, bytes)) = pack_vector(file, "signatures_match_tzt_pack_vectors") else {
+                return;
+            };
+            let signature = Signature::from_b58check(&text).unwrap();
+            assert_eq!(signature.scheme(), Some(scheme), "{file}");
+            assert_eq!(signature.as_bytes(), &bytes[..], "{file}");
+            assert_eq!(signature.to_b58check(), text, "{file}");
+            // The binary form forgets the scheme, except for BLS (the only 96-byte signatures).
+            let read_back = Signature::try_from_bytes(&bytes).unwrap();
+            assert_eq!(read_back, signature, "{file}");
+            let expected_scheme = (scheme == SignatureScheme::Bls).then_some(scheme);
+            assert_eq!(read_back.scheme(), expected_scheme, "{file}");
+        }
+    }
+
+    #[test]
+    fn signature_literals_from_tzt_parse() {
+        for index in 0..=5 {
+            let file = format!("tzt/signature_literal_{index:02}.tzt");
+            let Some(text) = read(&file, "signature_literals_from_tzt_parse") else {
+                return;
+            };
+            let parsed = match quoted(&text).first() {
+                Some(literal) => Signature::from_b58check(literal),
+                None => Signature::try_from_bytes(&hex_literals(&text)[0]),
+            };
+            assert!(parsed.is_ok(), "{file}: {parsed:?}");
+        }
+    }
+
+    #[test]
+    fn generic_and_typed_signatures_of_the_same_bytes_are_equal() {
+        // compare_signature_00.tzt: COMPARE of an edsig and the sig of its bytes is 0.
+        let Some(text) = read(
+            "tzt/compare_signature_00.tzt",
+            "generic_and_typed_signatures_of_the_same_bytes_are_equal",
+        ) else {
+            return;
+        };
+        let literals = quoted(&text);
+        let typed = Signature::from_b58check(literals[0]).unwrap();
+        let generic = Signature::from_b58check(literals[1]).unwrap();
+        assert_eq!(generic.scheme(), None);
+        assert_eq!(typed.cmp(&generic), Ordering::Equal);
+        assert_eq!(generic.to_b58check(), literals[1]);
+    }
+
+    #[test]
+    fn hash_key_matches_tzt() {
+        let Some(text) = read("tzt/hash_key_00.tzt", "hash_key_matches_tzt") else {
+            return;
+        };
+        let literals = quoted(&text);
+        let key = PublicKey::from_b58check(literals[0]).unwrap();
+        assert_eq!(key.hash().to_b58check(), literals[1]);
+    }
+
+    /// Reads a TZT stack element literal of type `key` or `signature` (string or bytes).
+    fn stack_literal<T>(
+        line: &str,
+        from_text: fn(&str) -> Result<T, CryptoError>,
+        from_bytes: fn(&[u8]) -> Result<T, CryptoError>,
+    ) -> T {
+        match quoted(line).first() {
+            Some(text) => from_text(text).unwrap(),
+            None => from_bytes(&hex_literals(line)[0]).unwrap(),
+        }
+    }
+
+    #[test]
+    fn check_signature_tzt_vectors() {
+        for file in [
+            "checksignature_00.tzt",
+            "checksignature_01.tzt",
+            "checksignature_02.tzt",
+        ] {
+            let Some(text) = read(&format!("tzt/{file}"), "check_signature_tzt_vectors") else {
+                return;
+            };
+            let element = |kind: &str| {
+                text.split("Stack_elt ")
+                    .find(|part| part.starts_with(kind))
+                    .unwrap_or_else(|| panic!("{file}: no {kind}"))
+                    .split(';')
+                    .next()
+                    .unwrap()
+                    .to_owned()
+            };
+            let key = stack_literal(
+                &element("key "),
+                PublicKey::from_b58check,
+                PublicKey::try_from_bytes,
+            );
+            let signature = stack_literal(
+                &element("signature "),
+                Signature::from_b58check,
+                Signature::try_from_bytes,
+            );
+            let message = hex_literals(&element("bytes "))[0].clone();
+            let expected = element("bool ").contains("True");
+            assert_eq!(key.verify(&signature, &message), expected, "{file}");
+        }
+    }
+
+    #[test]
+    fn check_signature_regression_run_ed25519() {
+        // octez-client run of opcodes/check_signature.tz: the contract checks the storage's
+        // signature of PACK "hello" under the parameter's key, and the run succeeded.
+        let Some(text) = read(
+            "michelson-regression/opcodes/test_Michelson_opcodes-_check_signature.out",
+            "check_signature_regression_run_ed25519",
+        ) else {
+            return;
+        };
+        let literals = quoted(&text);
+        let signature =
+            Signature::from_b58check(literals.iter().find(|s| s.starts_with("edsig")).unwrap())
+                .unwrap();
+        let key =
+            PublicKey::from_b58check(literals.iter().find(|s| s.starts_with("edpk")).unwrap())
+                .unwrap();
+        let packed_hello = hex::decode("05010000000568656c6c6f").unwrap();
+        assert!(text.contains("0x05010000000568656c6c6f"));
+        assert!(key.verify(&signature, &packed_hello));
+        assert!(!key.verify(&signature, b"hello"));
+        // The same bytes as a signature of unknown scheme verify too; under another scheme, never.
+        let generic = Signature::try_from_bytes(signature.as_bytes()).unwrap();
+        assert!(key.verify(&generic, &packed_hello));
+        let as_p256 =
+            Signature::try_new(Some(SignatureScheme::P256), signature.as_bytes()).unwrap();
+        assert!(!key.verify(&as_p256, &packed_hello));
+    }
+
+    // Vectors generated for this test with independent implementations (python-ecdsa 0.19.2 with
+    // RFC 6979 nonces, py_ecc 8.0.0's `G2MessageAugmentation`), signing
+    // blake2b-256("kestrel crypto test vector") for ECDSA and the message itself for BLS.
+    const MESSAGE: &[u8] = b"kestrel crypto test vector";
+    const P256_KEY: &str = "p2pk67CsKMwd7w6T3hdULcLgasFPZpzSgHJDSb1a38fgrcoiskrnNSs";
+    const P256_KEY_HASH: &str = "tz3esMqMPpyBETwe8ydgRdprqtuPUa3mDczx";
+    const P256_SIGNATURE_LOW_S: &str = "p2signQQbTbxhxMXbgtxkTFUpmuRQmCNkBKHt7v1QF9CxPvxVzQB2U7cUeLvqrqGK1QB4iBbQwLD66iVZtzmEu8jLnerQPa1Uq";
+    const P256_SIGNATURE_HIGH_S: &str = "p2signQQbTbxhxMXbgtxkTFUpmuRQmCNkBKHt7v1QF9CxPvxXtNeUqJBwqmJ1LrxF3DfdWtV4bu2wuaoH7KUsU9xbZY2jLS9r1";
+    const SECP256K1_KEY: &str = "sppk7cDhfS6W9mRsyU1wzmAZ8GMy2kgdvd6gVkDZZGiTvGJWwUzD9XQ";
+    const SECP256K1_KEY_HASH: &str = "tz2ThMFXWdQGVyHGRxRJsfY25nNUaopDfmAX";
+    const SECP256K1_SIGNATURE_LOW_S: &str = "spsig1Y2fGPvaEFALmwqaDN2JrNizAW1ovkVww8g34RcczQnGgATFHHvS1goR6P4sJwvzwGUtVUgnqjTJQ1jSHY74aBdqX9xPPH";
+    const SECP256K1_SIGNATURE_HIGH_S: &str = "spsig1Y2fGPvaEFALmwqaDN2JrNizAW1ovkVww8g34RcczQnGh8rPHDBaucZXciw97tB82nqUCYHcJ16kYVPMc8BeZ66Wswi868";
+    const BLS_KEY: &str =
+        "BLpk1xiHrDkPvs1po9oMuDmAMmFeHFMAURj2wHWJvHeXu58v1fxcpZJjdbLcNVy7JEfQsBW33Mko";
+    const BLS_KEY_HASH: &str = "tz4MtfUzmC9Jc8s7kXCzUdkKPBCvYCNffTqC";
+    const BLS_SIGNATURE: &str = "BLsig9ndQVZ1bVCJUcWH9utsxMHgMD5WF1bEXCVwPcmodmnuh8zBeJAAroZZFHatf9ZG6cAYe3nEVTUnLrWUDrPLt4P6KubEbu19VtVcJASH4Cpy9iaJtAqYwQbpLvXsNabt832byRf9nP";
+
+    fn check_verify(key: &str, key_hash: &str, signature: &str, expected: bool) {
+        let key = PublicKey::from_b58check(key).unwrap();
+        assert_eq!(key.hash().to_b58check(), key_hash);
+        let signature = Signature::from_b58check(signature).unwrap();
+        assert_eq!(key.verify(&signature, MESSAGE), expected, "{signature}");
+        assert!(!key.verify(&signature, b"another message"));
+        if signature.scheme() != Some(SignatureScheme::Bls) {
+            let generic = Signature::try_from_bytes(signature.as_bytes()).unwrap();
+            assert_eq!(key.verify(&generic, MESSAGE), expected);
+        }
+    }
+
+    #[test]
+    fn p256_verifies_independent_vectors_with_either_s() {
+        check_verify(P256_KEY, P256_KEY_HASH, P256_SIGNATURE_LOW_S, true);
+        check_verify(P256_KEY, P256_KEY_HASH, P256_SIGNATURE_HIGH_S, true);
+    }
+
+    #[test]
+    fn secp256k1_verifies_low_s_only() {
+        // libsecp256k1 (Octez) accepts only low-s signatures.
+        check_verify(
+            SECP256K1_KEY,
+            SECP256K1_KEY_HASH,
+            SECP256K1_SIGNATURE_LOW_S,
+            true,
+        );
+        check_verify(
+            SECP256K1_KEY,
+            SECP256K1_KEY_HASH,
+            SECP256K1_SIGNATURE_HIGH_S,
+            false,
+        );
+    }
+
+    #[test]
+    fn bls_verifies_independent_vector() {
+        check_verify(BLS_KEY, BLS_KEY_HASH, BLS_SIGNATURE, true);
+        // Another key of the same scheme does not verify it.
+        let Some((other_key, _)) =
+            pack_vector("pack_key_03.tzt", "bls_verifies_independent_vector")
+        else {
+            return;
+        };
+        let other_key = PublicKey::from_b58check(&other_key).unwrap();
+        let signature = Signature::from_b58check(BLS_SIGNATURE).unwrap();
+        assert!(!other_key.verify(&signature, MESSAGE));
+    }
+
+    #[test]
+    fn secp256k1_signature_components_must_be_below_the_order() {
+        let mut bytes = [0xffu8; 64];
+        assert_eq!(
+            Signature::try_new(Some(SignatureScheme::Secp256k1), &bytes),
+            Err(CryptoError::ScalarOutOfRange { what: "signature" })
+        );
+        bytes[..32].fill(1);
+        assert!(Signature::try_new(Some(SignatureScheme::Secp256k1), &bytes).is_err());
+        bytes.fill(1);
+        assert!(Signature::try_new(Some(SignatureScheme::Secp256k1), &bytes).is_ok());
+    }
+
+    #[test]
+    fn binary_rejections_carry_the_rule() {
+        assert_eq!(
+            PublicKeyHash::try_from_bytes(&[4; 21]),
+            Err(CryptoError::UnknownTag {
+                what: "public key hash",
+                tag: 4
+            })
+        );
+        assert_eq!(
+            PublicKeyHash::try_from_bytes(&[0; 22]),
+            Err(CryptoError::WrongLength {
+                what: "public key hash",
+                expected: 21,
+                found: 22
+            })
+        );
+        assert_eq!(
+            PublicKey::try_from_bytes(&[]),
+            Err(CryptoError::WrongLength {
+                what: "public key",
+                expected: 1,
+                found: 0
+            })
+        );
+        assert_eq!(
+            PublicKey::try_from_bytes(&[1; 33]),
+            Err(CryptoError::WrongLength {
+                what: "public key",
+                expected: 34,
+                found: 33
+            })
+        );
+        // 0x05 is not a SEC1 compressed-point tag.
+        let mut secp = [5u8; 34];
+        secp[0] = 1;
+        assert_eq!(
+            PublicKey::try_from_bytes(&secp),
+            Err(CryptoError::InvalidPoint { what: "public key" })
+        );
+        assert_eq!(
+            PublicKey::try_from_bytes(&[3; 49]),
+            Err(CryptoError::InvalidPoint { what: "public key" })
+        );
+        assert_eq!(
+            Signature::try_from_bytes(&[0; 65]),
+            Err(CryptoError::WrongLength {
+                what: "signature",
+                expected: 64,
+                found: 65
+            })
+        );
+        assert_eq!(
+            Signature::try_from_bytes(&[0; 96]),
+            Err(CryptoError::InvalidPoint { what: "signature" })
+        );
+    }
+
+    #[test]
+    fn text_rejections_carry_the_rule() {
+        // A key hash is not a key, and a key is not a signature.
+        assert_eq!(
+            PublicKey::from_b58check(P256_KEY_HASH),
+            Err(CryptoError::Base58 {
+                what: "public key",
+                error: Base58Error::WrongPrefix
+            })
+        );
+        assert_eq!(
+            Signature::from_b58check(P256_KEY).unwrap_err(),
+            CryptoError::Base58 {
+                what: "signature",
+                error: Base58Error::WrongPrefix
+            }
+        );
+        let too_long = "1".repeat(base58::MAX_ENCODED_LENGTH + 1);
+        assert_eq!(
+            Signature::from_b58check(&too_long),
+            Err(CryptoError::Base58 {
+                what: "signature",
+                error: Base58Error::TooLong { length: 143 }
+            })
+        );
+        assert!(PublicKeyHash::from_b58check("").is_err());
+    }
+
+    #[test]
+    fn key_hash_order_is_binary_order() {
+        let hashes: Vec<PublicKeyHash> = (0..4u8)
+            .flat_map(|tag| {
+                [[0u8; 20], [0xff; 20]]
+                    .map(|hash| PublicKeyHash::new(SignatureScheme::from_tag(tag).unwrap(), hash))
+            })
+            .collect();
+        for a in &hashes {
+            for b in &hashes {
+                assert_eq!(a.cmp(b), a.to_bytes().cmp(&b.to_bytes()));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn key_hash_forms_round_trip(tag in 0u8..4, hash in proptest::array::uniform20(0u8..)) {
+            let key_hash = PublicKeyHash::new(SignatureScheme::from_tag(tag).unwrap(), hash);
+            proptest::prop_assert_eq!(PublicKeyHash::try_from_bytes(&key_hash.to_bytes()), Ok(key_hash));
+            proptest::prop_assert_eq!(PublicKeyHash::from_b58check(&key_hash.to_b58check()), Ok(key_hash));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(0u8.., 0..200)) {
+            let _ = PublicKeyHash::try_from_bytes(&bytes);
+            let _ = PublicKey::try_from_bytes(&bytes);
+            if let Ok(signature) = Signature::try_from_bytes(&bytes) {
+                proptest::prop_assert_eq!(signature.as_bytes(), &bytes[..]);
+                proptest::prop_assert_eq!(Signature::from_b58check(&signature.to_b58check()), Ok(signature));
+            }
+        }
+
+        #[test]
+        fn generic_signature_text_round_trips(bytes in proptest::collection::vec(0u8.., 64)) {
+            let signature = Signature::try_from_bytes(&bytes).unwrap();
+            let text = signature.to_b58check();
+            proptest::prop_assert!(text.starts_with("sig"));
+            proptest::prop_assert_eq!(Signature::from_b58check(&text), Ok(signature));
+        }
+    }
+}

@@ -20,6 +20,8 @@ pub mod error;
 pub mod hash;
 pub mod hashes;
 pub mod keys;
+#[cfg(test)]
+mod testing;
 
 pub use address::{Address, Destination, Entrypoint};
 pub use error::CryptoError;
