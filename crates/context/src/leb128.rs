@@ -18,12 +18,6 @@ pub fn write_u64(out: &mut Vec<u8>, mut value: u64) {
     }
 }
 
-/// The number of bytes `write_u64(value)` appends.
-pub fn encoded_size(value: u64) -> usize {
-    let bits = 64 - value.leading_zeros() as usize;
-    bits.div_ceil(7).max(1)
-}
-
 /// Reads a LEB128 `u64` from `bytes` at `*offset`, advancing it. `None` when the input ends, the
 /// encoding is longer than ten bytes, overflows 64 bits, or is not minimal (a trailing zero byte),
 /// so that every value has exactly one accepted encoding.
@@ -57,7 +51,6 @@ mod tests {
         let mut out = Vec::new();
         write_u64(&mut out, value);
         assert_eq!(out, expected, "{value}");
-        assert_eq!(encoded_size(value), expected.len());
         let mut offset = 0;
         assert_eq!(read_u64(&out, &mut offset), Some(value));
         assert_eq!(offset, expected.len());

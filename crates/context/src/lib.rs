@@ -9,14 +9,19 @@
 
 #![forbid(unsafe_code)]
 
+mod control;
 pub mod error;
 pub mod hash;
 mod leb128;
 mod node;
 pub mod ocaml_hash;
+pub mod pack;
+mod store;
 mod tree;
 
+pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};
 pub use hash::{CommitInfo, ContextHash, Kind};
 pub use node::{InMemory, NodeObject, ObjectSource, INLINE_CONTENTS_MAX_BYTES, INODE_DEPTH_MAX};
+pub use store::*;
 pub use tree::Tree;

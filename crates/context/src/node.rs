@@ -258,7 +258,7 @@ pub(crate) fn load(
     }
 }
 
-fn search<'a>(entries: &'a [Entry], name: &[u8]) -> Result<usize, usize> {
+fn search(entries: &[Entry], name: &[u8]) -> Result<usize, usize> {
     entries.binary_search_by(|entry| (*entry.name).cmp(name))
 }
 

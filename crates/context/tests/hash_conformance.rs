@@ -1,6 +1,9 @@
 //! Conformance of the Tezos context hash: Tarides' vectors (../shared/testdata/context) and
 //! published single vectors, plus property tests that large directories hash canonically.
 
+// Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
 use kestrel_context::hash::{commit_hash, contents_hash, encode_flat_node, hash_encoding};
 use kestrel_context::ocaml_hash::ocaml_hash;
 use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, Tree};
