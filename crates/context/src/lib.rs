@@ -1,0 +1,27 @@
+//! The context store: chain state as a Merkle tree of paths to bytes whose hashes are exactly the
+//! Tezos context hashes, persisted in one append-only pack file with an index of commits only.
+//!
+//! - [`hash`]: the Tezos context hash encodings (tezos-context-hash-SPEC.md).
+//! - [`Tree`]: immutable trees with structural sharing (`find`, `add`, `remove`, `copy`, ...).
+//! - [`Store`]: the pack file, commit index and control file (docs/formats/*.md); the only
+//!   library code in Kestrel that does file I/O.
+//! - [`workload`] and [`trace`]: the synthetic replay workload and Irmin's trace format.
+
+#![forbid(unsafe_code)]
+
+mod control;
+pub mod error;
+pub mod hash;
+mod leb128;
+mod node;
+pub mod ocaml_hash;
+pub mod pack;
+mod store;
+mod tree;
+
+pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
+pub use error::{ContextError, CorruptionKind, StoreFile};
+pub use hash::{CommitInfo, ContextHash, Kind};
+pub use node::{InMemory, NodeObject, ObjectSource, INLINE_CONTENTS_MAX_BYTES, INODE_DEPTH_MAX};
+pub use store::*;
+pub use tree::Tree;

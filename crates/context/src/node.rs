@@ -1,0 +1,639 @@
+//! In-memory tree objects: flat nodes, inode values and inode trees, their entries, their lazily
+//! computed and cached hashes, and the directory operations (find, set, remove) that keep large
+//! directories in the canonical inode shape the hash requires.
+//!
+//! Spec: tezos-context-hash-SPEC.md, "Nodes", "Inodes", "Inode decomposition", "Inode search",
+//! "Inode add". Objects are immutable once built and shared through `Arc`, so a checked-out tree is
+//! a cheap snapshot: an update copies only the path from the root to the changed entry. Children
+//! are either in memory or stored (a pack-file offset plus the child's hash); stored children are
+//! loaded through an [`ObjectSource`]. Callers must hand directory operations a directory object
+//! (flat, or an inode tree of depth 0); objects decoded from a store are checked for this on load.
+
+use crate::error::ContextError;
+use crate::hash::{
+    encode_flat_node, encode_inode_tree, encode_inode_value, hash_encoding, ContextHash, Kind,
+    FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX,
+};
+use crate::ocaml_hash::ocaml_hash;
+use std::sync::{Arc, OnceLock};
+
+/// Inode tries deeper than this are refused. Each depth re-seeds OCaml's 30-bit hash, so 33 names
+/// colliding on 5 bits at 16 successive depths (80 bits) cannot happen by chance; a 10^9-entry
+/// directory needs depth 6. Bounds the (host) recursion of the inode operations.
+pub const INODE_DEPTH_MAX: u32 = 16;
+
+/// Values up to this size are stored inside their parent node's record instead of as objects of
+/// their own (most Tezos values are under 64 bytes; see docs/formats/pack-file.md).
+pub const INLINE_CONTENTS_MAX_BYTES: usize = 128;
+
+/// The name of a tree entry (shared, so copying a node to change one entry copies no names).
+pub(crate) type Name = Arc<[u8]>;
+
+/// Where stored objects come from: a store, or nothing (for trees built only in memory).
+pub trait ObjectSource {
+    /// Loads the node object at `offset` whose hash is `hash`.
+    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError>;
+    /// Loads the bytes of a large contents object at `offset` of `length_bytes` bytes.
+    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError>;
+}
+
+/// The source of trees that live only in memory: every load is an error ([`ContextError::NoStore`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InMemory;
+
+impl ObjectSource for InMemory {
+    fn load_node(&self, _: u64, _: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
+        Err(ContextError::NoStore)
+    }
+    fn load_contents(&self, _: u64, _: u64) -> Result<Arc<[u8]>, ContextError> {
+        Err(ContextError::NoStore)
+    }
+}
+
+/// A node, inode value or inode tree, with its hash and pack offset once known.
+pub struct NodeObject {
+    pub(crate) body: NodeBody,
+    pub(crate) hash: OnceLock<ContextHash>,
+    pub(crate) offset: OnceLock<u64>,
+}
+
+/// The three shapes of node objects.
+pub(crate) enum NodeBody {
+    /// A directory of at most 256 entries, sorted by name.
+    Flat(Vec<Entry>),
+    /// An inode value: at most 32 entries, sorted by name, below an inode tree.
+    Values(Vec<Entry>),
+    /// An inode tree: `length` entries reachable through at most 32 pointers, by increasing index.
+    Tree {
+        depth: u32,
+        length: u64,
+        pointers: Vec<(u8, NodeRef)>,
+    },
+}
+
+/// One binding of a directory.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) name: Name,
+    pub(crate) value: Value,
+}
+
+/// What an entry points to.
+#[derive(Clone)]
+pub(crate) enum Value {
+    Contents(Contents),
+    Node(NodeRef),
+}
+
+/// Contents with their hash, computed once when they enter the tree.
+#[derive(Clone)]
+pub(crate) struct Contents {
+    pub(crate) hash: ContextHash,
+    pub(crate) body: ContentsBody,
+}
+
+/// Small contents are kept inline; large ones are objects of their own.
+#[derive(Clone)]
+pub(crate) enum ContentsBody {
+    Inline(Arc<[u8]>),
+    Large(Arc<LargeContents>),
+}
+
+/// A large contents object: its bytes once loaded, its offset once written.
+pub(crate) struct LargeContents {
+    pub(crate) length_bytes: u64,
+    pub(crate) bytes: OnceLock<Arc<[u8]>>,
+    pub(crate) offset: OnceLock<u64>,
+}
+
+/// A reference to a node object.
+#[derive(Clone)]
+pub(crate) enum NodeRef {
+    Memory(Arc<NodeObject>),
+    Stored { offset: u64, hash: ContextHash },
+}
+
+impl NodeObject {
+    pub(crate) fn new(body: NodeBody) -> NodeObject {
+        NodeObject {
+            body,
+            hash: OnceLock::new(),
+            offset: OnceLock::new(),
+        }
+    }
+
+    /// The number of directory entries reachable from this object.
+    pub(crate) fn length(&self) -> u64 {
+        match &self.body {
+            NodeBody::Flat(entries) | NodeBody::Values(entries) => entries.len() as u64,
+            NodeBody::Tree { length, .. } => *length,
+        }
+    }
+
+    fn bad(&self, rule: &'static str) -> ContextError {
+        ContextError::BadObject {
+            offset_bytes: self.offset.get().copied(),
+            rule,
+        }
+    }
+}
+
+impl Drop for NodeObject {
+    // Dropping a deep chain of directories must not recurse on the host stack: children that
+    // this object owns alone are moved to an explicit stack and emptied one by one.
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        take_memory_children(&mut self.body, &mut stack);
+        while let Some(child) = stack.pop() {
+            if let Some(mut object) = Arc::into_inner(child) {
+                take_memory_children(&mut object.body, &mut stack);
+            }
+        }
+    }
+}
+
+fn take_memory_children(body: &mut NodeBody, stack: &mut Vec<Arc<NodeObject>>) {
+    match body {
+        NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+            if entries
+                .iter()
+                .any(|entry| matches!(entry.value, Value::Node(NodeRef::Memory(_))))
+            {
+                for entry in entries.drain(..) {
+                    if let Value::Node(NodeRef::Memory(child)) = entry.value {
+                        stack.push(child);
+                    }
+                }
+            }
+        }
+        NodeBody::Tree { pointers, .. } => {
+            for (_, pointer) in pointers.drain(..) {
+                if let NodeRef::Memory(child) = pointer {
+                    stack.push(child);
+                }
+            }
+        }
+    }
+}
+
+impl NodeRef {
+    /// The hash, if known (stored objects always know it; memory objects once hashed).
+    pub(crate) fn known_hash(&self) -> Option<&ContextHash> {
+        match self {
+            NodeRef::Memory(object) => object.hash.get(),
+            NodeRef::Stored { hash, .. } => Some(hash),
+        }
+    }
+
+    fn memory(object: NodeObject) -> NodeRef {
+        NodeRef::Memory(Arc::new(object))
+    }
+}
+
+impl Value {
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Value::Contents(_) => Kind::Contents,
+            Value::Node(_) => Kind::Node,
+        }
+    }
+
+    /// The hash; for a memory node, only after [`ensure_hash`] ran on an ancestor (a bug otherwise).
+    pub(crate) fn hash_ref(&self) -> &ContextHash {
+        match self {
+            Value::Contents(contents) => &contents.hash,
+            Value::Node(node) => node
+                .known_hash()
+                .expect("children are hashed before their parent"),
+        }
+    }
+}
+
+impl Contents {
+    /// Contents for `bytes`, hashed now.
+    pub(crate) fn new(bytes: &[u8]) -> Contents {
+        let hash = crate::hash::contents_hash(bytes);
+        let body = if bytes.len() <= INLINE_CONTENTS_MAX_BYTES {
+            ContentsBody::Inline(Arc::from(bytes))
+        } else {
+            ContentsBody::Large(Arc::new(LargeContents {
+                length_bytes: bytes.len() as u64,
+                bytes: OnceLock::from(Arc::<[u8]>::from(bytes)),
+                offset: OnceLock::new(),
+            }))
+        };
+        Contents { hash, body }
+    }
+
+    /// The bytes, loading them from `source` if they are stored apart.
+    pub(crate) fn bytes(&self, source: &dyn ObjectSource) -> Result<Arc<[u8]>, ContextError> {
+        match &self.body {
+            ContentsBody::Inline(bytes) => Ok(bytes.clone()),
+            ContentsBody::Large(large) => {
+                if let Some(bytes) = large.bytes.get() {
+                    return Ok(bytes.clone());
+                }
+                let offset = *large.offset.get().ok_or(ContextError::NoStore)?;
+                source.load_contents(offset, large.length_bytes)
+            }
+        }
+    }
+}
+
+/// The inode child of `name` at `depth` (spec, "Index function").
+#[inline]
+pub(crate) fn inode_index(depth: u32, name: &[u8]) -> u8 {
+    (ocaml_hash(depth, name) % INODE_ENTRIES_MAX as u32) as u8
+}
+
+/// The object a reference designates.
+#[inline]
+pub(crate) fn load(
+    source: &dyn ObjectSource,
+    node: &NodeRef,
+) -> Result<Arc<NodeObject>, ContextError> {
+    match node {
+        NodeRef::Memory(object) => Ok(object.clone()),
+        NodeRef::Stored { offset, hash } => source.load_node(*offset, hash),
+    }
+}
+
+fn search(entries: &[Entry], name: &[u8]) -> Result<usize, usize> {
+    entries.binary_search_by(|entry| (*entry.name).cmp(name))
+}
+
+/// The value bound to `name` in the directory `directory`.
+pub(crate) fn directory_find(
+    source: &dyn ObjectSource,
+    directory: &Arc<NodeObject>,
+    name: &[u8],
+) -> Result<Option<Value>, ContextError> {
+    let mut current = directory.clone();
+    loop {
+        let next = match &current.body {
+            NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+                return Ok(search(entries, name)
+                    .ok()
+                    .map(|index| entries[index].value.clone()));
+            }
+            NodeBody::Tree {
+                depth, pointers, ..
+            } => {
+                let index = inode_index(*depth, name);
+                match pointers.iter().find(|(slot, _)| *slot == index) {
+                    None => return Ok(None),
+                    Some((_, pointer)) => load(source, pointer)?,
+                }
+            }
+        };
+        current = next;
+    }
+}
+
+/// Binds (`Some`) or unbinds (`None`) `name` in `directory` (absent: an empty directory), returning
+/// the new directory, or `None` when it ends up empty (empty directories do not exist in the
+/// context). Unbinding a missing name returns the directory unchanged.
+pub(crate) fn directory_set(
+    source: &dyn ObjectSource,
+    directory: Option<&Arc<NodeObject>>,
+    name: &[u8],
+    value: Option<Value>,
+) -> Result<Option<NodeRef>, ContextError> {
+    let Some(directory) = directory else {
+        return Ok(value.map(|value| {
+            NodeRef::memory(NodeObject::new(NodeBody::Flat(vec![Entry {
+                name: Arc::from(name),
+                value,
+            }])))
+        }));
+    };
+    match &directory.body {
+        NodeBody::Flat(entries) => {
+            let mut entries_new;
+            match (search(entries, name), value) {
+                (Ok(index), Some(value)) => {
+                    entries_new = entries.clone();
+                    entries_new[index].value = value;
+                }
+                (Ok(index), None) => {
+                    if entries.len() == 1 {
+                        return Ok(None);
+                    }
+                    entries_new = Vec::with_capacity(entries.len() - 1);
+                    entries_new.extend_from_slice(&entries[..index]);
+                    entries_new.extend_from_slice(&entries[index + 1..]);
+                }
+                (Err(_), None) => return Ok(Some(NodeRef::Memory(directory.clone()))),
+                (Err(index), Some(value)) => {
+                    entries_new = Vec::with_capacity(entries.len() + 1);
+                    entries_new.extend_from_slice(&entries[..index]);
+                    entries_new.push(Entry {
+                        name: Arc::from(name),
+                        value,
+                    });
+                    entries_new.extend_from_slice(&entries[index..]);
+                    if entries_new.len() > FLAT_NODE_MAX_ENTRIES {
+                        return Ok(Some(NodeRef::memory(partition(0, entries_new)?)));
+                    }
+                }
+            }
+            Ok(Some(NodeRef::memory(NodeObject::new(NodeBody::Flat(
+                entries_new,
+            )))))
+        }
+        NodeBody::Tree { depth: 0, .. } => match value {
+            Some(value) => {
+                let entry = Entry {
+                    name: Arc::from(name),
+                    value,
+                };
+                let (object, _) = inode_add(source, directory, 0, entry)?;
+                Ok(Some(NodeRef::memory(object)))
+            }
+            None => match inode_remove(source, directory, 0, name)? {
+                None => Ok(Some(NodeRef::Memory(directory.clone()))),
+                Some(None) => Ok(None),
+                Some(Some(object)) => {
+                    if object.length() as usize <= FLAT_NODE_MAX_ENTRIES {
+                        let entries = collect_entries(source, &object)?;
+                        Ok(Some(NodeRef::memory(NodeObject::new(NodeBody::Flat(
+                            entries,
+                        )))))
+                    } else {
+                        Ok(Some(NodeRef::memory(object)))
+                    }
+                }
+            },
+        },
+        _ => Err(directory.bad("a directory is a flat node or an inode tree of depth 0")),
+    }
+}
+
+/// `partition(depth, X)` of the spec, for `entries` sorted by name.
+pub(crate) fn partition(depth: u32, entries: Vec<Entry>) -> Result<NodeObject, ContextError> {
+    if entries.len() <= INODE_ENTRIES_MAX {
+        return Ok(NodeObject::new(NodeBody::Values(entries)));
+    }
+    if depth >= INODE_DEPTH_MAX {
+        return Err(ContextError::InodeTooDeep);
+    }
+    let length = entries.len() as u64;
+    let mut buckets: Vec<Vec<Entry>> = (0..INODE_ENTRIES_MAX).map(|_| Vec::new()).collect();
+    for entry in entries {
+        buckets[usize::from(inode_index(depth, &entry.name))].push(entry);
+    }
+    let mut pointers = Vec::with_capacity(INODE_ENTRIES_MAX);
+    for (index, bucket) in buckets.into_iter().enumerate() {
+        if !bucket.is_empty() {
+            pointers.push((index as u8, NodeRef::memory(partition(depth + 1, bucket)?)));
+        }
+    }
+    Ok(NodeObject::new(NodeBody::Tree {
+        depth,
+        length,
+        pointers,
+    }))
+}
+
+/// `add(depth, entry, node)` of the spec (replacing a binding of the same name); also returns
+/// whether the name is new.
+fn inode_add(
+    source: &dyn ObjectSource,
+    node: &NodeObject,
+    depth: u32,
+    entry: Entry,
+) -> Result<(NodeObject, bool), ContextError> {
+    match &node.body {
+        NodeBody::Values(entries) => match search(entries, &entry.name) {
+            Ok(index) => {
+                let mut entries_new = entries.clone();
+                entries_new[index].value = entry.value;
+                Ok((NodeObject::new(NodeBody::Values(entries_new)), false))
+            }
+            Err(index) => {
+                let mut entries_new = Vec::with_capacity(entries.len() + 1);
+                entries_new.extend_from_slice(&entries[..index]);
+                entries_new.push(entry);
+                entries_new.extend_from_slice(&entries[index..]);
+                Ok((partition(depth, entries_new)?, true))
+            }
+        },
+        NodeBody::Tree {
+            depth: node_depth,
+            length,
+            pointers,
+        } if *node_depth == depth => {
+            if depth >= INODE_DEPTH_MAX {
+                return Err(ContextError::InodeTooDeep);
+            }
+            let index = inode_index(depth, &entry.name);
+            let position = pointers.binary_search_by_key(&index, |(slot, _)| *slot);
+            let (child, added) = match position {
+                Ok(position) => {
+                    let child = load(source, &pointers[position].1)?;
+                    inode_add(source, &child, depth + 1, entry)?
+                }
+                Err(_) => (NodeObject::new(NodeBody::Values(vec![entry])), true),
+            };
+            let mut pointers_new = pointers.clone();
+            match position {
+                Ok(position) => pointers_new[position].1 = NodeRef::memory(child),
+                Err(position) => pointers_new.insert(position, (index, NodeRef::memory(child))),
+            }
+            Ok((
+                NodeObject::new(NodeBody::Tree {
+                    depth,
+                    length: length + u64::from(added),
+                    pointers: pointers_new,
+                }),
+                added,
+            ))
+        }
+        _ => Err(node.bad("inode child of the expected shape and depth")),
+    }
+}
+
+/// Removes `name` below the inode `node` at `depth`: `None` when absent (nothing changes),
+/// `Some(None)` when the inode becomes empty, else the new inode (canonical: subtrees of at most
+/// 32 entries below the root collapse into values).
+fn inode_remove(
+    source: &dyn ObjectSource,
+    node: &NodeObject,
+    depth: u32,
+    name: &[u8],
+) -> Result<Option<Option<NodeObject>>, ContextError> {
+    match &node.body {
+        NodeBody::Values(entries) => match search(entries, name) {
+            Err(_) => Ok(None),
+            Ok(_) if entries.len() == 1 => Ok(Some(None)),
+            Ok(index) => {
+                let mut entries_new = Vec::with_capacity(entries.len() - 1);
+                entries_new.extend_from_slice(&entries[..index]);
+                entries_new.extend_from_slice(&entries[index + 1..]);
+                Ok(Some(Some(NodeObject::new(NodeBody::Values(entries_new)))))
+            }
+        },
+        NodeBody::Tree {
+            depth: node_depth,
+            length,
+            pointers,
+        } if *node_depth == depth => {
+            if depth >= INODE_DEPTH_MAX {
+                return Err(ContextError::InodeTooDeep);
+            }
+            let index = inode_index(depth, name);
+            let Ok(position) = pointers.binary_search_by_key(&index, |(slot, _)| *slot) else {
+                return Ok(None);
+            };
+            let child = load(source, &pointers[position].1)?;
+            let Some(child_new) = inode_remove(source, &child, depth + 1, name)? else {
+                return Ok(None);
+            };
+            let mut pointers_new = pointers.clone();
+            match child_new {
+                None => {
+                    pointers_new.remove(position);
+                }
+                Some(child_new) => pointers_new[position].1 = NodeRef::memory(child_new),
+            }
+            let length_new = length - 1;
+            let tree = NodeObject::new(NodeBody::Tree {
+                depth,
+                length: length_new,
+                pointers: pointers_new,
+            });
+            if depth > 0 && length_new as usize <= INODE_ENTRIES_MAX {
+                let entries = collect_entries(source, &tree)?;
+                return Ok(Some(Some(NodeObject::new(NodeBody::Values(entries)))));
+            }
+            Ok(Some(Some(tree)))
+        }
+        _ => Err(node.bad("inode child of the expected shape and depth")),
+    }
+}
+
+/// All entries reachable from `node`, sorted by name (walks inode trees with an explicit stack).
+pub(crate) fn collect_entries(
+    source: &dyn ObjectSource,
+    node: &NodeObject,
+) -> Result<Vec<Entry>, ContextError> {
+    let mut entries = Vec::with_capacity(node.length().min(1 << 20) as usize);
+    let mut pending: Vec<Arc<NodeObject>> = Vec::new();
+    let mut visit =
+        |object: &NodeObject, pending: &mut Vec<Arc<NodeObject>>| -> Result<(), ContextError> {
+            match &object.body {
+                NodeBody::Flat(found) | NodeBody::Values(found) => entries.extend_from_slice(found),
+                NodeBody::Tree { pointers, .. } => {
+                    for (_, pointer) in pointers {
+                        pending.push(load(source, pointer)?);
+                    }
+                }
+            }
+            Ok(())
+        };
+    visit(node, &mut pending)?;
+    while let Some(object) = pending.pop() {
+        visit(&object, &mut pending)?;
+    }
+    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+/// Appends the hash encoding of `object` to `buffer`; every child's hash must be known.
+pub(crate) fn encode_for_hash(object: &NodeObject, buffer: &mut Vec<u8>) {
+    match &object.body {
+        NodeBody::Flat(entries) => encode_flat_node(
+            buffer,
+            entries
+                .iter()
+                .map(|entry| (&*entry.name, entry.value.kind(), entry.value.hash_ref())),
+        ),
+        NodeBody::Values(entries) => encode_inode_value(
+            buffer,
+            entries
+                .iter()
+                .map(|entry| (&*entry.name, entry.value.kind(), entry.value.hash_ref())),
+        ),
+        NodeBody::Tree {
+            depth,
+            length,
+            pointers,
+        } => encode_inode_tree(
+            buffer,
+            *depth,
+            *length,
+            pointers.iter().map(|(index, pointer)| {
+                (
+                    *index,
+                    pointer
+                        .known_hash()
+                        .expect("children are hashed before their parent"),
+                )
+            }),
+        ),
+    }
+}
+
+/// Calls `visit` on every memory node object directly below `object`.
+pub(crate) fn for_each_memory_child(object: &NodeObject, mut visit: impl FnMut(&Arc<NodeObject>)) {
+    match &object.body {
+        NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+            for entry in entries {
+                if let Value::Node(NodeRef::Memory(child)) = &entry.value {
+                    visit(child);
+                }
+            }
+        }
+        NodeBody::Tree { pointers, .. } => {
+            for (_, pointer) in pointers {
+                if let NodeRef::Memory(child) = pointer {
+                    visit(child);
+                }
+            }
+        }
+    }
+}
+
+/// The hash of `node`, computing (once, cached in each object) the hashes of all memory objects
+/// below it, children first, with an explicit stack.
+pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
+    let root = match node {
+        NodeRef::Stored { hash, .. } => return *hash,
+        NodeRef::Memory(object) => object,
+    };
+    if let Some(hash) = root.hash.get() {
+        return *hash;
+    }
+    let mut stack: Vec<Arc<NodeObject>> = vec![root.clone()];
+    while let Some(top) = stack.last() {
+        if top.hash.get().is_some() {
+            stack.pop();
+            continue;
+        }
+        let height = stack.len();
+        let mut unhashed = Vec::new();
+        for_each_memory_child(top, |child| {
+            if child.hash.get().is_none() {
+                unhashed.push(child.clone());
+            }
+        });
+        if unhashed.is_empty() {
+            buffer.clear();
+            encode_for_hash(top, buffer);
+            let hash = hash_encoding(buffer);
+            let _ = top.hash.set(hash);
+            stack.pop();
+        } else {
+            debug_assert_eq!(stack.len(), height);
+            stack.extend(unhashed);
+        }
+    }
+    *root.hash.get().expect("hashed above")
+}
+
+/// The hash of the empty directory (a flat node with no entries).
+pub(crate) fn empty_directory_hash() -> ContextHash {
+    let mut buffer = Vec::with_capacity(8);
+    encode_flat_node(&mut buffer, std::iter::empty());
+    hash_encoding(&buffer)
+}

@@ -1,0 +1,521 @@
+//! The pack file format: a header, then objects appended one after another, each pointing to its
+//! children by their (earlier) offsets. Normative spec: docs/formats/pack-file.md (the constants
+//! here are checked against it by `tests/format_docs.rs`).
+//!
+//! Encoding needs every child to have an offset already (children are written first); decoding
+//! validates everything the bytes control (tags, integer encodings, counts against their limits,
+//! names strictly increasing, child offsets strictly before the parent) and returns a typed
+//! [`PackError`] with the offset inside the object, never panicking.
+
+use crate::hash::{ContextHash, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX};
+use crate::leb128;
+use crate::node::{
+    Contents, ContentsBody, Entry, LargeContents, NodeBody, NodeObject, NodeRef, Value,
+    INODE_DEPTH_MAX,
+};
+use std::sync::{Arc, OnceLock};
+
+/// The first 8 bytes of every pack file.
+pub const PACK_MAGIC: [u8; 8] = *b"KSTRLPCK";
+/// The pack format version this code writes and reads.
+pub const PACK_VERSION: u32 = 1;
+/// Magic (8) + version (4) + reserved (4).
+pub const PACK_HEADER_BYTES: u64 = 16;
+
+/// Object tag: a directory of at most 256 entries.
+pub const TAG_FLAT_NODE: u8 = 1;
+/// Object tag: an inode value (at most 32 entries).
+pub const TAG_INODE_VALUES: u8 = 2;
+/// Object tag: an inode tree (at most 32 pointers).
+pub const TAG_INODE_TREE: u8 = 3;
+/// Object tag: large contents (raw bytes).
+pub const TAG_CONTENTS: u8 = 4;
+/// Object tag: a commit.
+pub const TAG_COMMIT: u8 = 5;
+
+/// Entry kind: a node child (hash, offset).
+pub const ENTRY_NODE: u8 = 0;
+/// Entry kind: contents stored inline (hash, length, bytes).
+pub const ENTRY_INLINE_CONTENTS: u8 = 1;
+/// Entry kind: contents stored as their own object (hash, length, offset).
+pub const ENTRY_LARGE_CONTENTS: u8 = 2;
+
+/// Longest name the store writes. Irmin has no limit; Tezos paths use names of at most a few
+/// dozen bytes (hex contract ids, 64-digit script hashes), so 4 KiB only rejects garbage.
+pub const NAME_MAX_BYTES: usize = 4096;
+/// Largest object body: bounds what a corrupted length can make the reader allocate. Contract code,
+/// the largest Tezos value, is tens of kilobytes.
+pub const OBJECT_BODY_MAX_BYTES: u64 = 1 << 30;
+/// Longest commit author or message accepted.
+pub const COMMIT_TEXT_MAX_BYTES: usize = 1 << 20;
+/// Most parents a commit may have (Tezos commits have one; merges would have a few).
+pub const COMMIT_PARENTS_MAX: usize = 256;
+/// Bytes of the region checksum at the end of a commit object.
+pub const CHECKSUM_BYTES: usize = 8;
+
+/// Why an object's bytes were rejected, with the offset inside the object body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackError {
+    /// Offset from the start of the object body.
+    pub body_offset_bytes: usize,
+    /// The rule that failed.
+    pub kind: crate::CorruptionKind,
+}
+
+fn fail<T>(offset: usize, kind: crate::CorruptionKind) -> Result<T, PackError> {
+    Err(PackError {
+        body_offset_bytes: offset,
+        kind,
+    })
+}
+
+/// A decoded commit object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitRecord {
+    /// The root tree's hash.
+    pub tree_hash: ContextHash,
+    /// The root tree's offset.
+    pub tree_offset: u64,
+    /// The parents' hashes (each with its offset when it is in this store).
+    pub parents: Vec<(ContextHash, Option<u64>)>,
+    /// Date, author, message.
+    pub info: crate::CommitInfo,
+    /// Checksum of the bytes from the end of the previous commit to the start of this one.
+    pub region_checksum: u64,
+}
+
+/// The checksum sealing the bytes a commit made durable: the first 8 bytes of BLAKE2b-256.
+pub fn region_checksum(bytes: &[u8]) -> u64 {
+    let digest = kestrel_crypto::hash::blake2b_256(bytes);
+    u64::from_be_bytes([
+        digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+    ])
+}
+
+/// Appends an object frame (`tag`, LEB128 body length, body) whose body `write_body` produces.
+pub fn write_object(out: &mut Vec<u8>, tag: u8, write_body: impl FnOnce(&mut Vec<u8>)) {
+    out.push(tag);
+    // Reserve a 4-byte slot for the length, write the body, then move it if the length is
+    // shorter: avoids encoding every body twice.
+    let length_position = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let body_start = out.len();
+    write_body(out);
+    let body_length = (out.len() - body_start) as u64;
+    let mut length = Vec::with_capacity(leb128::LEB128_U64_MAX_BYTES);
+    leb128::write_u64(&mut length, body_length);
+    out.splice(length_position..body_start, length);
+}
+
+fn write_entry(out: &mut Vec<u8>, entry: &Entry) {
+    leb128::write_u64(out, entry.name.len() as u64);
+    out.extend_from_slice(&entry.name);
+    match &entry.value {
+        Value::Node(node) => {
+            out.push(ENTRY_NODE);
+            let (offset, hash) = stored_location(node);
+            out.extend_from_slice(&hash.0);
+            leb128::write_u64(out, offset);
+        }
+        Value::Contents(contents) => match &contents.body {
+            ContentsBody::Inline(bytes) => {
+                out.push(ENTRY_INLINE_CONTENTS);
+                out.extend_from_slice(&contents.hash.0);
+                leb128::write_u64(out, bytes.len() as u64);
+                out.extend_from_slice(bytes);
+            }
+            ContentsBody::Large(large) => {
+                out.push(ENTRY_LARGE_CONTENTS);
+                out.extend_from_slice(&contents.hash.0);
+                leb128::write_u64(out, large.length_bytes);
+                leb128::write_u64(
+                    out,
+                    *large
+                        .offset
+                        .get()
+                        .expect("large contents are written first"),
+                );
+            }
+        },
+    }
+}
+
+/// The offset and hash of a node that has been written (a bug otherwise).
+pub(crate) fn stored_location(node: &NodeRef) -> (u64, ContextHash) {
+    match node {
+        NodeRef::Stored { offset, hash } => (*offset, *hash),
+        NodeRef::Memory(object) => (
+            *object.offset.get().expect("children are written first"),
+            *object.hash.get().expect("children are hashed first"),
+        ),
+    }
+}
+
+/// Appends the object for `object` (whose children are all written) and returns its tag.
+pub(crate) fn write_node(out: &mut Vec<u8>, object: &NodeObject) {
+    match &object.body {
+        NodeBody::Flat(entries) => write_object(out, TAG_FLAT_NODE, |body| {
+            leb128::write_u64(body, entries.len() as u64);
+            for entry in entries {
+                write_entry(body, entry);
+            }
+        }),
+        NodeBody::Values(entries) => write_object(out, TAG_INODE_VALUES, |body| {
+            leb128::write_u64(body, entries.len() as u64);
+            for entry in entries {
+                write_entry(body, entry);
+            }
+        }),
+        NodeBody::Tree {
+            depth,
+            length,
+            pointers,
+        } => write_object(out, TAG_INODE_TREE, |body| {
+            leb128::write_u64(body, u64::from(*depth));
+            leb128::write_u64(body, *length);
+            body.push(pointers.len() as u8);
+            for (index, pointer) in pointers {
+                body.push(*index);
+                let (offset, hash) = stored_location(pointer);
+                body.extend_from_slice(&hash.0);
+                leb128::write_u64(body, offset);
+            }
+        }),
+    }
+}
+
+/// Appends a commit object.
+pub fn write_commit(out: &mut Vec<u8>, record: &CommitRecord) {
+    write_object(out, TAG_COMMIT, |body| {
+        body.extend_from_slice(&record.tree_hash.0);
+        leb128::write_u64(body, record.tree_offset);
+        leb128::write_u64(body, record.parents.len() as u64);
+        for (hash, offset) in &record.parents {
+            body.extend_from_slice(&hash.0);
+            leb128::write_u64(body, offset.map_or(0, |offset| offset + 1));
+        }
+        body.extend_from_slice(&record.info.date_seconds.to_be_bytes());
+        leb128::write_u64(body, record.info.author.len() as u64);
+        body.extend_from_slice(record.info.author.as_bytes());
+        leb128::write_u64(body, record.info.message.len() as u64);
+        body.extend_from_slice(record.info.message.as_bytes());
+        body.extend_from_slice(&record.region_checksum.to_be_bytes());
+    });
+}
+
+/// Reads an object frame header at the start of `bytes`: `(tag, header length, body length)`.
+pub fn read_frame_header(bytes: &[u8]) -> Result<(u8, usize, u64), PackError> {
+    let Some(&tag) = bytes.first() else {
+        return fail(0, crate::CorruptionKind::Truncated);
+    };
+    if !(TAG_FLAT_NODE..=TAG_COMMIT).contains(&tag) {
+        return fail(0, crate::CorruptionKind::UnknownTag(tag));
+    }
+    let mut offset = 1;
+    let Some(body_length) = leb128::read_u64(bytes, &mut offset) else {
+        return if bytes.len() < 1 + leb128::LEB128_U64_MAX_BYTES {
+            fail(1, crate::CorruptionKind::Truncated)
+        } else {
+            fail(1, crate::CorruptionKind::BadInteger)
+        };
+    };
+    if body_length > OBJECT_BODY_MAX_BYTES {
+        return fail(
+            1,
+            crate::CorruptionKind::LimitExceeded("OBJECT_BODY_MAX_BYTES"),
+        );
+    }
+    Ok((tag, offset, body_length))
+}
+
+/// A cursor over an object body that turns every shortfall into a positioned [`PackError`].
+struct Reader<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn integer(&mut self) -> Result<u64, PackError> {
+        let start = self.offset;
+        match leb128::read_u64(self.bytes, &mut self.offset) {
+            Some(value) => Ok(value),
+            None if self.bytes.len() - start < leb128::LEB128_U64_MAX_BYTES
+                && self.bytes[start..].iter().all(|byte| byte & 0x80 != 0) =>
+            {
+                fail(start, crate::CorruptionKind::Truncated)
+            }
+            None => fail(start, crate::CorruptionKind::BadInteger),
+        }
+    }
+
+    fn take(&mut self, length: usize) -> Result<&'a [u8], PackError> {
+        let end = self.offset.checked_add(length);
+        match end {
+            Some(end) if end <= self.bytes.len() => {
+                let slice = &self.bytes[self.offset..end];
+                self.offset = end;
+                Ok(slice)
+            }
+            _ => fail(self.offset, crate::CorruptionKind::Truncated),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8, PackError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn hash(&mut self) -> Result<ContextHash, PackError> {
+        let mut hash = [0u8; HASH_BYTES];
+        hash.copy_from_slice(self.take(HASH_BYTES)?);
+        Ok(ContextHash(hash))
+    }
+
+    /// A child offset, which must be strictly before the object that names it.
+    fn child_offset(&mut self, object_offset: u64) -> Result<u64, PackError> {
+        let start = self.offset;
+        let child = self.integer()?;
+        if child >= object_offset || child < PACK_HEADER_BYTES {
+            return fail(start, crate::CorruptionKind::BadChildOffset(child));
+        }
+        Ok(child)
+    }
+
+    fn count(&mut self, limit: usize, limit_name: &'static str) -> Result<usize, PackError> {
+        let start = self.offset;
+        let count = self.integer()?;
+        if count > limit as u64 {
+            return fail(start, crate::CorruptionKind::LimitExceeded(limit_name));
+        }
+        Ok(count as usize)
+    }
+
+    fn finish(&self) -> Result<(), PackError> {
+        if self.offset != self.bytes.len() {
+            return fail(
+                self.offset,
+                crate::CorruptionKind::Inconsistent("bytes after the end of the object"),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn read_entries(
+    reader: &mut Reader<'_>,
+    object_offset: u64,
+    limit: usize,
+    limit_name: &'static str,
+) -> Result<Vec<Entry>, PackError> {
+    let count = reader.count(limit, limit_name)?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name_start = reader.offset;
+        let name_length = reader.count(NAME_MAX_BYTES, "NAME_MAX_BYTES")?;
+        let name = reader.take(name_length)?;
+        if let Some(previous) = entries.last() {
+            if *previous.name >= *name {
+                return fail(
+                    name_start,
+                    crate::CorruptionKind::NotCanonical("names strictly increasing"),
+                );
+            }
+        }
+        let kind_offset = reader.offset;
+        let value = match reader.byte()? {
+            ENTRY_NODE => {
+                let hash = reader.hash()?;
+                let offset = reader.child_offset(object_offset)?;
+                Value::Node(NodeRef::Stored { offset, hash })
+            }
+            ENTRY_INLINE_CONTENTS => {
+                let hash = reader.hash()?;
+                let length = reader.count(
+                    crate::node::INLINE_CONTENTS_MAX_BYTES,
+                    "INLINE_CONTENTS_MAX_BYTES",
+                )?;
+                let bytes = reader.take(length)?;
+                Value::Contents(Contents {
+                    hash,
+                    body: ContentsBody::Inline(Arc::from(bytes)),
+                })
+            }
+            ENTRY_LARGE_CONTENTS => {
+                let hash = reader.hash()?;
+                let length_start = reader.offset;
+                let length_bytes = reader.integer()?;
+                if length_bytes > OBJECT_BODY_MAX_BYTES {
+                    return fail(
+                        length_start,
+                        crate::CorruptionKind::LimitExceeded("OBJECT_BODY_MAX_BYTES"),
+                    );
+                }
+                let offset = reader.child_offset(object_offset)?;
+                Value::Contents(Contents {
+                    hash,
+                    body: ContentsBody::Large(Arc::new(LargeContents {
+                        length_bytes,
+                        bytes: OnceLock::new(),
+                        offset: OnceLock::from(offset),
+                    })),
+                })
+            }
+            other => return fail(kind_offset, crate::CorruptionKind::UnknownTag(other)),
+        };
+        entries.push(Entry {
+            name: Arc::from(name),
+            value,
+        });
+    }
+    Ok(entries)
+}
+
+/// Decodes the node object with tag `tag` and body `body` stored at `object_offset`.
+pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<NodeObject, PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    let node_body = match tag {
+        TAG_FLAT_NODE => NodeBody::Flat(read_entries(
+            &mut reader,
+            object_offset,
+            FLAT_NODE_MAX_ENTRIES,
+            "FLAT_NODE_MAX_ENTRIES",
+        )?),
+        TAG_INODE_VALUES => {
+            let entries = read_entries(
+                &mut reader,
+                object_offset,
+                INODE_ENTRIES_MAX,
+                "INODE_ENTRIES_MAX",
+            )?;
+            if entries.is_empty() {
+                return fail(
+                    0,
+                    crate::CorruptionKind::NotCanonical("inode value is empty"),
+                );
+            }
+            NodeBody::Values(entries)
+        }
+        TAG_INODE_TREE => {
+            let depth_start = reader.offset;
+            let depth = reader.integer()?;
+            if depth >= u64::from(INODE_DEPTH_MAX) {
+                return fail(
+                    depth_start,
+                    crate::CorruptionKind::LimitExceeded("INODE_DEPTH_MAX"),
+                );
+            }
+            let length_start = reader.offset;
+            let length = reader.integer()?;
+            if length <= INODE_ENTRIES_MAX as u64 {
+                return fail(
+                    length_start,
+                    crate::CorruptionKind::NotCanonical("an inode tree holds more than 32 entries"),
+                );
+            }
+            let count_start = reader.offset;
+            let count = usize::from(reader.byte()?);
+            if count == 0 || count > INODE_ENTRIES_MAX {
+                return fail(
+                    count_start,
+                    crate::CorruptionKind::LimitExceeded("INODE_ENTRIES_MAX"),
+                );
+            }
+            let mut pointers: Vec<(u8, NodeRef)> = Vec::with_capacity(count);
+            for _ in 0..count {
+                let index_start = reader.offset;
+                let index = reader.byte()?;
+                if usize::from(index) >= INODE_ENTRIES_MAX
+                    || pointers
+                        .last()
+                        .is_some_and(|(previous, _)| *previous >= index)
+                {
+                    return fail(
+                        index_start,
+                        crate::CorruptionKind::NotCanonical("pointer indices increasing, below 32"),
+                    );
+                }
+                let hash = reader.hash()?;
+                let offset = reader.child_offset(object_offset)?;
+                pointers.push((index, NodeRef::Stored { offset, hash }));
+            }
+            NodeBody::Tree {
+                depth: depth as u32,
+                length,
+                pointers,
+            }
+        }
+        other => {
+            return fail(
+                0,
+                crate::CorruptionKind::UnexpectedObject(match other {
+                    TAG_CONTENTS => "a node object, found contents",
+                    _ => "a node object, found a commit",
+                }),
+            )
+        }
+    };
+    reader.finish()?;
+    Ok(NodeObject::new(node_body))
+}
+
+/// Decodes a commit object body stored at `object_offset`.
+pub fn read_commit(body: &[u8], object_offset: u64) -> Result<CommitRecord, PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    let tree_hash = reader.hash()?;
+    let tree_offset = reader.child_offset(object_offset)?;
+    let parent_count = reader.count(COMMIT_PARENTS_MAX, "COMMIT_PARENTS_MAX")?;
+    let mut parents = Vec::with_capacity(parent_count);
+    for _ in 0..parent_count {
+        let hash = reader.hash()?;
+        let start = reader.offset;
+        let offset_plus_one = reader.integer()?;
+        let offset = match offset_plus_one {
+            0 => None,
+            value if value - 1 < object_offset && value > PACK_HEADER_BYTES => Some(value - 1),
+            value => return fail(start, crate::CorruptionKind::BadChildOffset(value - 1)),
+        };
+        parents.push((hash, offset));
+    }
+    let mut date = [0u8; 8];
+    date.copy_from_slice(reader.take(8)?);
+    let text = |reader: &mut Reader<'_>| -> Result<String, PackError> {
+        let length = reader.count(COMMIT_TEXT_MAX_BYTES, "COMMIT_TEXT_MAX_BYTES")?;
+        let start = reader.offset;
+        let bytes = reader.take(length)?;
+        String::from_utf8(bytes.to_vec()).or_else(|_| {
+            fail(
+                start,
+                crate::CorruptionKind::NotCanonical("commit text is UTF-8"),
+            )
+        })
+    };
+    let author = text(&mut reader)?;
+    let message = text(&mut reader)?;
+    let mut checksum = [0u8; CHECKSUM_BYTES];
+    checksum.copy_from_slice(reader.take(CHECKSUM_BYTES)?);
+    reader.finish()?;
+    Ok(CommitRecord {
+        tree_hash,
+        tree_offset,
+        parents,
+        info: crate::CommitInfo {
+            date_seconds: i64::from_be_bytes(date),
+            author,
+            message,
+        },
+        region_checksum: u64::from_be_bytes(checksum),
+    })
+}
+
+/// The bytes of the pack header.
+pub fn header_bytes() -> [u8; PACK_HEADER_BYTES as usize] {
+    let mut header = [0u8; PACK_HEADER_BYTES as usize];
+    header[..8].copy_from_slice(&PACK_MAGIC);
+    header[8..12].copy_from_slice(&PACK_VERSION.to_be_bytes());
+    header
+}

@@ -1,0 +1,896 @@
+//! The store: one append-only pack file (`store.pack`), an index of commit hashes only
+//! (`store.index`) and a control file replaced atomically (`store.control`). Formats:
+//! docs/formats/pack-file.md and docs/formats/control-file.md.
+//!
+//! A commit writes the new objects of its tree (children before parents, each pointing to its
+//! children by offset), then the commit object sealed with a checksum of everything written since
+//! the previous commit, in one write and (with [`SyncMode::EveryCommit`]) one `fdatasync`. Only
+//! then does `commit` return: the commit is durable. Every [`CHECKPOINT_INTERVAL_COMMITS`] commits,
+//! and on [`Store::close`], the index is synced and the control file replaced. Opening reads the
+//! control file, trusts the pack and index up to its lengths, and scans the pack beyond that,
+//! keeping every commit whose checksum holds and cutting off the rest: a crash at any point loses
+//! no commit that `commit` returned.
+//!
+//! Stored objects are loaded on demand through a bounded two-generation cache keyed by offset.
+//! A `Store` is used from one thread (its cache sits in a `RefCell`).
+
+use crate::control::{ControlRecord, CONTROL_BYTES};
+use crate::error::{ContextError, CorruptionKind, StoreFile};
+use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
+use crate::node::{
+    ensure_hash, for_each_memory_child, ContentsBody, Entry, NodeBody, NodeObject, NodeRef,
+    ObjectSource, Value,
+};
+use crate::pack::{
+    self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
+};
+use crate::tree::Tree;
+use crate::CommitInfo;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The pack file's name inside the store directory.
+pub const PACK_FILE_NAME: &str = "store.pack";
+/// The index file's name inside the store directory.
+pub const INDEX_FILE_NAME: &str = "store.index";
+/// The control file's name inside the store directory.
+pub const CONTROL_FILE_NAME: &str = "store.control";
+/// The temporary name the control file is written under before the rename.
+pub const CONTROL_TEMPORARY_NAME: &str = "store.control.tmp";
+/// The first 8 bytes of the index file.
+pub const INDEX_MAGIC: [u8; 8] = *b"KSTRLIDX";
+/// The index format version.
+pub const INDEX_VERSION: u32 = 1;
+/// Index header: magic 8, version 4, reserved 4.
+pub const INDEX_HEADER_BYTES: u64 = 16;
+/// Index record: commit hash 32, pack offset 8 (big-endian).
+pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
+/// Commits between control-file checkpoints: bounds the pack tail a reopen must scan.
+pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
+/// Default memory budget of the object cache (estimated bytes of decoded objects).
+pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
+/// How many bytes the first read of an object fetches (header and, usually, the whole body).
+const READ_AHEAD_BYTES: usize = 4096;
+
+/// When the pack file is synced to disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// `fdatasync` after every commit: a commit is durable when `commit` returns.
+    EveryCommit,
+    /// Only at checkpoints and close: a process crash loses nothing (the OS holds the bytes), a
+    /// power loss may lose the commits since the last checkpoint. Irmin's default behaviour.
+    Checkpoints,
+}
+
+/// How a store is opened.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// When the pack is synced.
+    pub sync_mode: SyncMode,
+    /// Memory budget of the object cache, in estimated bytes.
+    pub cache_budget_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            sync_mode: SyncMode::EveryCommit,
+            cache_budget_bytes: CACHE_BUDGET_BYTES_DEFAULT,
+        }
+    }
+}
+
+/// A fast hasher for keys that are already well mixed (offsets, hashes).
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+}
+
+type MixMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
+
+/// Decoded objects by offset, in two generations: when the young one exceeds half the budget it
+/// becomes the old one and the old one is dropped; a hit in the old one moves the object back.
+struct Cache {
+    young: MixMap<u64, (Arc<NodeObject>, usize)>,
+    old: MixMap<u64, (Arc<NodeObject>, usize)>,
+    young_bytes: usize,
+    budget_bytes: usize,
+}
+
+impl Cache {
+    fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
+        if let Some((object, _)) = self.young.get(&offset) {
+            return Some(object.clone());
+        }
+        let (object, size) = self.old.remove(&offset)?;
+        self.insert(offset, object.clone(), size);
+        Some(object)
+    }
+
+    fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
+        self.young_bytes += size;
+        self.young.insert(offset, (object, size));
+        if self.young_bytes > self.budget_bytes / 2 {
+            self.old = std::mem::take(&mut self.young);
+            self.young_bytes = 0;
+        }
+    }
+}
+
+/// Estimated memory of a decoded object, for the cache budget.
+fn estimated_size(object: &NodeObject) -> usize {
+    let base = std::mem::size_of::<NodeObject>() + 64;
+    match &object.body {
+        NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+            base + entries
+                .iter()
+                .map(|entry| {
+                    std::mem::size_of::<Entry>()
+                        + 32
+                        + entry.name.len()
+                        + match &entry.value {
+                            Value::Contents(contents) => match &contents.body {
+                                ContentsBody::Inline(bytes) => bytes.len() + 16,
+                                ContentsBody::Large(_) => 64,
+                            },
+                            Value::Node(_) => 0,
+                        }
+                })
+                .sum::<usize>()
+        }
+        NodeBody::Tree { pointers, .. } => base + pointers.len() * 56,
+    }
+}
+
+/// Counters of what the store did, for the replay report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreStatistics {
+    /// Objects read from the pack file (cache misses).
+    pub objects_read: u64,
+    /// Objects found in the cache.
+    pub cache_hits: u64,
+    /// Node objects written.
+    pub objects_written: u64,
+    /// `fdatasync` calls on the pack.
+    pub pack_syncs: u64,
+}
+
+/// A context store on disk.
+pub struct Store {
+    directory: PathBuf,
+    pack_path: PathBuf,
+    index_path: PathBuf,
+    pack: File,
+    index: File,
+    /// Bytes of the pack file written so far (everything before is on the file).
+    pack_length_bytes: u64,
+    index_length_bytes: u64,
+    commits: MixMap<ContextHash, u64>,
+    head: Option<(u64, ContextHash)>,
+    cache: RefCell<Cache>,
+    statistics: RefCell<StoreStatistics>,
+    read_buffer: RefCell<Vec<u8>>,
+    write_buffer: Vec<u8>,
+    hash_buffer: Vec<u8>,
+    options: StoreOptions,
+    commits_since_checkpoint: u32,
+    /// Set when a write failed half-way: offsets handed to memory objects may point at bytes
+    /// that never reached the file, so the store refuses further commits.
+    poisoned: bool,
+}
+
+fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(std::io::Error) -> ContextError + 'a {
+    move |source| ContextError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+fn sync_directory(directory: &Path) -> Result<(), ContextError> {
+    File::open(directory)
+        .and_then(|handle| handle.sync_all())
+        .map_err(io_error(directory, "sync directory"))
+}
+
+impl Store {
+    /// Opens the store in `directory`, creating it (and the directory) if it holds no store.
+    pub fn open(directory: &Path, options: StoreOptions) -> Result<Store, ContextError> {
+        std::fs::create_dir_all(directory).map_err(io_error(directory, "create directory"))?;
+        let control_path = directory.join(CONTROL_FILE_NAME);
+        if !control_path.exists() {
+            Self::create(directory)?;
+        }
+        let pack_path = directory.join(PACK_FILE_NAME);
+        let index_path = directory.join(INDEX_FILE_NAME);
+        let control_bytes =
+            std::fs::read(&control_path).map_err(io_error(&control_path, "read"))?;
+        let corrupt = |file, path: &Path, offset_bytes, kind| ContextError::Corrupt {
+            file,
+            path: path.to_path_buf(),
+            offset_bytes,
+            kind,
+        };
+        let control = ControlRecord::decode(&control_bytes)
+            .map_err(|(offset, kind)| corrupt(StoreFile::Control, &control_path, offset, kind))?;
+        let open_file = |path: &Path| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .map_err(io_error(path, "open"))
+        };
+        let pack = open_file(&pack_path)?;
+        let index = open_file(&index_path)?;
+        let pack_file_length = pack.metadata().map_err(io_error(&pack_path, "stat"))?.len();
+        let index_file_length = index
+            .metadata()
+            .map_err(io_error(&index_path, "stat"))?
+            .len();
+
+        // The pack header.
+        let mut header = [0u8; PACK_HEADER_BYTES as usize];
+        if pack_file_length < PACK_HEADER_BYTES {
+            return Err(corrupt(
+                StoreFile::Pack,
+                &pack_path,
+                pack_file_length,
+                CorruptionKind::Truncated,
+            ));
+        }
+        pack.read_exact_at(&mut header, 0)
+            .map_err(io_error(&pack_path, "read"))?;
+        if header[..8] != pack::PACK_MAGIC {
+            return Err(corrupt(
+                StoreFile::Pack,
+                &pack_path,
+                0,
+                CorruptionKind::BadMagic,
+            ));
+        }
+        let version = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+        if version != pack::PACK_VERSION {
+            return Err(corrupt(
+                StoreFile::Pack,
+                &pack_path,
+                8,
+                CorruptionKind::UnsupportedVersion(u64::from(version)),
+            ));
+        }
+        if control.pack_length_bytes < PACK_HEADER_BYTES
+            || control.pack_length_bytes > pack_file_length
+        {
+            return Err(corrupt(
+                StoreFile::Pack,
+                &pack_path,
+                pack_file_length,
+                CorruptionKind::Inconsistent("the pack is shorter than the control file records"),
+            ));
+        }
+
+        // The index, trusted up to the checkpointed length.
+        let index_length = control.index_length_bytes;
+        if index_length < INDEX_HEADER_BYTES
+            || index_length > index_file_length
+            || !(index_length - INDEX_HEADER_BYTES).is_multiple_of(INDEX_RECORD_BYTES)
+            || (index_length - INDEX_HEADER_BYTES) / INDEX_RECORD_BYTES != control.commit_count
+        {
+            return Err(corrupt(
+                StoreFile::Index,
+                &index_path,
+                index_file_length.min(index_length),
+                CorruptionKind::Inconsistent("index length disagrees with the control file"),
+            ));
+        }
+        let mut index_bytes = vec![0u8; index_length as usize];
+        index
+            .read_exact_at(&mut index_bytes, 0)
+            .map_err(io_error(&index_path, "read"))?;
+        if index_bytes[..8] != INDEX_MAGIC {
+            return Err(corrupt(
+                StoreFile::Index,
+                &index_path,
+                0,
+                CorruptionKind::BadMagic,
+            ));
+        }
+        let index_version = u32::from_be_bytes([
+            index_bytes[8],
+            index_bytes[9],
+            index_bytes[10],
+            index_bytes[11],
+        ]);
+        if index_version != INDEX_VERSION {
+            return Err(corrupt(
+                StoreFile::Index,
+                &index_path,
+                8,
+                CorruptionKind::UnsupportedVersion(u64::from(index_version)),
+            ));
+        }
+        let mut commits: MixMap<ContextHash, u64> = MixMap::default();
+        commits.reserve(control.commit_count as usize);
+        for (position, record) in index_bytes[INDEX_HEADER_BYTES as usize..]
+            .chunks_exact(INDEX_RECORD_BYTES as usize)
+            .enumerate()
+        {
+            let mut hash = [0u8; HASH_BYTES];
+            hash.copy_from_slice(&record[..HASH_BYTES]);
+            let mut offset = [0u8; 8];
+            offset.copy_from_slice(&record[HASH_BYTES..]);
+            let offset = u64::from_be_bytes(offset);
+            if offset < PACK_HEADER_BYTES || offset >= control.pack_length_bytes {
+                return Err(corrupt(
+                    StoreFile::Index,
+                    &index_path,
+                    INDEX_HEADER_BYTES + position as u64 * INDEX_RECORD_BYTES + HASH_BYTES as u64,
+                    CorruptionKind::BadChildOffset(offset),
+                ));
+            }
+            commits.insert(ContextHash(hash), offset);
+        }
+        if let Some((offset, hash)) = control.head {
+            if commits.get(&hash) != Some(&offset) {
+                return Err(corrupt(
+                    StoreFile::Control,
+                    &control_path,
+                    40,
+                    CorruptionKind::Inconsistent("the head commit is not in the index"),
+                ));
+            }
+        }
+
+        let mut store = Store {
+            directory: directory.to_path_buf(),
+            pack_path,
+            index_path,
+            pack,
+            index,
+            pack_length_bytes: control.pack_length_bytes,
+            index_length_bytes: index_length,
+            commits,
+            head: control.head,
+            cache: RefCell::new(Cache {
+                young: MixMap::default(),
+                old: MixMap::default(),
+                young_bytes: 0,
+                budget_bytes: options.cache_budget_bytes,
+            }),
+            statistics: RefCell::new(StoreStatistics::default()),
+            read_buffer: RefCell::new(Vec::new()),
+            write_buffer: Vec::new(),
+            hash_buffer: Vec::new(),
+            options,
+            commits_since_checkpoint: 0,
+            poisoned: false,
+        };
+        let recovered = store.recover_tail(pack_file_length)?;
+        if recovered
+            || pack_file_length != store.pack_length_bytes
+            || index_file_length != store.index_length_bytes
+        {
+            store
+                .pack
+                .set_len(store.pack_length_bytes)
+                .map_err(io_error(&store.pack_path, "truncate"))?;
+            store
+                .index
+                .set_len(store.index_length_bytes)
+                .map_err(io_error(&store.index_path, "truncate"))?;
+            store.checkpoint()?;
+        }
+        Ok(store)
+    }
+
+    /// Creates empty pack and index files, then the control file that makes them a store.
+    fn create(directory: &Path) -> Result<(), ContextError> {
+        let write_new = |name: &str, bytes: &[u8]| -> Result<(), ContextError> {
+            let path = directory.join(name);
+            let mut file = File::create(&path).map_err(io_error(&path, "create"))?;
+            file.write_all(bytes).map_err(io_error(&path, "write"))?;
+            file.sync_all().map_err(io_error(&path, "sync"))
+        };
+        write_new(PACK_FILE_NAME, &pack::header_bytes())?;
+        let mut index_header = [0u8; INDEX_HEADER_BYTES as usize];
+        index_header[..8].copy_from_slice(&INDEX_MAGIC);
+        index_header[8..12].copy_from_slice(&INDEX_VERSION.to_be_bytes());
+        write_new(INDEX_FILE_NAME, &index_header)?;
+        write_control(
+            directory,
+            &ControlRecord {
+                pack_length_bytes: PACK_HEADER_BYTES,
+                index_length_bytes: INDEX_HEADER_BYTES,
+                commit_count: 0,
+                head: None,
+            },
+        )
+    }
+
+    /// Scans the pack beyond the checkpointed length, adopting every commit whose region checksum
+    /// holds. Returns whether any commit was adopted. Stops at the first object that does not
+    /// parse: what follows is a torn write.
+    fn recover_tail(&mut self, pack_file_length: u64) -> Result<bool, ContextError> {
+        let mut recovered = false;
+        let mut offset = self.pack_length_bytes;
+        let mut region = Vec::new();
+        let mut object = Vec::new();
+        while offset < pack_file_length {
+            let available =
+                (pack_file_length - offset).min(1 + crate::leb128::LEB128_U64_MAX_BYTES as u64);
+            let mut frame = vec![0u8; available as usize];
+            self.pack
+                .read_exact_at(&mut frame, offset)
+                .map_err(io_error(&self.pack_path, "read"))?;
+            let Ok((tag, header_length, body_length)) = read_frame_header(&frame) else {
+                break;
+            };
+            let object_length = header_length as u64 + body_length;
+            if object_length > pack_file_length - offset {
+                break;
+            }
+            object.clear();
+            object.resize(object_length as usize, 0);
+            self.pack
+                .read_exact_at(&mut object, offset)
+                .map_err(io_error(&self.pack_path, "read"))?;
+            if tag == TAG_COMMIT {
+                let Ok(record) = pack::read_commit(&object[header_length..], offset) else {
+                    break;
+                };
+                if pack::region_checksum(&region) != record.region_checksum {
+                    break;
+                }
+                let parents: Vec<ContextHash> =
+                    record.parents.iter().map(|(hash, _)| *hash).collect();
+                let hash = commit_hash(&record.tree_hash, &parents, &record.info);
+                self.pack_length_bytes = offset + object_length;
+                self.append_index_record(&hash, offset)?;
+                self.head = Some((offset, hash));
+                region.clear();
+                recovered = true;
+            } else {
+                region.extend_from_slice(&object);
+            }
+            offset += object_length;
+        }
+        Ok(recovered)
+    }
+
+    fn append_index_record(&mut self, hash: &ContextHash, offset: u64) -> Result<(), ContextError> {
+        let mut record = [0u8; INDEX_RECORD_BYTES as usize];
+        record[..HASH_BYTES].copy_from_slice(&hash.0);
+        record[HASH_BYTES..].copy_from_slice(&offset.to_be_bytes());
+        self.index
+            .write_all_at(&record, self.index_length_bytes)
+            .map_err(io_error(&self.index_path, "write"))?;
+        self.index_length_bytes += INDEX_RECORD_BYTES;
+        self.commits.insert(*hash, offset);
+        Ok(())
+    }
+
+    /// Makes everything written so far durable and records it in the control file.
+    pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        self.pack
+            .sync_data()
+            .map_err(io_error(&self.pack_path, "sync"))?;
+        self.index
+            .sync_data()
+            .map_err(io_error(&self.index_path, "sync"))?;
+        write_control(
+            &self.directory,
+            &ControlRecord {
+                pack_length_bytes: self.pack_length_bytes,
+                index_length_bytes: self.index_length_bytes,
+                commit_count: self.commits.len() as u64,
+                head: self.head,
+            },
+        )?;
+        self.commits_since_checkpoint = 0;
+        Ok(())
+    }
+
+    /// Checkpoints and closes the store.
+    pub fn close(mut self) -> Result<(), ContextError> {
+        self.checkpoint()
+    }
+
+    /// The latest commit, if any.
+    pub fn head(&self) -> Option<ContextHash> {
+        self.head.map(|(_, hash)| hash)
+    }
+
+    /// Whether the store holds the commit `hash`.
+    pub fn contains_commit(&self, hash: &ContextHash) -> bool {
+        self.commits.contains_key(hash)
+    }
+
+    /// The number of commits in the store.
+    pub fn commit_count(&self) -> usize {
+        self.commits.len()
+    }
+
+    /// Bytes of the pack file.
+    pub fn pack_length_bytes(&self) -> u64 {
+        self.pack_length_bytes
+    }
+
+    /// Bytes on disk: pack, index and control files.
+    pub fn disk_bytes(&self) -> u64 {
+        self.pack_length_bytes + self.index_length_bytes + CONTROL_BYTES as u64
+    }
+
+    /// What the store has done since it was opened.
+    pub fn statistics(&self) -> StoreStatistics {
+        *self.statistics.borrow()
+    }
+
+    fn corrupt(&self, offset_bytes: u64, kind: CorruptionKind) -> ContextError {
+        ContextError::Corrupt {
+            file: StoreFile::Pack,
+            path: self.pack_path.clone(),
+            offset_bytes,
+            kind,
+        }
+    }
+
+    /// Reads the object frame at `offset`: its tag and body (in `buffer`, from `body_start`).
+    fn read_object(&self, offset: u64, buffer: &mut Vec<u8>) -> Result<(u8, usize), ContextError> {
+        if offset < PACK_HEADER_BYTES || offset >= self.pack_length_bytes {
+            return Err(self.corrupt(offset, CorruptionKind::BadChildOffset(offset)));
+        }
+        let available = self.pack_length_bytes - offset;
+        let first = available.min(READ_AHEAD_BYTES as u64) as usize;
+        buffer.clear();
+        buffer.resize(first, 0);
+        self.pack
+            .read_exact_at(buffer, offset)
+            .map_err(io_error(&self.pack_path, "read"))?;
+        let (tag, header_length, body_length) = read_frame_header(buffer)
+            .map_err(|error| self.corrupt(offset + error.body_offset_bytes as u64, error.kind))?;
+        let total = header_length as u64 + body_length;
+        if total > available {
+            return Err(self.corrupt(offset, CorruptionKind::Truncated));
+        }
+        let total = total as usize;
+        if total > buffer.len() {
+            let have = buffer.len();
+            buffer.resize(total, 0);
+            self.pack
+                .read_exact_at(&mut buffer[have..], offset + have as u64)
+                .map_err(io_error(&self.pack_path, "read"))?;
+        } else {
+            buffer.truncate(total);
+        }
+        self.statistics.borrow_mut().objects_read += 1;
+        Ok((tag, header_length))
+    }
+
+    fn read_commit_record(&self, offset: u64) -> Result<CommitRecord, ContextError> {
+        let mut buffer = self.read_buffer.borrow_mut();
+        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
+        if tag != TAG_COMMIT {
+            return Err(self.corrupt(offset, CorruptionKind::UnexpectedObject("a commit")));
+        }
+        pack::read_commit(&buffer[body_start..], offset).map_err(|error| {
+            self.corrupt(
+                offset + (body_start + error.body_offset_bytes) as u64,
+                error.kind,
+            )
+        })
+    }
+
+    /// The tree of commit `hash`, or `None` if the store does not have it.
+    pub fn checkout(&self, hash: &ContextHash) -> Result<Option<Tree>, ContextError> {
+        let Some(&offset) = self.commits.get(hash) else {
+            return Ok(None);
+        };
+        let record = self.read_commit_record(offset)?;
+        Ok(Some(Tree {
+            root: Some(Value::Node(NodeRef::Stored {
+                offset: record.tree_offset,
+                hash: record.tree_hash,
+            })),
+        }))
+    }
+
+    /// The metadata, parents and tree hash of commit `hash`.
+    pub fn commit_record(&self, hash: &ContextHash) -> Result<Option<CommitRecord>, ContextError> {
+        match self.commits.get(hash) {
+            None => Ok(None),
+            Some(&offset) => Ok(Some(self.read_commit_record(offset)?)),
+        }
+    }
+
+    /// Writes `tree` and a commit of it with `parents` and `info`; returns the commit hash once the
+    /// commit is durable (see [`SyncMode`]). Committing a state that is already stored writes
+    /// nothing.
+    pub fn commit(
+        &mut self,
+        tree: &Tree,
+        parents: &[ContextHash],
+        info: &CommitInfo,
+    ) -> Result<ContextHash, ContextError> {
+        if self.poisoned {
+            return Err(ContextError::InvalidArgument(
+                "an earlier write failed; reopen the store".into(),
+            ));
+        }
+        let root = match &tree.root {
+            Some(Value::Node(node)) => node.clone(),
+            Some(Value::Contents(_)) => {
+                return Err(ContextError::InvalidArgument(
+                    "a commit's tree must be a directory".into(),
+                ))
+            }
+            None => NodeRef::Memory(Arc::new(NodeObject::new(NodeBody::Flat(Vec::new())))),
+        };
+        if info.author.len() > pack::COMMIT_TEXT_MAX_BYTES
+            || info.message.len() > pack::COMMIT_TEXT_MAX_BYTES
+        {
+            return Err(ContextError::TooLarge("COMMIT_TEXT_MAX_BYTES"));
+        }
+        if parents.len() > pack::COMMIT_PARENTS_MAX {
+            return Err(ContextError::TooLarge("COMMIT_PARENTS_MAX"));
+        }
+        let mut parent_locations = Vec::with_capacity(parents.len());
+        for parent in parents {
+            match self.commits.get(parent) {
+                Some(&offset) => parent_locations.push((*parent, Some(offset))),
+                None => return Err(ContextError::UnknownParent(*parent)),
+            }
+        }
+        let tree_hash = ensure_hash(&root, &mut self.hash_buffer);
+        let hash = commit_hash(&tree_hash, parents, info);
+        if self.commits.contains_key(&hash) {
+            return Ok(hash);
+        }
+        check_names(&root)?;
+        self.poisoned = true;
+        let tree_offset = self.write_tree(&root)?;
+        let record = CommitRecord {
+            tree_hash,
+            tree_offset,
+            parents: parent_locations,
+            info: info.clone(),
+            region_checksum: pack::region_checksum(&self.write_buffer),
+        };
+        let commit_offset = self.pack_length_bytes + self.write_buffer.len() as u64;
+        pack::write_commit(&mut self.write_buffer, &record);
+        self.pack
+            .write_all_at(&self.write_buffer, self.pack_length_bytes)
+            .map_err(io_error(&self.pack_path, "write"))?;
+        if self.options.sync_mode == SyncMode::EveryCommit {
+            self.pack
+                .sync_data()
+                .map_err(io_error(&self.pack_path, "sync"))?;
+            self.statistics.borrow_mut().pack_syncs += 1;
+        }
+        self.pack_length_bytes += self.write_buffer.len() as u64;
+        self.write_buffer.clear();
+        self.poisoned = false;
+        self.append_index_record(&hash, commit_offset)?;
+        self.head = Some((commit_offset, hash));
+        self.commits_since_checkpoint += 1;
+        if self.commits_since_checkpoint >= CHECKPOINT_INTERVAL_COMMITS {
+            self.checkpoint()?;
+        }
+        Ok(hash)
+    }
+
+    /// Appends every memory object below `root` that has no offset yet (children first, with an
+    /// explicit stack) to the write buffer; returns the root's offset. Each written object also
+    /// enters the cache in its stored form (children as offsets), so the cache never holds
+    /// in-memory subtrees alive.
+    fn write_tree(&mut self, root: &NodeRef) -> Result<u64, ContextError> {
+        let root = match root {
+            NodeRef::Stored { offset, .. } => return Ok(*offset),
+            NodeRef::Memory(object) => object.clone(),
+        };
+        if let Some(offset) = root.offset.get() {
+            return Ok(*offset);
+        }
+        let mut stack = vec![root.clone()];
+        let mut written = 0u64;
+        while let Some(top) = stack.last() {
+            if top.offset.get().is_some() {
+                stack.pop();
+                continue;
+            }
+            let height = stack.len();
+            let mut pending = Vec::new();
+            for_each_memory_child(top, |child| {
+                if child.offset.get().is_none() {
+                    pending.push(child.clone());
+                }
+            });
+            if !pending.is_empty() {
+                stack.extend(pending);
+                debug_assert!(stack.len() > height);
+                continue;
+            }
+            let top = top.clone();
+            stack.pop();
+            // Large contents are objects of their own, written before the node naming them.
+            if let NodeBody::Flat(entries) | NodeBody::Values(entries) = &top.body {
+                for entry in entries {
+                    if let Value::Contents(contents) = &entry.value {
+                        if let ContentsBody::Large(large) = &contents.body {
+                            if large.offset.get().is_none() {
+                                let bytes = large.bytes.get().ok_or(ContextError::NoStore)?;
+                                let offset =
+                                    self.pack_length_bytes + self.write_buffer.len() as u64;
+                                pack::write_object(&mut self.write_buffer, TAG_CONTENTS, |body| {
+                                    body.extend_from_slice(bytes)
+                                });
+                                let _ = large.offset.set(offset);
+                            }
+                        }
+                    }
+                }
+            }
+            let offset = self.pack_length_bytes + self.write_buffer.len() as u64;
+            pack::write_node(&mut self.write_buffer, &top);
+            let _ = top.offset.set(offset);
+            written += 1;
+            let stored = stored_form(&top);
+            let size = estimated_size(&stored);
+            self.cache
+                .borrow_mut()
+                .insert(offset, Arc::new(stored), size);
+        }
+        self.statistics.borrow_mut().objects_written += written;
+        Ok(*root.offset.get().expect("written above"))
+    }
+}
+
+/// Names longer than the pack format accepts are refused before anything is written.
+fn check_names(root: &NodeRef) -> Result<(), ContextError> {
+    let NodeRef::Memory(root) = root else {
+        return Ok(());
+    };
+    let mut stack = vec![root.clone()];
+    while let Some(object) = stack.pop() {
+        if object.offset.get().is_some() {
+            continue;
+        }
+        if let NodeBody::Flat(entries) | NodeBody::Values(entries) = &object.body {
+            if entries
+                .iter()
+                .any(|entry| entry.name.len() > pack::NAME_MAX_BYTES)
+            {
+                return Err(ContextError::TooLarge("NAME_MAX_BYTES"));
+            }
+        }
+        for_each_memory_child(&object, |child| stack.push(child.clone()));
+    }
+    Ok(())
+}
+
+/// A copy of a written object whose memory children are replaced by their stored locations.
+fn stored_form(object: &NodeObject) -> NodeObject {
+    let store_ref = |node: &NodeRef| match node {
+        NodeRef::Memory(_) => {
+            let (offset, hash) = pack::stored_location(node);
+            NodeRef::Stored { offset, hash }
+        }
+        stored => stored.clone(),
+    };
+    let store_entries = |entries: &Vec<Entry>| {
+        entries
+            .iter()
+            .map(|entry| Entry {
+                name: entry.name.clone(),
+                value: match &entry.value {
+                    Value::Node(node) => Value::Node(store_ref(node)),
+                    contents => contents.clone(),
+                },
+            })
+            .collect()
+    };
+    let body = match &object.body {
+        NodeBody::Flat(entries) => NodeBody::Flat(store_entries(entries)),
+        NodeBody::Values(entries) => NodeBody::Values(store_entries(entries)),
+        NodeBody::Tree {
+            depth,
+            length,
+            pointers,
+        } => NodeBody::Tree {
+            depth: *depth,
+            length: *length,
+            pointers: pointers
+                .iter()
+                .map(|(index, pointer)| (*index, store_ref(pointer)))
+                .collect(),
+        },
+    };
+    NodeObject {
+        body,
+        hash: object.hash.clone(),
+        offset: object.offset.clone(),
+    }
+}
+
+/// Replaces the control file atomically: temporary file, fsync, rename, fsync of the directory.
+fn write_control(directory: &Path, record: &ControlRecord) -> Result<(), ContextError> {
+    let temporary = directory.join(CONTROL_TEMPORARY_NAME);
+    let final_path = directory.join(CONTROL_FILE_NAME);
+    let mut file = File::create(&temporary).map_err(io_error(&temporary, "create"))?;
+    file.write_all(&record.encode())
+        .map_err(io_error(&temporary, "write"))?;
+    file.sync_all().map_err(io_error(&temporary, "sync"))?;
+    drop(file);
+    std::fs::rename(&temporary, &final_path).map_err(io_error(&final_path, "rename"))?;
+    sync_directory(directory)
+}
+
+impl ObjectSource for Store {
+    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
+        if let Some(object) = self.cache.borrow_mut().get(offset) {
+            self.statistics.borrow_mut().cache_hits += 1;
+            return Ok(object);
+        }
+        let mut buffer = self.read_buffer.borrow_mut();
+        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
+        let object = pack::read_node(tag, &buffer[body_start..], offset).map_err(|error| {
+            self.corrupt(
+                offset + (body_start + error.body_offset_bytes) as u64,
+                error.kind,
+            )
+        })?;
+        drop(buffer);
+        let _ = object.hash.set(*hash);
+        let _ = object.offset.set(offset);
+        let size = estimated_size(&object);
+        let object = Arc::new(object);
+        self.cache.borrow_mut().insert(offset, object.clone(), size);
+        Ok(object)
+    }
+
+    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
+        let mut buffer = self.read_buffer.borrow_mut();
+        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
+        if tag != TAG_CONTENTS || (buffer.len() - body_start) as u64 != length_bytes {
+            return Err(self.corrupt(
+                offset,
+                CorruptionKind::UnexpectedObject("contents of the recorded length"),
+            ));
+        }
+        Ok(Arc::from(&buffer[body_start..]))
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        // Best effort: a store dropped without `close` still records its progress; errors here
+        // are not lost commits (those are durable already), only a longer scan on reopen.
+        if self.commits_since_checkpoint > 0 && !self.poisoned {
+            let _ = self.checkpoint();
+        }
+    }
+}

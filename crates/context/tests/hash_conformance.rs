@@ -1,0 +1,250 @@
+//! Conformance of the Tezos context hash: Tarides' vectors (../shared/testdata/context) and
+//! published single vectors, plus property tests that large directories hash canonically.
+
+// Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use kestrel_context::hash::{commit_hash, contents_hash, encode_flat_node, hash_encoding};
+use kestrel_context::ocaml_hash::ocaml_hash;
+use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, Tree};
+use proptest::prelude::*;
+
+fn hex_hash(text: &str) -> ContextHash {
+    ContextHash::try_from_text(text).expect("64 hex digits")
+}
+
+#[test]
+fn all_ocaml_hash_vectors() {
+    let Some(path) = kestrel_testdata::require("context/ocaml_hash.json", "all_ocaml_hash_vectors")
+    else {
+        return;
+    };
+    let cases: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let cases = cases.as_array().unwrap();
+    assert_eq!(cases.len(), 100);
+    for case in cases {
+        let s = case["s"].as_str().unwrap();
+        let seed = case["seed"].as_u64().unwrap() as u32;
+        let expected = case["ocaml_hash"].as_u64().unwrap() as u32;
+        assert_eq!(
+            ocaml_hash(seed, s.as_bytes()),
+            expected,
+            "{s:?} seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn all_flat_node_vectors() {
+    let Some(path) = kestrel_testdata::require("context/nodes.json", "all_flat_node_vectors")
+    else {
+        return;
+    };
+    let cases: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let cases = cases.as_array().unwrap();
+    assert_eq!(cases.len(), 100);
+    for case in cases {
+        let mut bindings: Vec<(Vec<u8>, Kind, ContextHash)> = case["bindings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|binding| {
+                let kind = match binding["kind"].as_str().unwrap() {
+                    "Tree" => Kind::Node,
+                    "Contents" => Kind::Contents,
+                    other => panic!("kind {other}"),
+                };
+                let hash = ContextHash::try_from_text(binding["hash"].as_str().unwrap()).unwrap();
+                (
+                    binding["name"].as_str().unwrap().as_bytes().to_vec(),
+                    kind,
+                    hash,
+                )
+            })
+            .collect();
+        bindings.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut encoding = Vec::new();
+        encode_flat_node(
+            &mut encoding,
+            bindings
+                .iter()
+                .map(|(name, kind, hash)| (&name[..], *kind, hash)),
+        );
+        assert_eq!(
+            hash_encoding(&encoding).to_base58(),
+            case["hash"].as_str().unwrap()
+        );
+    }
+}
+
+#[test]
+fn published_single_vectors() {
+    // A directory {"a": contents "\001"} and a parentless commit, as published with Tezedge's
+    // implementation of the same spec.
+    let tree = Tree::empty().with(&["a"], &[1]).unwrap();
+    assert_eq!(
+        contents_hash(&[1]),
+        hex_hash("407f958990678e2e9fb06758bc6520dae46d838d39948a4c51a5b19bd079293d")
+    );
+    assert_eq!(
+        tree.hash(),
+        hex_hash("d49a53323107f2ae40b01eaa4e9bec4d02801daf60bab82dc2529e40d40fa917")
+    );
+    let info = CommitInfo {
+        date_seconds: 0,
+        author: "Tezedge".into(),
+        message: "persist changes".into(),
+    };
+    let root = hex_hash("0d78b30e959c2a079e8ccb4ca19d428c95d29b2f02a35c1c58ef9c8972bc26aa");
+    assert_eq!(
+        commit_hash(&root, &[], &info),
+        hex_hash("e6de3fd37b1dc2b3c9d072ea67c2c5be1b55eeed9f5377b2bfc1228e6f9cb69b")
+    );
+}
+
+/// The hash a directory of `names -> contents(name)` must have, computed straight from the spec
+/// (flat up to 256 entries, `partition(0, X)` above), independently of the store's inode code.
+fn reference_directory_hash(names: &[Vec<u8>]) -> ContextHash {
+    let mut sorted: Vec<(Vec<u8>, ContextHash)> = names
+        .iter()
+        .map(|name| (name.clone(), contents_hash(name)))
+        .collect();
+    sorted.sort();
+    sorted.dedup_by(|a, b| a.0 == b.0);
+    let mut encoding = Vec::new();
+    if sorted.len() <= 256 {
+        encode_flat_node(
+            &mut encoding,
+            sorted
+                .iter()
+                .map(|(name, hash)| (&name[..], Kind::Contents, hash)),
+        );
+        return hash_encoding(&encoding);
+    }
+    reference_partition(0, &sorted)
+}
+
+fn reference_partition(depth: u32, entries: &[(Vec<u8>, ContextHash)]) -> ContextHash {
+    let mut encoding = Vec::new();
+    if entries.len() <= 32 {
+        kestrel_context::hash::encode_inode_value(
+            &mut encoding,
+            entries
+                .iter()
+                .map(|(name, hash)| (&name[..], Kind::Contents, hash)),
+        );
+        return hash_encoding(&encoding);
+    }
+    let mut pointers = Vec::new();
+    for index in 0..32u32 {
+        let bucket: Vec<_> = entries
+            .iter()
+            .filter(|(name, _)| ocaml_hash(depth, name) % 32 == index)
+            .cloned()
+            .collect();
+        if !bucket.is_empty() {
+            pointers.push((index as u8, reference_partition(depth + 1, &bucket)));
+        }
+    }
+    kestrel_context::hash::encode_inode_tree(
+        &mut encoding,
+        depth,
+        entries.len() as u64,
+        pointers.iter().map(|(index, hash)| (*index, hash)),
+    );
+    hash_encoding(&encoding)
+}
+
+fn build(names: &[Vec<u8>]) -> Tree {
+    let mut tree = Tree::empty();
+    for name in names {
+        tree = tree.add(&InMemory, &[name], name).unwrap();
+    }
+    tree
+}
+
+fn names_strategy(max: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
+    prop::collection::vec(prop::collection::vec(b'a'..=b'z', 1..12), 0..max)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn directories_hash_as_the_spec_says(names in names_strategy(900)) {
+        let tree = build(&names);
+        if names.is_empty() {
+            prop_assert!(tree.is_empty());
+        } else {
+            prop_assert_eq!(tree.hash(), reference_directory_hash(&names));
+        }
+    }
+
+    #[test]
+    fn insertion_and_removal_order_do_not_matter(
+        names in names_strategy(700),
+        extra in names_strategy(400),
+        seed in any::<u64>(),
+    ) {
+        // Add names then extra in one order, remove extra in a shuffled order: the tree must hash
+        // exactly like one built from the names left, directly.
+        let mut all: Vec<Vec<u8>> = names.iter().chain(extra.iter()).cloned().collect();
+        let mut state = seed | 1;
+        for index in (1..all.len()).rev() {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+            all.swap(index, (state % (index as u64 + 1)) as usize);
+        }
+        let mut tree = build(&all);
+        let kept: std::collections::BTreeSet<_> = names.iter().cloned().collect();
+        let mut removals: Vec<_> = extra.iter().filter(|name| !kept.contains(*name)).cloned().collect();
+        removals.reverse();
+        for name in &removals {
+            tree = tree.remove(&InMemory, &[name]).unwrap();
+        }
+        let direct = build(&names);
+        prop_assert_eq!(tree.hash(), direct.hash());
+        if !names.is_empty() {
+            prop_assert_eq!(tree.hash(), reference_directory_hash(&names));
+        }
+        prop_assert_eq!(tree.length(&InMemory, &[] as &[&str]).unwrap(), kept.len() as u64);
+    }
+}
+
+#[test]
+fn flat_up_to_256_and_inodes_above() {
+    for count in [1usize, 32, 33, 100, 255, 256, 257, 258, 1000, 5000] {
+        let names: Vec<Vec<u8>> = (0..count)
+            .map(|index| format!("n{index}").into_bytes())
+            .collect();
+        let tree = build(&names);
+        let mut flat = Vec::new();
+        let mut sorted: Vec<_> = names
+            .iter()
+            .map(|n| (n.clone(), contents_hash(n)))
+            .collect();
+        sorted.sort();
+        if count <= 256 {
+            encode_flat_node(
+                &mut flat,
+                sorted.iter().map(|(n, h)| (&n[..], Kind::Contents, h)),
+            );
+            assert_eq!(
+                tree.hash(),
+                hash_encoding(&flat),
+                "{count} entries hash flat"
+            );
+        } else {
+            assert_eq!(
+                tree.hash(),
+                reference_partition(0, &sorted),
+                "{count} entries hash as inodes"
+            );
+        }
+        // Shrinking back below the threshold returns to the flat hash.
+        let mut shrunk = tree.clone();
+        for name in names.iter().skip(200) {
+            shrunk = shrunk.remove(&InMemory, &[name]).unwrap();
+        }
+        assert_eq!(shrunk.hash(), build(&names[..count.min(200)]).hash());
+    }
+}

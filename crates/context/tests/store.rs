@@ -1,0 +1,386 @@
+//! The store on disk: reopen-and-rehash, every truncation of the pack tail, corrupted files giving
+//! typed errors, and a writer process killed with SIGKILL at random points.
+
+// Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use kestrel_context::{
+    CommitInfo, ContextError, ContextHash, Store, StoreOptions, SyncMode, Tree, PACK_FILE_NAME,
+};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn temporary_directory(name: &str) -> PathBuf {
+    let directory = std::env::temp_dir().join(format!(
+        "kestrel-context-test-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&directory);
+    directory
+}
+
+fn info(level: u64) -> CommitInfo {
+    CommitInfo {
+        date_seconds: 1_600_000_000 + level as i64,
+        author: "Tezos".into(),
+        message: format!("lvl {level}"),
+    }
+}
+
+fn key(level: u64, index: u64) -> [String; 4] {
+    [
+        "data".into(),
+        "contracts".into(),
+        format!(
+            "{:016x}",
+            level.wrapping_mul(7919).wrapping_add(index) % 5000
+        ),
+        "balance".into(),
+    ]
+}
+
+fn value(level: u64, index: u64) -> Vec<u8> {
+    let length = if index.is_multiple_of(97) {
+        3000
+    } else {
+        8 + (index % 40) as usize
+    };
+    (0..length)
+        .map(|position| (level as usize * 31 + index as usize + position) as u8)
+        .collect()
+}
+
+/// Applies block `level`'s changes (300 adds into a large directory, a few removals) to `tree`.
+fn block(store: &Store, tree: &Tree, level: u64) -> Tree {
+    let mut tree = tree.clone();
+    for index in 0..300 {
+        tree = tree
+            .add(store, &key(level, index), &value(level, index))
+            .unwrap();
+    }
+    for index in 0..3 {
+        tree = tree
+            .remove(store, &key(level.wrapping_sub(1), index * 11))
+            .unwrap();
+    }
+    tree.add(store, &["blocks", &level.to_string()], &level.to_be_bytes())
+        .unwrap()
+}
+
+#[test]
+fn reopen_gives_the_same_trees_and_hashes() {
+    let directory = temporary_directory("reopen");
+    let mut expected = Vec::new();
+    {
+        let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+        let mut tree = Tree::empty();
+        let mut parent: Vec<ContextHash> = Vec::new();
+        for level in 0..6 {
+            tree = block(&store, &tree, level);
+            let hash = store.commit(&tree, &parent, &info(level)).unwrap();
+            expected.push((hash, tree.hash(), tree.clone()));
+            parent = vec![hash];
+            // Checkout right after commit reads back through the cache.
+            let checked_out = store.checkout(&hash).unwrap().unwrap();
+            assert_eq!(checked_out.hash(), tree.hash());
+        }
+        store.close().unwrap();
+    }
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.commit_count(), 6);
+    assert_eq!(store.head(), Some(expected[5].0));
+    for (level, (commit, tree_hash, memory_tree)) in expected.iter().enumerate() {
+        let tree = store.checkout(commit).unwrap().unwrap();
+        assert_eq!(tree.hash(), *tree_hash);
+        let record = store.commit_record(commit).unwrap().unwrap();
+        assert_eq!(record.info, info(level as u64));
+        for index in [0u64, 1, 97, 150, 299] {
+            let key = key(level as u64, index);
+            assert_eq!(
+                tree.find(&store, &key).unwrap().map(|bytes| bytes.to_vec()),
+                memory_tree
+                    .find(&store, &key)
+                    .unwrap()
+                    .map(|bytes| bytes.to_vec()),
+            );
+        }
+        // Rehash from disk, bottom up: rebuild the tree from its listing and compare.
+        let listing = tree.list(&store, &["data", "contracts"]).unwrap();
+        assert_eq!(
+            listing.len() as u64,
+            tree.length(&store, &["data", "contracts"]).unwrap()
+        );
+        let mut rebuilt = Tree::empty();
+        for (name, _) in &listing {
+            let subtree = tree
+                .find_tree(&store, &["data".as_bytes(), b"contracts", name])
+                .unwrap()
+                .unwrap();
+            rebuilt = rebuilt.add_tree(&store, &[name], &subtree).unwrap();
+        }
+        assert_eq!(
+            rebuilt.hash(),
+            tree.find_tree(&store, &["data", "contracts"])
+                .unwrap()
+                .unwrap()
+                .hash()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[test]
+fn every_truncation_of_the_pack_opens_with_the_commits_it_holds() {
+    let directory = temporary_directory("truncate");
+    let mut ends = Vec::new();
+    let mut hashes = Vec::new();
+    {
+        let mut store = Store::open(
+            &directory,
+            StoreOptions {
+                sync_mode: SyncMode::Checkpoints,
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
+        let mut tree = Tree::empty();
+        for level in 0..3u64 {
+            for index in 0..40 {
+                tree = tree
+                    .add(&store, &key(level, index), &value(level, index))
+                    .unwrap();
+            }
+            let parents: Vec<_> = hashes.last().copied().into_iter().collect();
+            hashes.push(store.commit(&tree, &parents, &info(level)).unwrap());
+            ends.push(store.pack_length_bytes());
+        }
+        // Simulate a crash: no checkpoint, the control file still says "empty store".
+        std::mem::forget(store);
+    }
+    let pristine: Vec<(String, Vec<u8>)> = std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read(entry.path()).unwrap(),
+            )
+        })
+        .collect();
+    let full_length = *ends.last().unwrap();
+    let step = ((full_length - 16) / 400).max(1);
+    let mut length = 16;
+    while length <= full_length {
+        let copy = directory.with_extension(format!("t{length}"));
+        std::fs::create_dir_all(&copy).unwrap();
+        for (name, bytes) in &pristine {
+            let bytes = if name == PACK_FILE_NAME {
+                &bytes[..length as usize]
+            } else {
+                &bytes[..]
+            };
+            std::fs::write(copy.join(name), bytes).unwrap();
+        }
+        let store = Store::open(&copy, StoreOptions::default()).unwrap();
+        let durable = ends.iter().filter(|end| **end <= length).count();
+        assert_eq!(store.commit_count(), durable, "pack cut at {length}");
+        for hash in &hashes[..durable] {
+            let tree = store.checkout(hash).unwrap().unwrap();
+            assert!(tree.mem_tree(&store, &["data"]).unwrap());
+        }
+        drop(store);
+        // Reopening again after the repair gives the same store.
+        assert_eq!(
+            Store::open(&copy, StoreOptions::default())
+                .unwrap()
+                .commit_count(),
+            durable
+        );
+        let _ = std::fs::remove_dir_all(&copy);
+        length += if ends.iter().any(|end| end.abs_diff(length) < 3) {
+            1
+        } else {
+            step
+        };
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+fn check_error_names_file(error: &ContextError) {
+    let text = error.to_string();
+    assert!(
+        matches!(error, ContextError::Corrupt { .. }) && text.contains("offset"),
+        "{text}"
+    );
+}
+
+#[test]
+fn corrupted_files_give_typed_errors() {
+    let directory = temporary_directory("corrupt");
+    {
+        let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+        let tree = block(&store, &Tree::empty(), 1);
+        store.commit(&tree, &[], &info(1)).unwrap();
+        store.close().unwrap();
+    }
+    let cases: &[(&str, usize, u8)] = &[
+        ("store.control", 0, b'X'),
+        ("store.control", 20, 0xff),
+        ("store.pack", 0, b'X'),
+        ("store.pack", 9, 7),
+        ("store.index", 0, b'X'),
+    ];
+    for (name, position, byte) in cases {
+        let path = directory.join(name);
+        let original = std::fs::read(&path).unwrap();
+        let mut bad = original.clone();
+        bad[*position] = *byte;
+        std::fs::write(&path, &bad).unwrap();
+        let error = Store::open(&directory, StoreOptions::default())
+            .err()
+            .expect("must fail");
+        check_error_names_file(&error);
+        assert!(error.to_string().contains(name), "{error}");
+        std::fs::write(&path, &original).unwrap();
+    }
+    // Flipping bytes inside objects: opening works (the checkpoint covers them), reading gives
+    // a typed error or, if the flip lands in a value, different bytes; never a panic.
+    let pack_path = directory.join(PACK_FILE_NAME);
+    let original = std::fs::read(&pack_path).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..300 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let position = 16 + (state % (original.len() as u64 - 16)) as usize;
+        let mut bad = original.clone();
+        bad[position] ^= 1 << (state >> 60 & 7);
+        std::fs::write(&pack_path, &bad).unwrap();
+        if let Ok(store) = Store::open(&directory, StoreOptions::default()) {
+            if let Ok(Some(tree)) = store.checkout(&store.head().unwrap()) {
+                walk_everything(&store, &tree);
+            }
+        }
+    }
+    std::fs::write(&pack_path, &original).unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Reads every entry of `tree`; errors are fine, panics are not.
+fn walk_everything(store: &Store, tree: &Tree) {
+    let mut pending: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
+    while let Some(key) = pending.pop() {
+        let Ok(entries) = tree.list(store, &key) else {
+            continue;
+        };
+        for (name, kind) in entries {
+            let mut child = key.clone();
+            child.push(name);
+            match kind {
+                kestrel_context::Kind::Node => pending.push(child),
+                kestrel_context::Kind::Contents => {
+                    let _ = tree.find(store, &child);
+                }
+            }
+        }
+    }
+}
+
+const CRASH_CHILD_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_CHILD";
+
+/// Entry point of the writer process the crash test kills (does nothing in a normal run): it
+/// commits blocks forever, printing `durable <level> <commit hex>` after each commit returns.
+#[test]
+fn crash_writer_process() {
+    let Some(directory) = std::env::var_os(CRASH_CHILD_VARIABLE) else {
+        return;
+    };
+    let mut store = Store::open(Path::new(&directory), StoreOptions::default()).unwrap();
+    let (mut level, mut tree, mut parents) = match store.head() {
+        None => (0, Tree::empty(), Vec::new()),
+        Some(head) => {
+            let tree = store.checkout(&head).unwrap().unwrap();
+            let level = u64::from_be_bytes(
+                tree.find(&store, &["last"]).unwrap().unwrap()[..]
+                    .try_into()
+                    .unwrap(),
+            ) + 1;
+            (level, tree, vec![head])
+        }
+    };
+    loop {
+        tree = block(&store, &tree, level);
+        tree = tree.add(&store, &["last"], &level.to_be_bytes()).unwrap();
+        let hash = store.commit(&tree, &parents, &info(level)).unwrap();
+        println!("durable {level} {}", hash.to_hex());
+        parents = vec![hash];
+        level += 1;
+    }
+}
+
+#[test]
+fn killing_the_writer_loses_no_durable_commit() {
+    let directory = temporary_directory("crash");
+    let executable = std::env::current_exe().unwrap();
+    let mut durable: Vec<(u64, ContextHash)> = Vec::new();
+    // Kill delays in milliseconds after the first durable commit of each round.
+    for (round, delay_milliseconds) in [3u64, 41, 0, 17, 88, 9, 130, 1, 55, 23].iter().enumerate() {
+        let mut child = Command::new(&executable)
+            .args([
+                "--exact",
+                "crash_writer_process",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD_VARIABLE, &directory)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("durable ") {
+                    let mut parts = rest.split(' ');
+                    let level: u64 = parts.next().unwrap().parse().unwrap();
+                    let hash = ContextHash::try_from_text(parts.next().unwrap()).unwrap();
+                    if sender.send((level, hash)).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        // Wait for one durable commit so each round makes progress, then kill at the delay.
+        let first = receiver
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("child commits");
+        durable.push(first);
+        std::thread::sleep(std::time::Duration::from_millis(*delay_milliseconds));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        durable.extend(receiver.try_iter());
+        let store = Store::open(&directory, StoreOptions::default())
+            .unwrap_or_else(|error| panic!("round {round}: reopen failed: {error}"));
+        for (level, hash) in &durable {
+            let tree = store
+                .checkout(hash)
+                .unwrap()
+                .unwrap_or_else(|| panic!("round {round}: durable commit {level} lost"));
+            let last = tree.find(&store, &["last"]).unwrap().unwrap();
+            assert_eq!(&last[..], &level.to_be_bytes());
+            assert_eq!(
+                tree.find(&store, &key(*level, 5))
+                    .unwrap()
+                    .unwrap()
+                    .to_vec(),
+                value(*level, 5)
+            );
+        }
+    }
+    assert!(durable.len() >= 10);
+    let _ = std::fs::remove_dir_all(&directory);
+}
