@@ -80,12 +80,12 @@ fn convert_between_every_form() {
     let binary_hex = "020000000e0320084303620001000000024078";
     let json =
         r#"[{"prim":"DROP"},{"prim":"PUSH","args":[{"prim":"nat"},{"int":"1"}],"annots":["@x"]}]"#;
-    let _ = binary_hex;
-    let (code, binary, stderr) = run(
+    check(
         &["micheline", "convert", "--from", "text", "--to", "binary"],
         text,
+        0,
+        &format!("{binary_hex}\n"),
     );
-    assert_eq!(code, 0, "{stderr}");
     check(
         &[
             "micheline",
