@@ -118,10 +118,10 @@ fn convert_between_every_form() {
 #[test]
 fn errors_give_positions_and_exit_codes() {
     check_error(
-        &["micheline", "pack", "{ DROP ;\n  $ }"],
+        &["micheline", "pack", "{ DROP ;\n  ~ }"],
         "",
         1,
-        "error: At line 2 characters 2 to 3, unexpected character '$'",
+        "error: At line 2 characters 2 to 3, unexpected character '~'",
     );
     check_error(
         &["micheline", "unpack", "0503ff"],
