@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod micheline;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +26,18 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// Micheline expressions: pack, unpack, convert between text, binary and JSON, hash.
+    Micheline {
+        #[command(subcommand)]
+        command: micheline::MichelineCommand,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Micheline { command } => micheline::run(command),
     };
     match result {
         Ok(code) => code,

@@ -56,6 +56,8 @@ pub enum ParseErrorKind {
     UnexpectedEnd,
     /// An annotation after a primitive's arguments or on a non-primitive.
     MisplacedAnnotation,
+    /// An annotation longer than [`crate::binary::MAX_ANNOTATION_LENGTH_BYTES`] (255) bytes.
+    AnnotationTooLong,
     /// Nesting deeper than [`Limits::max_depth`].
     TooDeep,
     /// More nodes than [`Limits::max_node_count`].
@@ -101,6 +103,7 @@ impl fmt::Display for ParseErrorKind {
             ParseErrorKind::UnexpectedToken(token) => write!(f, "unexpected {token}"),
             ParseErrorKind::UnexpectedEnd => f.write_str("unexpected end of input"),
             ParseErrorKind::MisplacedAnnotation => f.write_str("misplaced annotation"),
+            ParseErrorKind::AnnotationTooLong => f.write_str("annotation longer than 255 bytes"),
             ParseErrorKind::TooDeep => f.write_str("expression nested too deeply"),
             ParseErrorKind::TooManyNodes => f.write_str("expression has too many nodes"),
             ParseErrorKind::Empty => f.write_str("empty expression"),
@@ -528,11 +531,18 @@ impl<'a> Parser<'a> {
             b'"' => self.lex_string()?,
             b'0' if self.peek_byte(1) == Some(b'x') => self.lex_bytes()?,
             b'-' | b'0'..=b'9' => self.lex_int()?,
-            b'@' | b':' | b'%' => {
+            // Octez's lexer starts annotations with any of these seven sigils.
+            b'@' | b':' | b'%' | b'$' | b'&' | b'!' | b'?' => {
                 self.position += 1;
                 self.take_while(|b| {
                     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@')
                 });
+                if self.position - start > crate::binary::MAX_ANNOTATION_LENGTH_BYTES {
+                    return Err(ParseError::new(
+                        ParseErrorKind::AnnotationTooLong,
+                        Span::new(start, self.position),
+                    ));
+                }
                 Token::Annot(self.source[start..self.position].to_string())
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
@@ -764,10 +774,16 @@ mod tests {
         check_error("()", ParseErrorKind::Empty);
         check_error("\"\\q\"", ParseErrorKind::InvalidEscape('q'));
         check_error("Pair 1 @x", ParseErrorKind::MisplacedAnnotation);
-        let error = parse_expression("{ DROP ;\n  $ }").expect_err("bad char");
+        check_error(
+            &format!("CAR @{}", "a".repeat(255)),
+            ParseErrorKind::AnnotationTooLong,
+        );
+        assert!(parse_expression(&format!("CAR @{}", "a".repeat(254))).is_ok());
+        assert!(parse_expression("CAR $a &b !c ?d").is_ok());
+        let error = parse_expression("{ DROP ;\n  ~ }").expect_err("bad char");
         assert_eq!(
-            error.describe("{ DROP ;\n  $ }"),
-            "At line 2 characters 2 to 3, unexpected character '$'"
+            error.describe("{ DROP ;\n  ~ }"),
+            "At line 2 characters 2 to 3, unexpected character '~'"
         );
     }
 

@@ -30,7 +30,7 @@ fn prim_name_strategy() -> impl Strategy<Value = kestrel_micheline::PrimName> {
 }
 
 fn annots_strategy() -> impl Strategy<Value = Vec<String>> {
-    proptest::collection::vec("[@:%][a-zA-Z0-9_.]{0,12}", 0..3)
+    proptest::collection::vec("[@:%$&!?][a-zA-Z0-9_.%@]{0,12}", 0..3)
 }
 
 fn node_strategy() -> impl Strategy<Value = Node> {
