@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod context;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +26,16 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// The context store: Tezos context hashes, commits, replay benchmark.
+    #[command(subcommand)]
+    Context(context::ContextCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Context(command) => context::run(command),
     };
     match result {
         Ok(code) => code,

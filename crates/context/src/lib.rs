@@ -18,6 +18,7 @@ pub mod ocaml_hash;
 pub mod pack;
 mod store;
 mod tree;
+pub mod workload;
 
 pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};
