@@ -64,6 +64,12 @@ pub enum ContextCommand {
         /// Object cache budget in MiB.
         #[arg(long, default_value_t = 96)]
         cache_mib: usize,
+        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload.
+        #[arg(long, conflicts_with = "write_trace")]
+        trace: Option<PathBuf>,
+        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
+        #[arg(long)]
+        write_trace: Option<PathBuf>,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -90,6 +96,8 @@ pub fn run(command: ContextCommand) -> CommandResult {
             store,
             no_sync,
             cache_mib,
+            trace,
+            write_trace,
             json,
         } => {
             let options = ReplayOptions {
@@ -106,6 +114,12 @@ pub fn run(command: ContextCommand) -> CommandResult {
                     cache_budget_bytes: cache_mib << 20,
                 },
             };
+            if let Some(output) = write_trace {
+                return write_trace_file(&options, &output);
+            }
+            if let Some(input) = trace {
+                return replay_trace_file(&options, &input, store, json);
+            }
             replay(&options, store, json)
         }
     }
@@ -329,6 +343,109 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             "disk:            {:.1} MiB, {:.0} bytes per block after genesis",
             report.disk_bytes as f64 / 1048576.0,
             report.disk_bytes_per_block()
+        );
+        if let Some(head) = report.head {
+            println!("head:            {head}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
+    let file = std::fs::File::create(output)
+        .map_err(|error| format!("create {}: {error}", output.display()))?;
+    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
+        .map_err(|error| format!("write {}: {error}", output.display()))?;
+    kestrel_context::trace::write_synthetic_trace(
+        &mut writer,
+        options.seed,
+        options.initial_contracts,
+        options.blocks,
+        options.operations_per_block,
+    )
+    .map_err(|error| error.to_string())?;
+    writer
+        .finish()
+        .map_err(|error| format!("write {}: {error}", output.display()))?;
+    println!(
+        "wrote {} blocks of {} operations to {}",
+        options.blocks,
+        options.operations_per_block,
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay_trace_file(
+    options: &ReplayOptions,
+    input: &Path,
+    store: Option<PathBuf>,
+    json: bool,
+) -> CommandResult {
+    let (directory, temporary) = match store {
+        Some(directory) => (directory, false),
+        None => (
+            std::env::temp_dir().join(format!("kestrel-trace-replay-{}", std::process::id())),
+            true,
+        ),
+    };
+    let file =
+        std::fs::File::open(input).map_err(|error| format!("open {}: {error}", input.display()))?;
+    let result = (|| {
+        let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
+        let mut reader = kestrel_context::trace::TraceReader::try_new(
+            std::io::BufReader::new(file),
+            input.to_path_buf(),
+        )?;
+        let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;
+        store.close()?;
+        Ok::<_, kestrel_context::ContextError>(report)
+    })();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+    let report = result.map_err(|error| error.to_string())?;
+    let as_replay = workload::ReplayReport {
+        blocks: report.commits,
+        operations_per_block: 0,
+        genesis_milliseconds: 0.0,
+        block_nanoseconds: report.block_nanoseconds.clone(),
+        reads_found: 0,
+        disk_bytes: 0,
+        genesis_disk_bytes: 0,
+        head: report.head,
+        statistics: Default::default(),
+    };
+    let summary = as_replay.summary();
+    let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;
+    if json {
+        print_json(&serde_json::json!({
+            "trace": input.display().to_string(),
+            "commits": report.commits,
+            "rows": report.rows,
+            "read_mismatches": report.read_mismatches,
+            "block_ms_mean": summary.mean_milliseconds,
+            "block_ms_sd": summary.standard_deviation_milliseconds,
+            "block_ms_p99": summary.p99_milliseconds,
+            "block_ms_max": summary.max_milliseconds,
+            "rows_per_second": report.rows as f64 / seconds.max(1e-9),
+            "peak_rss_bytes": workload::peak_resident_bytes(),
+            "head": report.head.map(|hash| hash.to_base58()),
+        }));
+    } else {
+        println!(
+            "replayed {} ({} commits, {} rows, {} read mismatches)",
+            input.display(),
+            report.commits,
+            report.rows,
+            report.read_mismatches
+        );
+        println!(
+            "block time:      {:.3} ± {:.3} ms (p99 {:.3} ms, max {:.3} ms)",
+            summary.mean_milliseconds,
+            summary.standard_deviation_milliseconds,
+            summary.p99_milliseconds,
+            summary.max_milliseconds
         );
         if let Some(head) = report.head {
             println!("head:            {head}");

@@ -17,6 +17,7 @@ mod node;
 pub mod ocaml_hash;
 pub mod pack;
 mod store;
+pub mod trace;
 mod tree;
 pub mod workload;
 
