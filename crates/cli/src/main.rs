@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod micheline;
+mod context;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,9 @@ enum Area {
         #[command(subcommand)]
         command: micheline::MichelineCommand,
     },
+    /// The context store: Tezos context hashes, commits, replay benchmark.
+    #[command(subcommand)]
+    Context(context::ContextCommand),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
         Area::Micheline { command } => micheline::run(command),
+        Area::Context(command) => context::run(command),
     };
     match result {
         Ok(code) => code,

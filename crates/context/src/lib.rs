@@ -17,7 +17,16 @@ mod node;
 pub mod ocaml_hash;
 pub mod pack;
 mod store;
+/// The store's file names and index format constants (docs/formats/control-file.md).
+pub mod store_constants {
+    pub use crate::store::{
+        CHECKPOINT_INTERVAL_COMMITS, CONTROL_FILE_NAME, INDEX_FILE_NAME, INDEX_HEADER_BYTES,
+        INDEX_MAGIC, INDEX_RECORD_BYTES, INDEX_VERSION, PACK_FILE_NAME,
+    };
+}
+pub mod trace;
 mod tree;
+pub mod workload;
 
 pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};

@@ -118,7 +118,14 @@ struct Cache {
     old: MixMap<u64, (Arc<NodeObject>, usize)>,
     young_bytes: usize,
     budget_bytes: usize,
+    /// Objects evicted but not yet freed: freeing a whole generation at once would stall one
+    /// block for hundreds of milliseconds, so each insertion frees a few.
+    retired: Vec<Arc<NodeObject>>,
 }
+
+/// Evicted objects freed per cache insertion (more than one, so the backlog always drains before
+/// the next generation retires).
+const RETIRED_FREED_PER_INSERT: usize = 4;
 
 impl Cache {
     fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
@@ -133,8 +140,15 @@ impl Cache {
     fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
         self.young_bytes += size;
         self.young.insert(offset, (object, size));
+        for _ in 0..RETIRED_FREED_PER_INSERT {
+            if self.retired.pop().is_none() {
+                break;
+            }
+        }
         if self.young_bytes > self.budget_bytes / 2 {
-            self.old = std::mem::take(&mut self.young);
+            let old = std::mem::replace(&mut self.old, std::mem::take(&mut self.young));
+            self.retired
+                .extend(old.into_values().map(|(object, _)| object));
             self.young_bytes = 0;
         }
     }
@@ -197,6 +211,12 @@ pub struct Store {
     hash_buffer: Vec<u8>,
     options: StoreOptions,
     commits_since_checkpoint: u32,
+    /// The tree of the last commit, kept in memory so the next block starts from it without
+    /// reloading; dropped when the bytes written since it was started exceed half the cache budget
+    /// (its memory objects keep everything they reach alive).
+    last_commit: Option<(ContextHash, Tree)>,
+    /// Pack bytes written since `last_commit` began to be retained.
+    retained_bytes: u64,
     /// Set when a write failed half-way: offsets handed to memory objects may point at bytes
     /// that never reached the file, so the store refuses further commits.
     poisoned: bool,
@@ -381,7 +401,10 @@ impl Store {
                 old: MixMap::default(),
                 young_bytes: 0,
                 budget_bytes: options.cache_budget_bytes,
+                retired: Vec::new(),
             }),
+            last_commit: None,
+            retained_bytes: 0,
             statistics: RefCell::new(StoreStatistics::default()),
             read_buffer: RefCell::new(Vec::new()),
             write_buffer: Vec::new(),
@@ -607,6 +630,11 @@ impl Store {
 
     /// The tree of commit `hash`, or `None` if the store does not have it.
     pub fn checkout(&self, hash: &ContextHash) -> Result<Option<Tree>, ContextError> {
+        if let Some((last, tree)) = &self.last_commit {
+            if last == hash {
+                return Ok(Some(tree.clone()));
+            }
+        }
         let Some(&offset) = self.commits.get(hash) else {
             return Ok(None);
         };
@@ -692,8 +720,20 @@ impl Store {
             self.statistics.borrow_mut().pack_syncs += 1;
         }
         self.pack_length_bytes += self.write_buffer.len() as u64;
+        self.retained_bytes += self.write_buffer.len() as u64;
         self.write_buffer.clear();
         self.poisoned = false;
+        if self.retained_bytes > (self.options.cache_budget_bytes / 2) as u64 {
+            self.last_commit = None;
+            self.retained_bytes = 0;
+        } else {
+            self.last_commit = Some((
+                hash,
+                Tree {
+                    root: Some(Value::Node(root.clone())),
+                },
+            ));
+        }
         self.append_index_record(&hash, commit_offset)?;
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
@@ -704,9 +744,7 @@ impl Store {
     }
 
     /// Appends every memory object below `root` that has no offset yet (children first, with an
-    /// explicit stack) to the write buffer; returns the root's offset. Each written object also
-    /// enters the cache in its stored form (children as offsets), so the cache never holds
-    /// in-memory subtrees alive.
+    /// explicit stack) to the write buffer; returns the root's offset.
     fn write_tree(&mut self, root: &NodeRef) -> Result<u64, ContextError> {
         let root = match root {
             NodeRef::Stored { offset, .. } => return Ok(*offset),
@@ -758,11 +796,6 @@ impl Store {
             pack::write_node(&mut self.write_buffer, &top);
             let _ = top.offset.set(offset);
             written += 1;
-            let stored = stored_form(&top);
-            let size = estimated_size(&stored);
-            self.cache
-                .borrow_mut()
-                .insert(offset, Arc::new(stored), size);
         }
         self.statistics.borrow_mut().objects_written += written;
         Ok(*root.offset.get().expect("written above"))
@@ -790,50 +823,6 @@ fn check_names(root: &NodeRef) -> Result<(), ContextError> {
         for_each_memory_child(&object, |child| stack.push(child.clone()));
     }
     Ok(())
-}
-
-/// A copy of a written object whose memory children are replaced by their stored locations.
-fn stored_form(object: &NodeObject) -> NodeObject {
-    let store_ref = |node: &NodeRef| match node {
-        NodeRef::Memory(_) => {
-            let (offset, hash) = pack::stored_location(node);
-            NodeRef::Stored { offset, hash }
-        }
-        stored => stored.clone(),
-    };
-    let store_entries = |entries: &Vec<Entry>| {
-        entries
-            .iter()
-            .map(|entry| Entry {
-                name: entry.name.clone(),
-                value: match &entry.value {
-                    Value::Node(node) => Value::Node(store_ref(node)),
-                    contents => contents.clone(),
-                },
-            })
-            .collect()
-    };
-    let body = match &object.body {
-        NodeBody::Flat(entries) => NodeBody::Flat(store_entries(entries)),
-        NodeBody::Values(entries) => NodeBody::Values(store_entries(entries)),
-        NodeBody::Tree {
-            depth,
-            length,
-            pointers,
-        } => NodeBody::Tree {
-            depth: *depth,
-            length: *length,
-            pointers: pointers
-                .iter()
-                .map(|(index, pointer)| (*index, store_ref(pointer)))
-                .collect(),
-        },
-    };
-    NodeObject {
-        body,
-        hash: object.hash.clone(),
-        offset: object.offset.clone(),
-    }
 }
 
 /// Replaces the control file atomically: temporary file, fsync, rename, fsync of the directory.

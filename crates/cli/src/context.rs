@@ -1,0 +1,455 @@
+//! `kestrel context ...`: Tezos context hashes of files and directories, commit hashes, and the
+//! replay benchmark of the context store (crates/context).
+
+use crate::output::{print_json, CommandResult};
+use clap::Subcommand;
+use kestrel_context::workload::{self, ReplayOptions};
+use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, StoreOptions, SyncMode, Tree};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The verbs of `kestrel context`.
+#[derive(Subcommand)]
+pub enum ContextCommand {
+    /// Print the Tezos context hash of a file (as contents) or a directory (as a tree).
+    Hash {
+        /// The file or directory.
+        path: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the hash of a commit of a tree with parents and metadata.
+    CommitHash {
+        /// The root tree's hash (`Co...` or 64 hex digits).
+        #[arg(long)]
+        tree: String,
+        /// A parent commit's hash (repeatable).
+        #[arg(long)]
+        parent: Vec<String>,
+        /// The commit date, in seconds since the epoch.
+        #[arg(long, allow_negative_numbers = true)]
+        date: i64,
+        /// The author.
+        #[arg(long)]
+        author: String,
+        /// The message.
+        #[arg(long)]
+        message: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay the synthetic Tezos-like workload against a fresh store and report block times.
+    Replay {
+        /// Blocks to replay after genesis.
+        #[arg(long, default_value_t = 1000)]
+        blocks: u64,
+        /// Operations per block (386: early mainnet; 811: the 2018-2021 average).
+        #[arg(long, default_value_t = workload::OPERATIONS_PER_BLOCK_EARLY)]
+        ops_per_block: u32,
+        /// Workload seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Contracts under data/contracts/index at genesis.
+        #[arg(long, default_value_t = workload::INITIAL_CONTRACTS_DEFAULT)]
+        initial_contracts: u64,
+        /// Store directory (must be empty or absent); default: a temporary directory, removed.
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// Sync the pack only at checkpoints instead of after every commit (Irmin's behaviour).
+        #[arg(long)]
+        no_sync: bool,
+        /// Object cache budget in MiB.
+        #[arg(long, default_value_t = 96)]
+        cache_mib: usize,
+        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload.
+        #[arg(long, conflicts_with = "write_trace")]
+        trace: Option<PathBuf>,
+        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
+        #[arg(long)]
+        write_trace: Option<PathBuf>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `kestrel context` verb.
+pub fn run(command: ContextCommand) -> CommandResult {
+    match command {
+        ContextCommand::Hash { path, json } => hash(&path, json),
+        ContextCommand::CommitHash {
+            tree,
+            parent,
+            date,
+            author,
+            message,
+            json,
+        } => commit_hash(&tree, &parent, date, author, message, json),
+        ContextCommand::Replay {
+            blocks,
+            ops_per_block,
+            seed,
+            initial_contracts,
+            store,
+            no_sync,
+            cache_mib,
+            trace,
+            write_trace,
+            json,
+        } => {
+            let options = ReplayOptions {
+                blocks,
+                operations_per_block: ops_per_block,
+                seed,
+                initial_contracts,
+                store_options: StoreOptions {
+                    sync_mode: if no_sync {
+                        SyncMode::Checkpoints
+                    } else {
+                        SyncMode::EveryCommit
+                    },
+                    cache_budget_bytes: cache_mib << 20,
+                },
+            };
+            if let Some(output) = write_trace {
+                return write_trace_file(&options, &output);
+            }
+            if let Some(input) = trace {
+                return replay_trace_file(&options, &input, store, json);
+            }
+            replay(&options, store, json)
+        }
+    }
+}
+
+/// Builds the tree of a directory with an explicit stack (no recursion on the directory depth).
+fn tree_of_directory(root: &Path) -> Result<(Tree, u64), String> {
+    let mut tree = Tree::empty();
+    let mut files = 0u64;
+    let mut pending: Vec<(PathBuf, Vec<Vec<u8>>)> = vec![(root.to_path_buf(), Vec::new())];
+    while let Some((directory, key)) = pending.pop() {
+        let entries = std::fs::read_dir(&directory)
+            .map_err(|error| format!("read {}: {error}", directory.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|error| format!("read {}: {error}", directory.display()))?;
+            let path = entry.path();
+            let metadata = std::fs::symlink_metadata(&path)
+                .map_err(|error| format!("stat {}: {error}", path.display()))?;
+            let mut child = key.clone();
+            child.push(entry.file_name().as_encoded_bytes().to_vec());
+            if metadata.is_dir() {
+                pending.push((path, child));
+            } else if metadata.is_file() {
+                let bytes = std::fs::read(&path)
+                    .map_err(|error| format!("read {}: {error}", path.display()))?;
+                tree = tree
+                    .add(&InMemory, &child, &bytes)
+                    .map_err(|error| error.to_string())?;
+                files += 1;
+            } else {
+                return Err(format!(
+                    "{}: only files and directories can be hashed",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok((tree, files))
+}
+
+fn hash(path: &Path, json: bool) -> CommandResult {
+    let metadata =
+        std::fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let (hash, kind, files) = if metadata.is_dir() {
+        let (tree, files) = tree_of_directory(path)?;
+        (tree.hash(), Kind::Node, files)
+    } else {
+        let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        (Tree::of_contents(&bytes).hash(), Kind::Contents, 1)
+    };
+    let kind_name = match kind {
+        Kind::Contents => "contents",
+        Kind::Node => "tree",
+    };
+    if json {
+        print_json(&serde_json::json!({
+            "path": path.display().to_string(),
+            "kind": kind_name,
+            "files": files,
+            "hash": hash.to_base58(),
+            "hex": hash.to_hex(),
+        }));
+    } else {
+        println!("{}", hash.to_base58());
+        println!("hex:  {}", hash.to_hex());
+        println!("kind: {kind_name} ({files} file(s))");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_hash(text: &str, what: &str) -> Result<ContextHash, String> {
+    ContextHash::try_from_text(text)
+        .ok_or_else(|| format!("{what} {text:?} is neither a Co... hash nor 64 hex digits"))
+}
+
+fn commit_hash(
+    tree: &str,
+    parents: &[String],
+    date_seconds: i64,
+    author: String,
+    message: String,
+    json: bool,
+) -> CommandResult {
+    let tree = parse_hash(tree, "--tree")?;
+    let parents = parents
+        .iter()
+        .map(|parent| parse_hash(parent, "--parent"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let info = CommitInfo {
+        date_seconds,
+        author,
+        message,
+    };
+    let hash = kestrel_context::hash::commit_hash(&tree, &parents, &info);
+    if json {
+        print_json(&serde_json::json!({ "hash": hash.to_base58(), "hex": hash.to_hex() }));
+    } else {
+        println!("{}", hash.to_base58());
+        println!("hex:  {}", hash.to_hex());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+struct Progress {
+    total: u64,
+    enabled: bool,
+    last_percent: u64,
+    start: std::time::Instant,
+}
+
+impl Progress {
+    fn new(total: u64) -> Progress {
+        Progress {
+            total,
+            enabled: std::io::stderr().is_terminal(),
+            last_percent: u64::MAX,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    fn update(&mut self, done: u64) {
+        if !self.enabled {
+            return;
+        }
+        let percent = done * 100 / self.total.max(1);
+        if percent == self.last_percent && done != self.total {
+            return;
+        }
+        self.last_percent = percent;
+        let width = 40;
+        let filled = (percent as usize * width / 100).min(width);
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let remaining = if done > 0 {
+            elapsed / done as f64 * (self.total - done) as f64
+        } else {
+            0.0
+        };
+        let mut stderr = std::io::stderr();
+        let _ = write!(
+            stderr,
+            "\r[{}{}] {percent:3}% {done}/{} blocks, {remaining:.0} s left ",
+            "#".repeat(filled),
+            "-".repeat(width - filled),
+            self.total
+        );
+        if done == self.total {
+            let _ = writeln!(stderr);
+        }
+        let _ = stderr.flush();
+    }
+}
+
+fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> CommandResult {
+    let (directory, temporary) = match store {
+        Some(directory) => (directory, false),
+        None => (
+            std::env::temp_dir().join(format!("kestrel-replay-{}", std::process::id())),
+            true,
+        ),
+    };
+    let mut progress = Progress::new(options.blocks);
+    let result = workload::replay(&directory, options, |done| progress.update(done));
+    if temporary {
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+    let report = result.map_err(|error| error.to_string())?;
+    let summary = report.summary();
+    let peak_resident_bytes = workload::peak_resident_bytes();
+    let sync = match options.store_options.sync_mode {
+        SyncMode::EveryCommit => "fdatasync every commit",
+        SyncMode::Checkpoints => "sync at checkpoints",
+    };
+    if json {
+        print_json(&serde_json::json!({
+            "blocks": report.blocks,
+            "operations_per_block": report.operations_per_block,
+            "seed": options.seed,
+            "initial_contracts": options.initial_contracts,
+            "sync": sync,
+            "genesis_ms": report.genesis_milliseconds,
+            "block_ms_mean": summary.mean_milliseconds,
+            "block_ms_sd": summary.standard_deviation_milliseconds,
+            "block_ms_p99": summary.p99_milliseconds,
+            "block_ms_max": summary.max_milliseconds,
+            "operations_per_second": report.operations_per_second(),
+            "tps_equivalent": report.tps_equivalent(),
+            "peak_rss_bytes": peak_resident_bytes,
+            "disk_bytes": report.disk_bytes,
+            "disk_bytes_per_block": report.disk_bytes_per_block(),
+            "reads_found": report.reads_found,
+            "objects_read": report.statistics.objects_read,
+            "cache_hits": report.statistics.cache_hits,
+            "objects_written": report.statistics.objects_written,
+            "head": report.head.map(|hash| hash.to_base58()),
+        }));
+    } else {
+        println!(
+            "replayed {} blocks of {} operations (seed {}, {} contracts at genesis, {sync})",
+            report.blocks, report.operations_per_block, options.seed, options.initial_contracts
+        );
+        println!("genesis:         {:.0} ms", report.genesis_milliseconds);
+        println!(
+            "block time:      {:.3} ± {:.3} ms (p99 {:.3} ms, max {:.3} ms)",
+            summary.mean_milliseconds,
+            summary.standard_deviation_milliseconds,
+            summary.p99_milliseconds,
+            summary.max_milliseconds
+        );
+        println!("operations/s:    {:.0}", report.operations_per_second());
+        println!(
+            "TPS-equivalent:  {:.0} ({} transactions per block)",
+            report.tps_equivalent(),
+            workload::TRANSACTIONS_PER_BLOCK
+        );
+        match peak_resident_bytes {
+            Some(bytes) => println!("peak RSS:        {:.1} MiB", bytes as f64 / 1048576.0),
+            None => println!("peak RSS:        unavailable (/proc/self/status)"),
+        }
+        println!(
+            "disk:            {:.1} MiB, {:.0} bytes per block after genesis",
+            report.disk_bytes as f64 / 1048576.0,
+            report.disk_bytes_per_block()
+        );
+        if let Some(head) = report.head {
+            println!("head:            {head}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
+    let file = std::fs::File::create(output)
+        .map_err(|error| format!("create {}: {error}", output.display()))?;
+    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
+        .map_err(|error| format!("write {}: {error}", output.display()))?;
+    kestrel_context::trace::write_synthetic_trace(
+        &mut writer,
+        options.seed,
+        options.initial_contracts,
+        options.blocks,
+        options.operations_per_block,
+    )
+    .map_err(|error| error.to_string())?;
+    writer
+        .finish()
+        .map_err(|error| format!("write {}: {error}", output.display()))?;
+    println!(
+        "wrote {} blocks of {} operations to {}",
+        options.blocks,
+        options.operations_per_block,
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay_trace_file(
+    options: &ReplayOptions,
+    input: &Path,
+    store: Option<PathBuf>,
+    json: bool,
+) -> CommandResult {
+    let (directory, temporary) = match store {
+        Some(directory) => (directory, false),
+        None => (
+            std::env::temp_dir().join(format!("kestrel-trace-replay-{}", std::process::id())),
+            true,
+        ),
+    };
+    let file =
+        std::fs::File::open(input).map_err(|error| format!("open {}: {error}", input.display()))?;
+    let result = (|| {
+        let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
+        let mut reader = kestrel_context::trace::TraceReader::try_new(
+            std::io::BufReader::new(file),
+            input.to_path_buf(),
+        )?;
+        let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;
+        store.close()?;
+        Ok::<_, kestrel_context::ContextError>(report)
+    })();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+    let report = result.map_err(|error| error.to_string())?;
+    let as_replay = workload::ReplayReport {
+        blocks: report.commits,
+        operations_per_block: 0,
+        genesis_milliseconds: 0.0,
+        block_nanoseconds: report.block_nanoseconds.clone(),
+        reads_found: 0,
+        disk_bytes: 0,
+        genesis_disk_bytes: 0,
+        head: report.head,
+        statistics: Default::default(),
+    };
+    let summary = as_replay.summary();
+    let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;
+    if json {
+        print_json(&serde_json::json!({
+            "trace": input.display().to_string(),
+            "commits": report.commits,
+            "rows": report.rows,
+            "read_mismatches": report.read_mismatches,
+            "block_ms_mean": summary.mean_milliseconds,
+            "block_ms_sd": summary.standard_deviation_milliseconds,
+            "block_ms_p99": summary.p99_milliseconds,
+            "block_ms_max": summary.max_milliseconds,
+            "rows_per_second": report.rows as f64 / seconds.max(1e-9),
+            "peak_rss_bytes": workload::peak_resident_bytes(),
+            "head": report.head.map(|hash| hash.to_base58()),
+        }));
+    } else {
+        println!(
+            "replayed {} ({} commits, {} rows, {} read mismatches)",
+            input.display(),
+            report.commits,
+            report.rows,
+            report.read_mismatches
+        );
+        println!(
+            "block time:      {:.3} ± {:.3} ms (p99 {:.3} ms, max {:.3} ms)",
+            summary.mean_milliseconds,
+            summary.standard_deviation_milliseconds,
+            summary.p99_milliseconds,
+            summary.max_milliseconds
+        );
+        if let Some(head) = report.head {
+            println!("head:            {head}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,148 @@
+//! `kestrel context ...` end to end: hashes of files and directories, commit hashes, a short
+//! replay, and a synthetic trace written then replayed.
+
+// Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn kestrel(arguments: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(arguments)
+        .output()
+        .expect("kestrel runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn temporary(name: &str) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("kestrel-cli-context-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    path
+}
+
+#[test]
+fn hash_of_a_file_and_a_directory() {
+    let directory = temporary("hash");
+    std::fs::create_dir_all(directory.join("sub")).unwrap();
+    std::fs::write(directory.join("a"), [1u8]).unwrap();
+    // A file holding the single byte 1 hashes as contents; the directory {a: "\001"} hashes as
+    // the published vector d49a5332...; adding an empty subdirectory changes nothing.
+    let (code, stdout, _) = kestrel(&["context", "hash", directory.join("a").to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("407f958990678e2e9fb06758bc6520dae46d838d39948a4c51a5b19bd079293d"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = kestrel(&["context", "hash", "--json", directory.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json["hex"],
+        "d49a53323107f2ae40b01eaa4e9bec4d02801daf60bab82dc2529e40d40fa917"
+    );
+    assert_eq!(json["kind"], "tree");
+    assert!(json["hash"].as_str().unwrap().starts_with("Co"));
+    let (code, _, stderr) = kestrel(&[
+        "context",
+        "hash",
+        directory.join("missing").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("error:"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[test]
+fn commit_hash_matches_the_published_vector() {
+    let (code, stdout, _) = kestrel(&[
+        "context",
+        "commit-hash",
+        "--tree",
+        "0d78b30e959c2a079e8ccb4ca19d428c95d29b2f02a35c1c58ef9c8972bc26aa",
+        "--date",
+        "0",
+        "--author",
+        "Tezedge",
+        "--message",
+        "persist changes",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("e6de3fd37b1dc2b3c9d072ea67c2c5be1b55eeed9f5377b2bfc1228e6f9cb69b"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = kestrel(&[
+        "context",
+        "commit-hash",
+        "--tree",
+        "nope",
+        "--date",
+        "0",
+        "--author",
+        "a",
+        "--message",
+        "m",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--tree"), "{stderr}");
+    let (code, _, _) = kestrel(&["context", "commit-hash", "--tree"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn replay_and_trace_round_trip() {
+    let store = temporary("replay-store");
+    let (code, stdout, _) = kestrel(&[
+        "context",
+        "replay",
+        "--blocks",
+        "5",
+        "--ops-per-block",
+        "50",
+        "--initial-contracts",
+        "300",
+        "--json",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["blocks"], 5);
+    assert!(report["block_ms_mean"].as_f64().unwrap() > 0.0);
+    assert!(report["disk_bytes"].as_u64().unwrap() > 0);
+    // The same workload as a trace replays to the same head.
+    let trace = temporary("trace").with_extension("repr");
+    let (code, _, _) = kestrel(&[
+        "context",
+        "replay",
+        "--blocks",
+        "5",
+        "--ops-per-block",
+        "50",
+        "--initial-contracts",
+        "300",
+        "--write-trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let (code, stdout, stderr) = kestrel(&[
+        "context",
+        "replay",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let replayed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(replayed["commits"], 6);
+    assert_eq!(replayed["read_mismatches"], 0);
+    assert_eq!(replayed["head"], report["head"]);
+    let _ = std::fs::remove_dir_all(&store);
+    let _ = std::fs::remove_file(&trace);
+}
