@@ -7,6 +7,9 @@ pub mod interpreter;
 pub mod size;
 pub mod typecheck;
 
+#[cfg(test)]
+mod oracle_tests;
+
 use std::fmt;
 
 /// Milligas in one gas unit: Octez counts gas with three decimals (`Gas_limit_repr.scaling_factor`).

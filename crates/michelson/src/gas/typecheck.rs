@@ -47,9 +47,9 @@ pub const fn cost_unparse_type(type_size: u64) -> u64 {
     max(10, mul(safe(type_size), 20))
 }
 
-/// Checking that a string literal is printable (`cost_CHECK_PRINTABLE`): `14 + 10 · length`.
+/// Checking that a string literal is printable (`cost_CHECK_PRINTABLE`): `15 + 10 · length`.
 pub const fn cost_check_printable(length: u64) -> u64 {
-    add(14, mul(10, safe(length)))
+    add(mul(safe(length), 10), 15)
 }
 
 /// Parsing a `timestamp` written as an RFC 3339 string (`cost_TIMESTAMP_READABLE_DECODING`):
@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(cost_ty_eq(1, 5), 57);
         assert_eq!(cost_unparse_type(0), 10);
         assert_eq!(cost_unparse_type(3), 60);
-        assert_eq!(cost_check_printable(5), 64);
+        assert_eq!(cost_check_printable(5), 65);
         assert_eq!(
             cost_timestamp_readable_decoding(20),
             105 + ((4 * 20) >> 5) + ((4 * 20) >> 6)

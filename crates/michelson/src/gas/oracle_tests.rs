@@ -1,0 +1,843 @@
+//! Checks the cost functions against the recorded octez-client traces
+//! (`../shared/testdata/michelson-regression/opcodes/*.out`).
+//!
+//! For every recorded step whose location is a plain (non-control) instruction of a script
+//! without macros before that point, the test recomputes the step's cost with this module's
+//! functions from the recorded stacks (before = previous step, after = this step) and compares
+//! it to the recorded "just consumed gas". Where the untyped stack text cannot tell two types
+//! apart (a `mutez` and a `nat` both print as integers), the step must match one of the
+//! candidate models; each candidate is a specific formula, so a wrong model still fails.
+//!
+//! Octez numbers Micheline nodes in prefix order from the script's root; macro expansion
+//! renumbers nodes after the first macro, so steps located after a macro are skipped.
+
+// The reader is shared with the integration tests; not all of its API is used here.
+#[allow(dead_code)]
+#[path = "../../tests/common/octez_output.rs"]
+mod octez_output;
+
+use std::collections::BTreeMap;
+
+use kestrel_micheline::node::{Node, NodeKind};
+use kestrel_micheline::parse::{parse_expression, parse_toplevel};
+use num_bigint::BigInt;
+
+use super::interpreter as cost;
+use super::size::{self, Curve};
+
+/// A candidate explanation of a step's gas: a label and its milligas.
+type Candidate = (&'static str, u64);
+
+fn prim_name(node: &Node) -> Option<&str> {
+    match &node.kind {
+        NodeKind::Prim { name, .. } => Some(name.as_str()),
+        _ => None,
+    }
+}
+
+fn prim_args(node: &Node) -> &[Node] {
+    match &node.kind {
+        NodeKind::Prim { args, .. } => args,
+        _ => &[],
+    }
+}
+
+/// The script's nodes in Octez's location order (prefix order from the root), with the index of
+/// each node's innermost enclosing `LAMBDA` (if any).
+fn locate(root: &Node) -> Vec<(&Node, Option<usize>)> {
+    let mut located = Vec::new();
+    let mut pending: Vec<(&Node, Option<usize>)> = vec![(root, None)];
+    while let Some((node, lambda)) = pending.pop() {
+        let index = located.len();
+        located.push((node, lambda));
+        let inner_lambda =
+            if prim_name(node) == Some("LAMBDA") || prim_name(node) == Some("LAMBDA_REC") {
+                Some(index)
+            } else {
+                lambda
+            };
+        for child in node.children().iter().rev() {
+            pending.push((child, inner_lambda));
+        }
+    }
+    located
+}
+
+fn is_macro_or_unknown(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Prim { name, .. } if name.known().is_none())
+}
+
+/// Seconds since the epoch of an RFC 3339 UTC timestamp as octez-client prints them.
+fn timestamp_seconds(text: &str) -> Option<BigInt> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 20 || bytes[4] != b'-' || bytes[10] != b'T' || bytes[19] != b'Z' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let adjusted_year = if month <= 2 { year - 1 } else { year };
+    let era = adjusted_year.div_euclid(400);
+    let year_of_era = adjusted_year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    Some(BigInt::from(
+        days * 86_400 + hour * 3_600 + minute * 60 + second,
+    ))
+}
+
+fn int_bytes_of(node: &Node) -> Option<u64> {
+    match &node.kind {
+        NodeKind::Int(value) => Some(size::int_bytes(value)),
+        NodeKind::String(text) => timestamp_seconds(text).map(|seconds| size::int_bytes(&seconds)),
+        _ => None,
+    }
+}
+
+fn length_of(node: &Node) -> Option<u64> {
+    match &node.kind {
+        NodeKind::String(text) => Some(text.len() as u64),
+        NodeKind::Bytes(bytes) => Some(bytes.len() as u64),
+        _ => None,
+    }
+}
+
+/// The two halves of a pair node, reading `Pair a b c` as `Pair a (Pair b c)`.
+fn pair_halves(node: &Node) -> Option<(&Node, PairRest<'_>)> {
+    if prim_name(node) != Some("Pair") {
+        return None;
+    }
+    let args = prim_args(node);
+    match args.len() {
+        0 | 1 => None,
+        2 => Some((&args[0], PairRest::Node(&args[1]))),
+        _ => Some((&args[0], PairRest::Comb(&args[1..]))),
+    }
+}
+
+enum PairRest<'a> {
+    Node(&'a Node),
+    Comb(&'a [Node]),
+}
+
+/// A value to walk: a node, or the tail of a comb written flat.
+#[derive(Clone, Copy)]
+enum Walk<'a> {
+    Node(&'a Node),
+    Comb(&'a [Node]),
+}
+
+impl<'a> Walk<'a> {
+    fn split(self) -> Option<(Walk<'a>, Walk<'a>)> {
+        match self {
+            Walk::Node(node) => {
+                let (left, rest) = pair_halves(node)?;
+                Some((Walk::Node(left), rest.into()))
+            }
+            Walk::Comb(items) => match items {
+                [first, second] => Some((Walk::Node(first), Walk::Node(second))),
+                [first, rest @ ..] if rest.len() >= 2 => {
+                    Some((Walk::Node(first), Walk::Comb(rest)))
+                }
+                _ => None,
+            },
+        }
+    }
+    fn node(self) -> Option<&'a Node> {
+        match self {
+            Walk::Node(node) => Some(node),
+            Walk::Comb(_) => None,
+        }
+    }
+    fn is_pair(self) -> bool {
+        matches!(self, Walk::Comb(_)) || self.node().and_then(prim_name) == Some("Pair")
+    }
+}
+
+impl<'a> From<PairRest<'a>> for Walk<'a> {
+    fn from(rest: PairRest<'a>) -> Walk<'a> {
+        match rest {
+            PairRest::Node(node) => Walk::Node(node),
+            PairRest::Comb(items) => Walk::Comb(items),
+        }
+    }
+}
+
+/// `Michelson_v1_gas.Cost_of.Interpreter.compare` on two untyped values of the same type.
+fn compare_cost(left: &Node, right: &Node) -> Option<u64> {
+    let mut total = 0u64;
+    let mut pending = vec![(Walk::Node(left), Walk::Node(right))];
+    while let Some((a, b)) = pending.pop() {
+        if a.is_pair() && b.is_pair() {
+            let (a_left, a_right) = a.split()?;
+            let (b_left, b_right) = b.split()?;
+            total += cost::COST_COMPARE_PAIR_TAG;
+            pending.push((a_right, b_right));
+            pending.push((a_left, b_left));
+            continue;
+        }
+        let (a, b) = (a.node()?, b.node()?);
+        match (&a.kind, &b.kind) {
+            (NodeKind::Int(x), NodeKind::Int(y)) => {
+                total += cost::cost_compare_int(size::int_bytes(x), size::int_bytes(y))
+            }
+            (NodeKind::String(x), NodeKind::String(y)) => {
+                total += match (timestamp_seconds(x), timestamp_seconds(y)) {
+                    (Some(x), Some(y)) => {
+                        cost::cost_compare_int(size::int_bytes(&x), size::int_bytes(&y))
+                    }
+                    _ => cost::cost_compare_string(x.len() as u64, y.len() as u64),
+                }
+            }
+            (NodeKind::Bytes(x), NodeKind::Bytes(y)) => {
+                total += cost::cost_compare_string(x.len() as u64, y.len() as u64)
+            }
+            (NodeKind::Prim { .. }, NodeKind::Prim { .. }) => {
+                let (name_a, name_b) = (prim_name(a)?, prim_name(b)?);
+                match (name_a, name_b) {
+                    ("Unit", "Unit") => total += cost::COST_COMPARE_UNIT,
+                    ("True" | "False", "True" | "False") => total += cost::COST_COMPARE_BOOL,
+                    ("None" | "Some", "None" | "Some") => {
+                        total += cost::COST_COMPARE_OPTION_TAG;
+                        if name_a == "Some" && name_b == "Some" {
+                            pending.push((
+                                Walk::Node(prim_args(a).first()?),
+                                Walk::Node(prim_args(b).first()?),
+                            ));
+                        }
+                    }
+                    ("Left" | "Right", "Left" | "Right") => {
+                        total += cost::COST_COMPARE_OR_TAG;
+                        if name_a == name_b {
+                            pending.push((
+                                Walk::Node(prim_args(a).first()?),
+                                Walk::Node(prim_args(b).first()?),
+                            ));
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(total)
+}
+
+/// `Gas_comparable_input_size.size_of_comparable_value` on an untyped key.
+fn key_size(key: &Node) -> Option<u64> {
+    let mut nodes = Vec::new();
+    let mut pending = vec![Walk::Node(key)];
+    while let Some(walk) = pending.pop() {
+        if walk.is_pair() {
+            let (left, right) = walk.split()?;
+            nodes.push(size::ComparableNode::Pair);
+            pending.push(right);
+            pending.push(left);
+            continue;
+        }
+        let node = walk.node()?;
+        let leaf = match &node.kind {
+            NodeKind::Int(value) => size::comparable_int_size(value),
+            NodeKind::String(text) => match timestamp_seconds(text) {
+                Some(seconds) => size::comparable_int_size(&seconds),
+                None if text.len() == 36
+                    && ["tz1", "tz2", "tz3", "tz4", "KT1"]
+                        .iter()
+                        .any(|p| text.starts_with(p)) =>
+                {
+                    size::KEY_HASH_SIZE_BYTES
+                }
+                None => text.len() as u64,
+            },
+            NodeKind::Bytes(bytes) => bytes.len() as u64,
+            NodeKind::Prim { .. } => match prim_name(node)? {
+                "Unit" | "True" | "False" => 1,
+                "None" => {
+                    nodes.push(size::ComparableNode::None);
+                    continue;
+                }
+                "Some" => {
+                    nodes.push(size::ComparableNode::Some);
+                    pending.push(Walk::Node(prim_args(node).first()?));
+                    continue;
+                }
+                "Left" | "Right" => {
+                    nodes.push(size::ComparableNode::Or);
+                    pending.push(Walk::Node(prim_args(node).first()?));
+                    continue;
+                }
+                _ => return None,
+            },
+            NodeKind::Seq(_) => return None,
+        };
+        nodes.push(size::ComparableNode::Leaf(leaf));
+    }
+    Some(size::comparable_size(nodes))
+}
+
+fn collection_len(node: &Node) -> Option<u64> {
+    match &node.kind {
+        NodeKind::Seq(items) => Some(items.len() as u64),
+        _ => None,
+    }
+}
+
+fn is_map_literal(node: &Node) -> Option<bool> {
+    match &node.kind {
+        NodeKind::Seq(items) if items.is_empty() => None,
+        NodeKind::Seq(items) => Some(items.iter().all(|item| prim_name(item) == Some("Elt"))),
+        _ => None,
+    }
+}
+
+fn small_arg(node: &Node) -> Option<u64> {
+    match &prim_args(node).first()?.kind {
+        NodeKind::Int(value) => u64::try_from(value).ok(),
+        _ => None,
+    }
+}
+
+fn curve_of_key(text: &str) -> Option<Curve> {
+    match text.get(..4)? {
+        "edpk" => Some(Curve::Ed25519),
+        "sppk" => Some(Curve::Secp256k1),
+        "p2pk" => Some(Curve::P256),
+        "BLpk" => Some(Curve::Bls12_381),
+        _ => None,
+    }
+}
+
+fn both_ints(before: &[Node]) -> Option<(u64, u64)> {
+    match (&before.first()?.kind, &before.get(1)?.kind) {
+        (NodeKind::Int(a), NodeKind::Int(b)) => Some((size::int_bytes(a), size::int_bytes(b))),
+        _ => None,
+    }
+}
+
+fn is_bool(node: &Node) -> bool {
+    matches!(prim_name(node), Some("True" | "False"))
+}
+
+/// The candidate costs of instruction `instruction` given the stack before it; `None` when the
+/// step is not one this test can explain from untyped values.
+fn candidates(
+    instruction: &Node,
+    before: &[Node],
+    script_uses_mutez: bool,
+) -> Option<Vec<Candidate>> {
+    let name = prim_name(instruction)?;
+    let has_arg = !prim_args(instruction).is_empty();
+    let top = before.first();
+    let second = before.get(1);
+    let one = |label, value| Some(vec![(label, value)]);
+    match name {
+        "DROP" if has_arg => one("DROP n", cost::cost_drop_n(small_arg(instruction)?)),
+        "DROP" => one("DROP", cost::COST_DROP),
+        "DUP" if has_arg => one("DUP n", cost::cost_dup_n(small_arg(instruction)?)),
+        "DUP" => one("DUP", cost::COST_DUP),
+        "DIG" => one("DIG n", cost::cost_dig(small_arg(instruction)?)),
+        "DUG" => one("DUG n", cost::cost_dug(small_arg(instruction)?)),
+        "PAIR" if has_arg => one("PAIR n", cost::cost_pair_n(small_arg(instruction)?)),
+        "PAIR" => one("PAIR", cost::COST_PAIR),
+        "UNPAIR" if has_arg => one("UNPAIR n", cost::cost_unpair_n(small_arg(instruction)?)),
+        "UNPAIR" => one("UNPAIR", cost::COST_UNPAIR),
+        "GET" if has_arg => one("GET n", cost::cost_get_n(small_arg(instruction)?)),
+        "UPDATE" if has_arg => one("UPDATE n", cost::cost_update_n(small_arg(instruction)?)),
+        "SWAP" => one("SWAP", cost::COST_SWAP),
+        "PUSH" => one("PUSH", cost::COST_PUSH),
+        "UNIT" => one("UNIT", cost::COST_UNIT),
+        "SOME" => one("SOME", cost::COST_SOME),
+        "NONE" => one("NONE", cost::COST_NONE),
+        "CAR" => one("CAR", cost::COST_CAR),
+        "CDR" => one("CDR", cost::COST_CDR),
+        "LEFT" => one("LEFT", cost::COST_LEFT),
+        "RIGHT" => one("RIGHT", cost::COST_RIGHT),
+        "CONS" => one("CONS", cost::COST_CONS),
+        "NIL" => one("NIL", cost::COST_NIL),
+        "EMPTY_MAP" => one("EMPTY_MAP", cost::COST_EMPTY_MAP),
+        "EMPTY_SET" => one("EMPTY_SET", cost::COST_EMPTY_SET),
+        "EMPTY_BIG_MAP" => one("EMPTY_BIG_MAP", cost::COST_EMPTY_BIG_MAP),
+        "EQ" => one("EQ", cost::COST_EQ),
+        "NEQ" => one("NEQ", cost::COST_NEQ),
+        "LT" => one("LT", cost::COST_LT),
+        "GT" => one("GT", cost::COST_GT),
+        "LE" => one("LE", cost::COST_LE),
+        "GE" => one("GE", cost::COST_GE),
+        "ISNAT" => one("ISNAT", cost::COST_IS_NAT),
+        "ADDRESS" => one("ADDRESS", cost::COST_ADDRESS),
+        "SELF_ADDRESS" => one("SELF_ADDRESS", cost::COST_SELF_ADDRESS),
+        "SELF" => one("SELF", cost::COST_SELF),
+        "AMOUNT" => one("AMOUNT", cost::COST_AMOUNT),
+        "BALANCE" => one("BALANCE", cost::COST_BALANCE),
+        "NOW" => one("NOW", cost::COST_NOW),
+        "LEVEL" => one("LEVEL", cost::COST_LEVEL),
+        "SOURCE" => one("SOURCE", cost::COST_SOURCE),
+        "SENDER" => one("SENDER", cost::COST_SENDER),
+        "CHAIN_ID" => one("CHAIN_ID", cost::COST_CHAIN_ID),
+        "IMPLICIT_ACCOUNT" => one("IMPLICIT_ACCOUNT", cost::COST_IMPLICIT_ACCOUNT),
+        "MIN_BLOCK_TIME" => one("MIN_BLOCK_TIME", cost::COST_MIN_BLOCK_TIME),
+        "HASH_KEY" => one("HASH_KEY", cost::COST_HASH_KEY),
+        "LAMBDA" => one("LAMBDA", cost::COST_LAMBDA),
+        "SIZE" => match &top?.kind {
+            NodeKind::String(_) => one("SIZE string", cost::COST_STRING_SIZE),
+            NodeKind::Bytes(_) => one("SIZE bytes", cost::COST_BYTES_SIZE),
+            NodeKind::Seq(_) => one("SIZE collection", cost::COST_LIST_SIZE),
+            _ => None,
+        },
+        "NOT" => match &top?.kind {
+            NodeKind::Int(value) => one("NOT int", cost::cost_not_int(size::int_bytes(value))),
+            NodeKind::Bytes(bytes) => one("NOT bytes", cost::cost_not_bytes(bytes.len() as u64)),
+            _ if is_bool(top?) => one("NOT bool", cost::COST_NOT),
+            _ => None,
+        },
+        "AND" | "OR" | "XOR" => {
+            let (a, b) = (top?, second?);
+            if is_bool(a) && is_bool(b) {
+                let value = match name {
+                    "AND" => cost::COST_AND,
+                    "OR" => cost::COST_OR,
+                    _ => cost::COST_XOR,
+                };
+                return one("bool logic", value);
+            }
+            if let (NodeKind::Bytes(x), NodeKind::Bytes(y)) = (&a.kind, &b.kind) {
+                let (x, y) = (x.len() as u64, y.len() as u64);
+                let value = match name {
+                    "AND" => cost::cost_and_bytes(x, y),
+                    "OR" => cost::cost_or_bytes(x, y),
+                    _ => cost::cost_xor_bytes(x, y),
+                };
+                return one("bytes logic", value);
+            }
+            let (x, y) = both_ints(before)?;
+            let value = match name {
+                "AND" => cost::cost_and_nat(x, y),
+                "OR" => cost::cost_or_nat(x, y),
+                _ => cost::cost_xor_nat(x, y),
+            };
+            one("nat logic", value)
+        }
+        "ABS" => one("ABS", cost::cost_abs(int_bytes_of(top?)?)),
+        "NEG" => match &top?.kind {
+            NodeKind::Int(value) => one("NEG", cost::cost_neg(size::int_bytes(value))),
+            _ => None,
+        },
+        "INT" => match &top?.kind {
+            NodeKind::Int(_) => one("INT nat", cost::COST_INT_NAT),
+            // A `bls12_381_fr` prints as 32 bytes, like a `bytes` of that length.
+            NodeKind::Bytes(bytes) if bytes.len() == 32 => Some(vec![
+                ("INT bytes", cost::cost_int_bytes(32)),
+                ("INT bls12_381_fr", cost::COST_INT_BLS12_381_FR),
+            ]),
+            NodeKind::Bytes(bytes) => one("INT bytes", cost::cost_int_bytes(bytes.len() as u64)),
+            _ => None,
+        },
+        "NAT" => one("NAT bytes", cost::cost_nat_bytes(length_of(top?)?)),
+        "BYTES" => {
+            let size = int_bytes_of(top?)?;
+            Some(vec![
+                ("BYTES nat", cost::cost_bytes_nat(size)),
+                ("BYTES int", cost::cost_bytes_int(size)),
+            ])
+        }
+        "ADD" | "SUB" | "MUL" | "EDIV" => {
+            let (a, b) = (top?, second?);
+            let timestamps = (
+                matches!(&a.kind, NodeKind::String(_)),
+                matches!(&b.kind, NodeKind::String(_)),
+            );
+            let (x, y) = (int_bytes_of(a)?, int_bytes_of(b)?);
+            let mut found = match (name, timestamps) {
+                ("ADD", (false, false)) => vec![("ADD int", cost::cost_add_int(x, y))],
+                ("ADD", (true, false)) => vec![(
+                    "ADD timestamp int",
+                    cost::cost_add_timestamp_to_seconds(x, y),
+                )],
+                ("ADD", (false, true)) => vec![(
+                    "ADD int timestamp",
+                    cost::cost_add_seconds_to_timestamp(x, y),
+                )],
+                ("SUB", (false, false)) => vec![("SUB int", cost::cost_sub_int(x, y))],
+                ("SUB", (true, false)) => {
+                    vec![("SUB timestamp int", cost::cost_sub_timestamp_seconds(x, y))]
+                }
+                ("SUB", (true, true)) => vec![("SUB timestamps", cost::cost_diff_timestamps(x, y))],
+                ("MUL", (false, false)) => vec![("MUL int", cost::cost_mul_int(x, y))],
+                ("EDIV", (false, false)) => vec![("EDIV int", cost::cost_ediv_int(x, y))],
+                _ => return None,
+            };
+            if script_uses_mutez && timestamps == (false, false) {
+                found.extend(match name {
+                    "ADD" => vec![("ADD mutez", cost::COST_ADD_TEZ)],
+                    "SUB" => vec![("SUB mutez (legacy)", cost::COST_SUB_TEZ_LEGACY)],
+                    "MUL" => vec![("MUL mutez nat", cost::COST_MUL_TEZ_NAT)],
+                    _ => vec![
+                        ("EDIV mutez", cost::COST_EDIV_TEZ),
+                        ("EDIV mutez nat", cost::COST_EDIV_TEZ_NAT),
+                    ],
+                });
+            }
+            Some(found)
+        }
+        "SUB_MUTEZ" => one("SUB_MUTEZ", cost::COST_SUB_MUTEZ),
+        "LSL" | "LSR" => match (&top?.kind, &second?.kind) {
+            (NodeKind::Int(value), NodeKind::Int(_)) => {
+                let size = size::int_bytes(value);
+                if name == "LSL" {
+                    one("LSL nat", cost::cost_lsl_nat(size))
+                } else {
+                    one("LSR nat", cost::cost_lsr_nat(size))
+                }
+            }
+            (NodeKind::Bytes(bytes), NodeKind::Int(shift)) => {
+                let shift = u64::try_from(shift).ok()?;
+                let length = bytes.len() as u64;
+                if name == "LSL" {
+                    one("LSL bytes", cost::cost_lsl_bytes(length, shift))
+                } else {
+                    one("LSR bytes", cost::cost_lsr_bytes(length, shift))
+                }
+            }
+            _ => None,
+        },
+        "COMPARE" => one("COMPARE", compare_cost(top?, second?)?),
+        "CONCAT" => match &top?.kind {
+            NodeKind::Seq(items) => {
+                let mut total = 0u64;
+                for item in items {
+                    total += length_of(item)?;
+                }
+                let precheck = cost::cost_concat_precheck(items.len() as u64);
+                one("CONCAT list", precheck + cost::cost_concat_string(total))
+            }
+            NodeKind::String(_) => one(
+                "CONCAT strings",
+                cost::cost_concat_string_pair(length_of(top?)?, length_of(second?)?),
+            ),
+            NodeKind::Bytes(_) => one(
+                "CONCAT bytes",
+                cost::cost_concat_bytes_pair(length_of(top?)?, length_of(second?)?),
+            ),
+            _ => None,
+        },
+        "SLICE" => one("SLICE", cost::cost_slice_string(length_of(before.get(2)?)?)),
+        "SHA256" => one("SHA256", cost::cost_sha256(length_of(top?)?)),
+        "SHA512" => one("SHA512", cost::cost_sha512(length_of(top?)?)),
+        "BLAKE2B" => one("BLAKE2B", cost::cost_blake2b(length_of(top?)?)),
+        "KECCAK" => one("KECCAK", cost::cost_keccak(length_of(top?)?)),
+        "SHA3" => one("SHA3", cost::cost_sha3(length_of(top?)?)),
+        "CHECK_SIGNATURE" => {
+            let NodeKind::String(key) = &top?.kind else {
+                return None;
+            };
+            one(
+                "CHECK_SIGNATURE",
+                cost::cost_check_signature(curve_of_key(key)?, length_of(before.get(2)?)?),
+            )
+        }
+        "MEM" | "GET" => {
+            let key = key_size(top?)?;
+            let collection = second?;
+            let count = collection_len(collection)?;
+            match (name, is_map_literal(collection)) {
+                ("MEM", Some(false)) => one("MEM set", cost::cost_set_mem(key, count)),
+                (_, Some(true)) if name == "MEM" => one("MEM map", cost::cost_map_mem(key, count)),
+                ("GET", Some(true)) => one("GET map", cost::cost_map_get(key, count)),
+                ("MEM", None) => Some(vec![
+                    ("MEM set", cost::cost_set_mem(key, count)),
+                    ("MEM map", cost::cost_map_mem(key, count)),
+                ]),
+                ("GET", None) => one("GET map", cost::cost_map_get(key, count)),
+                _ => None,
+            }
+        }
+        "UPDATE" | "GET_AND_UPDATE" => {
+            let key = key_size(top?)?;
+            let collection = before.get(2)?;
+            let count = collection_len(collection)?;
+            if name == "GET_AND_UPDATE" {
+                return one(
+                    "GET_AND_UPDATE map",
+                    cost::cost_map_get_and_update(key, count),
+                );
+            }
+            if is_bool(second?) {
+                one("UPDATE set", cost::cost_set_update(key, count))
+            } else {
+                one("UPDATE map", cost::cost_map_update(key, count))
+            }
+        }
+        _ => None,
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    matched: BTreeMap<String, usize>,
+    mismatched: Vec<String>,
+    unexplained: BTreeMap<String, usize>,
+}
+
+/// Instructions whose charge is not only the interpreter step (big maps read the context,
+/// the others parse or unparse values while running): not checked here.
+const PARTIALLY_CARBONATED: &[&str] = &[
+    "PACK",
+    "INDEX_ADDRESS",
+    "GET_ADDRESS_INDEX",
+    "UNPACK",
+    "APPLY",
+    "CONTRACT",
+    "TRANSFER_TOKENS",
+    "CREATE_CONTRACT",
+    "VIEW",
+    "EMIT",
+    "SET_DELEGATE",
+    "FAILWITH",
+    "TICKET",
+    "VOTING_POWER",
+    "TOTAL_VOTING_POWER",
+];
+
+/// Control instructions: their steps include continuation costs; checked separately.
+const CONTROL: &[&str] = &[
+    "IF",
+    "IF_LEFT",
+    "IF_CONS",
+    "IF_NONE",
+    "LOOP",
+    "LOOP_LEFT",
+    "ITER",
+    "MAP",
+    "DIP",
+    "EXEC",
+];
+
+/// The script's root as Octez numbers it: a file written `{ parameter ..; storage ..; code .. }`
+/// has the braced sequence itself as root.
+fn script_root(toplevel: &Node) -> &Node {
+    match &toplevel.kind {
+        NodeKind::Seq(items) if items.len() == 1 && matches!(items[0].kind, NodeKind::Seq(_)) => {
+            &items[0]
+        }
+        _ => toplevel,
+    }
+}
+
+/// The end (exclusive) of each node's subtree in location order.
+fn subtree_ends(located: &[(&Node, Option<usize>)]) -> Vec<usize> {
+    let mut ends = vec![0usize; located.len() + 1];
+    ends[located.len()] = located.len();
+    for index in (0..located.len()).rev() {
+        let mut end = index + 1;
+        for _ in located[index].0.children() {
+            end = ends[end];
+        }
+        ends[index] = end;
+    }
+    ends
+}
+
+/// For each located node, the location of the node right before it in the same sequence.
+fn previous_siblings(located: &[(&Node, Option<usize>)], ends: &[usize]) -> Vec<Option<usize>> {
+    let mut previous = vec![None; located.len()];
+    for (index, (node, _)) in located.iter().enumerate() {
+        if matches!(node.kind, NodeKind::Seq(_)) {
+            let mut child = index + 1;
+            let mut last: Option<usize> = None;
+            for _ in node.children() {
+                previous[child] = last;
+                last = Some(child);
+                child = ends[child];
+            }
+        }
+    }
+    previous
+}
+
+/// Octez logs the control steps of `LOOP` and `LOOP_LEFT` (entering, iterating, leaving) at the
+/// location of the instruction that **follows** the loop. Returns the candidates for such a
+/// step, or `None` when the step is that following instruction's own execution.
+fn loop_control_candidates(
+    loop_location: usize,
+    loop_node: &Node,
+    ends: &[usize],
+    previous: &octez_output::TraceStep,
+    before: &[Node],
+) -> Option<Vec<Candidate>> {
+    let previous_location = previous.location as usize;
+    let inside = previous_location > loop_location && previous_location < ends[loop_location];
+    let exits = loop_exits(loop_node, before)?;
+    let continuation = if exits {
+        cost::COST_CONS_CONTINUATION
+    } else {
+        0
+    };
+    if inside {
+        // A body finished: `IHalt`, the next test, and `KCons` when leaving.
+        let label = if exits { "loop exit" } else { "loop iteration" };
+        return Some(vec![(
+            label,
+            cost::COST_HALT + cost::COST_LOOP_IN + continuation,
+        )]);
+    }
+    if previous_location < loop_location {
+        // Entering: the loop instruction itself, then the first test.
+        return Some(vec![(
+            "loop entry",
+            cost::COST_LOOP + cost::COST_LOOP_IN + continuation,
+        )]);
+    }
+    None
+}
+
+/// Whether the loop stops on this test, from the value on top of the stack.
+fn loop_exits(loop_node: &Node, before: &[Node]) -> Option<bool> {
+    let top = prim_name(before.first()?)?;
+    match (prim_name(loop_node)?, top) {
+        ("LOOP", "True") | ("LOOP_LEFT", "Left") => Some(false),
+        ("LOOP", "False") | ("LOOP_LEFT", "Right") => Some(true),
+        _ => None,
+    }
+}
+
+fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut Tally) {
+    let located = locate(script_root(toplevel));
+    let ends = subtree_ends(&located);
+    let previous_sibling = previous_siblings(&located, &ends);
+    let first_macro = located
+        .iter()
+        .position(|(node, _)| is_macro_or_unknown(node))
+        .unwrap_or(located.len());
+    let script_text_uses = |word: &str| {
+        located
+            .iter()
+            .any(|(node, _)| prim_name(node) == Some(word))
+    };
+    let script_uses_mutez = script_text_uses("mutez");
+    if script_text_uses("big_map") {
+        return;
+    }
+    for pair in run.trace.windows(2) {
+        let (previous, step) = (&pair[0], &pair[1]);
+        let location = step.location as usize;
+        if location >= first_macro {
+            continue;
+        }
+        let Some((instruction, lambda)) = located.get(location) else {
+            continue;
+        };
+        let Some(name) = prim_name(instruction) else {
+            continue;
+        };
+        if PARTIALLY_CARBONATED.contains(&name) || CONTROL.contains(&name) {
+            continue;
+        }
+        let Ok(before) = previous
+            .stack
+            .iter()
+            .map(|text| parse_expression(text))
+            .collect::<Result<Vec<Node>, _>>()
+        else {
+            continue;
+        };
+        let loop_before = previous_sibling[location]
+            .filter(|&sibling| matches!(prim_name(located[sibling].0), Some("LOOP" | "LOOP_LEFT")));
+        if let Some(loop_location) = loop_before {
+            let (loop_node, _) = located[loop_location];
+            if let Some(found) =
+                loop_control_candidates(loop_location, loop_node, &ends, previous, &before)
+            {
+                record(
+                    tally,
+                    file,
+                    step,
+                    location,
+                    "loop control",
+                    &found,
+                    previous,
+                );
+                continue;
+            }
+            if previous.location as usize != location {
+                continue;
+            }
+        }
+        let Some(mut found) = candidates(instruction, &before, script_uses_mutez) else {
+            *tally.unexplained.entry(name.to_string()).or_default() += 1;
+            continue;
+        };
+        // The first instruction of a lambda body run by `EXEC` also carries `EXEC`'s cost, since
+        // Octez logs no step for `EXEC` itself.
+        let previous_lambda = located
+            .get(previous.location as usize)
+            .and_then(|(_, l)| *l);
+        if lambda.is_some() && previous_lambda != *lambda {
+            for candidate in &mut found {
+                candidate.1 += cost::COST_EXEC;
+            }
+        }
+        record(tally, file, step, location, name, &found, previous);
+    }
+}
+
+fn record(
+    tally: &mut Tally,
+    file: &str,
+    step: &octez_output::TraceStep,
+    location: usize,
+    name: &str,
+    found: &[Candidate],
+    previous: &octez_output::TraceStep,
+) {
+    match found.iter().find(|(_, value)| *value == step.gas_milli) {
+        Some((label, _)) => *tally.matched.entry(label.to_string()).or_default() += 1,
+        None => tally.mismatched.push(format!(
+            "{file}:{} location {location} {name}: recorded {} milligas, model {found:?}, stack before {:?}",
+            step.line, step.gas_milli, previous.stack
+        )),
+    }
+}
+
+#[test]
+fn instruction_costs_match_recorded_traces() {
+    let Some(dir) = kestrel_testdata::require(
+        "michelson-regression/opcodes",
+        "instruction_costs_match_recorded_traces",
+    ) else {
+        return;
+    };
+    let testdata = kestrel_testdata::testdata_dir();
+    let mut tally = Tally::default();
+    for path in kestrel_testdata::files_with_suffix(&dir, ".out") {
+        let file = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let output =
+            octez_output::read_file(&path).unwrap_or_else(|error| panic!("{file}: {error}"));
+        for run in output.runs() {
+            let script_path = run.command.script_path(&testdata);
+            let source = std::fs::read_to_string(&script_path)
+                .unwrap_or_else(|error| panic!("{}: {error}", script_path.display()));
+            let script =
+                parse_toplevel(&source).unwrap_or_else(|error| panic!("{file}: {error:?}"));
+            check_run(&file, run, &script, &mut tally);
+        }
+    }
+    let matched: usize = tally.matched.values().sum();
+    eprintln!("matched {matched} steps: {:?}", tally.matched);
+    eprintln!("not explained from untyped stacks: {:?}", tally.unexplained);
+    for line in &tally.mismatched {
+        eprintln!("MISMATCH {line}");
+    }
+    assert!(
+        tally.mismatched.is_empty(),
+        "{} mismatches",
+        tally.mismatched.len()
+    );
+    assert!(matched >= 1_000, "only {matched} steps matched");
+}
