@@ -704,6 +704,135 @@ fn loop_exits(loop_node: &Node, before: &[Node]) -> Option<bool> {
     }
 }
 
+/// The candidates for a step logged at the location of a control instruction (`IF*`, `DIP`,
+/// `ITER`, `MAP`, `EXEC`): its entry (the instruction's own cost plus the first continuation),
+/// or the end of one of its bodies (`IHalt` plus the continuations popped).
+fn control_candidates(
+    control: &Node,
+    location: usize,
+    ends: &[usize],
+    previous: &octez_output::TraceStep,
+    before: &[Node],
+    after: &[Node],
+) -> Option<Vec<Candidate>> {
+    let name = prim_name(control)?;
+    let previous_location = previous.location as usize;
+    let closes_body = previous_location == location
+        || (previous_location > location && previous_location < ends[location]);
+    let halt = cost::COST_HALT;
+    let next = cost::COST_CONS_CONTINUATION;
+    match (name, closes_body) {
+        ("IF" | "IF_NONE" | "IF_LEFT" | "IF_CONS", false) => {
+            Some(vec![("IF* entry", cost::COST_IF)])
+        }
+        ("IF" | "IF_NONE" | "IF_LEFT" | "IF_CONS", true) => {
+            Some(vec![("IF* branch end", halt + next)])
+        }
+        ("DIP", false) => match prim_args(control).len() {
+            1 => Some(vec![("DIP entry", cost::COST_DIP)]),
+            _ => Some(vec![("DIP n entry", cost::cost_dip_n(small_arg(control)?))]),
+        },
+        ("DIP", true) => {
+            let depth = if prim_args(control).len() == 1 {
+                1
+            } else {
+                small_arg(control)?
+            };
+            Some(vec![(
+                "DIP body end",
+                halt + depth * cost::COST_UNDIP + next,
+            )])
+        }
+        ("EXEC", true) => Some(vec![("EXEC return", halt + cost::COST_RETURN + next)]),
+        ("ITER", false) => {
+            let collection = before.first()?;
+            let count = collection_len(collection)?;
+            let empty_exit = if count == 0 { next } else { 0 };
+            let entry = match is_map_literal(collection) {
+                Some(true) => vec![("ITER map entry", cost::cost_map_iter(count))],
+                Some(false) => vec![
+                    ("ITER list entry", cost::COST_LIST_ITER),
+                    ("ITER set entry", cost::cost_set_iter(count)),
+                ],
+                None => vec![
+                    ("ITER list entry", cost::COST_LIST_ITER),
+                    ("ITER set entry", cost::cost_set_iter(0)),
+                    ("ITER map entry", cost::cost_map_iter(0)),
+                ],
+            };
+            Some(
+                entry
+                    .into_iter()
+                    .map(|(label, value)| (label, value + cost::COST_ITER + empty_exit))
+                    .collect(),
+            )
+        }
+        ("ITER", true) => Some(vec![
+            ("ITER next element", halt + cost::COST_ITER),
+            ("ITER end", halt + cost::COST_ITER + next),
+        ]),
+        ("MAP", false) => {
+            let collection = before.first()?;
+            let count = collection_len(collection)?;
+            match is_map_literal(collection) {
+                Some(true) => Some(vec![(
+                    "MAP map entry",
+                    cost::cost_map_map(count) + cost::cost_map_enter_body(0),
+                )]),
+                Some(false) => Some(vec![(
+                    "MAP list entry",
+                    cost::COST_LIST_MAP + cost::cost_list_enter_body(false, 0),
+                )]),
+                None => Some(vec![
+                    (
+                        "MAP empty list",
+                        cost::COST_LIST_MAP + cost::cost_list_enter_body(true, 0) + next,
+                    ),
+                    (
+                        "MAP empty map",
+                        cost::cost_map_map(0) + cost::cost_map_enter_body(0) + next,
+                    ),
+                ]),
+            }
+        }
+        ("MAP", true) => {
+            let mut found = vec![(
+                "MAP list next element",
+                halt + cost::COST_LIST_EXIT_BODY + cost::cost_list_enter_body(false, 0),
+            )];
+            let result = after.first();
+            if let Some(count) = result.and_then(collection_len) {
+                found.push((
+                    "MAP list end",
+                    halt + cost::COST_LIST_EXIT_BODY
+                        + cost::cost_list_enter_body(true, count)
+                        + next,
+                ));
+            }
+            // On a map, the end inserts the last (greatest) key into the result built so far.
+            if let Some(result) = result.filter(|node| is_map_literal(node) == Some(true)) {
+                let bindings = result.children();
+                let last_key = prim_args(bindings.last()?).first()?;
+                let accumulated = bindings.len() as u64 - 1;
+                found.push((
+                    "MAP map end",
+                    halt + cost::cost_map_exit_body(key_size(last_key)?, accumulated)
+                        + cost::cost_map_enter_body(accumulated + 1)
+                        + next,
+                ));
+            }
+            // Moving to the next binding inserts the previous key, which the trace does not
+            // show; with the short keys of the recorded scripts the update costs its intercept.
+            found.push((
+                "MAP map next element (short key)",
+                halt + cost::cost_map_exit_body(0, 0) + cost::cost_map_enter_body(1),
+            ));
+            Some(found)
+        }
+        _ => None,
+    }
+}
+
 fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut Tally) {
     let located = locate(script_root(toplevel));
     let ends = subtree_ends(&located);
@@ -733,7 +862,7 @@ fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut T
         let Some(name) = prim_name(instruction) else {
             continue;
         };
-        if PARTIALLY_CARBONATED.contains(&name) || CONTROL.contains(&name) {
+        if PARTIALLY_CARBONATED.contains(&name) {
             continue;
         }
         let Ok(before) = previous
@@ -744,6 +873,25 @@ fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut T
         else {
             continue;
         };
+        if CONTROL.contains(&name) {
+            // Macros inside the control's bodies shift the locations of what follows them.
+            if ends[location] > first_macro {
+                continue;
+            }
+            let Ok(after) = step
+                .stack
+                .iter()
+                .map(|text| parse_expression(text))
+                .collect::<Result<Vec<Node>, _>>()
+            else {
+                continue;
+            };
+            match control_candidates(instruction, location, &ends, previous, &before, &after) {
+                Some(found) => record(tally, file, step, location, name, &found, previous),
+                None => *tally.unexplained.entry(name.to_string()).or_default() += 1,
+            }
+            continue;
+        }
         let loop_before = previous_sibling[location]
             .filter(|&sibling| matches!(prim_name(located[sibling].0), Some("LOOP" | "LOOP_LEFT")));
         if let Some(loop_location) = loop_before {
