@@ -989,3 +989,246 @@ fn instruction_costs_match_recorded_traces() {
     );
     assert!(matched >= 1_000, "only {matched} steps matched");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The first step of a trace: everything charged before the first instruction runs.
+
+/// A type node's name and arguments, reading `pair a b c` as `pair a (pair b c)` through
+/// [`pair_type_halves`].
+fn type_name(ty: &Node) -> Option<&str> {
+    prim_name(ty)
+}
+
+/// The children types of a `pair` type, right-combing `pair a b c`.
+fn pair_type_halves(ty: &Node) -> Option<(&Node, TypeRest<'_>)> {
+    let args = prim_args(ty);
+    match args.len() {
+        2 => Some((&args[0], TypeRest::Node(&args[1]))),
+        n if n > 2 => Some((&args[0], TypeRest::Comb(&args[1..]))),
+        _ => None,
+    }
+}
+
+enum TypeRest<'a> {
+    Node(&'a Node),
+    Comb(&'a [Node]),
+}
+
+/// The data-typechecking cost Octez charges for `value` of type `ty` (`parse_data`): one
+/// [`typecheck::COST_PARSE_DATA_CYCLE`] per value node, `check_printable` for strings, readable
+/// timestamp and address decoding, and for maps and sets the insertion
+/// ([`cost::cost_map_update`] / [`cost::cost_set_update`] at the current size) plus the
+/// ordering comparison with the previous key. Recursion is bounded by the recorded test data.
+fn parse_data_cost(ty: &Node, value: Walk<'_>, ty_rest: Option<&[Node]>) -> Option<u64> {
+    use super::typecheck;
+    let mut total = typecheck::COST_PARSE_DATA_CYCLE;
+    let name = match ty_rest {
+        Some(_) => "pair",
+        None => type_name(ty)?,
+    };
+    match name {
+        "pair" => {
+            let (left_ty, right_ty) = match ty_rest {
+                Some(items) => (
+                    &items[0],
+                    if items.len() == 2 {
+                        TypeRest::Node(&items[1])
+                    } else {
+                        TypeRest::Comb(&items[1..])
+                    },
+                ),
+                None => pair_type_halves(ty)?,
+            };
+            let (left, right) = match value {
+                Walk::Node(node) if matches!(node.kind, NodeKind::Seq(_)) => {
+                    let items = node.children();
+                    match items.len() {
+                        2 => (Walk::Node(&items[0]), Walk::Node(&items[1])),
+                        n if n > 2 => (Walk::Node(&items[0]), Walk::Comb(&items[1..])),
+                        _ => return None,
+                    }
+                }
+                other => other.split()?,
+            };
+            total += parse_data_cost(left_ty, left, None)?;
+            total += match right_ty {
+                TypeRest::Node(node) => parse_data_cost(node, right, None)?,
+                TypeRest::Comb(items) => parse_data_cost(&items[0], right, Some(items))?,
+            };
+        }
+        _ => {
+            let node = value.node()?;
+            let args = prim_args(ty);
+            match (name, &node.kind) {
+                ("unit" | "bool" | "int" | "nat" | "mutez" | "bytes", _) => {}
+                ("bls12_381_fr", NodeKind::Bytes(_)) => {
+                    total += typecheck::COST_DECODE_BLS12_381_FR
+                }
+                ("bls12_381_fr", NodeKind::Int(_)) => {}
+                ("string", NodeKind::String(text)) => {
+                    total += typecheck::cost_check_printable(text.len() as u64)
+                }
+                ("timestamp", NodeKind::Int(_)) => {}
+                ("timestamp", NodeKind::String(text)) => {
+                    total += typecheck::cost_timestamp_readable_decoding(text.len() as u64)
+                }
+                ("address" | "key_hash", NodeKind::String(_)) => {
+                    total += typecheck::COST_DECODE_KEY_HASH_READABLE
+                }
+                ("signature", NodeKind::String(_)) => {
+                    total += typecheck::COST_DECODE_SIGNATURE_READABLE
+                }
+                ("key", NodeKind::String(_)) => total += typecheck::COST_DECODE_PUBLIC_KEY_READABLE,
+                ("option", _) => match prim_name(node)? {
+                    "None" => {}
+                    "Some" => {
+                        total += parse_data_cost(
+                            args.first()?,
+                            Walk::Node(prim_args(node).first()?),
+                            None,
+                        )?
+                    }
+                    _ => return None,
+                },
+                ("or", _) => {
+                    let side = match prim_name(node)? {
+                        "Left" => args.first()?,
+                        "Right" => args.get(1)?,
+                        _ => return None,
+                    };
+                    total += parse_data_cost(side, Walk::Node(prim_args(node).first()?), None)?;
+                }
+                ("list", NodeKind::Seq(items)) => {
+                    for item in items {
+                        total += parse_data_cost(args.first()?, Walk::Node(item), None)?;
+                    }
+                }
+                ("set", NodeKind::Seq(items)) => {
+                    let element_ty = args.first()?;
+                    for (index, item) in items.iter().enumerate() {
+                        total += parse_data_cost(element_ty, Walk::Node(item), None)?;
+                        total += cost::cost_set_update(key_size(item)?, index as u64);
+                        if index > 0 {
+                            total += compare_cost(&items[index - 1], item)?;
+                        }
+                    }
+                }
+                ("map", NodeKind::Seq(items)) => {
+                    let (key_ty, value_ty) = (args.first()?, args.get(1)?);
+                    let mut previous_key: Option<&Node> = None;
+                    for (index, binding) in items.iter().enumerate() {
+                        let [key, bound] = prim_args(binding) else {
+                            return None;
+                        };
+                        total += parse_data_cost(key_ty, Walk::Node(key), None)?;
+                        total += parse_data_cost(value_ty, Walk::Node(bound), None)?;
+                        total += cost::cost_map_update(key_size(key)?, index as u64);
+                        if let Some(previous) = previous_key {
+                            total += compare_cost(previous, key)?;
+                        }
+                        previous_key = Some(key);
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(total)
+}
+
+/// The declared `parameter` and `storage` types of a script.
+fn declared_types(root: &Node) -> Option<(&Node, &Node)> {
+    let mut parameter = None;
+    let mut storage = None;
+    for item in root.children() {
+        match prim_name(item) {
+            Some("parameter") => parameter = prim_args(item).first(),
+            Some("storage") => storage = prim_args(item).first(),
+            _ => {}
+        }
+    }
+    Some((parameter?, storage?))
+}
+
+#[test]
+fn first_step_data_costs_explain_differences_between_runs() {
+    let Some(dir) =
+        kestrel_testdata::require("michelson-regression/opcodes", "first_step_data_costs")
+    else {
+        return;
+    };
+    let testdata = kestrel_testdata::testdata_dir();
+    // Script → (first-step gas minus the modelled data costs) of each run.
+    let mut residuals: BTreeMap<String, Vec<(i64, u64, String)>> = BTreeMap::new();
+    for path in kestrel_testdata::files_with_suffix(&dir, ".out") {
+        let output = octez_output::read_file(&path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        for run in output.runs() {
+            let source =
+                std::fs::read_to_string(run.command.script_path(&testdata)).expect("script");
+            let toplevel = parse_toplevel(&source).expect("script parses");
+            let root = script_root(&toplevel);
+            // Big-map literals are copied into temporary big maps (hashing, diffs): not modelled.
+            if locate(root)
+                .iter()
+                .any(|(node, _)| prim_name(node) == Some("big_map"))
+            {
+                continue;
+            }
+            let Some((parameter_ty, storage_ty)) = declared_types(root) else {
+                continue;
+            };
+            let (Ok(storage), Ok(input)) = (
+                parse_expression(&run.command.storage),
+                parse_expression(&run.command.input),
+            ) else {
+                continue;
+            };
+            let (Some(storage_cost), Some(input_cost)) = (
+                parse_data_cost(storage_ty, Walk::Node(&storage), None),
+                parse_data_cost(parameter_ty, Walk::Node(&input), None),
+            ) else {
+                continue;
+            };
+            let first = run.trace.first().map(|step| step.gas_milli).unwrap_or(0);
+            residuals
+                .entry(run.command.script.clone())
+                .or_default()
+                .push((
+                    first as i64 - (storage_cost + input_cost) as i64,
+                    storage_cost + input_cost,
+                    format!(
+                        "storage {} input {}",
+                        run.command.storage, run.command.input
+                    ),
+                ));
+        }
+    }
+    let mut compared_scripts = 0;
+    let mut compared_runs = 0;
+    let mut differing_data = 0;
+    for (script, runs) in &residuals {
+        if runs.len() < 2 {
+            continue;
+        }
+        compared_scripts += 1;
+        compared_runs += runs.len();
+        let first = runs[0].0;
+        for (residual, _, data) in runs {
+            assert_eq!(
+                *residual, first,
+                "{script}: {data} leaves {residual}, another run {first}"
+            );
+        }
+        let data_costs: std::collections::BTreeSet<u64> =
+            runs.iter().map(|(_, data_cost, _)| *data_cost).collect();
+        if data_costs.len() > 1 {
+            differing_data += 1;
+        }
+    }
+    eprintln!("first steps: {compared_runs} runs of {compared_scripts} scripts ({differing_data} whose runs differ in data cost) agree");
+    assert!(
+        compared_scripts >= 30 && compared_runs >= 80 && differing_data >= 10,
+        "{compared_scripts} scripts, {compared_runs} runs, {differing_data} differing"
+    );
+}
