@@ -1232,3 +1232,349 @@ fn first_step_data_costs_explain_differences_between_runs() {
         "{compared_scripts} scripts, {compared_runs} runs, {differing_data} differing"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// PACK and UNPACK, found by the shape of their steps (a value becoming `0x05…` bytes, bytes
+// becoming `Some v`/`None`), wherever they are in the scripts.
+
+/// Counts of a binary Micheline expression: nodes, `int_bytes` of its integers, bytes of its
+/// strings and byte sequences. `None` on malformed input.
+fn binary_micheline_counts(bytes: &[u8]) -> Option<(u64, u64, u64)> {
+    let (mut nodes, mut int_bytes, mut string_bytes) = (0u64, 0u64, 0u64);
+    let mut offset = 0usize;
+    // Pending nodes to read; sequences push their byte length as a bound we do not need.
+    let mut pending: u64 = 1;
+    let read_u32 = |offset: &mut usize| -> Option<usize> {
+        let slice = bytes.get(*offset..*offset + 4)?;
+        *offset += 4;
+        Some(u32::from_be_bytes([slice[0], slice[1], slice[2], slice[3]]) as usize)
+    };
+    while pending > 0 {
+        pending -= 1;
+        nodes += 1;
+        let tag = *bytes.get(offset)?;
+        offset += 1;
+        match tag {
+            0x00 => {
+                // Zarith: 6 value bits in the first byte, then 7 per byte.
+                let mut bits = 0u64;
+                let mut value = num_bigint::BigInt::from(0);
+                let mut first = true;
+                loop {
+                    let byte = *bytes.get(offset)?;
+                    offset += 1;
+                    let (payload, width) = if first {
+                        (byte & 0x3f, 6)
+                    } else {
+                        (byte & 0x7f, 7)
+                    };
+                    value += num_bigint::BigInt::from(payload) << bits;
+                    bits += width;
+                    first = false;
+                    if byte & 0x80 == 0 {
+                        break;
+                    }
+                }
+                int_bytes += size::int_bytes(&value);
+            }
+            0x01 | 0x0a => {
+                let length = read_u32(&mut offset)?;
+                offset += length;
+                string_bytes += length as u64;
+            }
+            0x02 => {
+                // A sequence: its items follow; count them by reading to the announced end.
+                let length = read_u32(&mut offset)?;
+                let end = offset + length;
+                let inner = binary_sequence_counts(bytes.get(offset..end)?)?;
+                nodes += inner.0;
+                int_bytes += inner.1;
+                string_bytes += inner.2;
+                offset = end;
+            }
+            0x03 => offset += 1,
+            0x04 => {
+                offset += 1;
+                let length = read_u32(&mut offset)?;
+                offset += length;
+            }
+            0x05..=0x08 => {
+                offset += 1;
+                pending += u64::from((tag - 0x03) / 2);
+                if tag % 2 == 0 {
+                    // Annotations follow the arguments; not used by PACK of values.
+                    return None;
+                }
+            }
+            0x09 => {
+                offset += 1;
+                let length = read_u32(&mut offset)?;
+                let end = offset + length;
+                let inner = binary_sequence_counts(bytes.get(offset..end)?)?;
+                nodes += inner.0;
+                int_bytes += inner.1;
+                string_bytes += inner.2;
+                offset = end;
+                let annotations = read_u32(&mut offset)?;
+                offset += annotations;
+            }
+            _ => return None,
+        }
+    }
+    (offset == bytes.len()).then_some((nodes, int_bytes, string_bytes))
+}
+
+/// Counts of a concatenation of binary Micheline expressions (a sequence's body).
+fn binary_sequence_counts(mut bytes: &[u8]) -> Option<(u64, u64, u64)> {
+    let mut total = (0, 0, 0);
+    while !bytes.is_empty() {
+        // Find the shortest prefix that is one expression.
+        let mut found = None;
+        for end in 1..=bytes.len() {
+            if let Some(counts) = binary_micheline_counts(&bytes[..end]) {
+                found = Some((end, counts));
+                break;
+            }
+        }
+        let (end, counts) = found?;
+        total = (total.0 + counts.0, total.1 + counts.1, total.2 + counts.2);
+        bytes = &bytes[end..];
+    }
+    Some(total)
+}
+
+fn looks_like_address(text: &str) -> bool {
+    let base = text.split('%').next().unwrap_or(text);
+    base.len() == 36
+        && ["tz1", "tz2", "tz3", "tz4", "KT1"]
+            .iter()
+            .any(|prefix| base.starts_with(prefix))
+}
+
+fn looks_like_key(text: &str) -> bool {
+    ["edpk", "sppk", "p2pk", "BLpk"]
+        .iter()
+        .any(|prefix| text.starts_with(prefix))
+}
+
+fn looks_like_signature(text: &str) -> bool {
+    ["edsig", "spsig", "p2sig", "sig", "BLsig"]
+        .iter()
+        .any(|prefix| text.starts_with(prefix))
+}
+
+fn is_code(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Seq(items) => {
+            !items.is_empty()
+                && items.iter().all(|item| {
+                    prim_name(item).is_some_and(|name| {
+                        name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                    })
+                })
+        }
+        _ => false,
+    }
+}
+
+/// `unparse_data` in optimized mode, from the readable value (leaf kinds recognized by shape).
+fn unparse_cost(value: &Node) -> u64 {
+    use super::typecheck;
+    let mut total = 0;
+    let mut pending = vec![value];
+    while let Some(node) = pending.pop() {
+        if is_code(node) {
+            total += typecheck::COST_UNPARSE_DATA_CYCLE
+                + typecheck::COST_UNPARSE_INSTRUCTION_CYCLE * locate(node).len() as u64;
+            continue;
+        }
+        if prim_name(node) != Some("Elt") {
+            total += typecheck::COST_UNPARSE_DATA_CYCLE;
+        }
+        if let NodeKind::String(text) = &node.kind {
+            if looks_like_address(text) {
+                total += typecheck::COST_ENCODE_KEY_HASH_OPTIMIZED;
+            } else if looks_like_key(text) {
+                total += typecheck::COST_ENCODE_PUBLIC_KEY_OPTIMIZED;
+            } else if looks_like_signature(text) {
+                total += typecheck::COST_ENCODE_SIGNATURE_OPTIMIZED;
+            }
+        }
+        pending.extend(node.children());
+    }
+    total
+}
+
+/// `parse_data` of a value decoded from optimized bytes (leaf kinds recognized by shape).
+fn parse_optimized_cost(value: &Node) -> Option<u64> {
+    use super::typecheck;
+    let mut total = 0;
+    let mut pending = vec![value];
+    while let Some(node) = pending.pop() {
+        if is_code(node) {
+            return None;
+        }
+        if prim_name(node) == Some("Elt") {
+            pending.extend(node.children());
+            continue;
+        }
+        total += typecheck::COST_PARSE_DATA_CYCLE;
+        match &node.kind {
+            NodeKind::String(text) if looks_like_address(text) => {
+                total += typecheck::COST_DECODE_KEY_HASH_OPTIMIZED
+            }
+            NodeKind::String(text) if looks_like_key(text) => {
+                total += typecheck::COST_DECODE_PUBLIC_KEY_OPTIMIZED
+            }
+            NodeKind::String(text) if looks_like_signature(text) => {
+                total += typecheck::COST_DECODE_SIGNATURE_OPTIMIZED
+            }
+            NodeKind::String(text) if timestamp_seconds(text).is_some() => {}
+            NodeKind::String(text) => total += typecheck::cost_check_printable(text.len() as u64),
+            NodeKind::Seq(items) if is_map_literal(node) == Some(true) => {
+                for (index, binding) in items.iter().enumerate() {
+                    let key = prim_args(binding).first()?;
+                    total += cost::cost_map_update(key_size(key)?, index as u64);
+                    if index > 0 {
+                        total += compare_cost(prim_args(&items[index - 1]).first()?, key)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        pending.extend(node.children());
+    }
+    Some(total)
+}
+
+#[test]
+fn pack_and_unpack_costs_match_recorded_traces() {
+    use super::typecheck;
+    let Some(dir) =
+        kestrel_testdata::require("michelson-regression/opcodes", "pack_and_unpack_costs")
+    else {
+        return;
+    };
+    let mut tally = Tally::default();
+    for path in kestrel_testdata::files_with_suffix(&dir, ".out") {
+        let file = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let output =
+            octez_output::read_file(&path).unwrap_or_else(|error| panic!("{file}: {error}"));
+        for run in output.runs() {
+            for pair in run.trace.windows(2) {
+                let (previous, step) = (&pair[0], &pair[1]);
+                if previous.stack.is_empty()
+                    || previous.stack.len() != step.stack.len()
+                    || previous.stack[1..] != step.stack[1..]
+                {
+                    continue;
+                }
+                let (Some(before), Some(after)) = (previous.stack.first(), step.stack.first())
+                else {
+                    continue;
+                };
+                let (Ok(before), Ok(after)) = (parse_expression(before), parse_expression(after))
+                else {
+                    continue;
+                };
+                match (&before.kind, &after.kind) {
+                    // PACK: a value that is not already packed becomes 0x05… bytes.
+                    (_, NodeKind::Bytes(packed))
+                        if packed.first() == Some(&0x05)
+                            && !matches!(&before.kind, NodeKind::Bytes(b) if b.first() == Some(&0x05)) =>
+                    {
+                        let Some((nodes, int_bytes, string_bytes)) =
+                            binary_micheline_counts(&packed[1..])
+                        else {
+                            continue;
+                        };
+                        let expected = typecheck::cost_pack(
+                            unparse_cost(&before),
+                            nodes,
+                            int_bytes,
+                            string_bytes,
+                        );
+                        record(
+                            &mut tally,
+                            &file,
+                            step,
+                            step.location as usize,
+                            "PACK",
+                            &[("PACK", expected)],
+                            previous,
+                        );
+                    }
+                    // UNPACK: bytes become `Some v` or `None`.
+                    (NodeKind::Bytes(input), NodeKind::Prim { .. })
+                        if matches!(prim_name(&after), Some("Some" | "None")) =>
+                    {
+                        let length = input.len() as u64;
+                        let decoding = typecheck::cost_unpack_decoding(length);
+                        let candidates: Vec<Candidate> = match prim_name(&after) {
+                            // `SOME` on bytes also turns bytes into `Some`: only packed input is UNPACK.
+                            Some("Some") if input.first() != Some(&0x05) => continue,
+                            Some("Some") => {
+                                let Some(value) = prim_args(&after).first() else {
+                                    continue;
+                                };
+                                let Some(parse) = parse_optimized_cost(value) else {
+                                    continue;
+                                };
+                                let mut found = vec![("UNPACK Some", decoding + parse)];
+                                // A sequence of plain values may be a list or a set: a set also
+                                // pays each insertion and the ordering comparisons.
+                                if let NodeKind::Seq(items) = &value.kind {
+                                    if is_map_literal(value) == Some(false) {
+                                        let mut set_extra = 0;
+                                        for (index, item) in items.iter().enumerate() {
+                                            let Some(size) = key_size(item) else { continue };
+                                            set_extra += cost::cost_set_update(size, index as u64);
+                                            if index > 0 {
+                                                set_extra += compare_cost(&items[index - 1], item)
+                                                    .unwrap_or(0);
+                                            }
+                                        }
+                                        found.push((
+                                            "UNPACK Some (set)",
+                                            decoding + parse + set_extra,
+                                        ));
+                                    }
+                                }
+                                found
+                            }
+                            _ if input.first() == Some(&0x05) && input.len() > 1 => vec![(
+                                "UNPACK ill-typed",
+                                decoding + typecheck::cost_unpack_failed(length - 1),
+                            )],
+                            _ => vec![("UNPACK not packed", decoding)],
+                        };
+                        record(
+                            &mut tally,
+                            &file,
+                            step,
+                            step.location as usize,
+                            "UNPACK",
+                            &candidates,
+                            previous,
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let matched: usize = tally.matched.values().sum();
+    eprintln!("PACK/UNPACK matched {matched}: {:?}", tally.matched);
+    for line in &tally.mismatched {
+        eprintln!("MISMATCH {line}");
+    }
+    assert!(
+        tally.mismatched.is_empty(),
+        "{} mismatches",
+        tally.mismatched.len()
+    );
+    assert!(matched >= 30, "only {matched} PACK/UNPACK steps found");
+}

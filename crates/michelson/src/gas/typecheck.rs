@@ -167,3 +167,124 @@ mod tests {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Micheline serialization (`Script_repr_costs_generated`, `Script_repr`) and the `PACK`/`UNPACK`
+// charges built on them.
+
+/// Serializing a Micheline expression to binary (`cost_ENCODING_MICHELINE`):
+/// `100 · nodes + 25 · int_bytes + 10 · string_bytes`, where `nodes` counts every node
+/// (`Elt` included), `int_bytes` sums the `int_bytes` (rounded up) of the integer nodes and
+/// `string_bytes` the lengths of the string and bytes nodes.
+pub const fn cost_encode_micheline(nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(mul(safe(nodes), 100), mul(safe(int_bytes), 25)),
+        mul(safe(string_bytes), 10),
+    )
+}
+
+/// Deserializing a Micheline expression (`cost_DECODING_MICHELINE`):
+/// `60 · nodes + 10 · int_bytes + 10 · string_bytes`.
+pub const fn cost_decode_micheline(nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(mul(safe(nodes), 60), mul(safe(int_bytes), 10)),
+        mul(safe(string_bytes), 10),
+    )
+}
+
+/// Deserializing Micheline from `length` bytes when only the length is known
+/// (`cost_DECODING_MICHELINE_bytes`): `max 10 (20 · length)`.
+pub const fn cost_decode_micheline_bytes(length: u64) -> u64 {
+    max(10, mul(safe(length), 20))
+}
+
+/// Serializing Micheline to `length` bytes when only the length is known
+/// (`cost_ENCODING_MICHELINE_bytes`): `max 10 (33 · length)`.
+pub const fn cost_encode_micheline_bytes(length: u64) -> u64 {
+    max(10, mul(safe(length), 33))
+}
+
+/// `Micheline.strip_locations` over `nodes` nodes (`cost_strip_locations_micheline`): `51 · nodes`.
+pub const fn cost_strip_locations(nodes: u64) -> u64 {
+    mul(safe(nodes), 51)
+}
+
+/// Removing annotations from `nodes` nodes (`cost_strip_annotations`): `51 · nodes`.
+pub const fn cost_strip_annotations(nodes: u64) -> u64 {
+    mul(safe(nodes), 51)
+}
+
+/// Counting the nodes of a Micheline expression (`cost_MICHELINE_NODES`): `6.5 · nodes`.
+pub const fn cost_micheline_nodes(nodes: u64) -> u64 {
+    add(lsr(safe(nodes), 1), mul(safe(nodes), 6))
+}
+
+/// Computing the in-memory size of `nodes` typed-IR nodes (`Script_typed_ir_size_costs.
+/// nodes_cost`, charged for the typechecked code and for ticket sizes): `45 · nodes`.
+pub const fn cost_typed_ir_size_nodes(nodes: u64) -> u64 {
+    mul(safe(nodes), 45)
+}
+
+/// `PACK`: unparsing the value in optimized form (`unparse_cost`: one
+/// [`COST_UNPARSE_DATA_CYCLE`] per data node, `Elt` excluded, one
+/// [`COST_UNPARSE_INSTRUCTION_CYCLE`] per instruction node of a lambda, plus the optimized
+/// encoding of keys, key hashes/addresses, signatures, chain ids and BLS values), then
+/// stripping locations and serializing the optimized expression, whose `nodes`, `int_bytes` and
+/// `string_bytes` are counted as in [`cost_encode_micheline`]. Checked on every `PACK` of the
+/// recorded traces.
+pub const fn cost_pack(unparse_cost: u64, nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(
+            unparse_cost,
+            cost_encode_micheline(nodes, int_bytes, string_bytes),
+        ),
+        cost_strip_locations(nodes),
+    )
+}
+
+/// Gas of allocating `words` words (`Gas_limit_repr.alloc_cost`): `2000 · (words + 1)` milligas.
+pub const fn cost_alloc(words: u64) -> u64 {
+    mul(2_000, add(safe(words), 1))
+}
+
+/// Gas of allocating `bytes` bytes (`Gas_limit_repr.alloc_bytes_cost`).
+pub const fn cost_alloc_bytes(bytes: u64) -> u64 {
+    cost_alloc(safe(bytes).div_ceil(8))
+}
+
+/// Gas of allocating a `bytes`-byte OCaml string (`Gas_limit_repr.alloc_mbytes_cost`): a 12-word
+/// header plus the bytes.
+pub const fn cost_alloc_mbytes(bytes: u64) -> u64 {
+    add(cost_alloc(12), cost_alloc_bytes(bytes))
+}
+
+/// `steps` abstract steps (`Gas_limit_repr.step_cost`): `1000 · steps` milligas.
+pub const fn cost_step(steps: u64) -> u64 {
+    mul(safe(steps), super::MILLIGAS_PER_GAS)
+}
+
+/// `UNPACK` whose bytes decode as Micheline but do not typecheck against the expected type
+/// (`Cost_of.Interpreter.unpack_failed`, the worst case "a set of 1-byte values"): with
+/// `length` the bytes after the `0x05` prefix and `d = numbits(length)`,
+/// `length · alloc_mbytes(1) + length · d · (alloc(3) + step(1))`.
+pub const fn cost_unpack_failed(payload_length: u64) -> u64 {
+    let length = safe(payload_length);
+    let bits = super::arith::numbits(length);
+    add(
+        mul(length, cost_alloc_mbytes(1)),
+        mul(length, mul(bits, add(cost_alloc(3), cost_step(1)))),
+    )
+}
+
+/// `UNPACK` of `length` bytes before the value is typechecked: the instruction
+/// ([`super::interpreter::cost_unpack`]) and the Micheline decoding
+/// ([`cost_decode_micheline_bytes`] of the whole input). On success Octez then charges the
+/// value's `parse_data` costs ([`COST_PARSE_DATA_CYCLE`] per node and the leaf costs); when the
+/// type does not match, [`cost_unpack_failed`]; an input without the `0x05` prefix (or that does
+/// not decode) costs nothing more.
+pub const fn cost_unpack_decoding(length: u64) -> u64 {
+    add(
+        super::interpreter::cost_unpack(length),
+        cost_decode_micheline_bytes(length),
+    )
+}
