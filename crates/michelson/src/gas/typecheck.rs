@@ -147,27 +147,6 @@ pub const fn cost_encode_chest(plaintext_length: u64) -> u64 {
     add(add(lsr(n, 4), lsr(n, 8)), 3_215)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn typecheck_spot_values() {
-        assert_eq!(cost_ty_eq(1, 5), 57);
-        assert_eq!(cost_unparse_type(0), 10);
-        assert_eq!(cost_unparse_type(3), 60);
-        assert_eq!(cost_check_printable(5), 65);
-        assert_eq!(
-            cost_timestamp_readable_decoding(20),
-            105 + ((4 * 20) >> 5) + ((4 * 20) >> 6)
-        );
-        assert_eq!(
-            COST_FIND_ENTRYPOINT_CYCLE,
-            super::super::interpreter::cost_compare(31, 31)
-        );
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Micheline serialization (`Script_repr_costs_generated`, `Script_repr`) and the `PACK`/`UNPACK`
 // charges built on them.
@@ -287,4 +266,25 @@ pub const fn cost_unpack_decoding(length: u64) -> u64 {
         super::interpreter::cost_unpack(length),
         cost_decode_micheline_bytes(length),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typecheck_spot_values() {
+        assert_eq!(cost_ty_eq(1, 5), 57);
+        assert_eq!(cost_unparse_type(0), 10);
+        assert_eq!(cost_unparse_type(3), 60);
+        assert_eq!(cost_check_printable(5), 65);
+        assert_eq!(
+            cost_timestamp_readable_decoding(20),
+            105 + ((4 * 20) >> 5) + ((4 * 20) >> 6)
+        );
+        assert_eq!(
+            COST_FIND_ENTRYPOINT_CYCLE,
+            super::super::interpreter::cost_compare(31, 31)
+        );
+    }
 }
