@@ -287,4 +287,17 @@ mod tests {
             super::super::interpreter::cost_compare(31, 31)
         );
     }
+
+    #[test]
+    fn pack_and_unpack_spot_values_from_recorded_traces() {
+        // PACK Unit: one node, no integer or string bytes.
+        assert_eq!(cost_pack(COST_UNPARSE_DATA_CYCLE, 1, 0, 0), 216);
+        // PACK (Pair 19 10): three nodes, two one-byte integers.
+        assert_eq!(cost_pack(3 * COST_UNPARSE_DATA_CYCLE, 3, 2, 0), 698);
+        // UNPACK int of 0x050000 (3 bytes): decoding, then one data node.
+        assert_eq!(cost_unpack_decoding(3) + COST_PARSE_DATA_CYCLE, 421);
+        // UNPACK of 0x (not packed) and of an ill-typed 0x050041 as nat.
+        assert_eq!(cost_unpack_decoding(0), 270);
+        assert_eq!(cost_unpack_decoding(3) + cost_unpack_failed(2), 96_321);
+    }
 }
