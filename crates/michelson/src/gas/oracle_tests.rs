@@ -184,6 +184,12 @@ fn compare_cost(left: &Node, right: &Node) -> Option<u64> {
             (NodeKind::Int(x), NodeKind::Int(y)) => {
                 total += cost::cost_compare_int(size::int_bytes(x), size::int_bytes(y))
             }
+            (NodeKind::String(x), NodeKind::String(y))
+                if looks_like_address(x) && looks_like_address(y) =>
+            {
+                // Key hashes and addresses (both print as `tz1…`/`KT1…`) cost the same.
+                total += cost::COST_COMPARE_ADDRESS;
+            }
             (NodeKind::String(x), NodeKind::String(y)) => {
                 total += match (timestamp_seconds(x), timestamp_seconds(y)) {
                     (Some(x), Some(y)) => {
@@ -616,6 +622,161 @@ const CONTROL: &[&str] = &[
     "EXEC",
 ];
 
+// ---------------------------------------------------------------------------------------------
+// Macro expansion, only to number nodes as Octez does: octez-client expands macros before
+// sending the script, and the protocol numbers the nodes of the expanded tree in prefix order.
+// Macros not handled here stay unknown primitives, and steps located after them are skipped.
+
+fn prim(name: &str, args: Vec<Node>) -> Node {
+    Node::prim(kestrel_micheline::prim::PrimName::new(name), args)
+}
+
+fn fail_sequence() -> Node {
+    Node::seq(vec![prim("UNIT", vec![]), prim("FAILWITH", vec![])])
+}
+
+const COMPARISONS: &[&str] = &["EQ", "NEQ", "LT", "GT", "LE", "GE"];
+
+/// The expansion of one macro application (its arguments already expanded), if handled.
+fn expand_macro(name: &str, args: &[Node]) -> Option<Node> {
+    let two_branches = |args: &[Node]| -> Option<(Node, Node)> {
+        match args {
+            [first, second] => Some((first.clone(), second.clone())),
+            _ => None,
+        }
+    };
+    if let Some(op) = name
+        .strip_prefix("CMP")
+        .filter(|op| COMPARISONS.contains(op))
+    {
+        return Some(Node::seq(vec![prim("COMPARE", vec![]), prim(op, vec![])]));
+    }
+    if let Some(op) = name
+        .strip_prefix("IFCMP")
+        .filter(|op| COMPARISONS.contains(op))
+    {
+        let (then, otherwise) = two_branches(args)?;
+        return Some(Node::seq(vec![
+            prim("COMPARE", vec![]),
+            prim(op, vec![]),
+            prim("IF", vec![then, otherwise]),
+        ]));
+    }
+    if let Some(op) = name
+        .strip_prefix("IF")
+        .filter(|op| COMPARISONS.contains(op))
+    {
+        let (then, otherwise) = two_branches(args)?;
+        return Some(Node::seq(vec![
+            prim(op, vec![]),
+            prim("IF", vec![then, otherwise]),
+        ]));
+    }
+    let assert_if = |test: Node| -> Node {
+        Node::seq(vec![
+            test,
+            prim(
+                "IF",
+                vec![Node::seq(vec![]), Node::seq(vec![fail_sequence()])],
+            ),
+        ])
+    };
+    if let Some(op) = name
+        .strip_prefix("ASSERT_CMP")
+        .filter(|op| COMPARISONS.contains(op))
+    {
+        let test = Node::seq(vec![prim("COMPARE", vec![]), prim(op, vec![])]);
+        return Some(assert_if(test));
+    }
+    if let Some(op) = name
+        .strip_prefix("ASSERT_")
+        .filter(|op| COMPARISONS.contains(op))
+    {
+        return Some(assert_if(prim(op, vec![])));
+    }
+    let fail_branch = || Node::seq(vec![fail_sequence()]);
+    let empty = || Node::seq(vec![]);
+    match (name, args) {
+        ("FAIL", []) => Some(fail_sequence()),
+        ("ASSERT", []) => Some(Node::seq(vec![prim("IF", vec![empty(), fail_branch()])])),
+        ("ASSERT_NONE", []) => Some(Node::seq(vec![prim(
+            "IF_NONE",
+            vec![empty(), fail_branch()],
+        )])),
+        ("ASSERT_SOME", []) => Some(Node::seq(vec![prim(
+            "IF_NONE",
+            vec![fail_branch(), empty()],
+        )])),
+        ("ASSERT_LEFT", []) => Some(Node::seq(vec![prim(
+            "IF_LEFT",
+            vec![empty(), fail_branch()],
+        )])),
+        ("ASSERT_RIGHT", []) => Some(Node::seq(vec![prim(
+            "IF_LEFT",
+            vec![fail_branch(), empty()],
+        )])),
+        ("IF_SOME", [then, otherwise]) => Some(Node::seq(vec![prim(
+            "IF_NONE",
+            vec![otherwise.clone(), then.clone()],
+        )])),
+        ("IF_RIGHT", [then, otherwise]) => Some(Node::seq(vec![prim(
+            "IF_LEFT",
+            vec![otherwise.clone(), then.clone()],
+        )])),
+        _ => {
+            // C[AD]+R with at least two letters: a sequence of CAR/CDR.
+            let letters = name.strip_prefix('C')?.strip_suffix('R')?;
+            if letters.len() >= 2
+                && letters.chars().all(|c| c == 'A' || c == 'D')
+                && args.is_empty()
+            {
+                let steps = letters
+                    .chars()
+                    .map(|c| prim(if c == 'A' { "CAR" } else { "CDR" }, vec![]))
+                    .collect();
+                return Some(Node::seq(steps));
+            }
+            None
+        }
+    }
+}
+
+/// The script with the handled macros expanded (recursion bounded by the test scripts).
+fn expand_macros(node: &Node) -> Node {
+    match &node.kind {
+        NodeKind::Seq(items) => Node::seq(items.iter().map(expand_macros).collect()),
+        NodeKind::Prim { name, args, .. } => {
+            let args: Vec<Node> = args.iter().map(expand_macros).collect();
+            let text = name.as_str();
+            // `CAR n` / `CDR n` are macros for `GET (2n + 1)` / `GET 2n`.
+            if let (Some(field), [index]) = (
+                match text {
+                    "CAR" => Some(1),
+                    "CDR" => Some(0),
+                    _ => None,
+                },
+                args.as_slice(),
+            ) {
+                if let NodeKind::Int(value) = &index.kind {
+                    let get = value * 2 + field;
+                    return Node::seq(vec![prim("GET", vec![Node::int(get)])]);
+                }
+            }
+            if name.known().is_none() {
+                if let Some(expanded) = expand_macro(text, &args) {
+                    return expanded;
+                }
+            }
+            Node::new(NodeKind::Prim {
+                name: name.clone(),
+                args,
+                annots: Vec::new(),
+            })
+        }
+        _ => node.clone(),
+    }
+}
+
 /// The script's root as Octez numbers it: a file written `{ parameter ..; storage ..; code .. }`
 /// has the braced sequence itself as root.
 fn script_root(toplevel: &Node) -> &Node {
@@ -834,7 +995,8 @@ fn control_candidates(
 }
 
 fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut Tally) {
-    let located = locate(script_root(toplevel));
+    let expanded = expand_macros(script_root(toplevel));
+    let located = locate(&expanded);
     let ends = subtree_ends(&located);
     let previous_sibling = previous_siblings(&located, &ends);
     let first_macro = located
