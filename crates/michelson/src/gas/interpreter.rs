@@ -151,6 +151,8 @@ pub const COST_TRANSFER_TOKENS: u64 = 60;
 pub const COST_VIEW: u64 = 1460;
 /// `IMPLICIT_ACCOUNT` (`cost_N_IImplicit_account`).
 pub const COST_IMPLICIT_ACCOUNT: u64 = 10;
+/// `IS_IMPLICIT_ACCOUNT` (`cost_N_IIs_implicit_account`; 10 milligas in the recorded traces).
+pub const COST_IS_IMPLICIT_ACCOUNT: u64 = 10;
 /// `CREATE_CONTRACT` (`cost_N_ICreate_contract`), plus the storage's unparsing and the
 /// origination charged while running.
 pub const COST_CREATE_CONTRACT: u64 = 60;
