@@ -456,6 +456,12 @@ fn candidates(
                 ("BYTES int", cost::cost_bytes_int(size)),
             ])
         }
+        "ADD" | "MUL" | "NEG"
+            if matches!(top?.kind, NodeKind::Bytes(_))
+                || matches!(second.map(|node| &node.kind), Some(NodeKind::Bytes(_))) =>
+        {
+            bls_candidates(name, top?, second)
+        }
         "ADD" | "SUB" | "MUL" | "EDIV" => {
             let (a, b) = (top?, second?);
             let timestamps = (
@@ -583,6 +589,54 @@ fn candidates(
                 one("UPDATE map", cost::cost_map_update(key, count))
             }
         }
+        _ => None,
+    }
+}
+
+/// BLS12-381 arithmetic, told apart by the byte lengths of the points (`fr` 32, `g1` 96,
+/// `g2` 192) and by integer operands.
+fn bls_candidates(name: &str, top: &Node, second: Option<&Node>) -> Option<Vec<Candidate>> {
+    let length = |node: &Node| match &node.kind {
+        NodeKind::Bytes(bytes) => Some(bytes.len()),
+        _ => None,
+    };
+    let one = |label, value| Some(vec![(label, value)]);
+    match (name, length(top), second.map(|node| (node, length(node)))) {
+        ("NEG", Some(32), _) => one("NEG bls12_381_fr", cost::COST_NEG_BLS12_381_FR),
+        ("NEG", Some(96), _) => one("NEG bls12_381_g1", cost::COST_NEG_BLS12_381_G1),
+        ("NEG", Some(192), _) => one("NEG bls12_381_g2", cost::COST_NEG_BLS12_381_G2),
+        ("ADD", Some(32), Some((_, Some(32)))) => {
+            one("ADD bls12_381_fr", cost::COST_ADD_BLS12_381_FR)
+        }
+        ("ADD", Some(96), Some((_, Some(96)))) => {
+            one("ADD bls12_381_g1", cost::COST_ADD_BLS12_381_G1)
+        }
+        ("ADD", Some(192), Some((_, Some(192)))) => {
+            one("ADD bls12_381_g2", cost::COST_ADD_BLS12_381_G2)
+        }
+        ("MUL", Some(32), Some((_, Some(32)))) => {
+            one("MUL bls12_381_fr", cost::COST_MUL_BLS12_381_FR)
+        }
+        ("MUL", Some(96), Some((_, Some(32)))) => {
+            one("MUL bls12_381_g1", cost::COST_MUL_BLS12_381_G1)
+        }
+        ("MUL", Some(192), Some((_, Some(32)))) => {
+            one("MUL bls12_381_g2", cost::COST_MUL_BLS12_381_G2)
+        }
+        ("MUL", Some(32), Some((node, None))) => match &node.kind {
+            NodeKind::Int(value) => one(
+                "MUL fr × int",
+                cost::cost_mul_bls12_381_fr_z(size::int_bytes(value)),
+            ),
+            _ => None,
+        },
+        ("MUL", None, Some((_, Some(32)))) => match &top.kind {
+            NodeKind::Int(value) => one(
+                "MUL int × fr",
+                cost::cost_mul_bls12_381_z_fr(size::int_bytes(value)),
+            ),
+            _ => None,
+        },
         _ => None,
     }
 }
