@@ -436,7 +436,7 @@ fn candidates(
         "ABS" => one("ABS", cost::cost_abs(int_bytes_of(top?)?)),
         "NEG" => match &top?.kind {
             NodeKind::Int(value) => one("NEG", cost::cost_neg(size::int_bytes(value))),
-            _ => None,
+            _ => bls_candidates(name, top?, second),
         },
         "INT" => match &top?.kind {
             NodeKind::Int(_) => one("INT nat", cost::COST_INT_NAT),
@@ -456,7 +456,7 @@ fn candidates(
                 ("BYTES int", cost::cost_bytes_int(size)),
             ])
         }
-        "ADD" | "MUL" | "NEG"
+        "ADD" | "MUL"
             if matches!(top?.kind, NodeKind::Bytes(_))
                 || matches!(second.map(|node| &node.kind), Some(NodeKind::Bytes(_))) =>
         {
@@ -964,7 +964,9 @@ fn control_candidates(
                 halt + depth * cost::COST_UNDIP + next,
             )])
         }
-        ("EXEC", true) => Some(vec![("EXEC return", halt + cost::COST_RETURN + next)]),
+        // `EXEC` logs no entry step (its cost goes to the lambda's first instruction): every
+        // step at its location is the return, whose body lies elsewhere in the script.
+        ("EXEC", _) => Some(vec![("EXEC return", halt + cost::COST_RETURN + next)]),
         ("ITER", false) => {
             let collection = before.first()?;
             let count = collection_len(collection)?;
