@@ -641,6 +641,33 @@ fn bls_candidates(name: &str, top: &Node, second: Option<&Node>) -> Option<Vec<C
     }
 }
 
+/// Hashing a big-map key of type `int`/`nat`/`string` (`Script_ir_translator.hash_comparable_data`):
+/// packing it (one node) and `BLAKE2B` of the packed bytes.
+fn big_map_key_hash_cost(key: &Node) -> Option<u64> {
+    use super::typecheck;
+    let (int_bytes, string_bytes, packed_length) = match &key.kind {
+        NodeKind::Int(value) => {
+            // Zarith: 6 value bits in the first byte, 7 in each following one.
+            let bits = value.bits();
+            let zarith_length = if bits <= 6 {
+                1
+            } else {
+                1 + (bits - 6).div_ceil(7)
+            };
+            (size::int_bytes(value), 0, 2 + zarith_length)
+        }
+        NodeKind::String(text) => (0, text.len() as u64, 6 + text.len() as u64),
+        _ => return None,
+    };
+    let pack = typecheck::cost_pack(
+        typecheck::COST_UNPARSE_DATA_CYCLE,
+        1,
+        int_bytes,
+        string_bytes,
+    );
+    Some(pack + cost::cost_blake2b(packed_length))
+}
+
 #[derive(Default)]
 struct Tally {
     matched: BTreeMap<String, usize>,
@@ -1085,9 +1112,39 @@ fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut T
         let Some(name) = prim_name(instruction) else {
             continue;
         };
-        if PARTIALLY_CARBONATED.contains(&name)
-            || (script_uses_big_map && matches!(name, "MEM" | "GET" | "UPDATE" | "GET_AND_UPDATE"))
-        {
+        if PARTIALLY_CARBONATED.contains(&name) {
+            continue;
+        }
+        if script_uses_big_map && matches!(name, "MEM" | "GET" | "UPDATE" | "GET_AND_UPDATE") {
+            // Big maps built from a literal live in memory during the run (no context read):
+            // the overlay cost plus hashing the key (PACK, then BLAKE2B of the packed bytes).
+            let parsed: Option<Vec<Node>> = previous
+                .stack
+                .iter()
+                .map(|text| parse_expression(text).ok())
+                .collect();
+            if let (Some(before), true) = (parsed, matches!(name, "MEM" | "GET")) {
+                if let (Some(key), Some(map)) = (before.first(), before.get(1)) {
+                    if let (Some(hash), Some(overlay)) =
+                        (big_map_key_hash_cost(key), collection_len(map))
+                    {
+                        let access = if name == "MEM" {
+                            cost::cost_big_map_mem(overlay)
+                        } else {
+                            cost::cost_big_map_get(overlay)
+                        };
+                        record(
+                            tally,
+                            file,
+                            step,
+                            location,
+                            name,
+                            &[("big_map access", access + hash)],
+                            previous,
+                        );
+                    }
+                }
+            }
             continue;
         }
         let Ok(before) = previous
