@@ -1112,6 +1112,40 @@ fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut T
         let Some(name) = prim_name(instruction) else {
             continue;
         };
+        if name == "APPLY" {
+            // The captured value is unparsed like PACK does, and its (here one-node) type.
+            let captured = previous
+                .stack
+                .first()
+                .and_then(|text| parse_expression(text).ok());
+            if let Some(captured) =
+                captured.filter(|node| matches!(node.kind, NodeKind::Int(_) | NodeKind::String(_)))
+            {
+                let (int_bytes, string_bytes) = match &captured.kind {
+                    NodeKind::Int(value) => (size::int_bytes(value), 0),
+                    NodeKind::String(text) => (0, text.len() as u64),
+                    _ => (0, 0),
+                };
+                let unparse = super::typecheck::cost_pack(
+                    super::typecheck::COST_UNPARSE_DATA_CYCLE,
+                    1,
+                    int_bytes,
+                    string_bytes,
+                );
+                let expected =
+                    cost::cost_apply(false) + unparse + super::typecheck::cost_unparse_type(1);
+                record(
+                    tally,
+                    file,
+                    step,
+                    location,
+                    name,
+                    &[("APPLY", expected)],
+                    previous,
+                );
+            }
+            continue;
+        }
         if PARTIALLY_CARBONATED.contains(&name) {
             continue;
         }

@@ -204,7 +204,9 @@ pub const fn cost_typed_ir_size_nodes(nodes: u64) -> u64 {
     mul(safe(nodes), 45)
 }
 
-/// `PACK`: unparsing the value in optimized form (`unparse_cost`: one
+/// Top-level `unparse_data` in optimized mode, which is all `PACK` costs (and what `APPLY` pays
+/// for its captured value, and big-map key hashing before its `BLAKE2B`): unparsing the value
+/// (`unparse_cost`: one
 /// [`COST_UNPARSE_DATA_CYCLE`] per data node, `Elt` excluded, one
 /// [`COST_UNPARSE_INSTRUCTION_CYCLE`] per instruction node of a lambda, plus the optimized
 /// encoding of keys, key hashes/addresses, signatures, chain ids and BLS values), then
