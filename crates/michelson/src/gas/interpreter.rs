@@ -144,6 +144,14 @@ pub const COST_ADDRESS: u64 = 10;
 /// `CONTRACT` (`cost_N_IContract`), plus what the contract lookup charges while running
 /// (entrypoint search, [`super::typecheck::COST_CONTRACT_EXISTS`], parameter-type parsing).
 pub const COST_CONTRACT: u64 = 30;
+/// `CONTRACT t` on an implicit account (`tz…`) at its default entrypoint, everything included:
+/// [`COST_CONTRACT`], one typechecking cycle of `parse_contract_for_script`
+/// ([`super::typecheck::COST_PARSE_INSTRUCTION_CYCLE`]) and the type equality of `unit` with `t`
+/// ([`super::typecheck::cost_ty_eq`] with sizes 1 and `t`'s, i.e. 57). Recorded: 0.307 gas.
+/// Originated contracts also read their script from the context (not modelled here).
+pub const COST_CONTRACT_IMPLICIT: u64 = COST_CONTRACT
+    + super::typecheck::COST_PARSE_INSTRUCTION_CYCLE
+    + super::typecheck::cost_ty_eq(1, 1);
 /// `TRANSFER_TOKENS` (`cost_N_ITransfer_tokens`), plus the parameter's unparsing and
 /// [`super::typecheck::COST_TRANSFER_OPERATION`] charged while running.
 pub const COST_TRANSFER_TOKENS: u64 = 60;
@@ -862,6 +870,7 @@ mod tests {
                 35,
             ),
             ("pair 3", cost_pair_n(3), 43),
+            ("contract implicit", COST_CONTRACT_IMPLICIT, 307),
         ];
         for (name, actual, expected) in cases {
             assert_eq!(actual, expected, "{name}");

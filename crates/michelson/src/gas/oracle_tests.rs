@@ -1112,6 +1112,19 @@ fn check_run(file: &str, run: &octez_output::Run, toplevel: &Node, tally: &mut T
         let Some(name) = prim_name(instruction) else {
             continue;
         };
+        if name == "CONTRACT" {
+            let target = previous
+                .stack
+                .first()
+                .and_then(|text| parse_expression(text).ok());
+            if let Some(NodeKind::String(address)) = target.as_ref().map(|node| &node.kind) {
+                if address.starts_with("tz") && !address.contains('%') {
+                    let found = [("CONTRACT implicit", cost::COST_CONTRACT_IMPLICIT)];
+                    record(tally, file, step, location, name, &found, previous);
+                }
+            }
+            continue;
+        }
         if name == "APPLY" {
             // The captured value is unparsed like PACK does, and its (here one-node) type.
             let captured = previous
