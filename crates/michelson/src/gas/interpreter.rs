@@ -686,6 +686,64 @@ pub const COMPARE_ADDRESS_SIZE_RIO_BYTES: u64 = KEY_HASH_SIZE_BYTES + ENTRYPOINT
 /// `COMPARE` on chain ids.
 pub const COST_COMPARE_CHAIN_ID: u64 = 30;
 
+/// `COMPARE` of two values of the same comparable type seen through `view`
+/// (`Michelson_v1_gas.Cost_of.Interpreter.compare`), with an explicit stack: pairs cost
+/// [`COST_COMPARE_PAIR_TAG`] and always compare both sides, `or` and `option` nodes cost their
+/// tag and compare the insides only when both are on the same side / both `Some`, leaves cost
+/// as the `COST_COMPARE_*` constants and [`cost_compare`] of their sizes (`int_bytes` for
+/// integers and timestamps, lengths for strings and bytes). Values of different shapes at a
+/// leaf (which a typechecked program cannot produce) cost the leaf model of the first.
+pub fn cost_compare_values<V: Copy>(
+    left: V,
+    right: V,
+    view: impl Fn(V) -> super::size::CompareView<V>,
+) -> u64 {
+    use super::size::CompareView as View;
+    let int_bytes = |numbits: u64| numbits.div_ceil(8);
+    let mut total = 0u64;
+    let mut pending = vec![(left, right)];
+    while let Some((a, b)) = pending.pop() {
+        let step = match (view(a), view(b)) {
+            (View::Pair(a_left, a_right), View::Pair(b_left, b_right)) => {
+                pending.push((a_right, b_right));
+                pending.push((a_left, b_left));
+                COST_COMPARE_PAIR_TAG
+            }
+            (View::Left(x), View::Left(y)) | (View::Right(x), View::Right(y)) => {
+                pending.push((x, y));
+                COST_COMPARE_OR_TAG
+            }
+            (View::Left(_) | View::Right(_), _) => COST_COMPARE_OR_TAG,
+            (View::Some(x), View::Some(y)) => {
+                pending.push((x, y));
+                COST_COMPARE_OPTION_TAG
+            }
+            (View::Some(_) | View::None, _) => COST_COMPARE_OPTION_TAG,
+            (View::Int { numbits: x }, View::Int { numbits: y })
+            | (View::Timestamp { numbits: x }, View::Timestamp { numbits: y }) => {
+                cost_compare(int_bytes(x), int_bytes(y))
+            }
+            (View::String { length: x }, View::String { length: y })
+            | (View::Bytes { length: x }, View::Bytes { length: y }) => cost_compare(x, y),
+            (View::Unit, _) => COST_COMPARE_UNIT,
+            (View::Bool, _) => COST_COMPARE_BOOL,
+            (View::Mutez, _) => COST_COMPARE_MUTEZ,
+            (View::KeyHash, _) => COST_COMPARE_KEY_HASH,
+            (View::Address { .. }, _) => COST_COMPARE_ADDRESS,
+            (View::Key(_), _) => COST_COMPARE_KEY,
+            (View::Signature, _) => COST_COMPARE_SIGNATURE,
+            (View::ChainId, _) => COST_COMPARE_CHAIN_ID,
+            (View::Int { numbits } | View::Timestamp { numbits }, _) => {
+                cost_compare(int_bytes(numbits), int_bytes(numbits))
+            }
+            (View::String { length } | View::Bytes { length }, _) => cost_compare(length, length),
+            (View::Pair(..), _) => COST_COMPARE_PAIR_TAG,
+        };
+        total = add(total, step);
+    }
+    total
+}
+
 /// `COMPARE` on ints/nats/timestamps: [`cost_compare`] of their `int_bytes`.
 pub const fn cost_compare_int(size_a: u64, size_b: u64) -> u64 {
     cost_compare(size_a, size_b)
@@ -875,6 +933,40 @@ mod tests {
         for (name, actual, expected) in cases {
             assert_eq!(actual, expected, "{name}");
         }
+    }
+
+    #[test]
+    fn generic_compare_walk() {
+        use super::super::size::CompareView as View;
+        #[derive(Clone, Copy)]
+        enum V {
+            Nat(u64),
+            Pair(&'static V, &'static V),
+            Left(&'static V),
+            Right(&'static V),
+            Unit,
+        }
+        fn view(value: &V) -> View<&V> {
+            match value {
+                V::Nat(n) => View::Int {
+                    numbits: u64::from(u64::BITS - n.leading_zeros()),
+                },
+                V::Pair(left, right) => View::Pair(*left, *right),
+                V::Left(inner) => View::Left(*inner),
+                V::Right(inner) => View::Right(*inner),
+                V::Unit => View::Unit,
+            }
+        }
+        static ONE: V = V::Nat(1);
+        static UNIT: V = V::Unit;
+        static PAIR: V = V::Pair(&ONE, &UNIT);
+        static LEFT: V = V::Left(&ONE);
+        static RIGHT: V = V::Right(&ONE);
+        // Pair: tag + int leaf + unit leaf.
+        assert_eq!(cost_compare_values(&PAIR, &PAIR, view), 10 + 35 + 10);
+        // Same side: tag + inside; different sides: tag only.
+        assert_eq!(cost_compare_values(&LEFT, &LEFT, view), 10 + 35);
+        assert_eq!(cost_compare_values(&LEFT, &RIGHT, view), 10);
     }
 
     #[test]

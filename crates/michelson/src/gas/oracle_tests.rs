@@ -171,123 +171,71 @@ impl<'a> From<PairRest<'a>> for Walk<'a> {
     }
 }
 
-/// `Michelson_v1_gas.Cost_of.Interpreter.compare` on two untyped values of the same type.
-fn compare_cost(left: &Node, right: &Node) -> Option<u64> {
-    let mut total = 0u64;
-    let mut pending = vec![(Walk::Node(left), Walk::Node(right))];
-    while let Some((a, b)) = pending.pop() {
-        if a.is_pair() && b.is_pair() {
-            let (a_left, a_right) = a.split()?;
-            let (b_left, b_right) = b.split()?;
-            total += cost::COST_COMPARE_PAIR_TAG;
-            pending.push((a_right, b_right));
-            pending.push((a_left, b_left));
-            continue;
-        }
-        let (a, b) = (a.node()?, b.node()?);
-        match (&a.kind, &b.kind) {
-            (NodeKind::Int(x), NodeKind::Int(y)) => {
-                total += cost::cost_compare_int(size::int_bytes(x), size::int_bytes(y))
-            }
-            (NodeKind::String(x), NodeKind::String(y))
-                if looks_like_address(x) && looks_like_address(y) =>
-            {
-                // Key hashes and addresses (both print as `tz1…`/`KT1…`) cost the same.
-                total += cost::COST_COMPARE_ADDRESS;
-            }
-            (NodeKind::String(x), NodeKind::String(y)) => {
-                total += match (timestamp_seconds(x), timestamp_seconds(y)) {
-                    (Some(x), Some(y)) => {
-                        cost::cost_compare_int(size::int_bytes(&x), size::int_bytes(&y))
-                    }
-                    _ => cost::cost_compare_string(x.len() as u64, y.len() as u64),
-                }
-            }
-            (NodeKind::Bytes(x), NodeKind::Bytes(y)) => {
-                total += cost::cost_compare_string(x.len() as u64, y.len() as u64)
-            }
-            (NodeKind::Prim { .. }, NodeKind::Prim { .. }) => {
-                let (name_a, name_b) = (prim_name(a)?, prim_name(b)?);
-                match (name_a, name_b) {
-                    ("Unit", "Unit") => total += cost::COST_COMPARE_UNIT,
-                    ("True" | "False", "True" | "False") => total += cost::COST_COMPARE_BOOL,
-                    ("None" | "Some", "None" | "Some") => {
-                        total += cost::COST_COMPARE_OPTION_TAG;
-                        if name_a == "Some" && name_b == "Some" {
-                            pending.push((
-                                Walk::Node(prim_args(a).first()?),
-                                Walk::Node(prim_args(b).first()?),
-                            ));
-                        }
-                    }
-                    ("Left" | "Right", "Left" | "Right") => {
-                        total += cost::COST_COMPARE_OR_TAG;
-                        if name_a == name_b {
-                            pending.push((
-                                Walk::Node(prim_args(a).first()?),
-                                Walk::Node(prim_args(b).first()?),
-                            ));
-                        }
-                    }
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        }
+/// What the gas model sees of an untyped recorded value (leaf kinds recognized by shape).
+fn node_view(walk: Walk<'_>) -> size::CompareView<Walk<'_>> {
+    use size::CompareView as View;
+    if walk.is_pair() {
+        return match walk.split() {
+            Some((left, right)) => View::Pair(left, right),
+            None => View::Unit,
+        };
     }
-    Some(total)
+    let Some(node) = walk.node() else {
+        return View::Unit;
+    };
+    let first = || prim_args(node).first().map(Walk::Node);
+    match &node.kind {
+        NodeKind::Int(value) => View::Int {
+            numbits: value.bits(),
+        },
+        NodeKind::String(text) => {
+            if let Some(seconds) = timestamp_seconds(text) {
+                View::Timestamp {
+                    numbits: seconds.bits(),
+                }
+            } else if looks_like_address(text) {
+                let entrypoint_length = text
+                    .split_once('%')
+                    .map_or(0, |(_, name)| name.len() as u64);
+                View::Address { entrypoint_length }
+            } else if looks_like_key(text) {
+                View::Key(curve_of_key(text).unwrap_or(Curve::Ed25519))
+            } else if looks_like_signature(text) {
+                View::Signature
+            } else {
+                View::String {
+                    length: text.len() as u64,
+                }
+            }
+        }
+        NodeKind::Bytes(bytes) => View::Bytes {
+            length: bytes.len() as u64,
+        },
+        NodeKind::Prim { .. } => match prim_name(node) {
+            Some("True" | "False") => View::Bool,
+            Some("Left") => first().map_or(View::Unit, View::Left),
+            Some("Right") => first().map_or(View::Unit, View::Right),
+            Some("Some") => first().map_or(View::Unit, View::Some),
+            Some("None") => View::None,
+            _ => View::Unit,
+        },
+        NodeKind::Seq(_) => View::Unit,
+    }
 }
 
-/// `Gas_comparable_input_size.size_of_comparable_value` on an untyped key.
+/// `COMPARE` of two untyped recorded values, through the library's generic walk.
+fn compare_cost(left: &Node, right: &Node) -> Option<u64> {
+    Some(cost::cost_compare_values(
+        Walk::Node(left),
+        Walk::Node(right),
+        node_view,
+    ))
+}
+
+/// `Gas_comparable_input_size.size_of_comparable_value` of an untyped key, through the
+/// library's generic walk.
 fn key_size(key: &Node) -> Option<u64> {
-    let mut nodes = Vec::new();
-    let mut pending = vec![Walk::Node(key)];
-    while let Some(walk) = pending.pop() {
-        if walk.is_pair() {
-            let (left, right) = walk.split()?;
-            nodes.push(size::ComparableNode::Pair);
-            pending.push(right);
-            pending.push(left);
-            continue;
-        }
-        let node = walk.node()?;
-        let leaf = match &node.kind {
-            NodeKind::Int(value) => size::comparable_int_size(value),
-            NodeKind::String(text) => match timestamp_seconds(text) {
-                Some(seconds) => size::comparable_int_size(&seconds),
-                None if text.len() == 36
-                    && ["tz1", "tz2", "tz3", "tz4", "KT1"]
-                        .iter()
-                        .any(|p| text.starts_with(p)) =>
-                {
-                    size::KEY_HASH_SIZE_BYTES
-                }
-                None => text.len() as u64,
-            },
-            NodeKind::Bytes(bytes) => bytes.len() as u64,
-            NodeKind::Prim { .. } => match prim_name(node)? {
-                "Unit" | "True" | "False" => 1,
-                "None" => {
-                    nodes.push(size::ComparableNode::None);
-                    continue;
-                }
-                "Some" => {
-                    nodes.push(size::ComparableNode::Some);
-                    pending.push(Walk::Node(prim_args(node).first()?));
-                    continue;
-                }
-                "Left" | "Right" => {
-                    nodes.push(size::ComparableNode::Or);
-                    pending.push(Walk::Node(prim_args(node).first()?));
-                    continue;
-                }
-                _ => return None,
-            },
-            NodeKind::Seq(_) => return None,
-        };
-        nodes.push(size::ComparableNode::Leaf(leaf));
-    }
-    Some(size::comparable_size(nodes))
+    Some(size::comparable_size_of(Walk::Node(key), node_view))
 }
 
 fn collection_len(node: &Node) -> Option<u64> {
