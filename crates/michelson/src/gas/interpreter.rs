@@ -969,6 +969,24 @@ mod tests {
         assert_eq!(cost_compare_values(&LEFT, &RIGHT, view), 10);
     }
 
+    /// DESIGN.md: no host recursion on input-controlled depth; a 100,000-deep `Some (Some (...))`
+    /// is walked with the explicit stack.
+    #[test]
+    fn deep_values_do_not_recurse() {
+        use super::super::size::{comparable_size_of, CompareView};
+        const DEPTH: u32 = 100_000;
+        let view = |index: u32| {
+            if index < DEPTH {
+                CompareView::Some(index + 1)
+            } else {
+                CompareView::Unit
+            }
+        };
+        let tags = u64::from(DEPTH) * COST_COMPARE_OPTION_TAG;
+        assert_eq!(cost_compare_values(0, 0, view), tags + COST_COMPARE_UNIT);
+        assert_eq!(comparable_size_of(0u32, view), u64::from(DEPTH) + 1);
+    }
+
     #[test]
     fn huge_sizes_saturate_instead_of_wrapping() {
         // Octez shifts the saturated weight right, so the result stays large but below the
