@@ -2,9 +2,24 @@
 //! `Script_ir_translator` and `Michelson_v1_gas.Cost_of.{Typechecking, Unparsing}` (proto_alpha).
 //!
 //! These are paid before the first instruction runs (parsing the script, its types, the
-//! storage and the parameter), and while running by `PUSH`-free instructions that parse or
-//! unparse values: `UNPACK` (parse), `PACK`, `APPLY`, `TRANSFER_TOKENS`, `EMIT`,
-//! `CREATE_CONTRACT` (unparse), `CONTRACT` and `VIEW` (parse a type/script).
+//! storage and the parameter), and while running by the instructions that parse or unparse
+//! values: `UNPACK` (parse), `PACK`, `APPLY`, `TRANSFER_TOKENS`, `EMIT`, `CREATE_CONTRACT`
+//! (unparse), `CONTRACT` and `VIEW` (parse a type/script). Where they are charged:
+//!
+//! * `parse_ty`: [`COST_PARSE_TYPE_CYCLE`] per type node (a flat `pair a b c` is parsed as
+//!   `pair a (pair b c)`, so the inner pair counts too).
+//! * `parse_instr`: [`COST_PARSE_INSTRUCTION_CYCLE`] per call: once per instruction and, for a
+//!   sequence of n instructions, once per suffix (`{a; b; c}`, `{b; c}`, `{c}`); plus
+//!   [`cost_proof_argument`] for `DIG`/`DUG`/`DROP n`/`DUP n`/`PAIR n`/`UNPAIR n`/`GET n`/
+//!   `UPDATE n`, [`COST_PARSE_DATA_CYCLE`] per type node of `DUP`'s dupable check, type
+//!   parsing for `NIL`/`NONE`/`LEFT`/`RIGHT`/`PUSH`/`EMPTY_*`/`LAMBDA`, data parsing for `PUSH`,
+//!   and [`cost_ty_eq`] wherever two types are unified (`CONS`, branch merges, the final stack
+//!   against `pair (list operation) storage`).
+//! * `parse_data`: [`COST_PARSE_DATA_CYCLE`] per value node, [`cost_check_printable`] per
+//!   string, the readable/optimized decodings below, and per map or set element the insertion
+//!   (`cost_map_update`/`cost_set_update` at the current size) plus the ordering comparison
+//!   with the previous key (checked on the recorded first steps by `oracle_tests`).
+//! * the typed code's size: [`cost_typed_ir_size_nodes`].
 
 use super::arith::{add, isqrt, max, mul, safe, shift_right as lsr};
 
