@@ -140,14 +140,26 @@ pub fn parse_toplevel(source: &str) -> Result<Node, ParseError> {
 }
 
 /// Parses a toplevel sequence with the given limits.
+///
+/// As in Octez's `Micheline_parser.parse_toplevel`, a toplevel made of one braced sequence
+/// (`{ parameter ..; storage ..; code .. }`, the form `octez-client` prints scripts in) stands for
+/// that sequence's items, so both spellings of a script give the same tree.
 pub fn parse_toplevel_with(source: &str, limits: Limits) -> Result<Node, ParseError> {
-    Parser::new(source, limits).run(Frame::Seq {
+    let mut toplevel = Parser::new(source, limits).run(Frame::Seq {
         start: 0,
         items: Vec::new(),
         needs_separator: false,
         may_separate: false,
         braced: false,
-    })
+    })?;
+    if let NodeKind::Seq(items) = &mut toplevel.kind {
+        if items.len() == 1 && matches!(items[0].kind, NodeKind::Seq(_)) {
+            if let Some(inner) = items.pop() {
+                return Ok(inner);
+            }
+        }
+    }
+    Ok(toplevel)
 }
 
 /// A lexical token.
@@ -731,6 +743,11 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(script.children().len(), 3);
         assert_eq!(script.children()[2].known_prim(), Some(Prim::K_code));
+        let braced = parse_toplevel(
+            "{ parameter unit;\n  storage unit;\n  code { CDR ; NIL operation ; PAIR } }",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(braced, script);
     }
 
     #[test]

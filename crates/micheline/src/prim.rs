@@ -266,5 +266,14 @@ mod tests {
         assert_eq!(Prim::D_Pair.tag(), 7);
         assert_eq!(Prim::T_address.tag(), 110);
         assert_eq!(Prim::I_NAT.tag(), 156);
+        // Tags seen in packed data everywhere: `PUSH int 0` is 0743035b00, `nat` is 0x62.
+        assert_eq!(Prim::D_Unit.tag(), 0x0b);
+        assert_eq!(Prim::I_DROP.tag(), 0x20);
+        assert_eq!(Prim::I_PUSH.tag(), 0x43);
+        assert_eq!(Prim::T_int.tag(), 0x5b);
+        assert_eq!(Prim::T_nat.tag(), 0x62);
+        assert_eq!(Prim::T_unit.tag(), 0x6c);
+        assert_eq!(Prim::D_Ticket.tag(), 157);
+        assert_eq!(ALL_PRIMS.len(), 158);
     }
 }

@@ -1,0 +1,532 @@
+//! The Micheline text printer, in octez-client's layout.
+//!
+//! Octez prints expressions with `Micheline_printer` (lib_micheline/micheline_printer.ml) into a
+//! formatter whose margin is effectively unbounded, so the layout never depends on the margin: it
+//! depends only on each node's *preformatted size* and uses two kinds of boxes, horizontal (never
+//! breaks) and vertical (always breaks). This module reproduces that layout exactly:
+//!
+//! - The size of a node is: for an int, its decimal length; for a string, its byte length before
+//!   escaping; for bytes, `2 + 2 × length`; for an application, the name's length, plus the
+//!   annotations' joined length plus 2 if there are any, plus `1 + size` per argument; for a
+//!   sequence, `4 + Σ (3 + size)` over its items.
+//! - A node whose size is below [`SINGLE_LINE_SIZE_LIMIT`] (80) is printed on one line:
+//!   `Pair 1 (Some "x")`, `{ DROP ; UNIT }`.
+//! - A larger application with a name (annotations included) of at most 4 characters puts its
+//!   first argument after the name and aligns the others under it (`Pair 1` / `     2`); with a
+//!   longer name, every argument goes on its own line indented by 2 under the name.
+//! - A larger sequence puts each item on its own line aligned after `{ `, with ` ;` at the end of
+//!   every item but the last and ` }` after the last.
+//! - In the *wrapped* form (Octez's `print_expr`, used for storage and stack elements), every
+//!   argument that is an application with arguments or annotations is parenthesised, and so is
+//!   the root; the *unwrapped* form (`print_expr_unwrapped`) leaves the root bare.
+//!
+//! Continuation lines can be shifted right by a fixed indentation, which is what Octez does when
+//! it embeds an expression in an outer box (`storage\n  ...`, the `[ ... ]` of a trace stack).
+//!
+//! Octez's formatter gives up beyond 99,999 nested boxes or 99,999 columns of indentation (it
+//! prints `.` or forces line breaks); this printer does not imitate those degenerate cases: it
+//! keeps the same rules at any depth. Nothing here recurses: sizes are computed over a prefix-order
+//! array and printing runs on an explicit task stack, so any depth prints (tested at 100,000).
+
+use crate::node::{Node, NodeKind};
+use num_traits::ToPrimitive;
+
+/// Nodes whose preformatted size is below this are printed on one line (Micheline_printer's
+/// `s < 80` test).
+pub const SINGLE_LINE_SIZE_LIMIT: usize = 80;
+
+/// An application whose name (with annotations) is at most this long keeps its first argument on
+/// the name's line when it breaks (Micheline_printer's `String.length name <= 4` test).
+pub const SHORT_NAME_MAX_LENGTH: usize = 4;
+
+/// Whether the root is parenthesised when it is an application with arguments or annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrapping {
+    /// `(Pair 1 2)`: Octez's `print_expr`, used for storage values and stack elements.
+    Wrapped,
+    /// `Pair 1 2`: Octez's `print_expr_unwrapped`, used for scripts and most messages.
+    Unwrapped,
+}
+
+/// Prints `node` on one line with Octez's spacing (`Pair 1 (Some "x")`, `{ DROP ; UNIT }`),
+/// whatever its size; the root is not parenthesised.
+pub fn to_text_single_line(node: &Node) -> String {
+    let mut out = String::new();
+    write_single_line(&mut out, node, Wrapping::Unwrapped);
+    out
+}
+
+/// Prints `node` exactly as octez-client's `print_expr_unwrapped` does (multi-line when large).
+pub fn to_text_indented(node: &Node) -> String {
+    let mut out = String::new();
+    write_indented(&mut out, node, Wrapping::Unwrapped, 0);
+    out
+}
+
+/// Prints `node` exactly as octez-client's `print_expr` does: like [`to_text_indented`] but with
+/// the root parenthesised when it is an application with arguments or annotations, as in the
+/// `storage` section and the stack elements of `run script --trace-stack`.
+pub fn to_text_indented_wrapped(node: &Node) -> String {
+    let mut out = String::new();
+    write_indented(&mut out, node, Wrapping::Wrapped, 0);
+    out
+}
+
+/// Prints a script (a toplevel sequence such as `parameter ..; storage ..; code ..`) the way
+/// `.tz` files are written: each toplevel item in Octez's unwrapped layout, separated by `;` and a
+/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item.
+pub fn to_script_text(node: &Node) -> String {
+    let mut out = String::new();
+    let items: &[Node] = match &node.kind {
+        NodeKind::Seq(items) => items,
+        _ => std::slice::from_ref(node),
+    };
+    for item in items {
+        write_indented(&mut out, item, Wrapping::Unwrapped, 0);
+        out.push_str(";\n");
+    }
+    out
+}
+
+/// Appends `node` in Octez's layout to `out`. Every line after the first is shifted right by
+/// `indent_columns` spaces, as when Octez prints the expression inside a box opened at that
+/// column (e.g. 6 for a stack element after `    [ `).
+pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_columns: usize) {
+    let sizes = preformat_sizes(node);
+    let origin = out.len();
+    Printer {
+        out,
+        line_start: origin,
+        first_line: true,
+        indent_columns,
+    }
+    .run(node, wrapping, &sizes);
+}
+
+/// Appends `node` on one line to `out`.
+pub fn write_single_line(out: &mut String, node: &Node, wrapping: Wrapping) {
+    let mut tasks = vec![Task::Node(node, wrapping == Wrapping::Wrapped)];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Text(text) => out.push_str(text),
+            Task::Node(node, wrapped) => push_single_line_node(out, &mut tasks, node, wrapped),
+            Task::Break { .. } | Task::OpenBox | Task::CloseBox => {
+                unreachable!("single-line printing schedules no boxes")
+            }
+        }
+    }
+}
+
+/// Writes the head of `node` and schedules its children, all on one line.
+fn push_single_line_node<'a>(
+    out: &mut String,
+    tasks: &mut Vec<Task<'a>>,
+    node: &'a Node,
+    wrapped: bool,
+) {
+    match &node.kind {
+        NodeKind::Prim { name, args, annots } => {
+            let parenthesised = wrapped && (!args.is_empty() || !annots.is_empty());
+            if parenthesised {
+                out.push('(');
+                tasks.push(Task::Text(")"));
+            }
+            write_name(out, name.as_str(), annots);
+            for arg in args.iter().rev() {
+                tasks.push(Task::Node(arg, true));
+                tasks.push(Task::Text(" "));
+            }
+        }
+        NodeKind::Seq(items) if items.is_empty() => out.push_str("{}"),
+        NodeKind::Seq(items) => {
+            out.push_str("{ ");
+            tasks.push(Task::Text(" }"));
+            for (index, item) in items.iter().enumerate().rev() {
+                tasks.push(Task::Node(item, false));
+                if index > 0 {
+                    tasks.push(Task::Text(" ; "));
+                }
+            }
+        }
+        _ => write_leaf(out, node),
+    }
+}
+
+/// One step of printing.
+enum Task<'a> {
+    /// Print a node; `true` parenthesises it if it is an application with arguments or annots.
+    Node(&'a Node, bool),
+    /// Print fixed text.
+    Text(&'static str),
+    /// Open a vertical box at the current column.
+    OpenBox,
+    /// Close the innermost vertical box.
+    CloseBox,
+    /// Start a new line at the innermost box's column plus `offset_columns`.
+    Break { offset_columns: usize },
+}
+
+struct Printer<'a> {
+    out: &'a mut String,
+    /// Byte offset in `out` where the expression (on its first line) or the current line starts.
+    line_start: usize,
+    /// Whether the cursor is still on the expression's first line (which has no indentation).
+    first_line: bool,
+    indent_columns: usize,
+}
+
+impl Printer<'_> {
+    /// The column of the cursor relative to the expression's own left edge. Octez counts columns
+    /// in bytes (its formatter measures strings with `String.length`).
+    fn column(&self) -> usize {
+        let on_line = self.out.len() - self.line_start;
+        if self.first_line {
+            on_line
+        } else {
+            on_line - self.indent_columns
+        }
+    }
+
+    fn run(&mut self, root: &Node, wrapping: Wrapping, sizes: &[usize]) {
+        // Sizes are indexed by prefix order; `next_index` follows the printing order, which is
+        // prefix order too, so each node's size is found without a map.
+        let mut next_index = 0usize;
+        let mut boxes: Vec<usize> = Vec::new();
+        let mut tasks = vec![Task::Node(root, wrapping == Wrapping::Wrapped)];
+        while let Some(task) = tasks.pop() {
+            let node = match task {
+                Task::Text(text) => {
+                    self.out.push_str(text);
+                    continue;
+                }
+                Task::OpenBox => {
+                    boxes.push(self.column());
+                    continue;
+                }
+                Task::CloseBox => {
+                    boxes.pop();
+                    continue;
+                }
+                Task::Break { offset_columns } => {
+                    let column = boxes.last().copied().unwrap_or(0) + offset_columns;
+                    self.out.push('\n');
+                    self.line_start = self.out.len();
+                    self.first_line = false;
+                    self.push_spaces(self.indent_columns + column);
+                    continue;
+                }
+                Task::Node(node, wrapped) => (node, wrapped),
+            };
+            let (node, wrapped) = node;
+            let size = sizes.get(next_index).copied().unwrap_or(0);
+            if size < SINGLE_LINE_SIZE_LIMIT {
+                // The whole subtree fits on one line: print it and skip its sizes.
+                write_single_line(
+                    self.out,
+                    node,
+                    if wrapped {
+                        Wrapping::Wrapped
+                    } else {
+                        Wrapping::Unwrapped
+                    },
+                );
+                next_index += subtree_node_count(node);
+                continue;
+            }
+            next_index += 1;
+            match &node.kind {
+                NodeKind::Prim { name, args, annots } => {
+                    let parenthesised = wrapped && (!args.is_empty() || !annots.is_empty());
+                    if parenthesised {
+                        self.out.push('(');
+                        tasks.push(Task::Text(")"));
+                    }
+                    let name_start = self.column();
+                    let head_start = self.out.len();
+                    write_name(self.out, name.as_str(), annots);
+                    if args.is_empty() {
+                        continue;
+                    }
+                    let head_length = self.out.len() - head_start;
+                    tasks.push(Task::CloseBox);
+                    if head_length <= SHORT_NAME_MAX_LENGTH {
+                        // `Pair 1` then the other arguments aligned under the first.
+                        self.out.push(' ');
+                        for (index, arg) in args.iter().enumerate().rev() {
+                            tasks.push(Task::Node(arg, true));
+                            if index > 0 {
+                                tasks.push(Task::Break { offset_columns: 0 });
+                            }
+                        }
+                        tasks.push(Task::OpenBox);
+                    } else {
+                        // The name alone, then every argument indented by 2 under it.
+                        for arg in args.iter().rev() {
+                            tasks.push(Task::Node(arg, true));
+                            tasks.push(Task::Break { offset_columns: 2 });
+                        }
+                        boxes.push(name_start);
+                    }
+                }
+                NodeKind::Seq(items) if items.is_empty() => self.out.push_str("{}"),
+                NodeKind::Seq(items) => {
+                    self.out.push_str("{ ");
+                    tasks.push(Task::Text(" }"));
+                    tasks.push(Task::CloseBox);
+                    for (index, item) in items.iter().enumerate().rev() {
+                        tasks.push(Task::Node(item, false));
+                        if index > 0 {
+                            tasks.push(Task::Break { offset_columns: 0 });
+                            tasks.push(Task::Text(" ;"));
+                        }
+                    }
+                    tasks.push(Task::OpenBox);
+                }
+                _ => write_leaf(self.out, node),
+            }
+        }
+    }
+
+    fn push_spaces(&mut self, count: usize) {
+        self.out.extend(std::iter::repeat_n(' ', count));
+    }
+}
+
+/// The number of nodes in the subtree rooted at `node` (itself included).
+fn subtree_node_count(node: &Node) -> usize {
+    let mut count = 0usize;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        count += 1;
+        pending.extend(node.children());
+    }
+    count
+}
+
+/// Writes a primitive's name and its annotations, space-separated.
+fn write_name(out: &mut String, name: &str, annots: &[String]) {
+    out.push_str(name);
+    for annot in annots {
+        out.push(' ');
+        out.push_str(annot);
+    }
+}
+
+/// Writes an int, string or bytes node.
+fn write_leaf(out: &mut String, node: &Node) {
+    match &node.kind {
+        NodeKind::Int(value) => {
+            use std::fmt::Write;
+            // Writing into a String cannot fail.
+            let _ = write!(out, "{value}");
+        }
+        NodeKind::String(value) => write_string_literal(out, value),
+        NodeKind::Bytes(value) => {
+            out.push_str("0x");
+            write_hex(out, value);
+        }
+        NodeKind::Prim { .. } | NodeKind::Seq(_) => {
+            unreachable!("write_leaf is called on leaves only")
+        }
+    }
+}
+
+/// Writes `bytes` as lowercase hex.
+pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+}
+
+/// Writes a string literal with Micheline_printer's escapes (`\" \n \r \b \t \\`); every other
+/// character is written as is.
+pub fn write_string_literal(out: &mut String, value: &str) {
+    out.push('"');
+    let mut run_start = 0;
+    for (index, byte) in value.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\\' => "\\\\",
+            _ => continue,
+        };
+        out.push_str(&value[run_start..index]);
+        out.push_str(escape);
+        run_start = index + 1;
+    }
+    out.push_str(&value[run_start..]);
+    out.push('"');
+}
+
+/// The preformatted size of every node, indexed by prefix order (Micheline_printer's `preformat`).
+fn preformat_sizes(root: &Node) -> Vec<usize> {
+    // Prefix-order walk recording each node's parent; children come after their parent, so one
+    // backward pass adds every node's size into its parent's.
+    let mut parents: Vec<usize> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut is_seq_child: Vec<bool> = Vec::new();
+    let mut pending: Vec<(&Node, usize, bool)> = vec![(root, usize::MAX, false)];
+    while let Some((node, parent, in_seq)) = pending.pop() {
+        let index = sizes.len();
+        parents.push(parent);
+        is_seq_child.push(in_seq);
+        sizes.push(own_size(node));
+        let child_in_seq = matches!(node.kind, NodeKind::Seq(_));
+        for child in node.children().iter().rev() {
+            pending.push((child, index, child_in_seq));
+        }
+    }
+    for index in (1..sizes.len()).rev() {
+        let separator = if is_seq_child[index] { 3 } else { 1 };
+        let parent = parents[index];
+        sizes[parent] = sizes[parent].saturating_add(separator + sizes[index]);
+    }
+    sizes
+}
+
+/// A node's size before its children are counted.
+fn own_size(node: &Node) -> usize {
+    match &node.kind {
+        NodeKind::Int(value) => match value.to_i64() {
+            Some(small) => decimal_length(small),
+            None => value.to_string().len(),
+        },
+        NodeKind::String(value) => value.len(),
+        NodeKind::Bytes(value) => value.len().saturating_mul(2).saturating_add(2),
+        NodeKind::Prim { name, annots, .. } => {
+            let annots_size = if annots.is_empty() {
+                0
+            } else {
+                annots.iter().map(String::len).sum::<usize>() + annots.len() - 1 + 2
+            };
+            name.as_str().len() + annots_size
+        }
+        NodeKind::Seq(_) => 4,
+    }
+}
+
+/// The length of `value` in decimal, sign included.
+fn decimal_length(value: i64) -> usize {
+    let mut length = if value < 0 { 2 } else { 1 };
+    let mut rest = value.unsigned_abs();
+    while rest >= 10 {
+        rest /= 10;
+        length += 1;
+    }
+    length
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_expression;
+    use crate::prim::Prim;
+
+    fn check(source: &str, wrapping: Wrapping, expected: &str) {
+        let node = parse_expression(source).unwrap_or_else(|e| panic!("{source}: {e}"));
+        let mut printed = String::new();
+        write_indented(&mut printed, &node, wrapping, 0);
+        assert_eq!(printed, expected, "{source}");
+    }
+
+    #[test]
+    fn short_expressions_stay_on_one_line() {
+        check(
+            "Pair 1 (Some \"x\")",
+            Wrapping::Unwrapped,
+            "Pair 1 (Some \"x\")",
+        );
+        check(
+            "Pair 1 (Some \"x\")",
+            Wrapping::Wrapped,
+            "(Pair 1 (Some \"x\"))",
+        );
+        check("{DROP;UNIT}", Wrapping::Unwrapped, "{ DROP ; UNIT }");
+        check("{}", Wrapping::Wrapped, "{}");
+        check("Unit", Wrapping::Wrapped, "Unit");
+        check("CAR @x %y", Wrapping::Wrapped, "(CAR @x %y)");
+        check("0xABcd", Wrapping::Wrapped, "0xabcd");
+        check("-12", Wrapping::Wrapped, "-12");
+        check(
+            "\"a\\\"b\\\\c\\nd\\te\\rf\\b\"",
+            Wrapping::Wrapped,
+            "\"a\\\"b\\\\c\\nd\\te\\rf\\b\"",
+        );
+    }
+
+    #[test]
+    fn long_expressions_break_like_octez() {
+        let hex = "01".repeat(32);
+        check(
+            &format!("Pair (Pair 0x{hex} 0x{hex}) None"),
+            Wrapping::Wrapped,
+            &format!("(Pair (Pair 0x{hex}\n            0x{hex})\n      None)"),
+        );
+        let long = "x".repeat(70);
+        check(
+            &format!("Right (Left \"{long}\")"),
+            Wrapping::Unwrapped,
+            &format!("Right\n  (Left \"{long}\")"),
+        );
+        check(
+            &format!("{{ PUSH string \"{long}\" ; DROP }}"),
+            Wrapping::Unwrapped,
+            &format!("{{ PUSH string\n       \"{long}\" ;\n  DROP }}"),
+        );
+    }
+
+    #[test]
+    fn continuation_lines_take_the_outer_indentation() {
+        let hex = "ab".repeat(40);
+        let node = parse_expression(&format!("Pair 0x{hex} 1")).unwrap_or_else(|e| panic!("{e}"));
+        let mut out = String::from("    [ ");
+        write_indented(&mut out, &node, Wrapping::Wrapped, 6);
+        assert_eq!(out, format!("    [ (Pair 0x{hex}\n            1)"));
+    }
+
+    #[test]
+    fn script_layout() {
+        let script = crate::parse::parse_toplevel("parameter unit ; storage unit ; code {CDR}")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            to_script_text(&script),
+            "parameter unit;\nstorage unit;\ncode { CDR };\n"
+        );
+        assert_eq!(
+            to_text_indented(&script),
+            "{ parameter unit ; storage unit ; code { CDR } }"
+        );
+    }
+
+    #[test]
+    fn depth_100000_prints_without_recursion() {
+        let depth = 100_000;
+        let mut node = Node::int(7);
+        for _ in 0..depth {
+            node = Node::prim(Prim::D_Some, vec![node]);
+        }
+        // `Some` is a short name with one argument: Octez never breaks such a chain.
+        let indented = to_text_indented(&node);
+        assert!(indented.starts_with("Some (Some (Some"));
+        assert!(indented.ends_with(&format!("(Some 7){}", ")".repeat(depth - 2))));
+        assert_eq!(
+            indented.len(),
+            "Some ".len() + (depth - 1) * "(Some )".len() + 1
+        );
+        assert_eq!(to_text_single_line(&node), indented);
+        // The parser's default depth limit counts its root frame, hence one level less.
+        let mut nested = Node::seq(vec![]);
+        for _ in 0..depth - 2 {
+            nested = Node::seq(vec![nested]);
+        }
+        let printed = to_text_indented(&nested);
+        let reparsed = parse_expression(&printed).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reparsed, nested);
+    }
+}
