@@ -1,5 +1,8 @@
 //! Base58check with Tezos' versioned prefixes: `base58(prefix ‖ payload ‖ checksum)` where the
 //! checksum is the first 4 bytes of SHA-256(SHA-256(prefix ‖ payload)).
+//!
+//! The prefixes are Octez's (`src/lib_crypto/base58.ml`); each is chosen so that every payload of
+//! its size encodes to text starting with the same characters (`tz1`, `edpk`, `BLsig`, ...).
 
 use std::fmt;
 
@@ -12,17 +15,103 @@ pub struct Prefix {
     pub payload_size: usize,
 }
 
-/// `expr...`: script-expression hashes (blake2b-256 of PACKed data).
-pub const SCRIPT_EXPR_HASH: Prefix = Prefix {
-    bytes: &[13, 44, 64, 27],
-    payload_size: 32,
-};
+/// The longest base58check text any prefix below produces: `BLsig` signatures, 142 characters
+/// (Octez `src/lib_crypto/base58.ml`, `Prefix.bls12_381_signature`, "BLsig(96)" = 142 encoded).
+/// Parsers reject longer input before decoding, so decoding cost stays bounded.
+pub const MAX_ENCODED_LENGTH: usize = 142;
 
-/// `Co...`: context hashes.
-pub const CONTEXT_HASH: Prefix = Prefix {
-    bytes: &[79, 199],
-    payload_size: 32,
-};
+macro_rules! prefixes {
+    ($($(#[$doc:meta])* $name:ident = [$($byte:expr),+], $size:expr;)+) => {
+        $(
+            $(#[$doc])*
+            pub const $name: Prefix = Prefix { bytes: &[$($byte),+], payload_size: $size };
+        )+
+    };
+}
+
+// Prefix bytes from Octez `src/lib_crypto/base58.ml` (`module Prefix`), `contract_hash.ml` (KT1) and
+// `smart_rollup_address.ml` (sr1); the comment after each is the text prefix and encoded length.
+prefixes! {
+    /// `expr...` (54): script-expression hashes (blake2b-256 of PACKed data).
+    SCRIPT_EXPR_HASH = [13, 44, 64, 27], 32;
+    /// `Co...` (52): context hashes.
+    CONTEXT_HASH = [79, 199], 32;
+    /// `B...` (51): block hashes.
+    BLOCK_HASH = [1, 52], 32;
+    /// `o...` (51): operation hashes.
+    OPERATION_HASH = [5, 116], 32;
+    /// `P...` (51): protocol hashes.
+    PROTOCOL_HASH = [2, 170], 32;
+    /// `Net...` (15): chain identifiers.
+    CHAIN_ID = [87, 82, 0], 4;
+    /// `tz1...` (36): ed25519 public key hashes.
+    ED25519_PUBLIC_KEY_HASH = [6, 161, 159], 20;
+    /// `tz2...` (36): secp256k1 public key hashes.
+    SECP256K1_PUBLIC_KEY_HASH = [6, 161, 161], 20;
+    /// `tz3...` (36): p256 public key hashes.
+    P256_PUBLIC_KEY_HASH = [6, 161, 164], 20;
+    /// `tz4...` (36): BLS12-381 public key hashes.
+    BLS12_381_PUBLIC_KEY_HASH = [6, 161, 166], 20;
+    /// `KT1...` (36): originated contract hashes.
+    CONTRACT_HASH = [2, 90, 121], 20;
+    /// `sr1...` (36): smart rollup addresses.
+    SMART_ROLLUP_ADDRESS = [6, 124, 117], 20;
+    /// `edpk...` (54): ed25519 public keys.
+    ED25519_PUBLIC_KEY = [13, 15, 37, 217], 32;
+    /// `sppk...` (55): secp256k1 public keys (SEC1 compressed).
+    SECP256K1_PUBLIC_KEY = [3, 254, 226, 86], 33;
+    /// `p2pk...` (55): p256 public keys (SEC1 compressed).
+    P256_PUBLIC_KEY = [3, 178, 139, 127], 33;
+    /// `BLpk...` (76): BLS12-381 public keys (compressed G1 point).
+    BLS12_381_PUBLIC_KEY = [6, 149, 135, 204], 48;
+    /// `edsig...` (99): ed25519 signatures.
+    ED25519_SIGNATURE = [9, 245, 205, 134, 18], 64;
+    /// `spsig1...` (99): secp256k1 signatures (`r ‖ s`, big-endian).
+    SECP256K1_SIGNATURE = [13, 115, 101, 19, 63], 64;
+    /// `p2sig...` (98): p256 signatures (`r ‖ s`, big-endian).
+    P256_SIGNATURE = [54, 240, 44, 52], 64;
+    /// `sig...` (96): signatures of unspecified scheme (64 bytes).
+    GENERIC_SIGNATURE = [4, 130, 43], 64;
+    /// `BLsig...` (142): BLS12-381 signatures (compressed G2 point).
+    BLS12_381_SIGNATURE = [40, 171, 64, 207], 96;
+}
+
+/// Decodes base58check `text` into `prefix ‖ payload` (checksum verified and removed), refusing
+/// text longer than [`MAX_ENCODED_LENGTH`].
+pub fn decode_check_raw(text: &str) -> Result<Vec<u8>, Base58Error> {
+    if text.len() > MAX_ENCODED_LENGTH {
+        return Err(Base58Error::TooLong { length: text.len() });
+    }
+    bs58::decode(text)
+        .with_check(None)
+        .into_vec()
+        .map_err(|error| match error {
+            bs58::decode::Error::InvalidChecksum { .. } | bs58::decode::Error::NoChecksum => {
+                Base58Error::InvalidChecksum
+            }
+            _ => Base58Error::InvalidCharacter,
+        })
+}
+
+/// Splits decoded `prefix ‖ payload` bytes by the first of `prefixes` they start with, checking
+/// the payload size. Returns the index of the matching prefix and the payload.
+pub fn split_prefix<'a>(
+    decoded: &'a [u8],
+    prefixes: &[Prefix],
+) -> Result<(usize, &'a [u8]), Base58Error> {
+    for (index, prefix) in prefixes.iter().enumerate() {
+        if let Some(payload) = decoded.strip_prefix(prefix.bytes) {
+            if payload.len() != prefix.payload_size {
+                return Err(Base58Error::WrongSize {
+                    expected: prefix.payload_size,
+                    found: payload.len(),
+                });
+            }
+            return Ok((index, payload));
+        }
+    }
+    Err(Base58Error::WrongPrefix)
+}
 
 /// Why a base58check string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +122,11 @@ pub enum Base58Error {
     InvalidChecksum,
     /// The decoded bytes did not start with the expected prefix.
     WrongPrefix,
+    /// The text is longer than any Tezos base58check form ([`MAX_ENCODED_LENGTH`]).
+    TooLong {
+        /// The text length in bytes.
+        length: usize,
+    },
     /// The payload had the wrong size for the prefix.
     WrongSize {
         /// The size the prefix requires.
@@ -48,6 +142,10 @@ impl fmt::Display for Base58Error {
             Base58Error::InvalidCharacter => f.write_str("invalid base58 character"),
             Base58Error::InvalidChecksum => f.write_str("invalid base58check checksum"),
             Base58Error::WrongPrefix => f.write_str("unexpected base58check prefix"),
+            Base58Error::TooLong { length } => write!(
+                f,
+                "base58check text of {length} bytes is longer than {MAX_ENCODED_LENGTH}"
+            ),
             Base58Error::WrongSize { expected, found } => {
                 write!(f, "payload of {found} bytes where {expected} are required")
             }
@@ -72,24 +170,8 @@ pub fn encode_check(prefix: Prefix, payload: &[u8]) -> String {
 
 /// Decodes a base58check string carrying `prefix`, returning the payload.
 pub fn decode_check(prefix: Prefix, text: &str) -> Result<Vec<u8>, Base58Error> {
-    let bytes = bs58::decode(text)
-        .with_check(None)
-        .into_vec()
-        .map_err(|error| match error {
-            bs58::decode::Error::InvalidChecksum { .. } | bs58::decode::Error::NoChecksum => {
-                Base58Error::InvalidChecksum
-            }
-            _ => Base58Error::InvalidCharacter,
-        })?;
-    let Some(payload) = bytes.strip_prefix(prefix.bytes) else {
-        return Err(Base58Error::WrongPrefix);
-    };
-    if payload.len() != prefix.payload_size {
-        return Err(Base58Error::WrongSize {
-            expected: prefix.payload_size,
-            found: payload.len(),
-        });
-    }
+    let bytes = decode_check_raw(text)?;
+    let (_, payload) = split_prefix(&bytes, &[prefix])?;
     Ok(payload.to_vec())
 }
 
