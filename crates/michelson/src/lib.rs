@@ -3,3 +3,4 @@
 //! explicit control stack, and Octez's gas model (`specs/michelson.rst`).
 
 #![forbid(unsafe_code)]
+pub mod gas;

@@ -1,0 +1,151 @@
+//! The sizes Octez feeds into its cost functions, measured exactly as Octez measures them.
+//!
+//! Two different integer sizes exist in Octez and must not be mixed up:
+//!
+//! * [`int_bytes`] (`Michelson_v1_gas.Cost_of.int_size_in_bytes` / `z_bytes`): `(numbits + 7) / 8`,
+//!   the number of bytes of the magnitude rounded **up**. It is the size of the operands of the
+//!   arithmetic instructions (`ADD`, `MUL`, `NEG`, `ABS`, `LSL`, `EDIV`, ...), of `COMPARE` on
+//!   `int`/`nat`/`timestamp`, and of `BYTES`/`INT`/`NAT` conversions.
+//! * [`comparable_int_size`] (`Gas_comparable_input_size.integer`): `numbits / 8`, rounded
+//!   **down**. It is the per-key size of map and set lookups (`MEM`, `GET`, `UPDATE`,
+//!   `GET_AND_UPDATE` on `map`/`set`), through [`comparable_size`].
+//!
+//! Strings and bytes are measured by their length in bytes; collections by their element count.
+//! All sizes are `u64`; callers convert `usize` lengths with `as u64` (lossless on 64-bit hosts).
+
+use num_bigint::BigInt;
+
+/// Bytes of a `key_hash` (`Signature.Public_key_hash.size`: one tag byte and a 20-byte hash).
+pub const KEY_HASH_SIZE_BYTES: u64 = 21;
+
+/// Bytes of a `chain_id` (`Script_chain_id.size`).
+pub const CHAIN_ID_SIZE_BYTES: u64 = 4;
+
+/// Bytes of a `mutez` for gas purposes (`Gas_comparable_input_size.mutez`: stored on an int64).
+pub const MUTEZ_SIZE_BYTES: u64 = 8;
+
+/// The longest entrypoint name Octez accepts, in bytes (`Michelson_v1_gas.entrypoint_size`).
+pub const ENTRYPOINT_MAX_SIZE_BYTES: u64 = 31;
+
+/// Bytes charged per key of a `big_map` overlay operation (`Script_expr_hash.size`): big-map
+/// keys are hashed before lookup, so the key size is constant.
+pub const BIG_MAP_KEY_HASH_SIZE_BYTES: u64 = 32;
+
+/// Bytes of a `signature` for gas purposes (`Script_signature.size`, the generic signature
+/// encoding: 64 bytes; BLS signatures are longer but Octez charges the same constant).
+pub const SIGNATURE_SIZE_BYTES: u64 = 64;
+
+/// `Z.numbits` of the magnitude of `value` (0 for 0).
+pub fn numbits(value: &BigInt) -> u64 {
+    value.bits()
+}
+
+/// `int_size_in_bytes` / `z_bytes`: bytes of the magnitude of an `int`, `nat`, `mutez`-as-integer
+/// or `timestamp` (seconds), rounded up: 0 → 0, 1..=255 → 1, 256 → 2, -948 → 2.
+pub fn int_bytes(value: &BigInt) -> u64 {
+    numbits(value).div_ceil(8)
+}
+
+/// `Gas_comparable_input_size.integer` (and `.timestamp`): `numbits / 8` rounded down,
+/// the key size of an `int`/`nat`/`timestamp` in map and set costs: 0..=255 → 0, 256 → 1.
+pub fn comparable_int_size(value: &BigInt) -> u64 {
+    numbits(value) / 8
+}
+
+/// Bytes of a public key of the given curve (`Signature.Public_key.size`, tag included).
+pub const fn public_key_size_bytes(curve: Curve) -> u64 {
+    match curve {
+        Curve::Ed25519 => 33,
+        Curve::Secp256k1 | Curve::P256 => 34,
+        Curve::Bls12_381 => 49,
+    }
+}
+
+/// The signature schemes whose costs differ (`Michelson_v1_gas.Cost_of.Interpreter.algo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Curve {
+    /// `edpk` keys, `tz1` addresses.
+    Ed25519,
+    /// `sppk` keys, `tz2` addresses.
+    Secp256k1,
+    /// `p2pk` keys, `tz3` addresses.
+    P256,
+    /// `BLpk` keys, `tz4` addresses.
+    Bls12_381,
+}
+
+/// The size of an `address` for map/set key costs (`Gas_comparable_input_size.address`):
+/// the key-hash size plus the entrypoint name's length (0 for the default entrypoint).
+pub const fn address_size(entrypoint_length_bytes: u64) -> u64 {
+    KEY_HASH_SIZE_BYTES + entrypoint_length_bytes
+}
+
+/// One node of a comparable value, as `Gas_comparable_input_size.size_of_comparable_value`
+/// sees it. The size of a value is the sum over all its nodes (in any order), so callers can
+/// feed the nodes of a flattened walk without building a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComparableNode {
+    /// A leaf: `unit`/`bool` → 1, `int`/`nat`/`timestamp` → [`comparable_int_size`],
+    /// `string`/`bytes` → length, `mutez` → 8, `key_hash` → 21, `address` →
+    /// [`address_size`], `key` → [`public_key_size_bytes`], `chain_id` → 4, `signature` → 64.
+    Leaf(u64),
+    /// A `Pair` node (its two children are separate nodes): counts 1.
+    Pair,
+    /// A `Left` or `Right` node: counts 1.
+    Or,
+    /// A `Some` node: counts 1.
+    Some,
+    /// `None`: counts 1.
+    None,
+}
+
+/// `size_of_comparable_value`: the sum over the value's nodes, leaves counting their size and
+/// every `pair`/`or`/`option` node counting 1 (`Map`/`Set` key sizes).
+pub fn comparable_size(nodes: impl IntoIterator<Item = ComparableNode>) -> u64 {
+    nodes.into_iter().fold(0, |total, node| match node {
+        ComparableNode::Leaf(size) => super::arith::add(total, size),
+        ComparableNode::Pair | ComparableNode::Or | ComparableNode::Some | ComparableNode::None => {
+            super::arith::add(total, 1)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_int(value: i64, expected_int_bytes: u64, expected_comparable: u64) {
+        let value = BigInt::from(value);
+        assert_eq!(int_bytes(&value), expected_int_bytes, "int_bytes({value})");
+        assert_eq!(
+            comparable_int_size(&value),
+            expected_comparable,
+            "comparable_int_size({value})"
+        );
+    }
+
+    #[test]
+    fn integer_sizes_round_as_octez() {
+        check_int(0, 0, 0);
+        check_int(1, 1, 0);
+        check_int(255, 1, 1);
+        check_int(127, 1, 0);
+        check_int(256, 2, 1);
+        check_int(-948, 2, 1);
+        check_int(65535, 2, 2);
+        check_int(65536, 3, 2);
+    }
+
+    #[test]
+    fn comparable_size_of_nested_pair() {
+        // (Pair "ab" (Some 1)) = 1 + 2 + (1 + 0)
+        let nodes = [
+            ComparableNode::Pair,
+            ComparableNode::Leaf(2),
+            ComparableNode::Some,
+            ComparableNode::Leaf(0),
+        ];
+        assert_eq!(comparable_size(nodes), 4);
+        assert_eq!(comparable_size([ComparableNode::None]), 1);
+    }
+}

@@ -1,0 +1,169 @@
+//! Typechecking, parsing, unparsing and encoding costs, in milligas, as charged by Octez's
+//! `Script_ir_translator` and `Michelson_v1_gas.Cost_of.{Typechecking, Unparsing}` (proto_alpha).
+//!
+//! These are paid before the first instruction runs (parsing the script, its types, the
+//! storage and the parameter), and while running by `PUSH`-free instructions that parse or
+//! unparse values: `UNPACK` (parse), `PACK`, `APPLY`, `TRANSFER_TOKENS`, `EMIT`,
+//! `CREATE_CONTRACT` (unparse), `CONTRACT` and `VIEW` (parse a type/script).
+
+use super::arith::{add, isqrt, max, mul, safe, shift_right as lsr};
+
+/// One step of `parse_instr`, charged for every instruction node typechecked
+/// (`cost_TYPECHECKING_CODE`).
+pub const COST_PARSE_INSTRUCTION_CYCLE: u64 = 220;
+/// One step of `parse_data`, charged for every data node typechecked (`cost_TYPECHECKING_DATA`);
+/// also the cost of one step of the dupable-type check.
+pub const COST_PARSE_DATA_CYCLE: u64 = 100;
+/// One step of `parse_ty`, charged for every type node parsed (`cost_PARSE_TYPE 1`).
+pub const COST_PARSE_TYPE_CYCLE: u64 = 60;
+/// One step of `unparse_instr` (`cost_UNPARSING_CODE`).
+pub const COST_UNPARSE_INSTRUCTION_CYCLE: u64 = 115;
+/// One step of `unparse_data` (`cost_UNPARSING_DATA`).
+pub const COST_UNPARSE_DATA_CYCLE: u64 = 65;
+/// One step of the entrypoint search in a parameter type (`cost_FIND_ENTRYPOINT`, two
+/// comparisons of the longest entrypoint: `cost_N_ICompare 31 31`).
+pub const COST_FIND_ENTRYPOINT_CYCLE: u64 = 35;
+/// Reading a contract's balance to check it exists (`Storage_costs.read_access ~path_length:4
+/// ~read_bytes:8`, see [`cost_read_access`]).
+pub const COST_CONTRACT_EXISTS: u64 = cost_read_access(4, 8);
+/// The fixed cost of a transfer operation created by `TRANSFER_TOKENS` (`transfer_operation`,
+/// `step_cost 2000`... expressed in milligas: 2000 gas units is 2_000_000 milligas).
+pub const COST_TRANSFER_OPERATION: u64 = 2_000 * super::MILLIGAS_PER_GAS;
+/// The fixed cost of a manager operation (`manager_operation`: `step_cost 100`).
+pub const COST_MANAGER_OPERATION: u64 = 100 * super::MILLIGAS_PER_GAS;
+
+/// `ty_eq` of two types (`cost_TY_EQ`): `35 + 22 · min(size_a, size_b)`, sizes in type nodes.
+pub const fn cost_ty_eq(type_size_a: u64, type_size_b: u64) -> u64 {
+    let smaller = if type_size_a < type_size_b {
+        type_size_a
+    } else {
+        type_size_b
+    };
+    add(mul(safe(smaller), 22), 35)
+}
+
+/// `unparse_ty` of a type of `type_size` nodes (`cost_UNPARSE_TYPE`): `max 10 (20 · size)`.
+pub const fn cost_unparse_type(type_size: u64) -> u64 {
+    max(10, mul(safe(type_size), 20))
+}
+
+/// Checking that a string literal is printable (`cost_CHECK_PRINTABLE`): `14 + 10 · length`.
+pub const fn cost_check_printable(length: u64) -> u64 {
+    add(14, mul(10, safe(length)))
+}
+
+/// Parsing a `timestamp` written as an RFC 3339 string (`cost_TIMESTAMP_READABLE_DECODING`):
+/// `105 + 0.047 · length · sqrt(length)`.
+pub fn cost_timestamp_readable_decoding(length: u64) -> u64 {
+    let length = safe(length);
+    let weight = mul(isqrt(length), length);
+    add(add(lsr(weight, 5), lsr(weight, 6)), 105)
+}
+
+/// Printing a `timestamp` as an RFC 3339 string (`cost_TIMESTAMP_READABLE_ENCODING`).
+pub const COST_TIMESTAMP_READABLE_ENCODING: u64 = 820;
+
+/// Proof arguments of `DIG`/`DUG`/`DIP n`/`DROP n`/`PAIR n`/`UNPAIR n`/`GET n`/`UPDATE n`
+/// at typechecking (`Typechecking.proof_argument`): `50 · n`.
+pub const fn cost_proof_argument(n: u64) -> u64 {
+    mul(safe(n), 50)
+}
+
+/// Reading `read_bytes` bytes at a context path of `path_length` segments
+/// (`Storage_costs.read_access`): `200000 + 5000 · path_length + 2 · read_bytes` milligas.
+pub const fn cost_read_access(path_length: u64, read_bytes: u64) -> u64 {
+    add(
+        add(200_000, mul(5_000, safe(path_length))),
+        mul(2, safe(read_bytes)),
+    )
+}
+
+/// Writing `written_bytes` bytes to the context (`Storage_costs.write_access`):
+/// `200000 + 4 · written_bytes` milligas.
+pub const fn cost_write_access(written_bytes: u64) -> u64 {
+    add(200_000, mul(4, safe(written_bytes)))
+}
+
+// Key, signature, chain id and BLS decoding/encoding (the typechecker charges the most
+// expensive curve, since the curve is known only after decoding).
+
+/// Decoding a `key` from bytes (max over curves of `cost_DECODING_PUBLIC_KEY_*`: BLS).
+pub const COST_DECODE_PUBLIC_KEY_OPTIMIZED: u64 = 74_000;
+/// Decoding a `key` from base58 (max over curves of `cost_B58CHECK_DECODING_PUBLIC_KEY_*`).
+pub const COST_DECODE_PUBLIC_KEY_READABLE: u64 = 79_000;
+/// Decoding a `key_hash` (or an `address`, a `contract`) from bytes.
+pub const COST_DECODE_KEY_HASH_OPTIMIZED: u64 = 60;
+/// Decoding a `key_hash` (or a `contract`) from base58 (`B58CHECK_DECODING_PUBLIC_KEY_HASH_bls`).
+pub const COST_DECODE_KEY_HASH_READABLE: u64 = 3_600;
+/// Decoding a `signature` from bytes (`DECODING_SIGNATURE_bls`).
+pub const COST_DECODE_SIGNATURE_OPTIMIZED: u64 = 40;
+/// Decoding a `signature` from base58.
+pub const COST_DECODE_SIGNATURE_READABLE: u64 = 6_400;
+/// Decoding a `chain_id` from bytes.
+pub const COST_DECODE_CHAIN_ID_OPTIMIZED: u64 = 50;
+/// Decoding a `chain_id` from base58.
+pub const COST_DECODE_CHAIN_ID_READABLE: u64 = 1_600;
+/// Decoding a `bls12_381_g1` point.
+pub const COST_DECODE_BLS12_381_G1: u64 = 54_600;
+/// Decoding a `bls12_381_g2` point.
+pub const COST_DECODE_BLS12_381_G2: u64 = 69_000;
+/// Decoding a `bls12_381_fr` scalar.
+pub const COST_DECODE_BLS12_381_FR: u64 = 120;
+/// Encoding a `key` to bytes (max over curves: secp256k1).
+pub const COST_ENCODE_PUBLIC_KEY_OPTIMIZED: u64 = 455;
+/// Encoding a `key` to base58 (max over curves: BLS).
+pub const COST_ENCODE_PUBLIC_KEY_READABLE: u64 = 5_900;
+/// Encoding a `key_hash` (or an `address`, a `contract`) to bytes (BLS).
+pub const COST_ENCODE_KEY_HASH_OPTIMIZED: u64 = 80;
+/// Encoding a `key_hash` (or an `address`, a `contract`) to base58.
+pub const COST_ENCODE_KEY_HASH_READABLE: u64 = 3_200;
+/// Encoding a `signature` to bytes (BLS).
+pub const COST_ENCODE_SIGNATURE_OPTIMIZED: u64 = 55;
+/// Encoding a `signature` to base58.
+pub const COST_ENCODE_SIGNATURE_READABLE: u64 = 8_300;
+/// Encoding a `chain_id` to bytes.
+pub const COST_ENCODE_CHAIN_ID_OPTIMIZED: u64 = 50;
+/// Encoding a `chain_id` to base58.
+pub const COST_ENCODE_CHAIN_ID_READABLE: u64 = 1_800;
+/// Encoding a `bls12_381_g1` point.
+pub const COST_ENCODE_BLS12_381_G1: u64 = 3_200;
+/// Encoding a `bls12_381_g2` point.
+pub const COST_ENCODE_BLS12_381_G2: u64 = 3_900;
+/// Encoding a `bls12_381_fr` scalar.
+pub const COST_ENCODE_BLS12_381_FR: u64 = 80;
+/// Decoding a `chest_key`.
+pub const COST_DECODE_CHEST_KEY: u64 = 9_550;
+/// Encoding a `chest_key`.
+pub const COST_ENCODE_CHEST_KEY: u64 = 7_840;
+
+/// Decoding a `chest` of `length` bytes (`cost_DECODING_Chest`): `3750 + length/32`.
+pub const fn cost_decode_chest(length: u64) -> u64 {
+    add(lsr(safe(length), 5), 3_750)
+}
+
+/// Encoding a `chest` whose plaintext has `plaintext_length` bytes (`cost_ENCODING_Chest`).
+pub const fn cost_encode_chest(plaintext_length: u64) -> u64 {
+    let n = safe(plaintext_length);
+    add(add(lsr(n, 4), lsr(n, 8)), 3_215)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typecheck_spot_values() {
+        assert_eq!(cost_ty_eq(1, 5), 57);
+        assert_eq!(cost_unparse_type(0), 10);
+        assert_eq!(cost_unparse_type(3), 60);
+        assert_eq!(cost_check_printable(5), 64);
+        assert_eq!(
+            cost_timestamp_readable_decoding(20),
+            105 + ((4 * 20) >> 5) + ((4 * 20) >> 6)
+        );
+        assert_eq!(
+            COST_FIND_ENTRYPOINT_CYCLE,
+            super::super::interpreter::cost_compare(31, 31)
+        );
+    }
+}
