@@ -106,7 +106,8 @@ impl Default for Context {
             sender: parse(DEFAULT_SENDER),
             source: parse(DEFAULT_SENDER),
             self_address: parse(DEFAULT_SELF),
-            chain_id: crate::literals::chain_id_from_base58(DEFAULT_CHAIN_ID).expect("constant chain id is valid"),
+            chain_id: crate::literals::chain_id_from_base58(DEFAULT_CHAIN_ID)
+                .expect("constant chain id is valid"),
             self_param: Node::prim(kestrel_micheline::Prim::T_unit, vec![]),
             contracts: BTreeMap::new(),
             big_maps: BTreeMap::new(),

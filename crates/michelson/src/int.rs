@@ -187,7 +187,9 @@ impl Int {
             return None;
         }
         if let (Int::Small(a), Int::Small(b)) = (self, other) {
-            if let (Some(quotient), Some(remainder)) = (a.checked_div_euclid(*b), a.checked_rem_euclid(*b)) {
+            if let (Some(quotient), Some(remainder)) =
+                (a.checked_div_euclid(*b), a.checked_rem_euclid(*b))
+            {
                 return Some((Int::Small(quotient), Int::Small(remainder)));
             }
         }

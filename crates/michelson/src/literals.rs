@@ -9,7 +9,10 @@ use kestrel_crypto::base58::{decode_check, encode_check, Prefix};
 use num_bigint::BigInt;
 
 const fn prefix(bytes: &'static [u8], payload_size: usize) -> Prefix {
-    Prefix { bytes, payload_size }
+    Prefix {
+        bytes,
+        payload_size,
+    }
 }
 
 /// `tz1`, `tz2`, `tz3`, `tz4` public-key hashes, indexed by key kind.
@@ -163,7 +166,9 @@ impl Signature {
                 });
             }
         }
-        decode_check(GENERIC_SIGNATURE, text).ok().map(|bytes| Signature { bytes, kind: None })
+        decode_check(GENERIC_SIGNATURE, text)
+            .ok()
+            .map(|bytes| Signature { bytes, kind: None })
     }
 
     /// Reads the binary form (64 or 96 bytes).
@@ -283,7 +288,10 @@ impl Destination {
 /// Whether `name` is a valid entrypoint name (Octez `Entrypoint_repr`): at most 31 bytes of
 /// `[a-zA-Z0-9_.%@]`.
 pub fn valid_entrypoint(name: &str) -> bool {
-    name.len() <= MAX_ENTRYPOINT_LENGTH && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@'))
+    name.len() <= MAX_ENTRYPOINT_LENGTH
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@'))
 }
 
 impl Address {
@@ -372,11 +380,16 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719468;
     let era = z.div_euclid(146097);
     let day_of_era = z - era * 146097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
@@ -392,7 +405,13 @@ pub fn timestamp_from_rfc3339(text: &str) -> Option<Int> {
         }
         part.parse().ok()
     };
-    if bytes.len() < 19 || bytes[4] != b'-' || bytes[7] != b'-' || !matches!(bytes[10], b'T' | b't' | b' ') || bytes[13] != b':' || bytes[16] != b':' {
+    if bytes.len() < 19
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || !matches!(bytes[10], b'T' | b't' | b' ')
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
         return None;
     }
     let year = number(0..4)?;
@@ -401,7 +420,8 @@ pub fn timestamp_from_rfc3339(text: &str) -> Option<Int> {
     let hour = number(11..13)?;
     let minute = number(14..16)?;
     let second = number(17..19)?;
-    if !(1..=12).contains(&month) || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month) || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60
+    {
         return None;
     }
     let mut rest = &text[19..];
@@ -429,7 +449,9 @@ pub fn timestamp_from_rfc3339(text: &str) -> Option<Int> {
         }
     };
     let days = days_from_civil(year, month, day);
-    Some(Int::from(days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds))
+    Some(Int::from(
+        days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds,
+    ))
 }
 
 /// Prints a timestamp as RFC 3339 when its year is within 0000..=9999, else as `None`

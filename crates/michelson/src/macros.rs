@@ -69,7 +69,13 @@ fn comparison(op: &str) -> Option<Prim> {
 }
 
 fn fail(span: Span) -> Node {
-    seq(vec![prim(Prim::I_UNIT, vec![], span), prim(Prim::I_FAILWITH, vec![], span)], span)
+    seq(
+        vec![
+            prim(Prim::I_UNIT, vec![], span),
+            prim(Prim::I_FAILWITH, vec![], span),
+        ],
+        span,
+    )
 }
 
 /// The result of expanding one node: the node and whether it must be spliced into the
@@ -81,7 +87,12 @@ struct Expanded {
 
 /// Expands one primitive application whose arguments are already expanded. Returns `Ok(None)`
 /// when `name` is not a macro.
-fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -> Result<Option<Expanded>, MacroError> {
+fn expand_one(
+    name: &str,
+    args: &mut Vec<Node>,
+    annots: &[String],
+    span: Span,
+) -> Result<Option<Expanded>, MacroError> {
     let arity = |expected: usize, args: &Vec<Node>| -> Result<(), MacroError> {
         if args.len() == expected {
             Ok(())
@@ -92,23 +103,44 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
             })
         }
     };
-    let plain = |node: Node| Ok(Some(Expanded { node, splice: false }));
+    let plain = |node: Node| {
+        Ok(Some(Expanded {
+            node,
+            splice: false,
+        }))
+    };
     if let Some(op) = name.strip_prefix("CMP").and_then(comparison) {
         arity(0, args)?;
-        return plain(seq(vec![prim(Prim::I_COMPARE, vec![], span), prim_annot(op, vec![], annots.to_vec(), span)], span));
+        return plain(seq(
+            vec![
+                prim(Prim::I_COMPARE, vec![], span),
+                prim_annot(op, vec![], annots.to_vec(), span),
+            ],
+            span,
+        ));
     }
     if let Some(op) = name.strip_prefix("IFCMP").and_then(comparison) {
         arity(2, args)?;
         let (bt, bf) = take2(args);
         return plain(seq(
-            vec![prim(Prim::I_COMPARE, vec![], span), prim(op, vec![], span), prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span)],
+            vec![
+                prim(Prim::I_COMPARE, vec![], span),
+                prim(op, vec![], span),
+                prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span),
+            ],
             span,
         ));
     }
     if let Some(op) = name.strip_prefix("IF").and_then(comparison) {
         arity(2, args)?;
         let (bt, bf) = take2(args);
-        return plain(seq(vec![prim(op, vec![], span), prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span)], span));
+        return plain(seq(
+            vec![
+                prim(op, vec![], span),
+                prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span),
+            ],
+            span,
+        ));
     }
     if let Some(op) = name.strip_prefix("ASSERT_CMP").and_then(comparison) {
         arity(0, args)?;
@@ -116,7 +148,11 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
             vec![
                 prim(Prim::I_COMPARE, vec![], span),
                 prim(op, vec![], span),
-                prim(Prim::I_IF, vec![seq(vec![], span), seq(vec![fail(span)], span)], span),
+                prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                ),
             ],
             span,
         );
@@ -125,7 +161,14 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
     if let Some(op) = name.strip_prefix("ASSERT_").and_then(comparison) {
         arity(0, args)?;
         let inner = seq(
-            vec![prim(op, vec![], span), prim(Prim::I_IF, vec![seq(vec![], span), seq(vec![fail(span)], span)], span)],
+            vec![
+                prim(op, vec![], span),
+                prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                ),
+            ],
             span,
         );
         return plain(seq(vec![inner], span));
@@ -137,57 +180,142 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
         }
         "ASSERT" => {
             arity(0, args)?;
-            return plain(seq(vec![prim(Prim::I_IF, vec![seq(vec![], span), seq(vec![fail(span)], span)], span)], span));
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
         }
         "ASSERT_NONE" => {
             arity(0, args)?;
-            return plain(seq(vec![prim(Prim::I_IF_NONE, vec![seq(vec![], span), seq(vec![fail(span)], span)], span)], span));
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_NONE,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
         }
         "ASSERT_SOME" => {
             arity(0, args)?;
-            return plain(seq(vec![prim(Prim::I_IF_NONE, vec![seq(vec![fail(span)], span), seq(vec![], span)], span)], span));
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_NONE,
+                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
+                    span,
+                )],
+                span,
+            ));
         }
         "ASSERT_LEFT" => {
             arity(0, args)?;
-            return plain(seq(vec![prim(Prim::I_IF_LEFT, vec![seq(vec![], span), seq(vec![fail(span)], span)], span)], span));
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_LEFT,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
         }
         "ASSERT_RIGHT" => {
             arity(0, args)?;
-            return plain(seq(vec![prim(Prim::I_IF_LEFT, vec![seq(vec![fail(span)], span), seq(vec![], span)], span)], span));
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_LEFT,
+                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
+                    span,
+                )],
+                span,
+            ));
         }
         "IF_SOME" => {
             arity(2, args)?;
             let (bt, bf) = take2(args);
-            return plain(seq(vec![prim_annot(Prim::I_IF_NONE, vec![bf, bt], annots.to_vec(), span)], span));
+            return plain(seq(
+                vec![prim_annot(
+                    Prim::I_IF_NONE,
+                    vec![bf, bt],
+                    annots.to_vec(),
+                    span,
+                )],
+                span,
+            ));
         }
         "IF_RIGHT" => {
             arity(2, args)?;
             let (bt, bf) = take2(args);
-            return plain(seq(vec![prim_annot(Prim::I_IF_LEFT, vec![bf, bt], annots.to_vec(), span)], span));
+            return plain(seq(
+                vec![prim_annot(
+                    Prim::I_IF_LEFT,
+                    vec![bf, bt],
+                    annots.to_vec(),
+                    span,
+                )],
+                span,
+            ));
         }
         _ => {}
     }
     let bytes = name.as_bytes();
     let len = bytes.len();
     // DUU+P: DUP n.
-    if len > 3 && name.starts_with("DU") && name.ends_with('P') && bytes[1..len - 1].iter().all(|&b| b == b'U') {
+    if len > 3
+        && name.starts_with("DU")
+        && name.ends_with('P')
+        && bytes[1..len - 1].iter().all(|&b| b == b'U')
+    {
         arity(0, args)?;
         let depth = len - 2;
-        return plain(seq(vec![prim_annot(Prim::I_DUP, vec![int(depth, span)], annots.to_vec(), span)], span));
+        return plain(seq(
+            vec![prim_annot(
+                Prim::I_DUP,
+                vec![int(depth, span)],
+                annots.to_vec(),
+                span,
+            )],
+            span,
+        ));
     }
     // DII+P code: DIP n code.
-    if len > 3 && name.starts_with("DI") && name.ends_with('P') && bytes[1..len - 1].iter().all(|&b| b == b'I') {
+    if len > 3
+        && name.starts_with("DI")
+        && name.ends_with('P')
+        && bytes[1..len - 1].iter().all(|&b| b == b'I')
+    {
         arity(1, args)?;
         let depth = len - 2;
         let code = args.pop().unwrap_or_else(|| seq(vec![], span));
-        return plain(seq(vec![prim_annot(Prim::I_DIP, vec![int(depth, span), code], annots.to_vec(), span)], span));
+        return plain(seq(
+            vec![prim_annot(
+                Prim::I_DIP,
+                vec![int(depth, span), code],
+                annots.to_vec(),
+                span,
+            )],
+            span,
+        ));
     }
     // C[AD]+R.
-    if len > 3 && bytes[0] == b'C' && bytes[len - 1] == b'R' && bytes[1..len - 1].iter().all(|&b| b == b'A' || b == b'D') {
+    if len > 3
+        && bytes[0] == b'C'
+        && bytes[len - 1] == b'R'
+        && bytes[1..len - 1].iter().all(|&b| b == b'A' || b == b'D')
+    {
         arity(0, args)?;
         let items = bytes[1..len - 1]
             .iter()
-            .map(|&b| prim(if b == b'A' { Prim::I_CAR } else { Prim::I_CDR }, vec![], span))
+            .map(|&b| {
+                prim(
+                    if b == b'A' { Prim::I_CAR } else { Prim::I_CDR },
+                    vec![],
+                    span,
+                )
+            })
             .collect();
         return Ok(Some(Expanded {
             node: seq(items, span),
@@ -200,7 +328,12 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
             Some(rest) => (true, rest),
             None => (false, name),
         };
-        if body.starts_with('P') && body.len() > 3 && body[1..body.len() - 1].bytes().all(|b| matches!(b, b'P' | b'A' | b'I')) {
+        if body.starts_with('P')
+            && body.len() > 3
+            && body[1..body.len() - 1]
+                .bytes()
+                .all(|b| matches!(b, b'P' | b'A' | b'I'))
+        {
             if let Some(tree) = parse_pair_tree(body.as_bytes()) {
                 arity(0, args)?;
                 let mut out = Vec::new();
@@ -214,13 +347,19 @@ fn expand_one(name: &str, args: &mut Vec<Node>, annots: &[String], span: Span) -
         }
     }
     // SET_C[AD]+R and MAP_C[AD]+R.
-    if let Some(path) = name.strip_prefix("SET_C").and_then(|rest| rest.strip_suffix('R')) {
+    if let Some(path) = name
+        .strip_prefix("SET_C")
+        .and_then(|rest| rest.strip_suffix('R'))
+    {
         if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
             arity(0, args)?;
             return plain(expand_set_cxr(path.as_bytes(), span));
         }
     }
-    if let Some(path) = name.strip_prefix("MAP_C").and_then(|rest| rest.strip_suffix('R')) {
+    if let Some(path) = name
+        .strip_prefix("MAP_C")
+        .and_then(|rest| rest.strip_suffix('R'))
+    {
         if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
             arity(1, args)?;
             let code = args.pop().unwrap_or_else(|| seq(vec![], span));
@@ -322,14 +461,32 @@ fn emit_unpair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
 }
 
 fn annotated(name: Prim, annots: &[&str], span: Span) -> Node {
-    prim_annot(name, vec![], annots.iter().map(|a| a.to_string()).collect(), span)
+    prim_annot(
+        name,
+        vec![],
+        annots.iter().map(|a| a.to_string()).collect(),
+        span,
+    )
 }
 
 /// `SET_C[AD]+R`, as Octez expands it (with its `@%%` / `%@` annotations).
 fn expand_set_cxr(path: &[u8], span: Span) -> Node {
     match path {
-        [b'A'] => seq(vec![annotated(Prim::I_CDR, &["@%%"], span), prim(Prim::I_SWAP, vec![], span), annotated(Prim::I_PAIR, &["%", "%@"], span)], span),
-        [b'D'] => seq(vec![annotated(Prim::I_CAR, &["@%%"], span), annotated(Prim::I_PAIR, &["%@", "%"], span)], span),
+        [b'A'] => seq(
+            vec![
+                annotated(Prim::I_CDR, &["@%%"], span),
+                prim(Prim::I_SWAP, vec![], span),
+                annotated(Prim::I_PAIR, &["%", "%@"], span),
+            ],
+            span,
+        ),
+        [b'D'] => seq(
+            vec![
+                annotated(Prim::I_CAR, &["@%%"], span),
+                annotated(Prim::I_PAIR, &["%@", "%"], span),
+            ],
+            span,
+        ),
         [first, rest @ ..] => {
             let inner = expand_set_cxr(rest, span);
             if *first == b'A' {
@@ -415,10 +572,19 @@ fn expand_map_cxr(path: &[u8], code: Node, span: Span) -> Node {
 /// `CAR k` / `CDR k`: `GET (2k+1)` / `GET 2k`.
 fn expand_car_cdr_n(name: Prim, args: &[Node], span: Span) -> Option<Node> {
     let [arg] = args else { return None };
-    let NodeKind::Int(k) = &arg.kind else { return None };
+    let NodeKind::Int(k) = &arg.kind else {
+        return None;
+    };
     let k = usize::try_from(k).ok()?;
-    let index = if name == Prim::I_CAR { k.checked_mul(2)?.checked_add(1)? } else { k.checked_mul(2)? };
-    Some(seq(vec![prim(Prim::I_GET, vec![int(index, span)], span)], span))
+    let index = if name == Prim::I_CAR {
+        k.checked_mul(2)?.checked_add(1)?
+    } else {
+        k.checked_mul(2)?
+    };
+    Some(seq(
+        vec![prim(Prim::I_GET, vec![int(index, span)], span)],
+        span,
+    ))
 }
 
 /// Expands every macro in `node`, which is code (an instruction or a sequence).
@@ -456,8 +622,9 @@ pub fn expand_all(node: &Node) -> Result<Node, MacroError> {
                         let mut items = Vec::with_capacity(children.len());
                         for child in children {
                             if child.splice {
-                                if let NodeKind::Seq(inner) = child.node.kind {
-                                    items.extend(inner);
+                                let mut node = child.node;
+                                if let NodeKind::Seq(inner) = &mut node.kind {
+                                    items.append(inner);
                                     continue;
                                 }
                                 // Unreachable: only sequences are marked for splicing.
@@ -475,7 +642,10 @@ pub fn expand_all(node: &Node) -> Result<Node, MacroError> {
                         let expanded = match name {
                             PrimName::Other(text) => expand_one(text, &mut args, annots, n.span)?,
                             PrimName::Known(p @ (Prim::I_CAR | Prim::I_CDR)) if args.len() == 1 => {
-                                expand_car_cdr_n(*p, &args, n.span).map(|node| Expanded { node, splice: false })
+                                expand_car_cdr_n(*p, &args, n.span).map(|node| Expanded {
+                                    node,
+                                    splice: false,
+                                })
                             }
                             PrimName::Known(_) => None,
                         };
@@ -499,5 +669,8 @@ pub fn expand_all(node: &Node) -> Result<Node, MacroError> {
             }
         }
     }
-    Ok(results.pop().map(|e| e.node).unwrap_or_else(|| Node::seq(vec![])))
+    Ok(results
+        .pop()
+        .map(|e| e.node)
+        .unwrap_or_else(|| Node::seq(vec![])))
 }

@@ -112,8 +112,16 @@ impl Type {
         while let Some(t) = pending.pop() {
             count += 1;
             match t {
-                Type::Option(a) | Type::List(a) | Type::Set(a) | Type::Contract(a) | Type::Ticket(a) => pending.push(a),
-                Type::Pair(a, b) | Type::Or(a, b) | Type::Lambda(a, b) | Type::Map(a, b) | Type::BigMap(a, b) => {
+                Type::Option(a)
+                | Type::List(a)
+                | Type::Set(a)
+                | Type::Contract(a)
+                | Type::Ticket(a) => pending.push(a),
+                Type::Pair(a, b)
+                | Type::Or(a, b)
+                | Type::Lambda(a, b)
+                | Type::Map(a, b)
+                | Type::BigMap(a, b) => {
                     pending.push(a);
                     pending.push(b);
                 }
@@ -180,7 +188,11 @@ impl Type {
             &|t| {
                 matches!(
                     t,
-                    Type::Operation | Type::BigMap(..) | Type::Contract(_) | Type::Ticket(_) | Type::SaplingState(_)
+                    Type::Operation
+                        | Type::BigMap(..)
+                        | Type::Contract(_)
+                        | Type::Ticket(_)
+                        | Type::SaplingState(_)
                 )
             },
             false,
@@ -200,7 +212,12 @@ impl Type {
     /// Whether values may be packed (no operation, big_map, ticket, sapling state).
     pub fn is_packable(&self) -> bool {
         !self.contains(
-            &|t| matches!(t, Type::Operation | Type::BigMap(..) | Type::Ticket(_) | Type::SaplingState(_)),
+            &|t| {
+                matches!(
+                    t,
+                    Type::Operation | Type::BigMap(..) | Type::Ticket(_) | Type::SaplingState(_)
+                )
+            },
             false,
         )
     }
@@ -212,7 +229,15 @@ impl Type {
 
     /// Whether the type may be the value type of a big map (no operation, big_map, sapling state).
     pub fn is_big_map_value(&self) -> bool {
-        !self.contains(&|t| matches!(t, Type::Operation | Type::BigMap(..) | Type::SaplingState(_)), false)
+        !self.contains(
+            &|t| {
+                matches!(
+                    t,
+                    Type::Operation | Type::BigMap(..) | Type::SaplingState(_)
+                )
+            },
+            false,
+        )
     }
 
     /// Whether the type contains a big_map (for storage diffs).
@@ -250,7 +275,9 @@ impl Type {
             Type::Chest => leaf(Prim::T_chest),
             Type::ChestKey => leaf(Prim::T_chest_key),
             Type::SaplingState(n) => Node::prim(Prim::T_sapling_state, vec![Node::int(*n)]),
-            Type::SaplingTransaction(n) => Node::prim(Prim::T_sapling_transaction, vec![Node::int(*n)]),
+            Type::SaplingTransaction(n) => {
+                Node::prim(Prim::T_sapling_transaction, vec![Node::int(*n)])
+            }
             Type::Option(a) => Node::prim(Prim::T_option, vec![a.to_node()]),
             Type::List(a) => Node::prim(Prim::T_list, vec![a.to_node()]),
             Type::Set(a) => Node::prim(Prim::T_set, vec![a.to_node()]),
@@ -287,7 +314,9 @@ pub fn check_annotations(annots: &[String]) -> Result<(), TypeError> {
         }
         let rest = &annot[1..];
         // Octez accepts `@%`, `@%%`, `%@` and identifiers made of [a-zA-Z0-9_.%@].
-        let valid = rest.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '%' | '@'));
+        let valid = rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '%' | '@'));
         if !valid {
             return Err(TypeError::BadAnnotation(annot.clone()));
         }
@@ -341,7 +370,10 @@ fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
     };
     let two = |make: fn(Rc<Type>, Rc<Type>) -> Type| -> Result<Type, TypeError> {
         arity(2)?;
-        Ok(make(Rc::new(parse_type_inner(&args[0], depth)?), Rc::new(parse_type_inner(&args[1], depth)?)))
+        Ok(make(
+            Rc::new(parse_type_inner(&args[0], depth)?),
+            Rc::new(parse_type_inner(&args[1], depth)?),
+        ))
     };
     let comparable = |t: Type| -> Result<Type, TypeError> {
         if t.is_comparable() {
@@ -387,12 +419,16 @@ fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
         Prim::T_list => one(Type::List),
         Prim::T_set => {
             arity(1)?;
-            Ok(Type::Set(Rc::new(comparable(parse_type_inner(&args[0], depth)?)?)))
+            Ok(Type::Set(Rc::new(comparable(parse_type_inner(
+                &args[0], depth,
+            )?)?)))
         }
         Prim::T_contract => one(Type::Contract),
         Prim::T_ticket => {
             arity(1)?;
-            Ok(Type::Ticket(Rc::new(comparable(parse_type_inner(&args[0], depth)?)?)))
+            Ok(Type::Ticket(Rc::new(comparable(parse_type_inner(
+                &args[0], depth,
+            )?)?)))
         }
         Prim::T_or => two(Type::Or),
         Prim::T_lambda => two(Type::Lambda),

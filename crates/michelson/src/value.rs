@@ -196,6 +196,13 @@ impl Value {
     }
 }
 
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let node = crate::unparse::unparse(self, crate::unparse::Mode::Readable);
+        write!(f, "{}", crate::print::node_to_string(&node))
+    }
+}
+
 impl Ord for Value {
     /// Michelson's order on comparable values; right combs are walked with a loop.
     fn cmp(&self, other: &Value) -> Ordering {
@@ -223,7 +230,9 @@ impl Ord for Value {
                 (Value::Signature(x), Value::Signature(y)) => x.cmp(y),
                 (Value::ChainId(x), Value::ChainId(y)) => x.cmp(y),
                 (Value::Address(x), Value::Address(y)) => x.cmp(y),
-                (Value::Left(x), Value::Left(y)) | (Value::Right(x), Value::Right(y)) | (Value::Some(x), Value::Some(y)) => {
+                (Value::Left(x), Value::Left(y))
+                | (Value::Right(x), Value::Right(y))
+                | (Value::Some(x), Value::Some(y)) => {
                     a = x;
                     b = y;
                     continue;
@@ -254,7 +263,9 @@ impl PartialEq for Value {
                     pending.push((&x.1, &y.1));
                     true
                 }
-                (Value::Left(x), Value::Left(y)) | (Value::Right(x), Value::Right(y)) | (Value::Some(x), Value::Some(y)) => {
+                (Value::Left(x), Value::Left(y))
+                | (Value::Right(x), Value::Right(y))
+                | (Value::Some(x), Value::Some(y)) => {
                     pending.push((x, y));
                     true
                 }
@@ -266,7 +277,9 @@ impl PartialEq for Value {
                         false
                     }
                 }
-                (Value::Set(x), Value::Set(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.cmp(q).is_eq()),
+                (Value::Set(x), Value::Set(y)) => {
+                    x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.cmp(q).is_eq())
+                }
                 (Value::Map(x), Value::Map(y)) => {
                     if x.len() == y.len() {
                         for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
@@ -295,8 +308,12 @@ impl PartialEq for Value {
                         true
                     }
                 }
-                (Value::Lambda(x), Value::Lambda(y)) => x.node == y.node && x.recursive == y.recursive,
-                (Value::Contract(x), Value::Contract(y)) => x.address == y.address && x.param_type == y.param_type,
+                (Value::Lambda(x), Value::Lambda(y)) => {
+                    x.node == y.node && x.recursive == y.recursive
+                }
+                (Value::Contract(x), Value::Contract(y)) => {
+                    x.address == y.address && x.param_type == y.param_type
+                }
                 (Value::Ticket(x), Value::Ticket(y)) => {
                     pending.push((&x.content, &y.content));
                     x.ticketer == y.ticketer && x.amount == y.amount
@@ -305,7 +322,11 @@ impl PartialEq for Value {
                 (Value::Bls12381Fr(x), Value::Bls12381Fr(y)) => x == y,
                 (Value::Bls12381G1(x), Value::Bls12381G1(y)) => x == y,
                 (Value::Bls12381G2(x), Value::Bls12381G2(y)) => x == y,
-                _ => a.cmp(b).is_eq() && a.rank() == b.rank() && std::mem::discriminant(a) == std::mem::discriminant(b),
+                _ => {
+                    a.cmp(b).is_eq()
+                        && a.rank() == b.rank()
+                        && std::mem::discriminant(a) == std::mem::discriminant(b)
+                }
             };
             if !equal {
                 return false;

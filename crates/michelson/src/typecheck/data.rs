@@ -43,7 +43,10 @@ impl Typechecker<'_> {
         self.charge_typecheck(1)?;
         let bad = || invalid(node, ty);
         match ty {
-            Type::Unit => prim_args(node, Prim::D_Unit).filter(|a| a.is_empty()).map(|_| Value::Unit).ok_or_else(bad),
+            Type::Unit => prim_args(node, Prim::D_Unit)
+                .filter(|a| a.is_empty())
+                .map(|_| Value::Unit)
+                .ok_or_else(bad),
             Type::Bool => match &node.kind {
                 NodeKind::Prim { name, args, .. } if args.is_empty() => match name.known() {
                     Some(Prim::D_True) => Ok(Value::Bool(true)),
@@ -57,7 +60,9 @@ impl Typechecker<'_> {
                 _ => Err(bad()),
             },
             Type::Nat => match &node.kind {
-                NodeKind::Int(n) if n.sign() != num_bigint::Sign::Minus => Ok(Value::Nat(Int::from(n))),
+                NodeKind::Int(n) if n.sign() != num_bigint::Sign::Minus => {
+                    Ok(Value::Nat(Int::from(n)))
+                }
                 _ => Err(bad()),
             },
             Type::Mutez => match &node.kind {
@@ -77,12 +82,18 @@ impl Typechecker<'_> {
             },
             Type::Timestamp => match &node.kind {
                 NodeKind::Int(n) => Ok(Value::Timestamp(Int::from(n))),
-                NodeKind::String(s) => literals::timestamp_from_rfc3339(s).map(Value::Timestamp).ok_or_else(bad),
+                NodeKind::String(s) => literals::timestamp_from_rfc3339(s)
+                    .map(Value::Timestamp)
+                    .ok_or_else(bad),
                 _ => Err(bad()),
             },
             Type::ChainId => match &node.kind {
-                NodeKind::String(s) => literals::chain_id_from_base58(s).map(Value::ChainId).ok_or_else(bad),
-                NodeKind::Bytes(b) => <[u8; 4]>::try_from(b.as_slice()).map(Value::ChainId).map_err(|_| bad()),
+                NodeKind::String(s) => literals::chain_id_from_base58(s)
+                    .map(Value::ChainId)
+                    .ok_or_else(bad),
+                NodeKind::Bytes(b) => <[u8; 4]>::try_from(b.as_slice())
+                    .map(Value::ChainId)
+                    .map_err(|_| bad()),
                 _ => Err(bad()),
             },
             Type::KeyHash => match &node.kind {
@@ -91,20 +102,33 @@ impl Typechecker<'_> {
                 _ => Err(bad()),
             },
             Type::Key => match &node.kind {
-                NodeKind::String(s) => Key::from_base58(s).map(|k| Value::Key(Rc::new(k))).ok_or_else(bad),
-                NodeKind::Bytes(b) => Key::from_bytes(b).map(|k| Value::Key(Rc::new(k))).ok_or_else(bad),
+                NodeKind::String(s) => Key::from_base58(s)
+                    .map(|k| Value::Key(Rc::new(k)))
+                    .ok_or_else(bad),
+                NodeKind::Bytes(b) => Key::from_bytes(b)
+                    .map(|k| Value::Key(Rc::new(k)))
+                    .ok_or_else(bad),
                 _ => Err(bad()),
             },
             Type::Signature => match &node.kind {
-                NodeKind::String(s) => Signature::from_base58(s).map(|k| Value::Signature(Rc::new(k))).ok_or_else(bad),
-                NodeKind::Bytes(b) => Signature::from_bytes(b).map(|k| Value::Signature(Rc::new(k))).ok_or_else(bad),
+                NodeKind::String(s) => Signature::from_base58(s)
+                    .map(|k| Value::Signature(Rc::new(k)))
+                    .ok_or_else(bad),
+                NodeKind::Bytes(b) => Signature::from_bytes(b)
+                    .map(|k| Value::Signature(Rc::new(k)))
+                    .ok_or_else(bad),
                 _ => Err(bad()),
             },
-            Type::Address => self.parse_address(node).map(|a| Value::Address(Rc::new(a))).ok_or_else(bad),
+            Type::Address => self
+                .parse_address(node)
+                .map(|a| Value::Address(Rc::new(a)))
+                .ok_or_else(bad),
             Type::Contract(param) => {
                 let address = self.parse_address(node).ok_or_else(bad)?;
                 let entrypoint = address.entrypoint.clone();
-                let found = self.contract_entrypoint_type(&address, &entrypoint).ok_or_else(bad)?;
+                let found = self
+                    .contract_entrypoint_type(&address, &entrypoint)
+                    .ok_or_else(bad)?;
                 if &found != param.as_ref() {
                     return Err(bad());
                 }
@@ -116,8 +140,12 @@ impl Typechecker<'_> {
             Type::Pair(..) => self.parse_pair(node, ty),
             Type::Or(left, right) => match &node.kind {
                 NodeKind::Prim { name, args, .. } if args.len() == 1 => match name.known() {
-                    Some(Prim::D_Left) => Ok(Value::Left(Rc::new(self.parse_data(&args[0], left)?))),
-                    Some(Prim::D_Right) => Ok(Value::Right(Rc::new(self.parse_data(&args[0], right)?))),
+                    Some(Prim::D_Left) => {
+                        Ok(Value::Left(Rc::new(self.parse_data(&args[0], left)?)))
+                    }
+                    Some(Prim::D_Right) => {
+                        Ok(Value::Right(Rc::new(self.parse_data(&args[0], right)?)))
+                    }
                     _ => Err(bad()),
                 },
                 _ => Err(bad()),
@@ -159,7 +187,9 @@ impl Typechecker<'_> {
                 _ => Err(bad()),
             },
             Type::Map(key_type, value_type) => match &node.kind {
-                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(self.parse_elts(items, key_type, value_type)?))),
+                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(
+                    self.parse_elts(items, key_type, value_type)?,
+                ))),
                 _ => Err(bad()),
             },
             Type::BigMap(key_type, value_type) => match &node.kind {
@@ -172,10 +202,42 @@ impl Typechecker<'_> {
                         overlay: contents.into_iter().map(|(k, v)| (k, Some(v))).collect(),
                     })))
                 }
+                NodeKind::Prim { name, args, .. }
+                    if name.known() == Some(Prim::D_Pair) && args.len() == 2 =>
+                {
+                    // TZT's `Pair id { Elt key (Some value | None) }`: a stored big map and a diff.
+                    let NodeKind::Int(id) = &args[0].kind else {
+                        return Err(bad());
+                    };
+                    let id = Int::from(id);
+                    if !self.context.big_maps.contains_key(&id) {
+                        return Err(bad());
+                    }
+                    let NodeKind::Seq(items) = &args[1].kind else {
+                        return Err(bad());
+                    };
+                    let diff =
+                        self.parse_elts(items, key_type, &Type::option((**value_type).clone()))?;
+                    let overlay = diff
+                        .into_iter()
+                        .map(|(k, v)| match v {
+                            Value::Some(v) => (k, Some((*v).clone())),
+                            _ => (k, None),
+                        })
+                        .collect();
+                    Ok(Value::BigMap(Rc::new(BigMap {
+                        id: Some(id),
+                        key_type: (**key_type).clone(),
+                        value_type: (**value_type).clone(),
+                        overlay,
+                    })))
+                }
                 NodeKind::Int(id) => {
                     let id = Int::from(id);
                     let stored = self.context.big_maps.get(&id).ok_or_else(bad)?;
-                    if &stored.key_type != key_type.as_ref() || &stored.value_type != value_type.as_ref() {
+                    if &stored.key_type != key_type.as_ref()
+                        || &stored.value_type != value_type.as_ref()
+                    {
                         return Err(bad());
                     }
                     Ok(Value::BigMap(Rc::new(BigMap {
@@ -190,7 +252,11 @@ impl Typechecker<'_> {
             Type::Lambda(arg, ret) => {
                 let (code, recursive) = match &node.kind {
                     NodeKind::Seq(_) => (node, false),
-                    NodeKind::Prim { name, args, .. } if name.known() == Some(Prim::D_Lambda_rec) && args.len() == 1 => (&args[0], true),
+                    NodeKind::Prim { name, args, .. }
+                        if name.known() == Some(Prim::D_Lambda_rec) && args.len() == 1 =>
+                    {
+                        (&args[0], true)
+                    }
                     _ => return Err(bad()),
                 };
                 if !matches!(code.kind, NodeKind::Seq(_)) {
@@ -201,13 +267,22 @@ impl Typechecker<'_> {
             }
             Type::Ticket(content_type) => {
                 // Readable form `Pair ticketer content amount` (TZT).
-                let ticket_type = Type::pair(Type::Address, Type::pair((**content_type).clone(), Type::Nat));
+                let ticket_type = Type::pair(
+                    Type::Address,
+                    Type::pair((**content_type).clone(), Type::Nat),
+                );
                 let parsed = self.parse_data(node, &ticket_type)?;
-                let Value::Pair(outer) = parsed else { return Err(bad()) };
+                let Value::Pair(outer) = parsed else {
+                    return Err(bad());
+                };
                 let (ticketer, rest) = &*outer;
-                let (Value::Address(ticketer), Value::Pair(inner)) = (ticketer, rest) else { return Err(bad()) };
+                let (Value::Address(ticketer), Value::Pair(inner)) = (ticketer, rest) else {
+                    return Err(bad());
+                };
                 let (content, amount) = &**inner;
-                let Value::Nat(amount) = amount else { return Err(bad()) };
+                let Value::Nat(amount) = amount else {
+                    return Err(bad());
+                };
                 if amount.is_zero() {
                     return Err(bad());
                 }
@@ -219,31 +294,50 @@ impl Typechecker<'_> {
                 })))
             }
             Type::Bls12381Fr => match &node.kind {
-                NodeKind::Bytes(b) if b.len() <= 32 => crate::bls::fr_from_bytes(b).map(|fr| Value::Bls12381Fr(Rc::new(fr))).ok_or_else(bad),
+                NodeKind::Bytes(b) if b.len() <= 32 => crate::bls::fr_from_bytes(b)
+                    .map(|fr| Value::Bls12381Fr(Rc::new(fr)))
+                    .ok_or_else(bad),
                 NodeKind::Int(n) => Ok(Value::Bls12381Fr(Rc::new(crate::bls::fr_from_int(n)))),
                 _ => Err(bad()),
             },
             Type::Bls12381G1 => match &node.kind {
-                NodeKind::Bytes(b) if crate::bls::g1_valid(b) => Ok(Value::Bls12381G1(Rc::from(b.as_slice()))),
+                NodeKind::Bytes(b) if crate::bls::g1_valid(b) => {
+                    Ok(Value::Bls12381G1(Rc::from(b.as_slice())))
+                }
                 _ => Err(bad()),
             },
             Type::Bls12381G2 => match &node.kind {
-                NodeKind::Bytes(b) if crate::bls::g2_valid(b) => Ok(Value::Bls12381G2(Rc::from(b.as_slice()))),
+                NodeKind::Bytes(b) if crate::bls::g2_valid(b) => {
+                    Ok(Value::Bls12381G2(Rc::from(b.as_slice())))
+                }
                 _ => Err(bad()),
             },
             Type::Never | Type::Operation => Err(bad()),
             Type::Chest | Type::ChestKey | Type::SaplingState(_) | Type::SaplingTransaction(_) => {
-                Err(TcError::new(node.span, TcErrorKind::Unsupported(ty.to_string())))
+                Err(TcError::new(
+                    node.span,
+                    TcErrorKind::Unsupported(ty.to_string()),
+                ))
             }
         }
     }
 
-    fn parse_elts(&mut self, items: &[Node], key_type: &Type, value_type: &Type) -> Result<BTreeMap<Value, Value>, TcError> {
+    fn parse_elts(
+        &mut self,
+        items: &[Node],
+        key_type: &Type,
+        value_type: &Type,
+    ) -> Result<BTreeMap<Value, Value>, TcError> {
         let mut map = BTreeMap::new();
         let mut previous: Option<Value> = None;
         for item in items {
-            let Some([key, value]) = prim_args(item, Prim::D_Elt).and_then(|a| <&[Node; 2]>::try_from(a).ok()) else {
-                return Err(invalid(item, &Type::Map(Rc::new(key_type.clone()), Rc::new(value_type.clone()))));
+            let Some([key, value]) =
+                prim_args(item, Prim::D_Elt).and_then(|a| <&[Node; 2]>::try_from(a).ok())
+            else {
+                return Err(invalid(
+                    item,
+                    &Type::Map(Rc::new(key_type.clone()), Rc::new(value_type.clone())),
+                ));
             };
             let key = self.parse_data(key, key_type)?;
             let value = self.parse_data(value, value_type)?;
@@ -283,7 +377,11 @@ impl Typechecker<'_> {
             if pending.len() == 1 {
                 let single = pending[0];
                 let components: &[Node] = match &single.kind {
-                    NodeKind::Prim { name, args, annots: _ } if name.known() == Some(Prim::D_Pair) && args.len() >= 2 => args,
+                    NodeKind::Prim {
+                        name,
+                        args,
+                        annots: _,
+                    } if name.known() == Some(Prim::D_Pair) && args.len() >= 2 => args,
                     NodeKind::Seq(items) if items.len() >= 2 => items,
                     _ => return Err(invalid(single, current_ty)),
                 };
@@ -305,7 +403,13 @@ impl Typechecker<'_> {
     }
 
     /// Typechecks a lambda's code.
-    pub fn typecheck_lambda(&mut self, code: &Node, arg: &Type, ret: &Type, recursive: bool) -> Result<Lambda, TcError> {
+    pub fn typecheck_lambda(
+        &mut self,
+        code: &Node,
+        arg: &Type,
+        ret: &Type,
+        recursive: bool,
+    ) -> Result<Lambda, TcError> {
         let mut stack = vec![arg.clone()];
         if recursive {
             stack.insert(0, Type::lambda(arg.clone(), ret.clone()));

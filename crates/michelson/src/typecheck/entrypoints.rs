@@ -14,7 +14,11 @@ fn field(node: &Node) -> Option<&str> {
 
 fn or_args(node: &Node) -> Option<&[Node]> {
     match &node.kind {
-        NodeKind::Prim { name, args, .. } if name.known() == Some(Prim::T_or) && args.len() == 2 => Some(args),
+        NodeKind::Prim { name, args, .. }
+            if name.known() == Some(Prim::T_or) && args.len() == 2 =>
+        {
+            Some(args)
+        }
         _ => None,
     }
 }

@@ -203,14 +203,25 @@ impl<'a> Typechecker<'a> {
     }
 
     /// Typechecks code (already macro-expanded) against `stack`.
-    pub fn typecheck_code(&mut self, node: &Node, stack: Vec<Type>) -> Result<(Code, StackOut), TcError> {
-        let mut builder = Builder { code: Code::default() };
+    pub fn typecheck_code(
+        &mut self,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<(Code, StackOut), TcError> {
+        let mut builder = Builder {
+            code: Code::default(),
+        };
         let out = self.block(&mut builder, node, stack)?;
         Ok((builder.code, out))
     }
 
     /// A code block: a sequence, or a single instruction.
-    fn block(&mut self, b: &mut Builder, node: &Node, stack: Vec<Type>) -> Result<StackOut, TcError> {
+    fn block(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
         match &node.kind {
             NodeKind::Seq(items) => {
                 let mut current = Some(stack);
@@ -227,15 +238,28 @@ impl<'a> Typechecker<'a> {
     }
 
     /// A nested block argument, which must be a sequence.
-    fn body(&mut self, b: &mut Builder, node: &Node, stack: Vec<Type>) -> Result<StackOut, TcError> {
+    fn body(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
         if !matches!(node.kind, NodeKind::Seq(_)) {
-            return Err(TcError::new(node.span, TcErrorKind::BadArguments("expected a sequence".into())));
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadArguments("expected a sequence".into()),
+            ));
         }
         self.block(b, node, stack)
     }
 
     #[allow(clippy::too_many_lines)]
-    fn instr(&mut self, b: &mut Builder, node: &Node, mut stack: Vec<Type>) -> Result<StackOut, TcError> {
+    fn instr(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        mut stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
         self.charge_typecheck(1)?;
         let span = node.span;
         let (prim, args, annots) = match &node.kind {
@@ -245,11 +269,22 @@ impl<'a> Typechecker<'a> {
             }
             NodeKind::Prim { name, args, annots } => match name.known() {
                 Some(prim) => (prim, args.as_slice(), annots),
-                None => return Err(TcError::new(span, TcErrorKind::UnknownInstruction(name.as_str().to_string()))),
+                None => {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::UnknownInstruction(name.as_str().to_string()),
+                    ))
+                }
             },
-            _ => return Err(TcError::new(span, TcErrorKind::UnknownInstruction(crate::print::node_to_string(node)))),
+            _ => {
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::UnknownInstruction(crate::print::node_to_string(node)),
+                ))
+            }
         };
-        crate::types::check_annotations(annots).map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        crate::types::check_annotations(annots)
+            .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
         let bad_stack = |stack: &[Type]| {
             TcError::new(
                 span,
@@ -260,7 +295,13 @@ impl<'a> Typechecker<'a> {
             )
         };
         let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
-        let arity = |n: usize| if args.len() == n { Ok(()) } else { Err(bad_args()) };
+        let arity = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(bad_args())
+            }
+        };
         let len = stack.len();
         // Helpers to look at the top of the stack (index 0 = top).
         macro_rules! top {
@@ -282,10 +323,11 @@ impl<'a> Typechecker<'a> {
         macro_rules! replace {
             ($n:expr, $instr:expr, $out:expr) => {{
                 need!($n);
+                let instr: Instr = $instr;
                 let out: Type = $out;
                 stack.truncate(len - $n);
                 stack.push(out);
-                b.emit($instr, span);
+                b.emit(instr, span);
                 return Ok(Some(stack));
             }};
         }
@@ -301,7 +343,14 @@ impl<'a> Typechecker<'a> {
                 arity(if args.is_empty() { 0 } else { 1 })?;
                 need!(n);
                 stack.truncate(len - n);
-                b.emit(if args.is_empty() { Instr::Drop } else { Instr::DropN(n) }, span);
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Drop
+                    } else {
+                        Instr::DropN(n)
+                    },
+                    span,
+                );
                 Ok(Some(stack))
             }
             Prim::I_DUP => {
@@ -312,7 +361,13 @@ impl<'a> Typechecker<'a> {
                 }
                 let t = top!(n - 1).clone();
                 if !t.is_duplicable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "duplicable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "duplicable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 stack.push(t);
                 b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, span);
@@ -347,7 +402,13 @@ impl<'a> Typechecker<'a> {
                 arity(2)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_pushable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "pushable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "pushable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 let value = self.parse_data(&args[1], &t)?;
                 stack.push(t);
@@ -372,7 +433,13 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let t = top!(0);
                 if !t.is_packable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "packable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 b.emit(Instr::Failwith, span);
                 Ok(None)
@@ -395,7 +462,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_IF_NONE => {
                 arity(2)?;
-                let Type::Option(inner) = top!(0).clone() else { return Err(bad_stack(&stack)) };
+                let Type::Option(inner) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
                 stack.pop();
                 let branch = b.emit(Instr::IfNone(0), span);
                 let none_out = self.body(b, &args[0], stack.clone())?;
@@ -408,7 +477,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_IF_LEFT => {
                 arity(2)?;
-                let Type::Or(left, right) = top!(0).clone() else { return Err(bad_stack(&stack)) };
+                let Type::Or(left, right) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
                 stack.pop();
                 let branch = b.emit(Instr::IfLeft(0), span);
                 let mut left_stack = stack.clone();
@@ -424,7 +495,9 @@ impl<'a> Typechecker<'a> {
             Prim::I_IF_CONS => {
                 arity(2)?;
                 let list_type = top!(0).clone();
-                let Type::List(inner) = &list_type else { return Err(bad_stack(&stack)) };
+                let Type::List(inner) = &list_type else {
+                    return Err(bad_stack(&stack));
+                };
                 stack.pop();
                 let branch = b.emit(Instr::IfCons(0), span);
                 let mut cons_stack = stack.clone();
@@ -458,7 +531,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_LOOP_LEFT => {
                 arity(1)?;
-                let Type::Or(left, right) = top!(0).clone() else { return Err(bad_stack(&stack)) };
+                let Type::Or(left, right) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
                 let head = b.emit(Instr::LoopLeftHead(0), span);
                 let mut body_stack = stack.clone();
                 body_stack.pop();
@@ -525,12 +600,19 @@ impl<'a> Typechecker<'a> {
                 let (kind, element, key) = match top!(0) {
                     Type::List(t) => (IterKind::List, (**t).clone(), None),
                     Type::Option(t) => (IterKind::Set, (**t).clone(), None),
-                    Type::Map(k, v) => (IterKind::Map, Type::pair((**k).clone(), (**v).clone()), Some((**k).clone())),
+                    Type::Map(k, v) => (
+                        IterKind::Map,
+                        Type::pair((**k).clone(), (**v).clone()),
+                        Some((**k).clone()),
+                    ),
                     _ => return Err(bad_stack(&stack)),
                 };
                 let option = matches!(top!(0), Type::Option(_));
                 stack.pop();
-                let start = b.emit(Instr::MapStart(if option { IterKind::Set } else { kind }), span);
+                let start = b.emit(
+                    Instr::MapStart(if option { IterKind::Set } else { kind }),
+                    span,
+                );
                 let _ = start;
                 let head = b.emit(Instr::MapNext(0), span);
                 let mut body_stack = stack.clone();
@@ -567,7 +649,8 @@ impl<'a> Typechecker<'a> {
                 }
                 let saved_self = self.allow_self;
                 self.allow_self = false;
-                let lambda = self.typecheck_lambda(&args[2], &arg, &ret, prim == Prim::I_LAMBDA_REC);
+                let lambda =
+                    self.typecheck_lambda(&args[2], &arg, &ret, prim == Prim::I_LAMBDA_REC);
                 self.allow_self = saved_self;
                 let lambda = lambda?;
                 stack.push(Type::lambda(arg, ret));
@@ -576,7 +659,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_EXEC => {
                 arity(0)?;
-                let Type::Lambda(arg, ret) = top!(1).clone() else { return Err(bad_stack(&stack)) };
+                let Type::Lambda(arg, ret) = top!(1).clone() else {
+                    return Err(bad_stack(&stack));
+                };
                 if top!(0) != arg.as_ref() {
                     return Err(bad_stack(&stack));
                 }
@@ -584,10 +669,17 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_APPLY => {
                 arity(0)?;
-                let Type::Lambda(arg, ret) = top!(1).clone() else { return Err(bad_stack(&stack)) };
-                let Type::Pair(captured, rest) = arg.as_ref() else { return Err(bad_stack(&stack)) };
+                let Type::Lambda(arg, ret) = top!(1).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                let Type::Pair(captured, rest) = arg.as_ref() else {
+                    return Err(bad_stack(&stack));
+                };
                 let captured_ty = top!(0);
-                if captured_ty != captured.as_ref() || !captured_ty.is_packable() || captured_ty.has_big_map() {
+                if captured_ty != captured.as_ref()
+                    || !captured_ty.is_packable()
+                    || captured_ty.has_big_map()
+                {
                     return Err(bad_stack(&stack));
                 }
                 let out = Type::Lambda(rest.clone(), ret.clone());
@@ -636,7 +728,9 @@ impl<'a> Typechecker<'a> {
                     (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::SubInt, Type::Int),
                     (Type::Timestamp, Type::Int) => (Instr::SubTimestampInt, Type::Timestamp),
                     (Type::Timestamp, Type::Timestamp) => (Instr::SubTimestampTimestamp, Type::Int),
-                    (Type::Mutez, Type::Mutez) if self.legacy => (Instr::SubMutezLegacy, Type::Mutez),
+                    (Type::Mutez, Type::Mutez) if self.legacy => {
+                        (Instr::SubMutezLegacy, Type::Mutez)
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 replace!(2, instr, out)
@@ -644,7 +738,9 @@ impl<'a> Typechecker<'a> {
             Prim::I_SUB_MUTEZ => {
                 arity(0)?;
                 match (top!(0), top!(1)) {
-                    (Type::Mutez, Type::Mutez) => replace!(2, Instr::SubMutez, Type::option(Type::Mutez)),
+                    (Type::Mutez, Type::Mutez) => {
+                        replace!(2, Instr::SubMutez, Type::option(Type::Mutez))
+                    }
                     _ => Err(bad_stack(&stack)),
                 }
             }
@@ -658,8 +754,12 @@ impl<'a> Typechecker<'a> {
                     (Type::Bls12381G1, Type::Bls12381Fr) => (Instr::MulG1Fr, Type::Bls12381G1),
                     (Type::Bls12381G2, Type::Bls12381Fr) => (Instr::MulG2Fr, Type::Bls12381G2),
                     (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::MulFrFr, Type::Bls12381Fr),
-                    (Type::Nat | Type::Int, Type::Bls12381Fr) => (Instr::MulIntFr, Type::Bls12381Fr),
-                    (Type::Bls12381Fr, Type::Nat | Type::Int) => (Instr::MulFrInt, Type::Bls12381Fr),
+                    (Type::Nat | Type::Int, Type::Bls12381Fr) => {
+                        (Instr::MulIntFr, Type::Bls12381Fr)
+                    }
+                    (Type::Bls12381Fr, Type::Nat | Type::Int) => {
+                        (Instr::MulFrInt, Type::Bls12381Fr)
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 replace!(2, instr, out)
@@ -669,9 +769,15 @@ impl<'a> Typechecker<'a> {
                 let result = |q: Type, r: Type| Type::option(Type::pair(q, r));
                 let (instr, out) = match (top!(0), top!(1)) {
                     (Type::Nat, Type::Nat) => (Instr::EdivNatNat, result(Type::Nat, Type::Nat)),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::EdivIntInt, result(Type::Int, Type::Nat)),
-                    (Type::Mutez, Type::Nat) => (Instr::EdivMutezNat, result(Type::Mutez, Type::Mutez)),
-                    (Type::Mutez, Type::Mutez) => (Instr::EdivMutezMutez, result(Type::Nat, Type::Mutez)),
+                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => {
+                        (Instr::EdivIntInt, result(Type::Int, Type::Nat))
+                    }
+                    (Type::Mutez, Type::Nat) => {
+                        (Instr::EdivMutezNat, result(Type::Mutez, Type::Mutez))
+                    }
+                    (Type::Mutez, Type::Mutez) => {
+                        (Instr::EdivMutezMutez, result(Type::Nat, Type::Mutez))
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 replace!(2, instr, out)
@@ -728,8 +834,20 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let left = prim == Prim::I_LSL;
                 match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => replace!(2, if left { Instr::LslNat } else { Instr::LsrNat }, Type::Nat),
-                    (Type::Bytes, Type::Nat) => replace!(2, if left { Instr::LslBytes } else { Instr::LsrBytes }, Type::Bytes),
+                    (Type::Nat, Type::Nat) => replace!(
+                        2,
+                        if left { Instr::LslNat } else { Instr::LsrNat },
+                        Type::Nat
+                    ),
+                    (Type::Bytes, Type::Nat) => replace!(
+                        2,
+                        if left {
+                            Instr::LslBytes
+                        } else {
+                            Instr::LsrBytes
+                        },
+                        Type::Bytes
+                    ),
                     _ => Err(bad_stack(&stack)),
                 }
             }
@@ -737,9 +855,16 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let or = prim == Prim::I_OR;
                 let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Bool, Type::Bool) => (if or { Instr::OrBool } else { Instr::XorBool }, Type::Bool),
-                    (Type::Nat, Type::Nat) => (if or { Instr::OrNat } else { Instr::XorNat }, Type::Nat),
-                    (Type::Bytes, Type::Bytes) => (if or { Instr::OrBytes } else { Instr::XorBytes }, Type::Bytes),
+                    (Type::Bool, Type::Bool) => {
+                        (if or { Instr::OrBool } else { Instr::XorBool }, Type::Bool)
+                    }
+                    (Type::Nat, Type::Nat) => {
+                        (if or { Instr::OrNat } else { Instr::XorNat }, Type::Nat)
+                    }
+                    (Type::Bytes, Type::Bytes) => (
+                        if or { Instr::OrBytes } else { Instr::XorBytes },
+                        Type::Bytes,
+                    ),
                     _ => return Err(bad_stack(&stack)),
                 };
                 replace!(2, instr, out)
@@ -790,10 +915,18 @@ impl<'a> Typechecker<'a> {
             Prim::I_CONCAT => {
                 arity(0)?;
                 match top!(0) {
-                    Type::String if top!(1) == &Type::String => replace!(2, Instr::ConcatString, Type::String),
-                    Type::Bytes if top!(1) == &Type::Bytes => replace!(2, Instr::ConcatBytes, Type::Bytes),
-                    Type::List(t) if **t == Type::String => replace!(1, Instr::ConcatListString, Type::String),
-                    Type::List(t) if **t == Type::Bytes => replace!(1, Instr::ConcatListBytes, Type::Bytes),
+                    Type::String if top!(1) == &Type::String => {
+                        replace!(2, Instr::ConcatString, Type::String)
+                    }
+                    Type::Bytes if top!(1) == &Type::Bytes => {
+                        replace!(2, Instr::ConcatBytes, Type::Bytes)
+                    }
+                    Type::List(t) if **t == Type::String => {
+                        replace!(1, Instr::ConcatListString, Type::String)
+                    }
+                    Type::List(t) if **t == Type::Bytes => {
+                        replace!(1, Instr::ConcatListBytes, Type::Bytes)
+                    }
                     _ => Err(bad_stack(&stack)),
                 }
             }
@@ -824,7 +957,13 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let t = top!(0).clone();
                 if !t.is_packable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "packable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 replace!(1, Instr::Pack(t), Type::Bytes)
             }
@@ -832,7 +971,13 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_packable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "packable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 if top!(0) != &Type::Bytes {
                     return Err(bad_stack(&stack));
@@ -867,20 +1012,35 @@ impl<'a> Typechecker<'a> {
                 let mut parts = Vec::new();
                 let mut current = top!(0).clone();
                 for _ in 0..n - 1 {
-                    let Type::Pair(left, right) = current else { return Err(bad_stack(&stack)) };
+                    let Type::Pair(left, right) = current else {
+                        return Err(bad_stack(&stack));
+                    };
                     parts.push((*left).clone());
                     current = (*right).clone();
                 }
                 parts.push(current);
                 stack.pop();
                 stack.extend(parts.into_iter().rev());
-                b.emit(if args.is_empty() { Instr::Unpair } else { Instr::UnpairN(n) }, span);
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Unpair
+                    } else {
+                        Instr::UnpairN(n)
+                    },
+                    span,
+                );
                 Ok(Some(stack))
             }
             Prim::I_CAR | Prim::I_CDR => {
                 arity(0)?;
-                let Type::Pair(left, right) = top!(0) else { return Err(bad_stack(&stack)) };
-                let (instr, out) = if prim == Prim::I_CAR { (Instr::Car, (**left).clone()) } else { (Instr::Cdr, (**right).clone()) };
+                let Type::Pair(left, right) = top!(0) else {
+                    return Err(bad_stack(&stack));
+                };
+                let (instr, out) = if prim == Prim::I_CAR {
+                    (Instr::Car, (**left).clone())
+                } else {
+                    (Instr::Cdr, (**right).clone())
+                };
                 replace!(1, instr, out)
             }
             Prim::I_GET if args.len() == 1 => {
@@ -888,12 +1048,16 @@ impl<'a> Typechecker<'a> {
                 let mut current = top!(0).clone();
                 let mut i = n;
                 while i >= 2 {
-                    let Type::Pair(_, right) = current else { return Err(bad_stack(&stack)) };
+                    let Type::Pair(_, right) = current else {
+                        return Err(bad_stack(&stack));
+                    };
                     current = (*right).clone();
                     i -= 2;
                 }
                 if i == 1 {
-                    let Type::Pair(left, _) = current else { return Err(bad_stack(&stack)) };
+                    let Type::Pair(left, _) = current else {
+                        return Err(bad_stack(&stack));
+                    };
                     current = (*left).clone();
                 }
                 replace!(1, Instr::GetN(n), current)
@@ -937,7 +1101,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_CONS => {
                 arity(0)?;
-                let Type::List(inner) = top!(1) else { return Err(bad_stack(&stack)) };
+                let Type::List(inner) = top!(1) else {
+                    return Err(bad_stack(&stack));
+                };
                 if inner.as_ref() != top!(0) {
                     return Err(bad_stack(&stack));
                 }
@@ -948,7 +1114,13 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_comparable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "comparable", ty: t.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "comparable",
+                            ty: t.to_string(),
+                        },
+                    ));
                 }
                 stack.push(Type::Set(Rc::new(t)));
                 b.emit(Instr::EmptySet, span);
@@ -959,14 +1131,26 @@ impl<'a> Typechecker<'a> {
                 let k = self.parse_type(&args[0])?;
                 let v = self.parse_type(&args[1])?;
                 if !k.is_comparable() {
-                    return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "comparable", ty: k.to_string() }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "comparable",
+                            ty: k.to_string(),
+                        },
+                    ));
                 }
                 if prim == Prim::I_EMPTY_MAP {
                     stack.push(Type::Map(Rc::new(k), Rc::new(v)));
                     b.emit(Instr::EmptyMap, span);
                 } else {
                     if !v.is_big_map_value() {
-                        return Err(TcError::new(span, TcErrorKind::ForbiddenType { property: "big_map value", ty: v.to_string() }));
+                        return Err(TcError::new(
+                            span,
+                            TcErrorKind::ForbiddenType {
+                                property: "big_map value",
+                                ty: v.to_string(),
+                            },
+                        ));
                     }
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
                     b.emit(Instr::EmptyBigMap(k, v), span);
@@ -1001,8 +1185,16 @@ impl<'a> Typechecker<'a> {
                 let collection = top!(2).clone();
                 let instr = match &collection {
                     Type::Set(k) if k.as_ref() == key && value == &Type::Bool => Instr::UpdateSet,
-                    Type::Map(k, v) if k.as_ref() == key && value == &Type::option((**v).clone()) => Instr::UpdateMap,
-                    Type::BigMap(k, v) if k.as_ref() == key && value == &Type::option((**v).clone()) => Instr::UpdateBigMap,
+                    Type::Map(k, v)
+                        if k.as_ref() == key && value == &Type::option((**v).clone()) =>
+                    {
+                        Instr::UpdateMap
+                    }
+                    Type::BigMap(k, v)
+                        if k.as_ref() == key && value == &Type::option((**v).clone()) =>
+                    {
+                        Instr::UpdateBigMap
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 replace!(3, instr, collection)
@@ -1013,8 +1205,16 @@ impl<'a> Typechecker<'a> {
                 let value = top!(1).clone();
                 let collection = top!(2).clone();
                 let instr = match &collection {
-                    Type::Map(k, v) if k.as_ref() == key && value == Type::option((**v).clone()) => Instr::GetAndUpdateMap,
-                    Type::BigMap(k, v) if k.as_ref() == key && value == Type::option((**v).clone()) => Instr::GetAndUpdateBigMap,
+                    Type::Map(k, v)
+                        if k.as_ref() == key && value == Type::option((**v).clone()) =>
+                    {
+                        Instr::GetAndUpdateMap
+                    }
+                    Type::BigMap(k, v)
+                        if k.as_ref() == key && value == Type::option((**v).clone()) =>
+                    {
+                        Instr::GetAndUpdateBigMap
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 stack.truncate(len - 3);
@@ -1060,24 +1260,52 @@ impl<'a> Typechecker<'a> {
                 replace!(1, Instr::PairingCheck, Type::Bool)
             }
             // Blockchain.
-            Prim::I_AMOUNT | Prim::I_BALANCE => self.push_const(b, stack, span, args, if prim == Prim::I_AMOUNT { Instr::Amount } else { Instr::Balance }, Type::Mutez),
+            Prim::I_AMOUNT | Prim::I_BALANCE => self.push_const(
+                b,
+                stack,
+                span,
+                args,
+                if prim == Prim::I_AMOUNT {
+                    Instr::Amount
+                } else {
+                    Instr::Balance
+                },
+                Type::Mutez,
+            ),
             Prim::I_NOW => self.push_const(b, stack, span, args, Instr::Now, Type::Timestamp),
             Prim::I_LEVEL => self.push_const(b, stack, span, args, Instr::Level, Type::Nat),
             Prim::I_SENDER => self.push_const(b, stack, span, args, Instr::Sender, Type::Address),
             Prim::I_SOURCE => self.push_const(b, stack, span, args, Instr::Source, Type::Address),
-            Prim::I_SELF_ADDRESS => self.push_const(b, stack, span, args, Instr::SelfAddress, Type::Address),
-            Prim::I_CHAIN_ID => self.push_const(b, stack, span, args, Instr::ChainId, Type::ChainId),
-            Prim::I_MIN_BLOCK_TIME => self.push_const(b, stack, span, args, Instr::MinBlockTime, Type::Nat),
-            Prim::I_TOTAL_VOTING_POWER => self.push_const(b, stack, span, args, Instr::TotalVotingPower, Type::Nat),
+            Prim::I_SELF_ADDRESS => {
+                self.push_const(b, stack, span, args, Instr::SelfAddress, Type::Address)
+            }
+            Prim::I_CHAIN_ID => {
+                self.push_const(b, stack, span, args, Instr::ChainId, Type::ChainId)
+            }
+            Prim::I_MIN_BLOCK_TIME => {
+                self.push_const(b, stack, span, args, Instr::MinBlockTime, Type::Nat)
+            }
+            Prim::I_TOTAL_VOTING_POWER => {
+                self.push_const(b, stack, span, args, Instr::TotalVotingPower, Type::Nat)
+            }
             Prim::I_SELF => {
                 arity(0)?;
                 if !self.allow_self {
-                    return Err(TcError::new(span, TcErrorKind::BadArguments("SELF in a lambda".into())));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::BadArguments("SELF in a lambda".into()),
+                    ));
                 }
                 let entrypoint = field_annot(node).unwrap_or("default").to_string();
-                let t = entrypoints::find(&self.context.self_param, &entrypoint)
-                    .ok_or_else(|| TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone())))?;
-                let stored = if entrypoint == "default" { String::new() } else { entrypoint };
+                let t =
+                    entrypoints::find(&self.context.self_param, &entrypoint).ok_or_else(|| {
+                        TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
+                    })?;
+                let stored = if entrypoint == "default" {
+                    String::new()
+                } else {
+                    entrypoint
+                };
                 stack.push(Type::Contract(Rc::new(t.clone())));
                 b.emit(Instr::Self_(Rc::from(stored.as_str()), t), span);
                 Ok(Some(stack))
@@ -1091,7 +1319,9 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_ADDRESS => {
                 arity(0)?;
-                let Type::Contract(_) = top!(0) else { return Err(bad_stack(&stack)) };
+                let Type::Contract(_) = top!(0) else {
+                    return Err(bad_stack(&stack));
+                };
                 replace!(1, Instr::Address, Type::Address)
             }
             Prim::I_CONTRACT => {
@@ -1104,18 +1334,28 @@ impl<'a> Typechecker<'a> {
                 if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
                     return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
                 }
-                replace!(1, Instr::Contract(Rc::from(entrypoint.as_str()), t.clone()), Type::option(Type::Contract(Rc::new(t))))
+                replace!(
+                    1,
+                    Instr::Contract(Rc::from(entrypoint.as_str()), t.clone()),
+                    Type::option(Type::Contract(Rc::new(t)))
+                )
             }
             Prim::I_IMPLICIT_ACCOUNT => {
                 arity(0)?;
                 if top!(0) != &Type::KeyHash {
                     return Err(bad_stack(&stack));
                 }
-                replace!(1, Instr::ImplicitAccount, Type::Contract(Rc::new(Type::Unit)))
+                replace!(
+                    1,
+                    Instr::ImplicitAccount,
+                    Type::Contract(Rc::new(Type::Unit))
+                )
             }
             Prim::I_TRANSFER_TOKENS => {
                 arity(0)?;
-                let Type::Contract(param) = top!(2) else { return Err(bad_stack(&stack)) };
+                let Type::Contract(param) = top!(2) else {
+                    return Err(bad_stack(&stack));
+                };
                 if top!(0) != param.as_ref() || top!(1) != &Type::Mutez {
                     return Err(bad_stack(&stack));
                 }
@@ -1132,14 +1372,23 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let script = &args[0];
                 let parsed = self.typecheck_script(script)?;
-                if top!(0) != &Type::option(Type::KeyHash) || top!(1) != &Type::Mutez || top!(2) != &parsed.storage_type {
+                if top!(0) != &Type::option(Type::KeyHash)
+                    || top!(1) != &Type::Mutez
+                    || top!(2) != &parsed.storage_type
+                {
                     return Err(bad_stack(&stack));
                 }
                 need!(3);
                 stack.truncate(len - 3);
                 stack.push(Type::Address);
                 stack.push(Type::Operation);
-                b.emit(Instr::CreateContract(Rc::new(parsed.as_lambda_holder(script)), parsed.storage_type.clone()), span);
+                b.emit(
+                    Instr::CreateContract(
+                        Rc::new(parsed.as_lambda_holder(script)),
+                        parsed.storage_type.clone(),
+                    ),
+                    span,
+                );
                 Ok(Some(stack))
             }
             Prim::I_EMIT => {
@@ -1152,19 +1401,33 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &t || !t.is_packable() {
                     return Err(bad_stack(&stack));
                 }
-                replace!(1, Instr::Emit(Rc::from(tag.as_str()), Rc::new(type_node), t), Type::Operation)
+                replace!(
+                    1,
+                    Instr::Emit(Rc::from(tag.as_str()), Rc::new(type_node), t),
+                    Type::Operation
+                )
             }
             Prim::I_VIEW => {
                 arity(2)?;
-                let NodeKind::String(name) = &args[0].kind else { return Err(bad_args()) };
-                if name.len() > 31 || !name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'%' | b'@')) {
+                let NodeKind::String(name) = &args[0].kind else {
+                    return Err(bad_args());
+                };
+                if name.len() > 31
+                    || !name.bytes().all(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'%' | b'@')
+                    })
+                {
                     return Err(bad_args());
                 }
                 let t = self.parse_type(&args[1])?;
                 if top!(1) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
-                replace!(2, Instr::View(Rc::from(name.as_str()), t.clone()), Type::option(t))
+                replace!(
+                    2,
+                    Instr::View(Rc::from(name.as_str()), t.clone()),
+                    Type::option(t)
+                )
             }
             // Tickets.
             Prim::I_TICKET | Prim::I_TICKET_DEPRECATED => {
@@ -1182,38 +1445,68 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_READ_TICKET => {
                 arity(0)?;
-                let Type::Ticket(t) = top!(0).clone() else { return Err(bad_stack(&stack)) };
-                stack.push(Type::pair(Type::Address, Type::pair((*t).clone(), Type::Nat)));
+                let Type::Ticket(t) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                stack.push(Type::pair(
+                    Type::Address,
+                    Type::pair((*t).clone(), Type::Nat),
+                ));
                 b.emit(Instr::ReadTicket, span);
                 Ok(Some(stack))
             }
             Prim::I_SPLIT_TICKET => {
                 arity(0)?;
                 let ticket = top!(0).clone();
-                let Type::Ticket(_) = &ticket else { return Err(bad_stack(&stack)) };
+                let Type::Ticket(_) = &ticket else {
+                    return Err(bad_stack(&stack));
+                };
                 if top!(1) != &Type::pair(Type::Nat, Type::Nat) {
                     return Err(bad_stack(&stack));
                 }
-                replace!(2, Instr::SplitTicket, Type::option(Type::pair(ticket.clone(), ticket)))
+                replace!(
+                    2,
+                    Instr::SplitTicket,
+                    Type::option(Type::pair(ticket.clone(), ticket))
+                )
             }
             Prim::I_JOIN_TICKETS => {
                 arity(0)?;
-                let Type::Pair(a, c) = top!(0).clone() else { return Err(bad_stack(&stack)) };
+                let Type::Pair(a, c) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
                 if a != c || !matches!(*a, Type::Ticket(_)) {
                     return Err(bad_stack(&stack));
                 }
                 replace!(1, Instr::JoinTickets, Type::Option(a))
             }
             Prim::I_SAPLING_EMPTY_STATE | Prim::I_SAPLING_VERIFY_UPDATE | Prim::I_OPEN_CHEST => {
-                Err(TcError::new(span, TcErrorKind::Unsupported(prim.name().to_string())))
+                Err(TcError::new(
+                    span,
+                    TcErrorKind::Unsupported(prim.name().to_string()),
+                ))
             }
-            _ => Err(TcError::new(span, TcErrorKind::UnknownInstruction(prim.name().to_string()))),
+            _ => Err(TcError::new(
+                span,
+                TcErrorKind::UnknownInstruction(prim.name().to_string()),
+            )),
         }
     }
 
-    fn push_const(&mut self, b: &mut Builder, mut stack: Vec<Type>, span: Span, args: &[Node], instr: Instr, t: Type) -> Result<StackOut, TcError> {
+    fn push_const(
+        &mut self,
+        b: &mut Builder,
+        mut stack: Vec<Type>,
+        span: Span,
+        args: &[Node],
+        instr: Instr,
+        t: Type,
+    ) -> Result<StackOut, TcError> {
         if !args.is_empty() {
-            return Err(TcError::new(span, TcErrorKind::BadArguments("no arguments expected".into())));
+            return Err(TcError::new(
+                span,
+                TcErrorKind::BadArguments("no arguments expected".into()),
+            ));
         }
         stack.push(t);
         b.emit(instr, span);
@@ -1223,7 +1516,10 @@ impl<'a> Typechecker<'a> {
     /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too).
     pub fn typecheck_script(&mut self, node: &Node) -> Result<Script, TcError> {
         let NodeKind::Seq(items) = &node.kind else {
-            return Err(TcError::new(node.span, TcErrorKind::BadScript("expected a sequence".into())));
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadScript("expected a sequence".into()),
+            ));
         };
         let mut param = None;
         let mut storage = None;
@@ -1231,7 +1527,10 @@ impl<'a> Typechecker<'a> {
         let mut views = Vec::new();
         for item in items {
             let NodeKind::Prim { name, args, .. } = &item.kind else {
-                return Err(TcError::new(item.span, TcErrorKind::BadScript("expected a toplevel primitive".into())));
+                return Err(TcError::new(
+                    item.span,
+                    TcErrorKind::BadScript("expected a toplevel primitive".into()),
+                ));
             };
             let slot = match name.known() {
                 Some(Prim::K_parameter) => &mut param,
@@ -1241,32 +1540,56 @@ impl<'a> Typechecker<'a> {
                     views.push(item);
                     continue;
                 }
-                _ => return Err(TcError::new(item.span, TcErrorKind::BadScript(name.as_str().to_string()))),
+                _ => {
+                    return Err(TcError::new(
+                        item.span,
+                        TcErrorKind::BadScript(name.as_str().to_string()),
+                    ))
+                }
             };
             if slot.is_some() || args.len() != 1 {
-                return Err(TcError::new(item.span, TcErrorKind::BadScript("duplicate or malformed field".into())));
+                return Err(TcError::new(
+                    item.span,
+                    TcErrorKind::BadScript("duplicate or malformed field".into()),
+                ));
             }
             *slot = Some(&args[0]);
         }
         let (Some(param_node), Some(storage_node), Some(code_node)) = (param, storage, code) else {
-            return Err(TcError::new(node.span, TcErrorKind::BadScript("missing field".into())));
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadScript("missing field".into()),
+            ));
         };
         let param_type = self.parse_type(param_node)?;
         let storage_type = self.parse_type(storage_node)?;
         if !param_type.is_passable() {
-            return Err(TcError::new(param_node.span, TcErrorKind::ForbiddenType { property: "passable", ty: param_type.to_string() }));
+            return Err(TcError::new(
+                param_node.span,
+                TcErrorKind::ForbiddenType {
+                    property: "passable",
+                    ty: param_type.to_string(),
+                },
+            ));
         }
         if !storage_type.is_storable() {
-            return Err(TcError::new(storage_node.span, TcErrorKind::ForbiddenType { property: "storable", ty: storage_type.to_string() }));
+            return Err(TcError::new(
+                storage_node.span,
+                TcErrorKind::ForbiddenType {
+                    property: "storable",
+                    ty: storage_type.to_string(),
+                },
+            ));
         }
-        entrypoints::check(param_node).map_err(|e| TcError::new(param_node.span, TcErrorKind::BadEntrypoint(e)))?;
+        entrypoints::check(param_node)
+            .map_err(|e| TcError::new(param_node.span, TcErrorKind::BadEntrypoint(e)))?;
         let code_expanded = crate::macros::expand_all(code_node)?;
         let input = Type::pair(param_type.clone(), storage_type.clone());
         let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
         // Typecheck the code with this script's own parameter for SELF.
-        let mut inner_context_param = param_node.clone();
-        std::mem::swap(&mut inner_context_param, &mut inner_context_param);
-        let (compiled, out) = self.with_self_param(param_node, |tc| tc.typecheck_code(&code_expanded, vec![input]))?;
+        let (compiled, out) = self.with_self_param(param_node, |tc| {
+            tc.typecheck_code(&code_expanded, vec![input])
+        })?;
         match out {
             None => {}
             Some(out) if out.len() == 1 && out[0] == expected => {}
@@ -1282,23 +1605,46 @@ impl<'a> Typechecker<'a> {
         }
         let mut typed_views = Vec::new();
         for view in views {
-            let NodeKind::Prim { args, .. } = &view.kind else { continue };
+            let NodeKind::Prim { args, .. } = &view.kind else {
+                continue;
+            };
             if args.len() != 4 {
-                return Err(TcError::new(view.span, TcErrorKind::BadScript("view".into())));
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("view".into()),
+                ));
             }
             let NodeKind::String(name) = &args[0].kind else {
-                return Err(TcError::new(view.span, TcErrorKind::BadScript("view name".into())));
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("view name".into()),
+                ));
             };
-            if typed_views.iter().any(|(n, ..): &(String, Type, Type, Node)| n == name) {
-                return Err(TcError::new(view.span, TcErrorKind::BadScript("duplicate view".into())));
+            if typed_views
+                .iter()
+                .any(|(n, ..): &(String, Type, Type, Node)| n == name)
+            {
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("duplicate view".into()),
+                ));
             }
             let input_type = self.parse_type(&args[1])?;
             let output_type = self.parse_type(&args[2])?;
             let view_code = crate::macros::expand_all(&args[3])?;
-            let (_, out) = self.typecheck_code(&view_code, vec![Type::pair(input_type.clone(), storage_type.clone())])?;
+            let (_, out) = self.typecheck_code(
+                &view_code,
+                vec![Type::pair(input_type.clone(), storage_type.clone())],
+            )?;
             if let Some(out) = out {
                 if out.len() != 1 || out[0] != output_type {
-                    return Err(TcError::new(view.span, TcErrorKind::BadReturn { expected: output_type.to_string(), found: stack_to_string(&out) }));
+                    return Err(TcError::new(
+                        view.span,
+                        TcErrorKind::BadReturn {
+                            expected: output_type.to_string(),
+                            found: stack_to_string(&out),
+                        },
+                    ));
                 }
             }
             typed_views.push((name.clone(), input_type, output_type, view_code));
@@ -1321,8 +1667,16 @@ impl<'a> Typechecker<'a> {
     }
 
     /// The type of entrypoint `entrypoint` of the contract at `address`, if it exists.
-    pub fn contract_entrypoint_type(&self, address: &crate::literals::Address, entrypoint: &str) -> Option<Type> {
-        let name = if entrypoint.is_empty() { "default" } else { entrypoint };
+    pub fn contract_entrypoint_type(
+        &self,
+        address: &crate::literals::Address,
+        entrypoint: &str,
+    ) -> Option<Type> {
+        let name = if entrypoint.is_empty() {
+            "default"
+        } else {
+            entrypoint
+        };
         match &address.destination {
             crate::literals::Destination::Implicit(_) => {
                 if name == "default" {
@@ -1399,14 +1753,18 @@ fn update_type(target: &Type, n: usize, value: Type) -> Option<Type> {
     let mut current = target.clone();
     let mut i = n;
     while i >= 2 {
-        let Type::Pair(left, right) = &current else { return None };
+        let Type::Pair(left, right) = &current else {
+            return None;
+        };
         spine.push(left.clone());
         let next = (**right).clone();
         current = next;
         i -= 2;
     }
     let mut result = if i == 1 {
-        let Type::Pair(_, right) = &current else { return None };
+        let Type::Pair(_, right) = &current else {
+            return None;
+        };
         Type::Pair(Rc::new(value), right.clone())
     } else {
         value
