@@ -81,6 +81,10 @@ pub struct Context {
     pub total_voting_power: u64,
     /// The counter origination addresses are derived from.
     pub origination_index: u32,
+    /// The address registry of `INDEX_ADDRESS` (index by address, entrypoints ignored).
+    pub address_registry: BTreeMap<Destination, u64>,
+    /// Whether deprecated instructions are accepted (Octez's legacy mode).
+    pub legacy: bool,
     /// Gas available, milligas.
     pub gas_limit_milli: i64,
 }
@@ -89,6 +93,8 @@ pub struct Context {
 pub const DEFAULT_SENDER: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
 /// TZT's default `self`.
 pub const DEFAULT_SELF: &str = "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi";
+/// The address the TZT environment's registry holds at index 0.
+pub const REGISTERED_ADDRESS: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
 /// TZT's default `chain_id`.
 pub const DEFAULT_CHAIN_ID: &str = "NetXdQprcVkpaWU";
 /// Octez's `hard_gas_limit_per_operation`: 1,040,000 gas.
@@ -117,6 +123,8 @@ impl Default for Context {
             total_voting_power: 0,
             origination_index: 0,
             gas_limit_milli: HARD_GAS_LIMIT_PER_OPERATION * 1000,
+            legacy: false,
+            address_registry: BTreeMap::from([(parse(REGISTERED_ADDRESS).destination, 0)]),
         }
     }
 }

@@ -1055,11 +1055,14 @@ impl<'a> Interpreter<'a> {
                 let (Value::Bytes(b), Value::Nat(s)) = (pop!(stack), pop!(stack)) else {
                     return Err(bad());
                 };
-                let shift = s
-                    .to_u64()
-                    .filter(|s| *s <= 64000)
-                    .ok_or(RunError::Overflow)?;
-                let out = if matches!(instr, Instr::LslBytes) {
+                let is_left = matches!(instr, Instr::LslBytes);
+                // Only LSL is bounded (Octez: 64000 bits); LSR by a huge amount gives no bytes.
+                let shift = match s.to_u64() {
+                    Some(s) if !is_left || s <= 64000 => s,
+                    _ if !is_left => u64::MAX,
+                    _ => return Err(RunError::Overflow),
+                };
+                let out = if is_left {
                     charge!(cost::cost_lsl_bytes(b.len() as u64, shift));
                     lsl_bytes(&b, shift)
                 } else {
@@ -1204,7 +1207,8 @@ impl<'a> Interpreter<'a> {
                 charge!(cost::cost_slice_string(total as u64));
                 let range = match (offset.to_u64(), length.to_u64()) {
                     (Some(o), Some(l))
-                        if o.checked_add(l).is_some_and(|end| end <= total as u64) =>
+                        if o < total as u64
+                            && o.checked_add(l).is_some_and(|end| end <= total as u64) =>
                     {
                         Some(o as usize..(o + l) as usize)
                     }
@@ -1685,6 +1689,40 @@ impl<'a> Interpreter<'a> {
                     Value::None
                 });
             }
+            Instr::IndexAddress | Instr::GetAddressIndex => {
+                charge!(cost::COST_ADDRESS);
+                let Value::Address(address) = pop!(stack) else {
+                    return Err(bad());
+                };
+                let registry = &mut self.context.address_registry;
+                let found = registry.get(&address.destination).copied();
+                if matches!(instr, Instr::IndexAddress) {
+                    let index = match found {
+                        Some(index) => index,
+                        None => {
+                            let index = registry.len() as u64;
+                            registry.insert(address.destination, index);
+                            index
+                        }
+                    };
+                    stack.push(Value::nat(index));
+                } else {
+                    stack.push(match found {
+                        Some(index) => Value::some(Value::nat(index)),
+                        None => Value::None,
+                    });
+                }
+            }
+            Instr::IsImplicitAccount => {
+                charge!(cost::COST_ADDRESS);
+                let Value::Address(address) = pop!(stack) else {
+                    return Err(bad());
+                };
+                stack.push(match address.destination {
+                    Destination::Implicit(k) => Value::some(Value::KeyHash(k)),
+                    _ => Value::None,
+                });
+            }
             _ => return Err(RunError::Other(format!("unhandled instruction {instr:?}"))),
         }
         Ok(None)
@@ -1879,6 +1917,9 @@ fn big_is_zero(bytes: &[u8]) -> bool {
 }
 
 fn lsr_bytes(b: &[u8], shift: u64) -> Vec<u8> {
+    if shift >= (b.len() as u64) * 8 {
+        return Vec::new();
+    }
     let big = num_bigint::BigUint::from_bytes_be(b) >> shift;
     let drop_bytes = (shift / 8) as usize;
     let target = b.len().saturating_sub(drop_bytes);

@@ -225,6 +225,9 @@ pub enum Instr {
     ReadTicket,
     SplitTicket,
     JoinTickets,
+    IndexAddress,
+    GetAddressIndex,
+    IsImplicitAccount,
     /// A no-op kept so that traces and gas see an instruction (`CAST`, `RENAME`, empty `{}`).
     Nop,
 }

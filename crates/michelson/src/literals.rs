@@ -147,7 +147,8 @@ impl Key {
 }
 
 /// A signature: its bytes (64, or 96 for BLS) and the kind it was written with, if known.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Equality and order look at the bytes only (the readable prefix is presentation).
+#[derive(Debug, Clone)]
 pub struct Signature {
     /// The signature bytes.
     pub bytes: Vec<u8>,
@@ -155,11 +156,41 @@ pub struct Signature {
     pub kind: Option<u8>,
 }
 
+impl PartialEq for Signature {
+    fn eq(&self, other: &Signature) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for Signature {}
+
+impl PartialOrd for Signature {
+    fn partial_cmp(&self, other: &Signature) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Signature {
+    fn cmp(&self, other: &Signature) -> std::cmp::Ordering {
+        self.bytes.cmp(&other.bytes)
+    }
+}
+
+/// Whether the crypto crate accepts `bytes` as a signature of `kind`.
+fn signature_valid(kind: Option<u8>, bytes: &[u8]) -> bool {
+    use kestrel_crypto::keys::{Signature as CryptoSignature, SignatureScheme};
+    let scheme = kind.and_then(SignatureScheme::from_tag);
+    CryptoSignature::try_new(scheme, bytes).is_ok()
+}
+
 impl Signature {
     /// Parses `edsig`/`spsig1`/`p2sig`/`BLsig`/`sig` forms.
     pub fn from_base58(text: &str) -> Option<Signature> {
         for (kind, prefix) in SIGNATURE_PREFIXES.iter().enumerate() {
             if let Ok(payload) = decode_check(*prefix, text) {
+                if !signature_valid(Some(kind as u8), &payload) {
+                    return None;
+                }
                 return Some(Signature {
                     bytes: payload,
                     kind: Some(kind as u8),
@@ -178,7 +209,7 @@ impl Signature {
                 bytes: bytes.to_vec(),
                 kind: None,
             }),
-            96 => Some(Signature {
+            96 if signature_valid(Some(3), bytes) => Some(Signature {
                 bytes: bytes.to_vec(),
                 kind: Some(3),
             }),
@@ -344,13 +375,14 @@ impl Address {
             return None;
         }
         let destination = Destination::from_bytes(&bytes[..22])?;
-        let entrypoint = std::str::from_utf8(&bytes[22..]).ok()?;
-        if entrypoint == "default" || !valid_entrypoint(entrypoint) {
+        // Octez reads binary entrypoints laxly: any bytes up to the length limit.
+        let entrypoint = String::from_utf8_lossy(&bytes[22..]).into_owned();
+        if entrypoint == "default" || bytes.len() - 22 > MAX_ENTRYPOINT_LENGTH {
             return None;
         }
         Some(Address {
             destination,
-            entrypoint: entrypoint.to_string(),
+            entrypoint,
         })
     }
 }

@@ -144,10 +144,12 @@ fn expand_one(
     }
     if let Some(op) = name.strip_prefix("ASSERT_CMP").and_then(comparison) {
         arity(0, args)?;
-        let inner = seq(
+        return plain(seq(
             vec![
-                prim(Prim::I_COMPARE, vec![], span),
-                prim(op, vec![], span),
+                seq(
+                    vec![prim(Prim::I_COMPARE, vec![], span), prim(op, vec![], span)],
+                    span,
+                ),
                 prim(
                     Prim::I_IF,
                     vec![seq(vec![], span), seq(vec![fail(span)], span)],
@@ -155,12 +157,11 @@ fn expand_one(
                 ),
             ],
             span,
-        );
-        return plain(seq(vec![inner], span));
+        ));
     }
     if let Some(op) = name.strip_prefix("ASSERT_").and_then(comparison) {
         arity(0, args)?;
-        let inner = seq(
+        return plain(seq(
             vec![
                 prim(op, vec![], span),
                 prim(
@@ -170,8 +171,7 @@ fn expand_one(
                 ),
             ],
             span,
-        );
-        return plain(seq(vec![inner], span));
+        ));
     }
     match name {
         "FAIL" => {

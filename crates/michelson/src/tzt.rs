@@ -116,6 +116,11 @@ fn has_wildcard(node: &Node) -> bool {
 
 /// Runs one TZT test given as text.
 pub fn run_tzt(source: &str) -> Result<(), TztFailure> {
+    run_tzt_with(source, false)
+}
+
+/// Runs one TZT test; `legacy` accepts deprecated instructions (the suite's `legacy/` tests).
+pub fn run_tzt_with(source: &str, legacy: bool) -> Result<(), TztFailure> {
     let root =
         kestrel_micheline::parse_toplevel(source).map_err(|e| malformed(e.describe(source)))?;
     let items: Vec<&Node> = match &root.kind {
@@ -143,6 +148,7 @@ pub fn run_tzt(source: &str) -> Result<(), TztFailure> {
     let output = one("output")?.ok_or_else(|| malformed("missing output"))?;
 
     let mut context = Context::default();
+    context.legacy = legacy;
     let outcome = match build_context(&mut context, &fields) {
         Err(e) => Outcome::StaticError(e),
         Ok(()) => execute(&mut context, code, input),
@@ -172,6 +178,37 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
     }
     if let Some(node) = get("balance") {
         context.balance = int_of(node)?;
+    }
+    if let Some(node) = get("level") {
+        context.level =
+            u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative level"))?;
+    }
+    if let Some(node) = get("min_block_time") {
+        context.min_block_time =
+            u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative time"))?;
+    }
+    if let Some(node) = get("total_voting_power") {
+        context.total_voting_power =
+            u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative power"))?;
+    }
+    if let Some(node) = get("voting_power") {
+        let NodeKind::Seq(items) = &node.kind else {
+            return Err(static_error(node, "voting_power"));
+        };
+        for item in items {
+            let Some(("Elt", [key_hash, power])) = prim_of(item) else {
+                return Err(static_error(item, "Elt"));
+            };
+            let key_hash = match &key_hash.kind {
+                NodeKind::String(s) => crate::literals::KeyHash::from_base58(s),
+                NodeKind::Bytes(b) => crate::literals::KeyHash::from_bytes(b),
+                _ => None,
+            }
+            .ok_or_else(|| static_error(item, "key hash"))?;
+            let power =
+                u64::try_from(int_of(power)?).map_err(|_| static_error(item, "negative power"))?;
+            context.voting_powers.insert(key_hash, power);
+        }
     }
     let address_of = |node: &Node| -> Result<Address, TcError> {
         match &node.kind {
@@ -370,6 +407,7 @@ fn execute(context: &mut Context, code: &Node, input: &Node) -> Outcome {
     }
     let compiled = {
         let mut tc = Typechecker::new(context);
+        tc.legacy = context.legacy;
         let expanded = match crate::macros::expand_all(code) {
             Ok(e) => e,
             Err(e) => return Outcome::StaticError(e.into()),
@@ -448,8 +486,8 @@ fn compare(context: &Context, expected: &Node, outcome: &Outcome) -> Result<(), 
                 ("Failed", [value], Outcome::Runtime(RunError::Failed(actual))) => {
                     failed_matches(context, value, actual)
                 }
-                ("Overflow", [], Outcome::Runtime(RunError::Overflow)) => true,
-                ("MutezUnderflow", [], Outcome::Runtime(RunError::MutezUnderflow)) => true,
+                ("Overflow", _, Outcome::Runtime(RunError::Overflow)) => true,
+                ("MutezUnderflow", _, Outcome::Runtime(RunError::MutezUnderflow)) => true,
                 ("Gas_exhaustion", [], Outcome::Runtime(RunError::GasExhaustion)) => true,
                 _ => false,
             };

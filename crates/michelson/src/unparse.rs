@@ -136,26 +136,49 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
     }
 }
 
-/// A lambda's code as Micheline: `APPLY`'d values appear as `{ PUSH t v ; PAIR ; code }`.
+/// A lambda's code as Micheline: `APPLY`'d values appear as `{ PUSH t v ; PAIR ; code }`, and a
+/// recursive lambda applied once becomes `{ PUSH t v ; PAIR ; LAMBDA_REC a r code ; SWAP ; EXEC }`
+/// (Octez's forms).
 pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
-    let mut node = lambda.node.clone();
-    if lambda.recursive {
-        node = Node::prim(Prim::D_Lambda_rec, vec![node]);
-    }
-    for (ty, value) in &lambda.applied {
-        let inner = if lambda.recursive {
-            // Octez: `{ PUSH t v ; PAIR ; LAMBDA_REC a b code ; SWAP ; EXEC }`.
-            node
+    if lambda.applied.is_empty() {
+        return if lambda.recursive {
+            Node::prim(Prim::D_Lambda_rec, vec![lambda.node.clone()])
         } else {
-            node
+            lambda.node.clone()
         };
-        node = Node::seq(vec![
-            Node::prim(Prim::I_PUSH, vec![ty.to_node(), unparse(value, mode)]),
-            Node::prim(Prim::I_PAIR, vec![]),
-            inner,
-        ]);
     }
-    node
+    // The original argument type: the applied types paired in front of the current argument.
+    let mut original_arg = lambda.arg.clone();
+    for (ty, _) in lambda.applied.iter().rev() {
+        original_arg = crate::types::Type::pair(ty.clone(), original_arg);
+    }
+    let mut node: Option<Node> = None;
+    for (index, (ty, value)) in lambda.applied.iter().enumerate() {
+        let push = Node::prim(Prim::I_PUSH, vec![ty.to_node(), unparse(value, mode)]);
+        let pair = Node::prim(Prim::I_PAIR, vec![]);
+        node = Some(match (index, node) {
+            (0, _) if lambda.recursive => Node::seq(vec![
+                push,
+                pair,
+                Node::prim(
+                    Prim::I_LAMBDA_REC,
+                    vec![
+                        original_arg.to_node(),
+                        lambda.ret.to_node(),
+                        lambda.node.clone(),
+                    ],
+                ),
+                Node::prim(Prim::I_SWAP, vec![]),
+                Node::prim(Prim::I_EXEC, vec![]),
+            ]),
+            (0, _) => Node::seq(vec![push, pair, lambda.node.clone()]),
+            (_, Some(inner)) => Node::seq(vec![push, pair, inner]),
+            (_, None) => Node::seq(vec![]),
+        });
+        // Each later APPLY captures a value whose type is the head of the remaining argument.
+        let _ = &original_arg;
+    }
+    node.unwrap_or_else(|| Node::seq(vec![]))
 }
 
 fn operation_node(op: &Operation, mode: Mode) -> Node {
@@ -205,17 +228,20 @@ fn operation_node(op: &Operation, mode: Mode) -> Node {
             tag,
             type_node,
             payload,
-            nonce: n,
             ..
-        } => Node::prim(
-            kestrel_micheline::PrimName::new("Emit"),
-            vec![
-                Node::string(tag.clone()),
-                type_node.clone(),
-                unparse(payload, mode),
-                nonce(n),
-            ],
-        ),
+        } => Node {
+            // TZT writes events as `Emit %tag type payload` (no nonce).
+            kind: NodeKind::Prim {
+                name: kestrel_micheline::PrimName::new("Emit"),
+                args: vec![type_node.clone(), unparse(payload, mode)],
+                annots: if tag.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![format!("%{tag}")]
+                },
+            },
+            span: kestrel_micheline::Span::NONE,
+        },
     }
 }
 

@@ -309,7 +309,8 @@ impl PartialEq for Value {
                     }
                 }
                 (Value::Lambda(x), Value::Lambda(y)) => {
-                    x.node == y.node && x.recursive == y.recursive
+                    let mode = crate::unparse::Mode::Optimized;
+                    crate::unparse::lambda_node(x, mode) == crate::unparse::lambda_node(y, mode)
                 }
                 (Value::Contract(x), Value::Contract(y)) => {
                     x.address == y.address && x.param_type == y.param_type

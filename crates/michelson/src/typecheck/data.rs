@@ -83,6 +83,15 @@ impl Typechecker<'_> {
             Type::Timestamp => match &node.kind {
                 NodeKind::Int(n) => Ok(Value::Timestamp(Int::from(n))),
                 NodeKind::String(s) => literals::timestamp_from_rfc3339(s)
+                    .or_else(|| {
+                        // Octez also reads a decimal integer in a string as seconds.
+                        let digits = s.strip_prefix('-').unwrap_or(s);
+                        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                            s.parse::<num_bigint::BigInt>().ok().map(Int::from)
+                        } else {
+                            None
+                        }
+                    })
                     .map(Value::Timestamp)
                     .ok_or_else(bad),
                 _ => Err(bad()),

@@ -269,12 +269,7 @@ impl<'a> Typechecker<'a> {
             }
             NodeKind::Prim { name, args, annots } => match name.known() {
                 Some(prim) => (prim, args.as_slice(), annots),
-                None => {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::UnknownInstruction(name.as_str().to_string()),
-                    ))
-                }
+                None => return self.instr_extension(b, node, name.as_str(), args, stack),
             },
             _ => {
                 return Err(TcError::new(
@@ -1330,6 +1325,15 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
+                if !t.is_passable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "passable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
                 let entrypoint = field_annot(node).unwrap_or("").to_string();
                 if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
                     return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
@@ -1491,6 +1495,43 @@ impl<'a> Typechecker<'a> {
                 TcErrorKind::UnknownInstruction(prim.name().to_string()),
             )),
         }
+    }
+
+    /// Instructions newer than the binary primitive table (`INDEX_ADDRESS`,
+    /// `GET_ADDRESS_INDEX`, `IS_IMPLICIT_ACCOUNT`).
+    fn instr_extension(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        name: &str,
+        args: &[Node],
+        mut stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
+        let span = node.span;
+        let (instr, out) = match name {
+            "INDEX_ADDRESS" => (Instr::IndexAddress, Type::Nat),
+            "GET_ADDRESS_INDEX" => (Instr::GetAddressIndex, Type::option(Type::Nat)),
+            "IS_IMPLICIT_ACCOUNT" => (Instr::IsImplicitAccount, Type::option(Type::KeyHash)),
+            _ => {
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::UnknownInstruction(name.to_string()),
+                ))
+            }
+        };
+        if !args.is_empty() || stack.last() != Some(&Type::Address) {
+            return Err(TcError::new(
+                span,
+                TcErrorKind::BadStack {
+                    instr: name.to_string(),
+                    stack: stack_to_string(&stack),
+                },
+            ));
+        }
+        stack.pop();
+        stack.push(out);
+        b.emit(instr, span);
+        Ok(Some(stack))
     }
 
     fn push_const(
