@@ -59,6 +59,16 @@ struct CallFrame {
     code: Rc<Code>,
     pc: usize,
     stack: Vec<Value>,
+    /// For a view call: the caller's `SELF`, `SENDER`, `BALANCE` and `AMOUNT` to restore.
+    restore: Option<Box<SavedContext>>,
+}
+
+/// What a view call changes in the context while it runs.
+struct SavedContext {
+    self_address: Address,
+    sender: Address,
+    balance: i64,
+    amount: i64,
 }
 
 struct IterFrame {
@@ -162,6 +172,12 @@ impl<'a> Interpreter<'a> {
                     Some(frame) => {
                         charge!(cost::COST_HALT + cost::COST_RETURN);
                         let result = pop!(stack);
+                        if let Some(saved) = frame.restore {
+                            self.context.self_address = saved.self_address;
+                            self.context.sender = saved.sender;
+                            self.context.balance = saved.balance;
+                            self.context.amount = saved.amount;
+                        }
                         stack = frame.stack;
                         stack.push(result);
                         code = frame.code;
@@ -467,6 +483,7 @@ impl<'a> Interpreter<'a> {
                         code: std::mem::replace(&mut code, lambda.code.clone()),
                         pc,
                         stack: saved,
+                        restore: None,
                     });
                     pc = 0;
                 }
@@ -864,6 +881,7 @@ impl<'a> Interpreter<'a> {
                             code: std::mem::replace(&mut code, call.0),
                             pc,
                             stack: saved,
+                            restore: Some(call.2),
                         });
                         pc = 0;
                     }
@@ -881,7 +899,7 @@ impl<'a> Interpreter<'a> {
         instr: &Instr,
         stack: &mut Vec<Value>,
         gas: &mut i64,
-    ) -> Result<Option<(Rc<Code>, Vec<Value>)>, RunError> {
+    ) -> Result<Option<ViewCall>, RunError> {
         macro_rules! charge {
             ($cost:expr) => {{
                 let c = ($cost) as i64;
@@ -1786,7 +1804,7 @@ impl<'a> Interpreter<'a> {
         name: &str,
         ty: &Type,
         input: Value,
-    ) -> Result<Option<(Rc<Code>, Vec<Value>)>, RunError> {
+    ) -> Result<Option<ViewCall>, RunError> {
         if !address.entrypoint.is_empty() {
             return Ok(None);
         }
@@ -1803,6 +1821,7 @@ impl<'a> Interpreter<'a> {
             return Ok(None);
         }
         let storage = storage.clone();
+        let callee_balance = contract.balance;
         let code_node = view.code.clone();
         let input_type = view.input_type.clone();
         let output_type = view.output_type.clone();
@@ -1824,9 +1843,27 @@ impl<'a> Interpreter<'a> {
         let mut wrapped = code;
         wrapped.instrs.push(Instr::Some);
         wrapped.locations.push(0);
-        Ok(Some((Rc::new(wrapped), vec![Value::pair(input, storage)])))
+        // While the view runs, SELF is the callee, SENDER the caller, BALANCE the callee's.
+        let saved = Box::new(SavedContext {
+            self_address: std::mem::replace(
+                &mut self.context.self_address,
+                Address::new(address.destination),
+            ),
+            sender: self.context.sender.clone(),
+            balance: std::mem::replace(&mut self.context.balance, callee_balance),
+            amount: std::mem::replace(&mut self.context.amount, 0),
+        });
+        self.context.sender = Address::new(saved.self_address.destination);
+        Ok(Some((
+            Rc::new(wrapped),
+            vec![Value::pair(input, storage)],
+            saved,
+        )))
     }
 }
+
+/// A view to run as a call: its code, its stack and the caller's context to restore.
+type ViewCall = (Rc<Code>, Vec<Value>, Box<SavedContext>);
 
 #[inline]
 fn break_failed(v: Value) -> Result<(), RunError> {

@@ -283,7 +283,17 @@ impl Type {
             Type::Set(a) => Node::prim(Prim::T_set, vec![a.to_node()]),
             Type::Contract(a) => Node::prim(Prim::T_contract, vec![a.to_node()]),
             Type::Ticket(a) => Node::prim(Prim::T_ticket, vec![a.to_node()]),
-            Type::Pair(a, b) => Node::prim(Prim::T_pair, vec![a.to_node(), b.to_node()]),
+            Type::Pair(a, b) => {
+                // Octez folds right combs: `pair a (pair b c)` is written `pair a b c`.
+                let mut args = vec![a.to_node()];
+                let mut rest: &Type = b;
+                while let Type::Pair(x, y) = rest {
+                    args.push(x.to_node());
+                    rest = y;
+                }
+                args.push(rest.to_node());
+                Node::prim(Prim::T_pair, args)
+            }
             Type::Or(a, b) => Node::prim(Prim::T_or, vec![a.to_node(), b.to_node()]),
             Type::Lambda(a, b) => Node::prim(Prim::T_lambda, vec![a.to_node(), b.to_node()]),
             Type::Map(a, b) => Node::prim(Prim::T_map, vec![a.to_node(), b.to_node()]),

@@ -140,11 +140,48 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
 /// recursive lambda applied once becomes `{ PUSH t v ; PAIR ; LAMBDA_REC a r code ; SWAP ; EXEC }`
 /// (Octez's forms).
 pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
+    let code = if mode == Mode::Optimized {
+        normalize_code(&lambda.node)
+    } else {
+        lambda.node.clone()
+    };
+    lambda_node_with(lambda, mode, code)
+}
+
+/// Octez unparses a lambda's code from its typed form, so `PUSH`ed data is written in the
+/// requested form; this rewrites each `PUSH t v` of `code` with `v` in optimized form.
+pub fn normalize_code(code: &Node) -> Node {
+    let mut out = code.clone();
+    let context = crate::context::Context::default();
+    let mut pending: Vec<&mut Node> = vec![&mut out];
+    while let Some(node) = pending.pop() {
+        match &mut node.kind {
+            NodeKind::Prim { name, args, .. } => {
+                if name.known() == Some(Prim::I_PUSH) && args.len() == 2 {
+                    if let Ok(ty) = crate::types::parse_type(&args[0]) {
+                        let mut tc = crate::typecheck::Typechecker::new(&context);
+                        tc.allow_self = false;
+                        if let Ok(value) = tc.parse_data(&args[1], &ty) {
+                            args[1] = unparse(&value, Mode::Optimized);
+                        }
+                    }
+                    continue;
+                }
+                pending.extend(args.iter_mut());
+            }
+            NodeKind::Seq(items) => pending.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn lambda_node_with(lambda: &Lambda, mode: Mode, code: Node) -> Node {
     if lambda.applied.is_empty() {
         return if lambda.recursive {
-            Node::prim(Prim::D_Lambda_rec, vec![lambda.node.clone()])
+            Node::prim(Prim::D_Lambda_rec, vec![code])
         } else {
-            lambda.node.clone()
+            code
         };
     }
     // The original argument type: the applied types paired in front of the current argument.
@@ -171,7 +208,7 @@ pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
                 Node::prim(Prim::I_SWAP, vec![]),
                 Node::prim(Prim::I_EXEC, vec![]),
             ]),
-            (0, _) => Node::seq(vec![push, pair, lambda.node.clone()]),
+            (0, _) => Node::seq(vec![push, pair, code.clone()]),
             (_, Some(inner)) => Node::seq(vec![push, pair, inner]),
             (_, None) => Node::seq(vec![]),
         });

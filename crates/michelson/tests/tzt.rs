@@ -4,7 +4,7 @@
 use kestrel_michelson::tzt::run_tzt_with;
 
 /// The number of TZT files this implementation passes; raise it when more pass.
-const MINIMUM_PASSING: usize = 784;
+const MINIMUM_PASSING: usize = 790;
 
 /// Files that do not pass yet (listed so a newly failing file is noticed).
 fn run_suite() {

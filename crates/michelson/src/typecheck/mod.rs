@@ -131,6 +131,8 @@ pub struct Typechecker<'a> {
     pub allow_self: bool,
     /// Whether the legacy mode is on (accepts deprecated instructions).
     pub legacy: bool,
+    /// The parameter type `SELF` refers to inside a `CREATE_CONTRACT` script.
+    pub self_param_override: Option<Node>,
 }
 
 /// The stack type after a block: `None` when the block always fails.
@@ -188,6 +190,7 @@ impl<'a> Typechecker<'a> {
             gas_consumed_milli: 0,
             allow_self: true,
             legacy: false,
+            self_param_override: None,
         }
     }
 
@@ -1292,10 +1295,15 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 let entrypoint = field_annot(node).unwrap_or("default").to_string();
-                let t =
-                    entrypoints::find(&self.context.self_param, &entrypoint).ok_or_else(|| {
-                        TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
-                    })?;
+                let t = entrypoints::find(
+                    self.self_param_override
+                        .as_ref()
+                        .unwrap_or(&self.context.self_param),
+                    &entrypoint,
+                )
+                .ok_or_else(|| {
+                    TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
+                })?;
                 let stored = if entrypoint == "default" {
                     String::new()
                 } else {
@@ -1700,11 +1708,16 @@ impl<'a> Typechecker<'a> {
         })
     }
 
-    fn with_self_param<T>(&mut self, _param: &Node, f: impl FnOnce(&mut Self) -> T) -> T {
-        // SELF inside CREATE_CONTRACT code refers to the new contract; Octez typechecks it
-        // against the inner parameter. The context's parameter is used for the outer script;
-        // inner scripts are typechecked with SELF allowed only when it matches.
-        f(self)
+    fn with_self_param<T>(&mut self, param: &Node, f: impl FnOnce(&mut Self) -> T) -> T {
+        // SELF inside a script refers to that script's own parameter, even when the script is
+        // the argument of a CREATE_CONTRACT inside a lambda.
+        let saved_allow = self.allow_self;
+        let saved_param = self.self_param_override.replace(param.clone());
+        self.allow_self = true;
+        let result = f(self);
+        self.allow_self = saved_allow;
+        self.self_param_override = saved_param;
+        result
     }
 
     /// The type of entrypoint `entrypoint` of the contract at `address`, if it exists.
