@@ -1,0 +1,228 @@
+//! Michelson integers with a small-value fast path: an `i64` inline, a shared `BigInt` only when
+//! the value does not fit (DESIGN.md, "Integers have a small-value fast path").
+//!
+//! Invariant: [`Int::Big`] never holds a value that fits in `i64`, so equality and hashing can
+//! compare representations.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, ToPrimitive, Zero};
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+/// An arbitrary-precision integer, inline when it fits in 64 bits.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Int {
+    /// A value that fits in `i64`.
+    Small(i64),
+    /// A value that does not fit in `i64` (never one that does).
+    Big(Rc<BigInt>),
+}
+
+impl std::fmt::Debug for Int {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.to_bigint())
+    }
+}
+
+impl std::fmt::Display for Int {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Int::Small(value) => write!(f, "{value}"),
+            Int::Big(value) => write!(f, "{value}"),
+        }
+    }
+}
+
+impl From<i64> for Int {
+    fn from(value: i64) -> Int {
+        Int::Small(value)
+    }
+}
+
+impl From<BigInt> for Int {
+    fn from(value: BigInt) -> Int {
+        match value.to_i64() {
+            Some(small) => Int::Small(small),
+            None => Int::Big(Rc::new(value)),
+        }
+    }
+}
+
+impl From<&BigInt> for Int {
+    fn from(value: &BigInt) -> Int {
+        match value.to_i64() {
+            Some(small) => Int::Small(small),
+            None => Int::Big(Rc::new(value.clone())),
+        }
+    }
+}
+
+impl Ord for Int {
+    fn cmp(&self, other: &Int) -> Ordering {
+        match (self, other) {
+            (Int::Small(a), Int::Small(b)) => a.cmp(b),
+            _ => self.to_bigint().cmp(&other.to_bigint()),
+        }
+    }
+}
+
+impl PartialOrd for Int {
+    fn partial_cmp(&self, other: &Int) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Int {
+    /// Zero.
+    pub const ZERO: Int = Int::Small(0);
+
+    /// The value as a `BigInt` (allocates for small values).
+    pub fn to_bigint(&self) -> BigInt {
+        match self {
+            Int::Small(value) => BigInt::from(*value),
+            Int::Big(value) => (**value).clone(),
+        }
+    }
+
+    /// The value as `i64`, if it fits.
+    pub fn to_i64(&self) -> Option<i64> {
+        match self {
+            Int::Small(value) => Some(*value),
+            Int::Big(_) => None,
+        }
+    }
+
+    /// The value as `u64`, if it fits.
+    pub fn to_u64(&self) -> Option<u64> {
+        match self {
+            Int::Small(value) => u64::try_from(*value).ok(),
+            Int::Big(value) => value.to_u64(),
+        }
+    }
+
+    /// Whether the value is negative.
+    pub fn is_negative(&self) -> bool {
+        match self {
+            Int::Small(value) => *value < 0,
+            Int::Big(value) => value.is_negative(),
+        }
+    }
+
+    /// Whether the value is zero.
+    pub fn is_zero(&self) -> bool {
+        matches!(self, Int::Small(0))
+    }
+
+    /// The sign: -1, 0 or 1.
+    pub fn signum(&self) -> i32 {
+        match self {
+            Int::Small(value) => value.signum() as i32,
+            Int::Big(value) => {
+                if value.is_negative() {
+                    -1
+                } else {
+                    1
+                }
+            }
+        }
+    }
+
+    /// `self + other`.
+    #[inline]
+    pub fn add(&self, other: &Int) -> Int {
+        if let (Int::Small(a), Int::Small(b)) = (self, other) {
+            if let Some(sum) = a.checked_add(*b) {
+                return Int::Small(sum);
+            }
+        }
+        Int::from(self.to_bigint() + other.to_bigint())
+    }
+
+    /// `self - other`.
+    #[inline]
+    pub fn sub(&self, other: &Int) -> Int {
+        if let (Int::Small(a), Int::Small(b)) = (self, other) {
+            if let Some(difference) = a.checked_sub(*b) {
+                return Int::Small(difference);
+            }
+        }
+        Int::from(self.to_bigint() - other.to_bigint())
+    }
+
+    /// `self * other`.
+    #[inline]
+    pub fn mul(&self, other: &Int) -> Int {
+        if let (Int::Small(a), Int::Small(b)) = (self, other) {
+            if let Some(product) = a.checked_mul(*b) {
+                return Int::Small(product);
+            }
+        }
+        Int::from(self.to_bigint() * other.to_bigint())
+    }
+
+    /// `-self`.
+    pub fn neg(&self) -> Int {
+        if let Int::Small(a) = self {
+            if let Some(negated) = a.checked_neg() {
+                return Int::Small(negated);
+            }
+        }
+        Int::from(-self.to_bigint())
+    }
+
+    /// `|self|`.
+    pub fn abs(&self) -> Int {
+        if self.is_negative() {
+            self.neg()
+        } else {
+            self.clone()
+        }
+    }
+
+    /// Euclidean division as Michelson defines it: the remainder is non-negative;
+    /// `None` when `other` is zero.
+    pub fn ediv(&self, other: &Int) -> Option<(Int, Int)> {
+        if other.is_zero() {
+            return None;
+        }
+        if let (Int::Small(a), Int::Small(b)) = (self, other) {
+            if let (Some(quotient), Some(remainder)) =
+                (a.checked_div_euclid(*b), a.checked_rem_euclid(*b))
+            {
+                return Some((Int::Small(quotient), Int::Small(remainder)));
+            }
+        }
+        let a = self.to_bigint();
+        let b = other.to_bigint();
+        let (mut quotient, mut remainder) = a.div_rem(&b);
+        if remainder.is_negative() {
+            if b.is_positive() {
+                quotient -= 1;
+                remainder += &b;
+            } else {
+                quotient += 1;
+                remainder -= &b;
+            }
+        }
+        Some((Int::from(quotient), Int::from(remainder)))
+    }
+
+    /// Whether the value is zero or more and below `2^bits`... used by shifts; `None` if negative.
+    pub fn bits(&self) -> u64 {
+        match self {
+            Int::Small(value) => 64 - value.unsigned_abs().leading_zeros() as u64,
+            Int::Big(value) => value.bits(),
+        }
+    }
+
+    /// Whether the integer is zero, for big values (never zero by the invariant).
+    pub fn is_big(&self) -> bool {
+        matches!(self, Int::Big(_))
+    }
+}
+
+/// `BigInt` zero, for callers that need a reference.
+pub fn big_zero() -> BigInt {
+    BigInt::zero()
+}

@@ -1,0 +1,676 @@
+//! Michelson macros (`specs/michelson.rst`, "Macros"): `CMPop`, `IFop`, `IFCMPop`, `FAIL`,
+//! `ASSERT*`, `IF_SOME`, `IF_RIGHT`, `DUU+P`, `DII+P`, `P[AIP]+R`, `UNP[AIP]+R`, `C[AD]+R`,
+//! `CAR k`/`CDR k`, `SET_C[AD]+R`, `MAP_C[AD]+R`, expanded to the exact Micheline Octez produces
+//! (the shape matters: `PACK` of a lambda sees it).
+//!
+//! [`expand_all`] walks the tree with an explicit stack, so input depth never becomes host
+//! recursion.
+
+use kestrel_micheline::{Node, NodeKind, Prim, PrimName, Span};
+
+/// Why a macro could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MacroError {
+    /// A macro applied to the wrong number of arguments.
+    Arity {
+        /// The macro's name.
+        name: String,
+        /// Where it was written.
+        span: Span,
+    },
+}
+
+fn prim(name: Prim, args: Vec<Node>, span: Span) -> Node {
+    Node {
+        kind: NodeKind::Prim {
+            name: PrimName::Known(name),
+            args,
+            annots: Vec::new(),
+        },
+        span,
+    }
+}
+
+fn prim_annot(name: Prim, args: Vec<Node>, annots: Vec<String>, span: Span) -> Node {
+    Node {
+        kind: NodeKind::Prim {
+            name: PrimName::Known(name),
+            args,
+            annots,
+        },
+        span,
+    }
+}
+
+fn seq(items: Vec<Node>, span: Span) -> Node {
+    Node {
+        kind: NodeKind::Seq(items),
+        span,
+    }
+}
+
+fn int(value: usize, span: Span) -> Node {
+    Node {
+        kind: NodeKind::Int(value.into()),
+        span,
+    }
+}
+
+fn comparison(op: &str) -> Option<Prim> {
+    Some(match op {
+        "EQ" => Prim::I_EQ,
+        "NEQ" => Prim::I_NEQ,
+        "LT" => Prim::I_LT,
+        "GT" => Prim::I_GT,
+        "LE" => Prim::I_LE,
+        "GE" => Prim::I_GE,
+        _ => return None,
+    })
+}
+
+fn fail(span: Span) -> Node {
+    seq(
+        vec![
+            prim(Prim::I_UNIT, vec![], span),
+            prim(Prim::I_FAILWITH, vec![], span),
+        ],
+        span,
+    )
+}
+
+/// The result of expanding one node: the node and whether it must be spliced into the
+/// enclosing sequence (Octez's `C[AD]+R` expansions are).
+struct Expanded {
+    node: Node,
+    splice: bool,
+}
+
+/// Expands one primitive application whose arguments are already expanded. Returns `Ok(None)`
+/// when `name` is not a macro.
+fn expand_one(
+    name: &str,
+    args: &mut Vec<Node>,
+    annots: &[String],
+    span: Span,
+) -> Result<Option<Expanded>, MacroError> {
+    let arity = |expected: usize, args: &Vec<Node>| -> Result<(), MacroError> {
+        if args.len() == expected {
+            Ok(())
+        } else {
+            Err(MacroError::Arity {
+                name: name.to_string(),
+                span,
+            })
+        }
+    };
+    let plain = |node: Node| {
+        Ok(Some(Expanded {
+            node,
+            splice: false,
+        }))
+    };
+    if let Some(op) = name.strip_prefix("CMP").and_then(comparison) {
+        arity(0, args)?;
+        return plain(seq(
+            vec![
+                prim(Prim::I_COMPARE, vec![], span),
+                prim_annot(op, vec![], annots.to_vec(), span),
+            ],
+            span,
+        ));
+    }
+    if let Some(op) = name.strip_prefix("IFCMP").and_then(comparison) {
+        arity(2, args)?;
+        let (bt, bf) = take2(args);
+        return plain(seq(
+            vec![
+                prim(Prim::I_COMPARE, vec![], span),
+                prim(op, vec![], span),
+                prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span),
+            ],
+            span,
+        ));
+    }
+    if let Some(op) = name.strip_prefix("IF").and_then(comparison) {
+        arity(2, args)?;
+        let (bt, bf) = take2(args);
+        return plain(seq(
+            vec![
+                prim(op, vec![], span),
+                prim_annot(Prim::I_IF, vec![bt, bf], annots.to_vec(), span),
+            ],
+            span,
+        ));
+    }
+    if let Some(op) = name.strip_prefix("ASSERT_CMP").and_then(comparison) {
+        arity(0, args)?;
+        return plain(seq(
+            vec![
+                seq(
+                    vec![prim(Prim::I_COMPARE, vec![], span), prim(op, vec![], span)],
+                    span,
+                ),
+                prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                ),
+            ],
+            span,
+        ));
+    }
+    if let Some(op) = name.strip_prefix("ASSERT_").and_then(comparison) {
+        arity(0, args)?;
+        return plain(seq(
+            vec![
+                prim(op, vec![], span),
+                prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                ),
+            ],
+            span,
+        ));
+    }
+    match name {
+        "FAIL" => {
+            arity(0, args)?;
+            return plain(fail(span));
+        }
+        "ASSERT" => {
+            arity(0, args)?;
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
+        }
+        "ASSERT_NONE" => {
+            arity(0, args)?;
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_NONE,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
+        }
+        "ASSERT_SOME" => {
+            arity(0, args)?;
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_NONE,
+                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
+                    span,
+                )],
+                span,
+            ));
+        }
+        "ASSERT_LEFT" => {
+            arity(0, args)?;
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_LEFT,
+                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
+                    span,
+                )],
+                span,
+            ));
+        }
+        "ASSERT_RIGHT" => {
+            arity(0, args)?;
+            return plain(seq(
+                vec![prim(
+                    Prim::I_IF_LEFT,
+                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
+                    span,
+                )],
+                span,
+            ));
+        }
+        "IF_SOME" => {
+            arity(2, args)?;
+            let (bt, bf) = take2(args);
+            return plain(seq(
+                vec![prim_annot(
+                    Prim::I_IF_NONE,
+                    vec![bf, bt],
+                    annots.to_vec(),
+                    span,
+                )],
+                span,
+            ));
+        }
+        "IF_RIGHT" => {
+            arity(2, args)?;
+            let (bt, bf) = take2(args);
+            return plain(seq(
+                vec![prim_annot(
+                    Prim::I_IF_LEFT,
+                    vec![bf, bt],
+                    annots.to_vec(),
+                    span,
+                )],
+                span,
+            ));
+        }
+        _ => {}
+    }
+    let bytes = name.as_bytes();
+    let len = bytes.len();
+    // DUU+P: DUP n.
+    if len > 3
+        && name.starts_with("DU")
+        && name.ends_with('P')
+        && bytes[1..len - 1].iter().all(|&b| b == b'U')
+    {
+        arity(0, args)?;
+        let depth = len - 2;
+        return plain(seq(
+            vec![prim_annot(
+                Prim::I_DUP,
+                vec![int(depth, span)],
+                annots.to_vec(),
+                span,
+            )],
+            span,
+        ));
+    }
+    // DII+P code: DIP n code.
+    if len > 3
+        && name.starts_with("DI")
+        && name.ends_with('P')
+        && bytes[1..len - 1].iter().all(|&b| b == b'I')
+    {
+        arity(1, args)?;
+        let depth = len - 2;
+        let code = args.pop().unwrap_or_else(|| seq(vec![], span));
+        return plain(seq(
+            vec![prim_annot(
+                Prim::I_DIP,
+                vec![int(depth, span), code],
+                annots.to_vec(),
+                span,
+            )],
+            span,
+        ));
+    }
+    // C[AD]+R.
+    if len > 3
+        && bytes[0] == b'C'
+        && bytes[len - 1] == b'R'
+        && bytes[1..len - 1].iter().all(|&b| b == b'A' || b == b'D')
+    {
+        arity(0, args)?;
+        let items = bytes[1..len - 1]
+            .iter()
+            .map(|&b| {
+                prim(
+                    if b == b'A' { Prim::I_CAR } else { Prim::I_CDR },
+                    vec![],
+                    span,
+                )
+            })
+            .collect();
+        return Ok(Some(Expanded {
+            node: seq(items, span),
+            splice: true,
+        }));
+    }
+    // P[AIP]+R and UNP[AIP]+R.
+    if len > 4 && name.ends_with('R') {
+        let (unpair, body) = match name.strip_prefix("UN") {
+            Some(rest) => (true, rest),
+            None => (false, name),
+        };
+        if body.starts_with('P')
+            && body.len() > 3
+            && body[1..body.len() - 1]
+                .bytes()
+                .all(|b| matches!(b, b'P' | b'A' | b'I'))
+        {
+            if let Some(tree) = parse_pair_tree(body.as_bytes()) {
+                arity(0, args)?;
+                let mut out = Vec::new();
+                if unpair {
+                    emit_unpair(&tree, 0, &mut out, span);
+                } else {
+                    emit_pair(&tree, 0, &mut out, span);
+                }
+                return plain(seq(out, span));
+            }
+        }
+    }
+    // SET_C[AD]+R and MAP_C[AD]+R.
+    if let Some(path) = name
+        .strip_prefix("SET_C")
+        .and_then(|rest| rest.strip_suffix('R'))
+    {
+        if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
+            arity(0, args)?;
+            return plain(expand_set_cxr(path.as_bytes(), span));
+        }
+    }
+    if let Some(path) = name
+        .strip_prefix("MAP_C")
+        .and_then(|rest| rest.strip_suffix('R'))
+    {
+        if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
+            arity(1, args)?;
+            let code = args.pop().unwrap_or_else(|| seq(vec![], span));
+            return plain(expand_map_cxr(path.as_bytes(), code, span));
+        }
+    }
+    Ok(None)
+}
+
+fn take2(args: &mut Vec<Node>) -> (Node, Node) {
+    let second = args.pop();
+    let first = args.pop();
+    let empty = || Node::seq(vec![]);
+    (first.unwrap_or_else(empty), second.unwrap_or_else(empty))
+}
+
+/// A `P[AIP]+R` tree: `None` for a leaf.
+enum PairTree {
+    Leaf,
+    Node(Box<PairTree>, Box<PairTree>),
+}
+
+impl PairTree {
+    fn leaves(&self) -> usize {
+        match self {
+            PairTree::Leaf => 1,
+            PairTree::Node(left, right) => left.leaves() + right.leaves(),
+        }
+    }
+}
+
+/// Parses `P left right ... R`, where `left` is `A` or a pair and `right` is `I` or a pair.
+fn parse_pair_tree(name: &[u8]) -> Option<PairTree> {
+    let inner = &name[..name.len() - 1];
+    // Each `P` opens a node; the name is short (bounded by the identifier), recursion is bounded.
+    fn parse(bytes: &[u8], index: &mut usize, is_left: bool, depth: usize) -> Option<PairTree> {
+        if depth > 64 {
+            return None;
+        }
+        let b = *bytes.get(*index)?;
+        *index += 1;
+        match b {
+            b'A' if is_left => Some(PairTree::Leaf),
+            b'I' if !is_left => Some(PairTree::Leaf),
+            b'P' => {
+                let left = parse(bytes, index, true, depth + 1)?;
+                let right = parse(bytes, index, false, depth + 1)?;
+                Some(PairTree::Node(Box::new(left), Box::new(right)))
+            }
+            _ => None,
+        }
+    }
+    let mut index = 0;
+    // The root is a pair.
+    if inner.first() != Some(&b'P') {
+        return None;
+    }
+    let tree = parse(inner, &mut index, true, 0)?;
+    if index != inner.len() {
+        return None;
+    }
+    match tree {
+        PairTree::Leaf => None,
+        tree => Some(tree),
+    }
+}
+
+fn dip(depth: usize, code: Vec<Node>, span: Span) -> Node {
+    if depth == 1 {
+        prim(Prim::I_DIP, vec![seq(code, span)], span)
+    } else {
+        prim(Prim::I_DIP, vec![int(depth, span), seq(code, span)], span)
+    }
+}
+
+fn at_depth(depth: usize, instr: Node, span: Span) -> Node {
+    if depth == 0 {
+        instr
+    } else {
+        dip(depth, vec![instr], span)
+    }
+}
+
+fn emit_pair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
+    if let PairTree::Node(left, right) = tree {
+        emit_pair(left, depth, out, span);
+        emit_pair(right, depth + 1, out, span);
+        out.push(at_depth(depth, prim(Prim::I_PAIR, vec![], span), span));
+    }
+}
+
+fn emit_unpair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
+    if let PairTree::Node(left, right) = tree {
+        out.push(at_depth(depth, prim(Prim::I_UNPAIR, vec![], span), span));
+        emit_unpair(right, depth + 1, out, span);
+        emit_unpair(left, depth, out, span);
+        let _ = left.leaves();
+    }
+}
+
+fn annotated(name: Prim, annots: &[&str], span: Span) -> Node {
+    prim_annot(
+        name,
+        vec![],
+        annots.iter().map(|a| a.to_string()).collect(),
+        span,
+    )
+}
+
+/// `SET_C[AD]+R`, as Octez expands it (with its `@%%` / `%@` annotations).
+fn expand_set_cxr(path: &[u8], span: Span) -> Node {
+    match path {
+        [b'A'] => seq(
+            vec![
+                annotated(Prim::I_CDR, &["@%%"], span),
+                prim(Prim::I_SWAP, vec![], span),
+                annotated(Prim::I_PAIR, &["%", "%@"], span),
+            ],
+            span,
+        ),
+        [b'D'] => seq(
+            vec![
+                annotated(Prim::I_CAR, &["@%%"], span),
+                annotated(Prim::I_PAIR, &["%@", "%"], span),
+            ],
+            span,
+        ),
+        [first, rest @ ..] => {
+            let inner = expand_set_cxr(rest, span);
+            if *first == b'A' {
+                seq(
+                    vec![
+                        prim(Prim::I_DUP, vec![], span),
+                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
+                        annotated(Prim::I_CDR, &["@%%"], span),
+                        prim(Prim::I_SWAP, vec![], span),
+                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                    ],
+                    span,
+                )
+            } else {
+                seq(
+                    vec![
+                        prim(Prim::I_DUP, vec![], span),
+                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
+                        annotated(Prim::I_CAR, &["@%%"], span),
+                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                    ],
+                    span,
+                )
+            }
+        }
+        [] => seq(vec![], span),
+    }
+}
+
+/// `MAP_C[AD]+R code`, as Octez expands it.
+fn expand_map_cxr(path: &[u8], code: Node, span: Span) -> Node {
+    match path {
+        [b'A'] => seq(
+            vec![
+                prim(Prim::I_DUP, vec![], span),
+                annotated(Prim::I_CDR, &["@%%"], span),
+                dip(1, vec![annotated(Prim::I_CAR, &[], span), code], span),
+                prim(Prim::I_SWAP, vec![], span),
+                annotated(Prim::I_PAIR, &["%", "%@"], span),
+            ],
+            span,
+        ),
+        [b'D'] => seq(
+            vec![
+                prim(Prim::I_DUP, vec![], span),
+                annotated(Prim::I_CDR, &[], span),
+                code,
+                prim(Prim::I_SWAP, vec![], span),
+                annotated(Prim::I_CAR, &["@%%"], span),
+                annotated(Prim::I_PAIR, &["%@", "%"], span),
+            ],
+            span,
+        ),
+        [first, rest @ ..] => {
+            let inner = expand_map_cxr(rest, code, span);
+            if *first == b'A' {
+                seq(
+                    vec![
+                        prim(Prim::I_DUP, vec![], span),
+                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
+                        annotated(Prim::I_CDR, &["@%%"], span),
+                        prim(Prim::I_SWAP, vec![], span),
+                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                    ],
+                    span,
+                )
+            } else {
+                seq(
+                    vec![
+                        prim(Prim::I_DUP, vec![], span),
+                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
+                        annotated(Prim::I_CAR, &["@%%"], span),
+                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                    ],
+                    span,
+                )
+            }
+        }
+        [] => code,
+    }
+}
+
+/// `CAR k` / `CDR k`: `GET (2k+1)` / `GET 2k`.
+fn expand_car_cdr_n(name: Prim, args: &[Node], span: Span) -> Option<Node> {
+    let [arg] = args else { return None };
+    let NodeKind::Int(k) = &arg.kind else {
+        return None;
+    };
+    let k = usize::try_from(k).ok()?;
+    let index = if name == Prim::I_CAR {
+        k.checked_mul(2)?.checked_add(1)?
+    } else {
+        k.checked_mul(2)?
+    };
+    Some(seq(
+        vec![prim(Prim::I_GET, vec![int(index, span)], span)],
+        span,
+    ))
+}
+
+/// Expands every macro in `node`, which is code (an instruction or a sequence).
+pub fn expand_all(node: &Node) -> Result<Node, MacroError> {
+    enum Frame<'a> {
+        Enter(&'a Node),
+        Exit(&'a Node, usize),
+    }
+    let mut work = vec![Frame::Enter(node)];
+    let mut results: Vec<Expanded> = Vec::new();
+    while let Some(frame) = work.pop() {
+        match frame {
+            Frame::Enter(n) => match &n.kind {
+                NodeKind::Prim { args, .. } => {
+                    work.push(Frame::Exit(n, results.len()));
+                    for arg in args.iter().rev() {
+                        work.push(Frame::Enter(arg));
+                    }
+                }
+                NodeKind::Seq(items) => {
+                    work.push(Frame::Exit(n, results.len()));
+                    for item in items.iter().rev() {
+                        work.push(Frame::Enter(item));
+                    }
+                }
+                _ => results.push(Expanded {
+                    node: n.clone(),
+                    splice: false,
+                }),
+            },
+            Frame::Exit(n, start) => {
+                let children: Vec<Expanded> = results.drain(start..).collect();
+                match &n.kind {
+                    NodeKind::Seq(_) => {
+                        let mut items = Vec::with_capacity(children.len());
+                        for child in children {
+                            if child.splice {
+                                let mut node = child.node;
+                                if let NodeKind::Seq(inner) = &mut node.kind {
+                                    items.append(inner);
+                                    continue;
+                                }
+                                // Unreachable: only sequences are marked for splicing.
+                                continue;
+                            }
+                            items.push(child.node);
+                        }
+                        results.push(Expanded {
+                            node: seq(items, n.span),
+                            splice: false,
+                        });
+                    }
+                    NodeKind::Prim { name, annots, .. } => {
+                        let mut args: Vec<Node> = children.into_iter().map(|c| c.node).collect();
+                        let expanded = match name {
+                            PrimName::Other(text) => expand_one(text, &mut args, annots, n.span)?,
+                            PrimName::Known(p @ (Prim::I_CAR | Prim::I_CDR)) if args.len() == 1 => {
+                                expand_car_cdr_n(*p, &args, n.span).map(|node| Expanded {
+                                    node,
+                                    splice: false,
+                                })
+                            }
+                            PrimName::Known(_) => None,
+                        };
+                        match expanded {
+                            Some(expanded) => results.push(expanded),
+                            None => results.push(Expanded {
+                                node: Node {
+                                    kind: NodeKind::Prim {
+                                        name: name.clone(),
+                                        args,
+                                        annots: annots.clone(),
+                                    },
+                                    span: n.span,
+                                },
+                                splice: false,
+                            }),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(results
+        .pop()
+        .map(|e| e.node)
+        .unwrap_or_else(|| Node::seq(vec![])))
+}

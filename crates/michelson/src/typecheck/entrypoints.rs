@@ -1,0 +1,67 @@
+//! Entrypoints: the field annotations on the `or` tree of a parameter type
+//! (`specs/michelson.rst`, "Entrypoints"). `default` is the whole parameter unless a branch is
+//! named `%default`.
+
+use crate::types::{parse_type, Type};
+use kestrel_micheline::{Node, NodeKind, Prim};
+
+fn field(node: &Node) -> Option<&str> {
+    match &node.kind {
+        NodeKind::Prim { annots, .. } => annots.iter().find_map(|a| a.strip_prefix('%')),
+        _ => None,
+    }
+}
+
+fn or_args(node: &Node) -> Option<&[Node]> {
+    match &node.kind {
+        NodeKind::Prim { name, args, .. }
+            if name.known() == Some(Prim::T_or) && args.len() == 2 =>
+        {
+            Some(args)
+        }
+        _ => None,
+    }
+}
+
+/// Every named entrypoint: name and node.
+pub fn all(param: &Node) -> Vec<(&str, &Node)> {
+    let mut found = Vec::new();
+    let mut pending = vec![param];
+    while let Some(node) = pending.pop() {
+        if let Some(name) = field(node) {
+            found.push((name, node));
+        }
+        if let Some(args) = or_args(node) {
+            pending.push(&args[1]);
+            pending.push(&args[0]);
+        }
+    }
+    found
+}
+
+/// The type of entrypoint `name` of a parameter type.
+pub fn find(param: &Node, name: &str) -> Option<Type> {
+    for (entry, node) in all(param) {
+        if entry == name {
+            return parse_type(node).ok();
+        }
+    }
+    if name == "default" || name.is_empty() {
+        return parse_type(param).ok();
+    }
+    None
+}
+
+/// Checks entrypoint names are unique and valid.
+pub fn check(param: &Node) -> Result<(), String> {
+    let entries = all(param);
+    for (index, (name, _)) in entries.iter().enumerate() {
+        if name.len() > crate::literals::MAX_ENTRYPOINT_LENGTH {
+            return Err(format!("entrypoint name too long: {name}"));
+        }
+        if entries[..index].iter().any(|(other, _)| other == name) {
+            return Err(format!("duplicate entrypoint {name}"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1834 @@
+//! The typechecker: Micheline code (macros expanded) and an input stack type to the typed IR of
+//! [`crate::ir`] and the output stack type (`specs/michelson.rst`, "Typing" and each
+//! instruction's typing rule). Errors are `StaticError`s carrying the source span.
+//!
+//! Structured instructions are compiled to jumps (see `ir.rs`). Nested code blocks are handled
+//! by recursion on the block structure of the program.
+
+pub mod data;
+pub mod entrypoints;
+
+use crate::context::Context;
+use crate::ir::{Code, Instr, IterKind};
+use crate::macros::MacroError;
+use crate::types::{parse_type, Type, TypeError};
+use crate::value::Value;
+use kestrel_micheline::{Node, NodeKind, Prim, Span};
+use num_traits::ToPrimitive;
+use std::fmt;
+use std::rc::Rc;
+
+/// A typechecking error (`StaticError` in TZT terms), with the span of the offending node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcError {
+    /// Where the error was found.
+    pub span: Span,
+    /// What went wrong.
+    pub kind: TcErrorKind,
+}
+
+/// The rule a program or value broke.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcErrorKind {
+    /// An ill-formed type.
+    Type(TypeError),
+    /// An instruction applied to a stack it does not accept.
+    BadStack {
+        /// The instruction.
+        instr: String,
+        /// The stack it found.
+        stack: String,
+    },
+    /// An unknown primitive in instruction position.
+    UnknownInstruction(String),
+    /// An instruction with the wrong arguments.
+    BadArguments(String),
+    /// A value that does not have the expected type.
+    InvalidData {
+        /// The expected type.
+        expected: String,
+        /// The node found.
+        found: String,
+    },
+    /// Set elements not strictly increasing.
+    UnorderedSet,
+    /// Map keys not strictly increasing.
+    UnorderedMap,
+    /// Two branches ending with different stacks.
+    UnmatchedBranches {
+        /// One branch's stack.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// A loop or iteration body that changes the stack type.
+    BadLoopBody,
+    /// A lambda or script whose result has the wrong type.
+    BadReturn {
+        /// Expected.
+        expected: String,
+        /// Found.
+        found: String,
+    },
+    /// Code after `FAILWITH` or `NEVER` in the same sequence.
+    UnreachableCode,
+    /// A type that must be comparable, packable, pushable, ... is not.
+    ForbiddenType {
+        /// The property.
+        property: &'static str,
+        /// The type.
+        ty: String,
+    },
+    /// A macro error.
+    Macro(String),
+    /// A feature this implementation does not support (sapling, timelock).
+    Unsupported(String),
+    /// An entrypoint that does not exist or is ill-formed.
+    BadEntrypoint(String),
+    /// A malformed annotation.
+    BadAnnotation(String),
+    /// A stack given to `code` in a script that is not `pair parameter storage`.
+    BadScript(String),
+    /// Gas ran out while typechecking.
+    GasExhaustion,
+}
+
+impl TcError {
+    /// An error at `span`.
+    pub fn new(span: Span, kind: TcErrorKind) -> TcError {
+        TcError { span, kind }
+    }
+}
+
+impl fmt::Display for TcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: {:?}", self.span.start, self.kind)
+    }
+}
+
+impl From<MacroError> for TcError {
+    fn from(error: MacroError) -> TcError {
+        match error {
+            MacroError::Arity { name, span } => TcError::new(span, TcErrorKind::Macro(name)),
+        }
+    }
+}
+
+/// Prints a stack type top first.
+pub fn stack_to_string(stack: &[Type]) -> String {
+    let items: Vec<String> = stack.iter().rev().map(|t| t.to_string()).collect();
+    format!("[ {} ]", items.join(" : "))
+}
+
+/// The typechecker's state: the context (for `SELF`, contract and big map literals) and the
+/// typechecking gas spent.
+pub struct Typechecker<'a> {
+    /// The context whose contracts and big maps data literals may name.
+    pub context: &'a Context,
+    /// Milligas consumed by typechecking so far.
+    pub gas_consumed_milli: i64,
+    /// Whether `SELF` is allowed (not inside views and lambdas... Octez forbids it in lambdas).
+    pub allow_self: bool,
+    /// Whether the legacy mode is on (accepts deprecated instructions).
+    pub legacy: bool,
+    /// The parameter type `SELF` refers to inside a `CREATE_CONTRACT` script.
+    pub self_param_override: Option<Node>,
+}
+
+/// The stack type after a block: `None` when the block always fails.
+pub type StackOut = Option<Vec<Type>>;
+
+struct Builder {
+    code: Code,
+}
+
+impl Builder {
+    fn emit(&mut self, instr: Instr, span: Span) -> usize {
+        self.code.instrs.push(instr);
+        self.code.locations.push(span.start);
+        self.code.instrs.len() - 1
+    }
+
+    fn here(&self) -> usize {
+        self.code.instrs.len()
+    }
+
+    fn patch(&mut self, at: usize, target: usize) {
+        match &mut self.code.instrs[at] {
+            Instr::Jump(t)
+            | Instr::If(t)
+            | Instr::IfNone(t)
+            | Instr::IfLeft(t)
+            | Instr::IfCons(t)
+            | Instr::LoopHead(t)
+            | Instr::LoopLeftHead(t)
+            | Instr::IterNext(t)
+            | Instr::MapNext(t) => *t = target,
+            _ => {}
+        }
+    }
+}
+
+fn annots_of(node: &Node) -> &[String] {
+    match &node.kind {
+        NodeKind::Prim { annots, .. } => annots,
+        _ => &[],
+    }
+}
+
+/// Octez's limit on the number of annotations of one kind and their length is not enforced
+/// here; only syntax is checked.
+fn field_annot(node: &Node) -> Option<&str> {
+    annots_of(node).iter().find_map(|a| a.strip_prefix('%'))
+}
+
+impl<'a> Typechecker<'a> {
+    /// A typechecker over `context`.
+    pub fn new(context: &'a Context) -> Typechecker<'a> {
+        Typechecker {
+            context,
+            gas_consumed_milli: 0,
+            allow_self: true,
+            legacy: false,
+            self_param_override: None,
+        }
+    }
+
+    /// Charges typechecking gas (one unit per node, a coarse model).
+    pub fn charge_typecheck(&mut self, nodes: i64) -> Result<(), TcError> {
+        self.gas_consumed_milli += nodes;
+        Ok(())
+    }
+
+    /// Parses a type node.
+    pub fn parse_type(&self, node: &Node) -> Result<Type, TcError> {
+        parse_type(node).map_err(|e| TcError::new(node.span, TcErrorKind::Type(e)))
+    }
+
+    /// Typechecks code (already macro-expanded) against `stack`.
+    pub fn typecheck_code(
+        &mut self,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<(Code, StackOut), TcError> {
+        let mut builder = Builder {
+            code: Code::default(),
+        };
+        let out = self.block(&mut builder, node, stack)?;
+        Ok((builder.code, out))
+    }
+
+    /// A code block: a sequence, or a single instruction.
+    fn block(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
+        match &node.kind {
+            NodeKind::Seq(items) => {
+                let mut current = Some(stack);
+                for item in items {
+                    let Some(stack) = current else {
+                        return Err(TcError::new(item.span, TcErrorKind::UnreachableCode));
+                    };
+                    current = self.instr(b, item, stack)?;
+                }
+                Ok(current)
+            }
+            _ => self.instr(b, node, stack),
+        }
+    }
+
+    /// A nested block argument, which must be a sequence.
+    fn body(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
+        if !matches!(node.kind, NodeKind::Seq(_)) {
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadArguments("expected a sequence".into()),
+            ));
+        }
+        self.block(b, node, stack)
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn instr(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        mut stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
+        self.charge_typecheck(1)?;
+        let span = node.span;
+        let (prim, args, annots) = match &node.kind {
+            NodeKind::Seq(_) => {
+                // A nested sequence is a block.
+                return self.block(b, node, stack);
+            }
+            NodeKind::Prim { name, args, annots } => match name.known() {
+                Some(prim) => (prim, args.as_slice(), annots),
+                None => return self.instr_extension(b, node, name.as_str(), args, stack),
+            },
+            _ => {
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::UnknownInstruction(crate::print::node_to_string(node)),
+                ))
+            }
+        };
+        crate::types::check_annotations(annots)
+            .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        let bad_stack = |stack: &[Type]| {
+            TcError::new(
+                span,
+                TcErrorKind::BadStack {
+                    instr: prim.name().to_string(),
+                    stack: stack_to_string(stack),
+                },
+            )
+        };
+        let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
+        let arity = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(bad_args())
+            }
+        };
+        let len = stack.len();
+        // Helpers to look at the top of the stack (index 0 = top).
+        macro_rules! top {
+            ($i:expr) => {
+                if $i < len {
+                    &stack[len - 1 - $i]
+                } else {
+                    return Err(bad_stack(&stack));
+                }
+            };
+        }
+        macro_rules! need {
+            ($n:expr) => {
+                if len < $n {
+                    return Err(bad_stack(&stack));
+                }
+            };
+        }
+        macro_rules! replace {
+            ($n:expr, $instr:expr, $out:expr) => {{
+                need!($n);
+                let instr: Instr = $instr;
+                let out: Type = $out;
+                stack.truncate(len - $n);
+                stack.push(out);
+                b.emit(instr, span);
+                return Ok(Some(stack));
+            }};
+        }
+        let int_arg = |index: usize| -> Result<usize, TcError> {
+            match args.get(index).map(|a| &a.kind) {
+                Some(NodeKind::Int(n)) => n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args),
+                _ => Err(bad_args()),
+            }
+        };
+        match prim {
+            Prim::I_DROP => {
+                let n = if args.is_empty() { 1 } else { int_arg(0)? };
+                arity(if args.is_empty() { 0 } else { 1 })?;
+                need!(n);
+                stack.truncate(len - n);
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Drop
+                    } else {
+                        Instr::DropN(n)
+                    },
+                    span,
+                );
+                Ok(Some(stack))
+            }
+            Prim::I_DUP => {
+                let n = if args.is_empty() { 1 } else { int_arg(0)? };
+                arity(if args.is_empty() { 0 } else { 1 })?;
+                if n == 0 {
+                    return Err(bad_args());
+                }
+                let t = top!(n - 1).clone();
+                if !t.is_duplicable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "duplicable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                stack.push(t);
+                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, span);
+                Ok(Some(stack))
+            }
+            Prim::I_SWAP => {
+                arity(0)?;
+                need!(2);
+                stack.swap(len - 1, len - 2);
+                b.emit(Instr::Swap, span);
+                Ok(Some(stack))
+            }
+            Prim::I_DIG => {
+                arity(1)?;
+                let n = int_arg(0)?;
+                need!(n + 1);
+                let t = stack.remove(len - 1 - n);
+                stack.push(t);
+                b.emit(Instr::Dig(n), span);
+                Ok(Some(stack))
+            }
+            Prim::I_DUG => {
+                arity(1)?;
+                let n = int_arg(0)?;
+                need!(n + 1);
+                let t = stack.pop().ok_or_else(|| bad_stack(&[]))?;
+                stack.insert(len - 1 - n, t);
+                b.emit(Instr::Dug(n), span);
+                Ok(Some(stack))
+            }
+            Prim::I_PUSH => {
+                arity(2)?;
+                let t = self.parse_type(&args[0])?;
+                if !t.is_pushable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "pushable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                let value = self.parse_data(&args[1], &t)?;
+                stack.push(t);
+                b.emit(Instr::Push(value), span);
+                Ok(Some(stack))
+            }
+            Prim::I_UNIT => {
+                arity(0)?;
+                stack.push(Type::Unit);
+                b.emit(Instr::Unit, span);
+                Ok(Some(stack))
+            }
+            Prim::I_NEVER => {
+                arity(0)?;
+                if top!(0) != &Type::Never {
+                    return Err(bad_stack(&stack));
+                }
+                b.emit(Instr::Never, span);
+                Ok(None)
+            }
+            Prim::I_FAILWITH => {
+                arity(0)?;
+                let t = top!(0);
+                if !t.is_packable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                b.emit(Instr::Failwith, span);
+                Ok(None)
+            }
+            Prim::I_IF => {
+                arity(2)?;
+                if top!(0) != &Type::Bool {
+                    return Err(bad_stack(&stack));
+                }
+                stack.pop();
+                let branch = b.emit(Instr::If(0), span);
+                let then_out = self.body(b, &args[0], stack.clone())?;
+                let jump = b.emit(Instr::Jump(0), span);
+                let else_start = b.here();
+                b.patch(branch, else_start);
+                let else_out = self.body(b, &args[1], stack)?;
+                let end = b.here();
+                b.patch(jump, end);
+                merge(then_out, else_out, span)
+            }
+            Prim::I_IF_NONE => {
+                arity(2)?;
+                let Type::Option(inner) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                stack.pop();
+                let branch = b.emit(Instr::IfNone(0), span);
+                let none_out = self.body(b, &args[0], stack.clone())?;
+                let jump = b.emit(Instr::Jump(0), span);
+                b.patch(branch, b.here());
+                stack.push((*inner).clone());
+                let some_out = self.body(b, &args[1], stack)?;
+                b.patch(jump, b.here());
+                merge(none_out, some_out, span)
+            }
+            Prim::I_IF_LEFT => {
+                arity(2)?;
+                let Type::Or(left, right) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                stack.pop();
+                let branch = b.emit(Instr::IfLeft(0), span);
+                let mut left_stack = stack.clone();
+                left_stack.push((*left).clone());
+                let left_out = self.body(b, &args[0], left_stack)?;
+                let jump = b.emit(Instr::Jump(0), span);
+                b.patch(branch, b.here());
+                stack.push((*right).clone());
+                let right_out = self.body(b, &args[1], stack)?;
+                b.patch(jump, b.here());
+                merge(left_out, right_out, span)
+            }
+            Prim::I_IF_CONS => {
+                arity(2)?;
+                let list_type = top!(0).clone();
+                let Type::List(inner) = &list_type else {
+                    return Err(bad_stack(&stack));
+                };
+                stack.pop();
+                let branch = b.emit(Instr::IfCons(0), span);
+                let mut cons_stack = stack.clone();
+                cons_stack.push(list_type.clone());
+                cons_stack.push((**inner).clone());
+                let cons_out = self.body(b, &args[0], cons_stack)?;
+                let jump = b.emit(Instr::Jump(0), span);
+                b.patch(branch, b.here());
+                let nil_out = self.body(b, &args[1], stack)?;
+                b.patch(jump, b.here());
+                merge(cons_out, nil_out, span)
+            }
+            Prim::I_LOOP => {
+                arity(1)?;
+                if top!(0) != &Type::Bool {
+                    return Err(bad_stack(&stack));
+                }
+                let head = b.emit(Instr::LoopHead(0), span);
+                let mut body_stack = stack.clone();
+                body_stack.pop();
+                let out = self.body(b, &args[0], body_stack)?;
+                if let Some(out) = out {
+                    if out != stack {
+                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                    }
+                }
+                b.emit(Instr::Jump(head), span);
+                b.patch(head, b.here());
+                stack.pop();
+                Ok(Some(stack))
+            }
+            Prim::I_LOOP_LEFT => {
+                arity(1)?;
+                let Type::Or(left, right) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                let head = b.emit(Instr::LoopLeftHead(0), span);
+                let mut body_stack = stack.clone();
+                body_stack.pop();
+                body_stack.push((*left).clone());
+                let out = self.body(b, &args[0], body_stack)?;
+                if let Some(out) = out {
+                    if out != stack {
+                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                    }
+                }
+                b.emit(Instr::Jump(head), span);
+                b.patch(head, b.here());
+                stack.pop();
+                stack.push((*right).clone());
+                Ok(Some(stack))
+            }
+            Prim::I_DIP => {
+                let (n, code) = match args.len() {
+                    1 => (1, &args[0]),
+                    2 => (int_arg(0)?, &args[1]),
+                    _ => return Err(bad_args()),
+                };
+                need!(n);
+                let saved = stack.split_off(len - n);
+                if n > 0 {
+                    b.emit(Instr::DipStart(n), span);
+                }
+                let out = self.body(b, code, stack)?;
+                let Some(mut out) = out else {
+                    // A failing DIP body fails the whole instruction.
+                    return Ok(None);
+                };
+                if n > 0 {
+                    b.emit(Instr::DipEnd(n), span);
+                }
+                out.extend(saved);
+                Ok(Some(out))
+            }
+            Prim::I_ITER => {
+                arity(1)?;
+                let (kind, element) = match top!(0) {
+                    Type::List(t) => (IterKind::List, (**t).clone()),
+                    Type::Set(t) => (IterKind::Set, (**t).clone()),
+                    Type::Map(k, v) => (IterKind::Map, Type::pair((**k).clone(), (**v).clone())),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                stack.pop();
+                b.emit(Instr::IterStart(kind), span);
+                let head = b.emit(Instr::IterNext(0), span);
+                let mut body_stack = stack.clone();
+                body_stack.push(element);
+                let out = self.body(b, &args[0], body_stack)?;
+                if let Some(out) = out {
+                    if out != stack {
+                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                    }
+                }
+                b.emit(Instr::Jump(head), span);
+                b.patch(head, b.here());
+                Ok(Some(stack))
+            }
+            Prim::I_MAP => {
+                arity(1)?;
+                let (kind, element, key) = match top!(0) {
+                    Type::List(t) => (IterKind::List, (**t).clone(), None),
+                    Type::Option(t) => (IterKind::Set, (**t).clone(), None),
+                    Type::Map(k, v) => (
+                        IterKind::Map,
+                        Type::pair((**k).clone(), (**v).clone()),
+                        Some((**k).clone()),
+                    ),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                let option = matches!(top!(0), Type::Option(_));
+                stack.pop();
+                let start = b.emit(
+                    Instr::MapStart(if option { IterKind::Set } else { kind }),
+                    span,
+                );
+                let _ = start;
+                let head = b.emit(Instr::MapNext(0), span);
+                let mut body_stack = stack.clone();
+                body_stack.push(element);
+                let out = self.body(b, &args[0], body_stack)?;
+                let result = match out {
+                    Some(mut out) => {
+                        let Some(result) = out.pop() else {
+                            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                        };
+                        if out != stack {
+                            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                        }
+                        result
+                    }
+                    None => return Err(TcError::new(span, TcErrorKind::BadLoopBody)),
+                };
+                b.emit(Instr::MapCollect, span);
+                b.emit(Instr::Jump(head), span);
+                b.patch(head, b.here());
+                stack.push(match key {
+                    Some(k) => Type::Map(Rc::new(k), Rc::new(result)),
+                    None if option => Type::option(result),
+                    None => Type::list(result),
+                });
+                Ok(Some(stack))
+            }
+            Prim::I_LAMBDA | Prim::I_LAMBDA_REC => {
+                arity(3)?;
+                let arg = self.parse_type(&args[0])?;
+                let ret = self.parse_type(&args[1])?;
+                if !matches!(args[2].kind, NodeKind::Seq(_)) {
+                    return Err(bad_args());
+                }
+                let saved_self = self.allow_self;
+                self.allow_self = false;
+                let lambda =
+                    self.typecheck_lambda(&args[2], &arg, &ret, prim == Prim::I_LAMBDA_REC);
+                self.allow_self = saved_self;
+                let lambda = lambda?;
+                stack.push(Type::lambda(arg, ret));
+                b.emit(Instr::Lambda(Rc::new(lambda)), span);
+                Ok(Some(stack))
+            }
+            Prim::I_EXEC => {
+                arity(0)?;
+                let Type::Lambda(arg, ret) = top!(1).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                if top!(0) != arg.as_ref() {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(2, Instr::Exec, (*ret).clone())
+            }
+            Prim::I_APPLY => {
+                arity(0)?;
+                let Type::Lambda(arg, ret) = top!(1).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                let Type::Pair(captured, rest) = arg.as_ref() else {
+                    return Err(bad_stack(&stack));
+                };
+                let captured_ty = top!(0);
+                if captured_ty != captured.as_ref()
+                    || !captured_ty.is_packable()
+                    || captured_ty.has_big_map()
+                {
+                    return Err(bad_stack(&stack));
+                }
+                let out = Type::Lambda(rest.clone(), ret.clone());
+                let captured = captured.as_ref().clone();
+                need!(2);
+                stack.truncate(len - 2);
+                stack.push(out);
+                b.emit(Instr::Apply, span);
+                let _ = captured;
+                Ok(Some(stack))
+            }
+            Prim::I_CAST => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                if top!(0) != &t {
+                    return Err(bad_stack(&stack));
+                }
+                b.emit(Instr::Nop, span);
+                Ok(Some(stack))
+            }
+            Prim::I_RENAME => {
+                arity(0)?;
+                need!(1);
+                b.emit(Instr::Nop, span);
+                Ok(Some(stack))
+            }
+            // Arithmetic.
+            Prim::I_ADD => {
+                arity(0)?;
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Nat, Type::Nat) => (Instr::AddNatNat, Type::Nat),
+                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::AddIntInt, Type::Int),
+                    (Type::Timestamp, Type::Int) => (Instr::AddTimestampInt, Type::Timestamp),
+                    (Type::Int, Type::Timestamp) => (Instr::AddIntTimestamp, Type::Timestamp),
+                    (Type::Mutez, Type::Mutez) => (Instr::AddMutez, Type::Mutez),
+                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::AddFr, Type::Bls12381Fr),
+                    (Type::Bls12381G1, Type::Bls12381G1) => (Instr::AddG1, Type::Bls12381G1),
+                    (Type::Bls12381G2, Type::Bls12381G2) => (Instr::AddG2, Type::Bls12381G2),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_SUB => {
+                arity(0)?;
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::SubInt, Type::Int),
+                    (Type::Timestamp, Type::Int) => (Instr::SubTimestampInt, Type::Timestamp),
+                    (Type::Timestamp, Type::Timestamp) => (Instr::SubTimestampTimestamp, Type::Int),
+                    (Type::Mutez, Type::Mutez) if self.legacy => {
+                        (Instr::SubMutezLegacy, Type::Mutez)
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_SUB_MUTEZ => {
+                arity(0)?;
+                match (top!(0), top!(1)) {
+                    (Type::Mutez, Type::Mutez) => {
+                        replace!(2, Instr::SubMutez, Type::option(Type::Mutez))
+                    }
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_MUL => {
+                arity(0)?;
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Nat, Type::Nat) => (Instr::MulNatNat, Type::Nat),
+                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::MulIntInt, Type::Int),
+                    (Type::Mutez, Type::Nat) => (Instr::MulMutezNat, Type::Mutez),
+                    (Type::Nat, Type::Mutez) => (Instr::MulNatMutez, Type::Mutez),
+                    (Type::Bls12381G1, Type::Bls12381Fr) => (Instr::MulG1Fr, Type::Bls12381G1),
+                    (Type::Bls12381G2, Type::Bls12381Fr) => (Instr::MulG2Fr, Type::Bls12381G2),
+                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::MulFrFr, Type::Bls12381Fr),
+                    (Type::Nat | Type::Int, Type::Bls12381Fr) => {
+                        (Instr::MulIntFr, Type::Bls12381Fr)
+                    }
+                    (Type::Bls12381Fr, Type::Nat | Type::Int) => {
+                        (Instr::MulFrInt, Type::Bls12381Fr)
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_EDIV => {
+                arity(0)?;
+                let result = |q: Type, r: Type| Type::option(Type::pair(q, r));
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Nat, Type::Nat) => (Instr::EdivNatNat, result(Type::Nat, Type::Nat)),
+                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => {
+                        (Instr::EdivIntInt, result(Type::Int, Type::Nat))
+                    }
+                    (Type::Mutez, Type::Nat) => {
+                        (Instr::EdivMutezNat, result(Type::Mutez, Type::Mutez))
+                    }
+                    (Type::Mutez, Type::Mutez) => {
+                        (Instr::EdivMutezMutez, result(Type::Nat, Type::Mutez))
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_ABS => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Int => replace!(1, Instr::Abs, Type::Nat),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_ISNAT => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Int => replace!(1, Instr::IsNat, Type::option(Type::Nat)),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_INT => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Nat => replace!(1, Instr::Int, Type::Int),
+                    Type::Bls12381Fr => replace!(1, Instr::IntFr, Type::Int),
+                    Type::Bytes => replace!(1, Instr::IntBytes, Type::Int),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_NAT => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Bytes => replace!(1, Instr::NatBytes, Type::Nat),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_BYTES => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Int => replace!(1, Instr::BytesInt, Type::Bytes),
+                    Type::Nat => replace!(1, Instr::BytesNat, Type::Bytes),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_NEG => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Int | Type::Nat => replace!(1, Instr::NegInt, Type::Int),
+                    Type::Bls12381Fr => replace!(1, Instr::NegFr, Type::Bls12381Fr),
+                    Type::Bls12381G1 => replace!(1, Instr::NegG1, Type::Bls12381G1),
+                    Type::Bls12381G2 => replace!(1, Instr::NegG2, Type::Bls12381G2),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_LSL | Prim::I_LSR => {
+                arity(0)?;
+                let left = prim == Prim::I_LSL;
+                match (top!(0), top!(1)) {
+                    (Type::Nat, Type::Nat) => replace!(
+                        2,
+                        if left { Instr::LslNat } else { Instr::LsrNat },
+                        Type::Nat
+                    ),
+                    (Type::Bytes, Type::Nat) => replace!(
+                        2,
+                        if left {
+                            Instr::LslBytes
+                        } else {
+                            Instr::LsrBytes
+                        },
+                        Type::Bytes
+                    ),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_OR | Prim::I_XOR => {
+                arity(0)?;
+                let or = prim == Prim::I_OR;
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Bool, Type::Bool) => {
+                        (if or { Instr::OrBool } else { Instr::XorBool }, Type::Bool)
+                    }
+                    (Type::Nat, Type::Nat) => {
+                        (if or { Instr::OrNat } else { Instr::XorNat }, Type::Nat)
+                    }
+                    (Type::Bytes, Type::Bytes) => (
+                        if or { Instr::OrBytes } else { Instr::XorBytes },
+                        Type::Bytes,
+                    ),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_AND => {
+                arity(0)?;
+                let (instr, out) = match (top!(0), top!(1)) {
+                    (Type::Bool, Type::Bool) => (Instr::AndBool, Type::Bool),
+                    (Type::Nat, Type::Nat) => (Instr::AndNat, Type::Nat),
+                    (Type::Int, Type::Nat) => (Instr::AndIntNat, Type::Nat),
+                    (Type::Bytes, Type::Bytes) => (Instr::AndBytes, Type::Bytes),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, out)
+            }
+            Prim::I_NOT => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Bool => replace!(1, Instr::NotBool, Type::Bool),
+                    Type::Nat | Type::Int => replace!(1, Instr::NotInt, Type::Int),
+                    Type::Bytes => replace!(1, Instr::NotBytes, Type::Bytes),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_COMPARE => {
+                arity(0)?;
+                let (a, c) = (top!(0), top!(1));
+                if a != c || !a.is_comparable() {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(2, Instr::Compare, Type::Int)
+            }
+            Prim::I_EQ | Prim::I_NEQ | Prim::I_LT | Prim::I_GT | Prim::I_LE | Prim::I_GE => {
+                arity(0)?;
+                if top!(0) != &Type::Int {
+                    return Err(bad_stack(&stack));
+                }
+                let instr = match prim {
+                    Prim::I_EQ => Instr::Eq,
+                    Prim::I_NEQ => Instr::Neq,
+                    Prim::I_LT => Instr::Lt,
+                    Prim::I_GT => Instr::Gt,
+                    Prim::I_LE => Instr::Le,
+                    _ => Instr::Ge,
+                };
+                replace!(1, instr, Type::Bool)
+            }
+            Prim::I_CONCAT => {
+                arity(0)?;
+                match top!(0) {
+                    Type::String if top!(1) == &Type::String => {
+                        replace!(2, Instr::ConcatString, Type::String)
+                    }
+                    Type::Bytes if top!(1) == &Type::Bytes => {
+                        replace!(2, Instr::ConcatBytes, Type::Bytes)
+                    }
+                    Type::List(t) if **t == Type::String => {
+                        replace!(1, Instr::ConcatListString, Type::String)
+                    }
+                    Type::List(t) if **t == Type::Bytes => {
+                        replace!(1, Instr::ConcatListBytes, Type::Bytes)
+                    }
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_SIZE => {
+                arity(0)?;
+                let instr = match top!(0) {
+                    Type::String => Instr::SizeString,
+                    Type::Bytes => Instr::SizeBytes,
+                    Type::List(_) => Instr::SizeList,
+                    Type::Set(_) => Instr::SizeSet,
+                    Type::Map(..) => Instr::SizeMap,
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(1, instr, Type::Nat)
+            }
+            Prim::I_SLICE => {
+                arity(0)?;
+                if top!(0) != &Type::Nat || top!(1) != &Type::Nat {
+                    return Err(bad_stack(&stack));
+                }
+                match top!(2) {
+                    Type::String => replace!(3, Instr::SliceString, Type::option(Type::String)),
+                    Type::Bytes => replace!(3, Instr::SliceBytes, Type::option(Type::Bytes)),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_PACK => {
+                arity(0)?;
+                let t = top!(0).clone();
+                if !t.is_packable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                replace!(1, Instr::Pack(t), Type::Bytes)
+            }
+            Prim::I_UNPACK => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                if !t.is_packable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "packable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                if top!(0) != &Type::Bytes {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(1, Instr::Unpack(t.clone()), Type::option(t))
+            }
+            // Pairs, unions, options.
+            Prim::I_PAIR => {
+                if args.is_empty() {
+                    let out = Type::pair(top!(0).clone(), top!(1).clone());
+                    replace!(2, Instr::Pair, out)
+                } else {
+                    arity(1)?;
+                    let n = int_arg(0)?;
+                    if n < 2 {
+                        return Err(bad_args());
+                    }
+                    need!(n);
+                    let mut out = top!(n - 1).clone();
+                    for i in (0..n - 1).rev() {
+                        out = Type::pair(top!(i).clone(), out);
+                    }
+                    replace!(n, Instr::PairN(n), out)
+                }
+            }
+            Prim::I_UNPAIR => {
+                let n = if args.is_empty() { 2 } else { int_arg(0)? };
+                arity(if args.is_empty() { 0 } else { 1 })?;
+                if n < 2 {
+                    return Err(bad_args());
+                }
+                let mut parts = Vec::new();
+                let mut current = top!(0).clone();
+                for _ in 0..n - 1 {
+                    let Type::Pair(left, right) = current else {
+                        return Err(bad_stack(&stack));
+                    };
+                    parts.push((*left).clone());
+                    current = (*right).clone();
+                }
+                parts.push(current);
+                stack.pop();
+                stack.extend(parts.into_iter().rev());
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Unpair
+                    } else {
+                        Instr::UnpairN(n)
+                    },
+                    span,
+                );
+                Ok(Some(stack))
+            }
+            Prim::I_CAR | Prim::I_CDR => {
+                arity(0)?;
+                let Type::Pair(left, right) = top!(0) else {
+                    return Err(bad_stack(&stack));
+                };
+                let (instr, out) = if prim == Prim::I_CAR {
+                    (Instr::Car, (**left).clone())
+                } else {
+                    (Instr::Cdr, (**right).clone())
+                };
+                replace!(1, instr, out)
+            }
+            Prim::I_GET if args.len() == 1 => {
+                let n = int_arg(0)?;
+                let mut current = top!(0).clone();
+                let mut i = n;
+                while i >= 2 {
+                    let Type::Pair(_, right) = current else {
+                        return Err(bad_stack(&stack));
+                    };
+                    current = (*right).clone();
+                    i -= 2;
+                }
+                if i == 1 {
+                    let Type::Pair(left, _) = current else {
+                        return Err(bad_stack(&stack));
+                    };
+                    current = (*left).clone();
+                }
+                replace!(1, Instr::GetN(n), current)
+            }
+            Prim::I_UPDATE if args.len() == 1 => {
+                let n = int_arg(0)?;
+                let value = top!(0).clone();
+                let target = top!(1).clone();
+                let out = update_type(&target, n, value).ok_or_else(|| bad_stack(&stack))?;
+                replace!(2, Instr::UpdateN(n), out)
+            }
+            Prim::I_LEFT | Prim::I_RIGHT => {
+                arity(1)?;
+                let other = self.parse_type(&args[0])?;
+                let t = top!(0).clone();
+                if prim == Prim::I_LEFT {
+                    replace!(1, Instr::Left, Type::or(t, other))
+                } else {
+                    replace!(1, Instr::Right, Type::or(other, t))
+                }
+            }
+            Prim::I_SOME => {
+                arity(0)?;
+                let t = top!(0).clone();
+                replace!(1, Instr::Some, Type::option(t))
+            }
+            Prim::I_NONE => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                stack.push(Type::option(t));
+                b.emit(Instr::None, span);
+                Ok(Some(stack))
+            }
+            // Collections.
+            Prim::I_NIL => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                stack.push(Type::list(t));
+                b.emit(Instr::Nil, span);
+                Ok(Some(stack))
+            }
+            Prim::I_CONS => {
+                arity(0)?;
+                let Type::List(inner) = top!(1) else {
+                    return Err(bad_stack(&stack));
+                };
+                if inner.as_ref() != top!(0) {
+                    return Err(bad_stack(&stack));
+                }
+                let out = top!(1).clone();
+                replace!(2, Instr::Cons, out)
+            }
+            Prim::I_EMPTY_SET => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                if !t.is_comparable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "comparable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                stack.push(Type::Set(Rc::new(t)));
+                b.emit(Instr::EmptySet, span);
+                Ok(Some(stack))
+            }
+            Prim::I_EMPTY_MAP | Prim::I_EMPTY_BIG_MAP => {
+                arity(2)?;
+                let k = self.parse_type(&args[0])?;
+                let v = self.parse_type(&args[1])?;
+                if !k.is_comparable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "comparable",
+                            ty: k.to_string(),
+                        },
+                    ));
+                }
+                if prim == Prim::I_EMPTY_MAP {
+                    stack.push(Type::Map(Rc::new(k), Rc::new(v)));
+                    b.emit(Instr::EmptyMap, span);
+                } else {
+                    if !v.is_big_map_value() {
+                        return Err(TcError::new(
+                            span,
+                            TcErrorKind::ForbiddenType {
+                                property: "big_map value",
+                                ty: v.to_string(),
+                            },
+                        ));
+                    }
+                    stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
+                    b.emit(Instr::EmptyBigMap(k, v), span);
+                }
+                Ok(Some(stack))
+            }
+            Prim::I_MEM => {
+                arity(0)?;
+                let key = top!(0);
+                let instr = match top!(1) {
+                    Type::Set(k) if k.as_ref() == key => Instr::MemSet,
+                    Type::Map(k, _) if k.as_ref() == key => Instr::MemMap,
+                    Type::BigMap(k, _) if k.as_ref() == key => Instr::MemBigMap,
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, Type::Bool)
+            }
+            Prim::I_GET => {
+                arity(0)?;
+                let key = top!(0);
+                let (instr, v) = match top!(1) {
+                    Type::Map(k, v) if k.as_ref() == key => (Instr::GetMap, v.clone()),
+                    Type::BigMap(k, v) if k.as_ref() == key => (Instr::GetBigMap, v.clone()),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(2, instr, Type::Option(v))
+            }
+            Prim::I_UPDATE => {
+                arity(0)?;
+                let key = top!(0);
+                let value = top!(1);
+                let collection = top!(2).clone();
+                let instr = match &collection {
+                    Type::Set(k) if k.as_ref() == key && value == &Type::Bool => Instr::UpdateSet,
+                    Type::Map(k, v)
+                        if k.as_ref() == key && value == &Type::option((**v).clone()) =>
+                    {
+                        Instr::UpdateMap
+                    }
+                    Type::BigMap(k, v)
+                        if k.as_ref() == key && value == &Type::option((**v).clone()) =>
+                    {
+                        Instr::UpdateBigMap
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                replace!(3, instr, collection)
+            }
+            Prim::I_GET_AND_UPDATE => {
+                arity(0)?;
+                let key = top!(0);
+                let value = top!(1).clone();
+                let collection = top!(2).clone();
+                let instr = match &collection {
+                    Type::Map(k, v)
+                        if k.as_ref() == key && value == Type::option((**v).clone()) =>
+                    {
+                        Instr::GetAndUpdateMap
+                    }
+                    Type::BigMap(k, v)
+                        if k.as_ref() == key && value == Type::option((**v).clone()) =>
+                    {
+                        Instr::GetAndUpdateBigMap
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                stack.truncate(len - 3);
+                stack.push(collection);
+                stack.push(value);
+                b.emit(instr, span);
+                Ok(Some(stack))
+            }
+            // Cryptography.
+            Prim::I_HASH_KEY => {
+                arity(0)?;
+                match top!(0) {
+                    Type::Key => replace!(1, Instr::HashKey, Type::KeyHash),
+                    _ => Err(bad_stack(&stack)),
+                }
+            }
+            Prim::I_BLAKE2B | Prim::I_SHA256 | Prim::I_SHA512 | Prim::I_KECCAK | Prim::I_SHA3 => {
+                arity(0)?;
+                if top!(0) != &Type::Bytes {
+                    return Err(bad_stack(&stack));
+                }
+                let instr = match prim {
+                    Prim::I_BLAKE2B => Instr::Blake2b,
+                    Prim::I_SHA256 => Instr::Sha256,
+                    Prim::I_SHA512 => Instr::Sha512,
+                    Prim::I_KECCAK => Instr::Keccak,
+                    _ => Instr::Sha3,
+                };
+                replace!(1, instr, Type::Bytes)
+            }
+            Prim::I_CHECK_SIGNATURE => {
+                arity(0)?;
+                if top!(0) != &Type::Key || top!(1) != &Type::Signature || top!(2) != &Type::Bytes {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(3, Instr::CheckSignature, Type::Bool)
+            }
+            Prim::I_PAIRING_CHECK => {
+                arity(0)?;
+                if top!(0) != &Type::list(Type::pair(Type::Bls12381G1, Type::Bls12381G2)) {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(1, Instr::PairingCheck, Type::Bool)
+            }
+            // Blockchain.
+            Prim::I_AMOUNT | Prim::I_BALANCE => self.push_const(
+                b,
+                stack,
+                span,
+                args,
+                if prim == Prim::I_AMOUNT {
+                    Instr::Amount
+                } else {
+                    Instr::Balance
+                },
+                Type::Mutez,
+            ),
+            Prim::I_NOW => self.push_const(b, stack, span, args, Instr::Now, Type::Timestamp),
+            Prim::I_LEVEL => self.push_const(b, stack, span, args, Instr::Level, Type::Nat),
+            Prim::I_SENDER => self.push_const(b, stack, span, args, Instr::Sender, Type::Address),
+            Prim::I_SOURCE => self.push_const(b, stack, span, args, Instr::Source, Type::Address),
+            Prim::I_SELF_ADDRESS => {
+                self.push_const(b, stack, span, args, Instr::SelfAddress, Type::Address)
+            }
+            Prim::I_CHAIN_ID => {
+                self.push_const(b, stack, span, args, Instr::ChainId, Type::ChainId)
+            }
+            Prim::I_MIN_BLOCK_TIME => {
+                self.push_const(b, stack, span, args, Instr::MinBlockTime, Type::Nat)
+            }
+            Prim::I_TOTAL_VOTING_POWER => {
+                self.push_const(b, stack, span, args, Instr::TotalVotingPower, Type::Nat)
+            }
+            Prim::I_SELF => {
+                arity(0)?;
+                if !self.allow_self {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::BadArguments("SELF in a lambda".into()),
+                    ));
+                }
+                let entrypoint = field_annot(node).unwrap_or("default").to_string();
+                let t = entrypoints::find(
+                    self.self_param_override
+                        .as_ref()
+                        .unwrap_or(&self.context.self_param),
+                    &entrypoint,
+                )
+                .ok_or_else(|| {
+                    TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
+                })?;
+                let stored = if entrypoint == "default" {
+                    String::new()
+                } else {
+                    entrypoint
+                };
+                stack.push(Type::Contract(Rc::new(t.clone())));
+                b.emit(Instr::Self_(Rc::from(stored.as_str()), t), span);
+                Ok(Some(stack))
+            }
+            Prim::I_VOTING_POWER => {
+                arity(0)?;
+                if top!(0) != &Type::KeyHash {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(1, Instr::VotingPower, Type::Nat)
+            }
+            Prim::I_ADDRESS => {
+                arity(0)?;
+                let Type::Contract(_) = top!(0) else {
+                    return Err(bad_stack(&stack));
+                };
+                replace!(1, Instr::Address, Type::Address)
+            }
+            Prim::I_CONTRACT => {
+                arity(1)?;
+                let t = self.parse_type(&args[0])?;
+                if top!(0) != &Type::Address {
+                    return Err(bad_stack(&stack));
+                }
+                if !t.is_passable() {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "passable",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+                let entrypoint = field_annot(node).unwrap_or("").to_string();
+                if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
+                    return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
+                }
+                replace!(
+                    1,
+                    Instr::Contract(Rc::from(entrypoint.as_str()), t.clone()),
+                    Type::option(Type::Contract(Rc::new(t)))
+                )
+            }
+            Prim::I_IMPLICIT_ACCOUNT => {
+                arity(0)?;
+                if top!(0) != &Type::KeyHash {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(
+                    1,
+                    Instr::ImplicitAccount,
+                    Type::Contract(Rc::new(Type::Unit))
+                )
+            }
+            Prim::I_TRANSFER_TOKENS => {
+                arity(0)?;
+                let Type::Contract(param) = top!(2) else {
+                    return Err(bad_stack(&stack));
+                };
+                if top!(0) != param.as_ref() || top!(1) != &Type::Mutez {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(3, Instr::TransferTokens, Type::Operation)
+            }
+            Prim::I_SET_DELEGATE => {
+                arity(0)?;
+                if top!(0) != &Type::option(Type::KeyHash) {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(1, Instr::SetDelegate, Type::Operation)
+            }
+            Prim::I_CREATE_CONTRACT => {
+                arity(1)?;
+                let script = &args[0];
+                let parsed = self.typecheck_script(script)?;
+                if top!(0) != &Type::option(Type::KeyHash)
+                    || top!(1) != &Type::Mutez
+                    || top!(2) != &parsed.storage_type
+                {
+                    return Err(bad_stack(&stack));
+                }
+                need!(3);
+                stack.truncate(len - 3);
+                stack.push(Type::Address);
+                stack.push(Type::Operation);
+                b.emit(
+                    Instr::CreateContract(
+                        Rc::new(parsed.as_lambda_holder(script)),
+                        parsed.storage_type.clone(),
+                    ),
+                    span,
+                );
+                Ok(Some(stack))
+            }
+            Prim::I_EMIT => {
+                let tag = field_annot(node).unwrap_or("").to_string();
+                let (type_node, t) = match args.len() {
+                    0 => (top!(0).to_node(), top!(0).clone()),
+                    1 => (args[0].clone(), self.parse_type(&args[0])?),
+                    _ => return Err(bad_args()),
+                };
+                if top!(0) != &t || !t.is_packable() {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(
+                    1,
+                    Instr::Emit(Rc::from(tag.as_str()), Rc::new(type_node), t),
+                    Type::Operation
+                )
+            }
+            Prim::I_VIEW => {
+                arity(2)?;
+                let NodeKind::String(name) = &args[0].kind else {
+                    return Err(bad_args());
+                };
+                if name.len() > 31
+                    || !name.bytes().all(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'%' | b'@')
+                    })
+                {
+                    return Err(bad_args());
+                }
+                let t = self.parse_type(&args[1])?;
+                if top!(1) != &Type::Address {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(
+                    2,
+                    Instr::View(Rc::from(name.as_str()), t.clone()),
+                    Type::option(t)
+                )
+            }
+            // Tickets.
+            Prim::I_TICKET | Prim::I_TICKET_DEPRECATED => {
+                arity(0)?;
+                let t = top!(0).clone();
+                if !t.is_comparable() || top!(1) != &Type::Nat {
+                    return Err(bad_stack(&stack));
+                }
+                let ticket = Type::Ticket(Rc::new(t));
+                if prim == Prim::I_TICKET {
+                    replace!(2, Instr::Ticket, Type::option(ticket))
+                } else {
+                    replace!(2, Instr::TicketDeprecated, ticket)
+                }
+            }
+            Prim::I_READ_TICKET => {
+                arity(0)?;
+                let Type::Ticket(t) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                stack.push(Type::pair(
+                    Type::Address,
+                    Type::pair((*t).clone(), Type::Nat),
+                ));
+                b.emit(Instr::ReadTicket, span);
+                Ok(Some(stack))
+            }
+            Prim::I_SPLIT_TICKET => {
+                arity(0)?;
+                let ticket = top!(0).clone();
+                let Type::Ticket(_) = &ticket else {
+                    return Err(bad_stack(&stack));
+                };
+                if top!(1) != &Type::pair(Type::Nat, Type::Nat) {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(
+                    2,
+                    Instr::SplitTicket,
+                    Type::option(Type::pair(ticket.clone(), ticket))
+                )
+            }
+            Prim::I_JOIN_TICKETS => {
+                arity(0)?;
+                let Type::Pair(a, c) = top!(0).clone() else {
+                    return Err(bad_stack(&stack));
+                };
+                if a != c || !matches!(*a, Type::Ticket(_)) {
+                    return Err(bad_stack(&stack));
+                }
+                replace!(1, Instr::JoinTickets, Type::Option(a))
+            }
+            Prim::I_SAPLING_EMPTY_STATE | Prim::I_SAPLING_VERIFY_UPDATE | Prim::I_OPEN_CHEST => {
+                Err(TcError::new(
+                    span,
+                    TcErrorKind::Unsupported(prim.name().to_string()),
+                ))
+            }
+            _ => Err(TcError::new(
+                span,
+                TcErrorKind::UnknownInstruction(prim.name().to_string()),
+            )),
+        }
+    }
+
+    /// Instructions newer than the binary primitive table (`INDEX_ADDRESS`,
+    /// `GET_ADDRESS_INDEX`, `IS_IMPLICIT_ACCOUNT`).
+    fn instr_extension(
+        &mut self,
+        b: &mut Builder,
+        node: &Node,
+        name: &str,
+        args: &[Node],
+        mut stack: Vec<Type>,
+    ) -> Result<StackOut, TcError> {
+        let span = node.span;
+        let (instr, out) = match name {
+            "INDEX_ADDRESS" => (Instr::IndexAddress, Type::Nat),
+            "GET_ADDRESS_INDEX" => (Instr::GetAddressIndex, Type::option(Type::Nat)),
+            "IS_IMPLICIT_ACCOUNT" => (Instr::IsImplicitAccount, Type::option(Type::KeyHash)),
+            _ => {
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::UnknownInstruction(name.to_string()),
+                ))
+            }
+        };
+        if !args.is_empty() || stack.last() != Some(&Type::Address) {
+            return Err(TcError::new(
+                span,
+                TcErrorKind::BadStack {
+                    instr: name.to_string(),
+                    stack: stack_to_string(&stack),
+                },
+            ));
+        }
+        stack.pop();
+        stack.push(out);
+        b.emit(instr, span);
+        Ok(Some(stack))
+    }
+
+    fn push_const(
+        &mut self,
+        b: &mut Builder,
+        mut stack: Vec<Type>,
+        span: Span,
+        args: &[Node],
+        instr: Instr,
+        t: Type,
+    ) -> Result<StackOut, TcError> {
+        if !args.is_empty() {
+            return Err(TcError::new(
+                span,
+                TcErrorKind::BadArguments("no arguments expected".into()),
+            ));
+        }
+        stack.push(t);
+        b.emit(instr, span);
+        Ok(Some(stack))
+    }
+
+    /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too).
+    pub fn typecheck_script(&mut self, node: &Node) -> Result<Script, TcError> {
+        let NodeKind::Seq(items) = &node.kind else {
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadScript("expected a sequence".into()),
+            ));
+        };
+        let mut param = None;
+        let mut storage = None;
+        let mut code = None;
+        let mut views = Vec::new();
+        for item in items {
+            let NodeKind::Prim { name, args, .. } = &item.kind else {
+                return Err(TcError::new(
+                    item.span,
+                    TcErrorKind::BadScript("expected a toplevel primitive".into()),
+                ));
+            };
+            let slot = match name.known() {
+                Some(Prim::K_parameter) => &mut param,
+                Some(Prim::K_storage) => &mut storage,
+                Some(Prim::K_code) => &mut code,
+                Some(Prim::K_view) => {
+                    views.push(item);
+                    continue;
+                }
+                _ => {
+                    return Err(TcError::new(
+                        item.span,
+                        TcErrorKind::BadScript(name.as_str().to_string()),
+                    ))
+                }
+            };
+            if slot.is_some() || args.len() != 1 {
+                return Err(TcError::new(
+                    item.span,
+                    TcErrorKind::BadScript("duplicate or malformed field".into()),
+                ));
+            }
+            *slot = Some(&args[0]);
+        }
+        let (Some(param_node), Some(storage_node), Some(code_node)) = (param, storage, code) else {
+            return Err(TcError::new(
+                node.span,
+                TcErrorKind::BadScript("missing field".into()),
+            ));
+        };
+        let param_type = self.parse_type(param_node)?;
+        let storage_type = self.parse_type(storage_node)?;
+        if !param_type.is_passable() {
+            return Err(TcError::new(
+                param_node.span,
+                TcErrorKind::ForbiddenType {
+                    property: "passable",
+                    ty: param_type.to_string(),
+                },
+            ));
+        }
+        if !storage_type.is_storable() {
+            return Err(TcError::new(
+                storage_node.span,
+                TcErrorKind::ForbiddenType {
+                    property: "storable",
+                    ty: storage_type.to_string(),
+                },
+            ));
+        }
+        entrypoints::check(param_node)
+            .map_err(|e| TcError::new(param_node.span, TcErrorKind::BadEntrypoint(e)))?;
+        let code_expanded = crate::macros::expand_all(code_node)?;
+        let input = Type::pair(param_type.clone(), storage_type.clone());
+        let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
+        // Typecheck the code with this script's own parameter for SELF.
+        let (compiled, out) = self.with_self_param(param_node, |tc| {
+            tc.typecheck_code(&code_expanded, vec![input])
+        })?;
+        match out {
+            None => {}
+            Some(out) if out.len() == 1 && out[0] == expected => {}
+            Some(out) => {
+                return Err(TcError::new(
+                    code_node.span,
+                    TcErrorKind::BadReturn {
+                        expected: expected.to_string(),
+                        found: stack_to_string(&out),
+                    },
+                ))
+            }
+        }
+        let mut typed_views = Vec::new();
+        for view in views {
+            let NodeKind::Prim { args, .. } = &view.kind else {
+                continue;
+            };
+            if args.len() != 4 {
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("view".into()),
+                ));
+            }
+            let NodeKind::String(name) = &args[0].kind else {
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("view name".into()),
+                ));
+            };
+            if typed_views
+                .iter()
+                .any(|(n, ..): &(String, Type, Type, Node)| n == name)
+            {
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript("duplicate view".into()),
+                ));
+            }
+            let input_type = self.parse_type(&args[1])?;
+            let output_type = self.parse_type(&args[2])?;
+            let view_code = crate::macros::expand_all(&args[3])?;
+            let (_, out) = self.typecheck_code(
+                &view_code,
+                vec![Type::pair(input_type.clone(), storage_type.clone())],
+            )?;
+            if let Some(out) = out {
+                if out.len() != 1 || out[0] != output_type {
+                    return Err(TcError::new(
+                        view.span,
+                        TcErrorKind::BadReturn {
+                            expected: output_type.to_string(),
+                            found: stack_to_string(&out),
+                        },
+                    ));
+                }
+            }
+            typed_views.push((name.clone(), input_type, output_type, view_code));
+        }
+        Ok(Script {
+            param_node: param_node.clone(),
+            param_type,
+            storage_type,
+            code: Rc::new(compiled),
+            code_node: code_expanded,
+            views: typed_views,
+        })
+    }
+
+    fn with_self_param<T>(&mut self, param: &Node, f: impl FnOnce(&mut Self) -> T) -> T {
+        // SELF inside a script refers to that script's own parameter, even when the script is
+        // the argument of a CREATE_CONTRACT inside a lambda.
+        let saved_allow = self.allow_self;
+        let saved_param = self.self_param_override.replace(param.clone());
+        self.allow_self = true;
+        let result = f(self);
+        self.allow_self = saved_allow;
+        self.self_param_override = saved_param;
+        result
+    }
+
+    /// The type of entrypoint `entrypoint` of the contract at `address`, if it exists.
+    pub fn contract_entrypoint_type(
+        &self,
+        address: &crate::literals::Address,
+        entrypoint: &str,
+    ) -> Option<Type> {
+        let name = if entrypoint.is_empty() {
+            "default"
+        } else {
+            entrypoint
+        };
+        match &address.destination {
+            crate::literals::Destination::Implicit(_) => {
+                if name == "default" {
+                    Some(Type::Unit)
+                } else {
+                    None
+                }
+            }
+            destination => {
+                if *destination == self.context.self_address.destination {
+                    return entrypoints::find(&self.context.self_param, name);
+                }
+                let contract = self.context.contracts.get(destination)?;
+                entrypoints::find(&contract.param, name)
+            }
+        }
+    }
+}
+
+/// A typechecked script.
+pub struct Script {
+    /// The parameter type as written (entrypoints).
+    pub param_node: Node,
+    /// The parameter type.
+    pub param_type: Type,
+    /// The storage type.
+    pub storage_type: Type,
+    /// The compiled code.
+    pub code: Rc<Code>,
+    /// The expanded code node.
+    pub code_node: Node,
+    /// Views: name, input type, output type, expanded code.
+    pub views: Vec<(String, Type, Type, Node)>,
+}
+
+impl Script {
+    /// Wraps the script for `CREATE_CONTRACT` (its Micheline is what the operation shows).
+    fn as_lambda_holder(&self, node: &Node) -> crate::value::Lambda {
+        crate::value::Lambda {
+            node: node.clone(),
+            code: self.code.clone(),
+            recursive: false,
+            arg: self.param_type.clone(),
+            ret: self.storage_type.clone(),
+            applied: Vec::new(),
+        }
+    }
+}
+
+/// Merges the stacks of two branches.
+fn merge(a: StackOut, b: StackOut, span: Span) -> Result<StackOut, TcError> {
+    match (a, b) {
+        (None, other) | (other, None) => Ok(other),
+        (Some(a), Some(b)) => {
+            if a == b {
+                Ok(Some(a))
+            } else {
+                Err(TcError::new(
+                    span,
+                    TcErrorKind::UnmatchedBranches {
+                        first: stack_to_string(&a),
+                        second: stack_to_string(&b),
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// The type of `UPDATE n` applied to `target` with a value of type `value`.
+fn update_type(target: &Type, n: usize, value: Type) -> Option<Type> {
+    // Walk down the right comb n/2 times, then replace the left (odd n) or the rest (even n).
+    let mut spine: Vec<Rc<Type>> = Vec::new();
+    let mut current = target.clone();
+    let mut i = n;
+    while i >= 2 {
+        let Type::Pair(left, right) = &current else {
+            return None;
+        };
+        spine.push(left.clone());
+        let next = (**right).clone();
+        current = next;
+        i -= 2;
+    }
+    let mut result = if i == 1 {
+        let Type::Pair(_, right) = &current else {
+            return None;
+        };
+        Type::Pair(Rc::new(value), right.clone())
+    } else {
+        value
+    };
+    while let Some(left) = spine.pop() {
+        result = Type::Pair(left, Rc::new(result));
+    }
+    Some(result)
+}
+
+/// Keeps `Value` in scope for doc links.
+#[allow(dead_code)]
+fn _value_marker(_: Value) {}
