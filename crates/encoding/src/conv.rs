@@ -136,29 +136,56 @@ where
     }
 }
 
-/// A conversion for value types that borrow from the input (closures cannot be generic over
-/// the input lifetime, so such a conversion is a trait implemented once per type, usually on
-/// a unit struct).
-pub trait Convert {
-    /// The representation encoding.
-    type Repr: Encoding;
+/// A conversion for value types that borrow from the input: closures cannot be generic over
+/// the input lifetime, so such a conversion is a trait implemented once per type (usually on a
+/// unit struct), generic over any representation encoding `R` with the right values:
+///
+/// ```
+/// use kestrel_encoding::{bytes, convert, int32, obj, req, Convert, Encoding};
+///
+/// struct Message<'a> { id: i32, payload: &'a [u8] }
+/// struct MessageConvert;
+/// impl<R> Convert<R> for MessageConvert
+/// where
+///     R: for<'a> Encoding<Value<'a> = (i32, &'a [u8])>,
+/// {
+///     type Value<'a> = Message<'a>;
+///     fn from_repr<'a>((id, payload): (i32, &'a [u8])) -> Result<Message<'a>, String>
+///     where
+///         Self: 'a,
+///     {
+///         Ok(Message { id, payload })
+///     }
+///     fn to_repr<'r>(message: &'r Message<'_>) -> (i32, &'r [u8]) {
+///         (message.id, message.payload)
+///     }
+/// }
+///
+/// let encoding = convert::<MessageConvert, _>(obj((req("id", int32()), req("payload", bytes())))?);
+/// let data = encoding.encode(&Message { id: 7, payload: b"hi" })?;
+/// let message = encoding.decode(&data)?;
+/// assert_eq!((message.id, message.payload), (7, &b"hi"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Convert<R: Encoding> {
     /// The value type, borrowing the input for `'a`.
     type Value<'a>;
-    /// Builds a value from its representation, or rejects it with a message.
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String>;
+    /// Builds a value from its representation, or rejects it with a message. (The `where`
+    /// clause only makes `'a` early-bound, so that implementations can name it.)
+    fn from_repr<'a>(repr: R::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a;
     /// The representation of a value, possibly borrowing from it.
-    fn to_repr<'r>(value: &'r Self::Value<'_>) -> <Self::Repr as Encoding>::Value<'r>;
+    fn to_repr<'r>(value: &'r Self::Value<'_>) -> R::Value<'r>;
 }
 
-/// The encoding of a [`Convert`] implementation.
-pub struct Converted<C: Convert> {
-    repr: C::Repr,
+/// The encoding of a [`Convert`] implementation `C` over the representation encoding `R`.
+pub struct Converted<C, R> {
+    repr: R,
+    conversion: PhantomData<fn() -> C>,
 }
 
-impl<C: Convert> std::fmt::Debug for Converted<C>
-where
-    C::Repr: std::fmt::Debug,
-{
+impl<C, R: std::fmt::Debug> std::fmt::Debug for Converted<C, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Converted")
             .field("repr", &self.repr)
@@ -166,23 +193,24 @@ where
     }
 }
 
-impl<C: Convert> Clone for Converted<C>
-where
-    C::Repr: Clone,
-{
+impl<C, R: Clone> Clone for Converted<C, R> {
     fn clone(&self) -> Self {
         Converted {
             repr: self.repr.clone(),
+            conversion: PhantomData,
         }
     }
 }
 
 /// The encoding of the [`Convert`] implementation `C`, over the representation encoding `repr`.
-pub fn convert<C: Convert>(repr: C::Repr) -> Converted<C> {
-    Converted { repr }
+pub fn convert<C: Convert<R>, R: Encoding>(repr: R) -> Converted<C, R> {
+    Converted {
+        repr,
+        conversion: PhantomData,
+    }
 }
 
-impl<C: Convert> Encoding for Converted<C> {
+impl<C: Convert<R> + 'static, R: Encoding> Encoding for Converted<C, R> {
     type Value<'a> = C::Value<'a>;
 
     #[inline]
