@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bench;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +26,18 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// Side-by-side benchmarks against peer implementations (needs the `peers` feature).
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Bench { command } => bench::run(command),
     };
     match result {
         Ok(code) => code,
