@@ -20,9 +20,23 @@ pub enum BenchError {
     /// Cap'n Proto reported an error while building or reading a message.
     #[error("capnp: {0}")]
     Capnp(#[from] capnp::Error),
-    /// Kestrel's encoding reported an error while reading or writing a message.
-    #[error("kestrel encoding: {0}")]
-    Kestrel(String),
+    /// Kestrel's encoding rejected a message it read.
+    #[error("kestrel encoding, decoding: {0}")]
+    KestrelDecode(#[from] kestrel_encoding::DecodeError),
+    /// Kestrel's encoding could not write a value.
+    #[error("kestrel encoding, encoding: {0}")]
+    KestrelEncode(#[from] kestrel_encoding::EncodeError),
+    /// One of the benchmark's encodings could not be built (a bug in its definition).
+    #[error("kestrel encoding, building the benchmark's encodings: {0}")]
+    KestrelBuild(#[from] kestrel_encoding::BuildError),
+    /// A frame header announced more bytes than a reader accepts.
+    #[error("a frame of {size_bytes} bytes is over the {limit_bytes}-byte limit")]
+    FrameTooLarge {
+        /// The announced size.
+        size_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
+    },
     /// A pipe or process operation failed.
     #[error("i/o: {0}")]
     Io(#[from] io::Error),
