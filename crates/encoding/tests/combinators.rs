@@ -1,0 +1,623 @@
+//! Combinator behaviour beyond the vector file: the real 206-byte block header from the P2P
+//! test data (decoded and re-encoded to the same bytes), recursive encodings at depth 100,000
+//! (a typed depth error, no stack overflow), the build-time rejections, and the JSON mapping.
+
+// Helpers of this test file unwrap what the test itself constructs (clippy.toml allows it only
+// inside `#[test]` functions).
+#![allow(clippy::unwrap_used)]
+
+use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
+use kestrel_encoding::{
+    add_padding, bool, boxed, bytes, case, case_with, check_size, conv, convert, dft, dynamic_size,
+    empty, fixed_bytes, fixed_list, int16, int32, int64, int8, list, list_max, list_with_length,
+    mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16, uint8, union, unit,
+    variable_bytes, variable_list, variable_string, varopt, z, BuildError, Convert,
+    DecodeErrorKind, EncodeErrorKind, Encoding, LengthKind, SizeClass, TagSize,
+};
+use serde_json::json;
+
+/// The shell block header (Octez `Block_header.shell_header_encoding` followed by the protocol
+/// data): the layout given in `encoding/p2p/README.md`.
+#[derive(Debug, Clone, PartialEq)]
+struct BlockHeader<'a> {
+    level: i32,
+    proto: u8,
+    predecessor: [u8; 32],
+    timestamp: i64,
+    validation_pass: u8,
+    operations_hash: [u8; 32],
+    fitness: Vec<&'a [u8]>,
+    context: [u8; 32],
+    protocol_data: &'a [u8],
+}
+
+type BlockHeaderRepr<'a> = (
+    i32,
+    u8,
+    [u8; 32],
+    i64,
+    u8,
+    [u8; 32],
+    Vec<&'a [u8]>,
+    [u8; 32],
+    &'a [u8],
+);
+
+struct BlockHeaderConvert;
+
+impl<R> Convert<R> for BlockHeaderConvert
+where
+    R: for<'a> Encoding<Value<'a> = BlockHeaderRepr<'a>>,
+{
+    type Value<'a> = BlockHeader<'a>;
+
+    fn from_repr<'a>(repr: BlockHeaderRepr<'a>) -> Result<BlockHeader<'a>, String>
+    where
+        Self: 'a,
+    {
+        let (level, proto, predecessor, timestamp, validation_pass, operations_hash) =
+            (repr.0, repr.1, repr.2, repr.3, repr.4, repr.5);
+        Ok(BlockHeader {
+            level,
+            proto,
+            predecessor,
+            timestamp,
+            validation_pass,
+            operations_hash,
+            fitness: repr.6,
+            context: repr.7,
+            protocol_data: repr.8,
+        })
+    }
+
+    fn to_repr<'r>(header: &'r BlockHeader<'_>) -> BlockHeaderRepr<'r> {
+        (
+            header.level,
+            header.proto,
+            header.predecessor,
+            header.timestamp,
+            header.validation_pass,
+            header.operations_hash,
+            header.fitness.clone(),
+            header.context,
+            header.protocol_data,
+        )
+    }
+}
+
+fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHeader<'a>>, BuildError>
+{
+    let repr = obj((
+        req("level", int32()),
+        req("proto", uint8()),
+        req("predecessor", fixed_bytes::<32>()),
+        req("timestamp", int64()),
+        req("validation_pass", uint8()),
+        req("operations_hash", fixed_bytes::<32>()),
+        req("fitness", list(bytes())?),
+        req("context", fixed_bytes::<32>()),
+        req("protocol_data", variable_bytes()),
+    ))?;
+    Ok(convert::<BlockHeaderConvert, _>(repr))
+}
+
+#[test]
+fn block_header_round_trip() {
+    let Some(path) = kestrel_testdata::require("encoding/p2p/block-header.msg", "block_header")
+    else {
+        return;
+    };
+    let input = std::fs::read(path).unwrap();
+    assert_eq!(input.len(), 206);
+    let encoding = block_header_encoding().unwrap();
+    assert_eq!(encoding.layout().size, SizeClass::Variable);
+    let header = encoding.decode(&input).unwrap();
+    assert_eq!(header.level, 610079);
+    assert_eq!(header.proto, 4);
+    assert_eq!(header.timestamp, 1568622928);
+    assert_eq!(header.validation_pass, 4);
+    assert_eq!(
+        header.fitness,
+        vec![&[0x00][..], &[0, 0, 0, 0, 0x01, 0x26, 0x31, 0xb2][..]]
+    );
+    assert_eq!(header.protocol_data.len(), 75);
+    let mut buffer = Vec::new();
+    encoding.encode_into(&header, &mut buffer).unwrap();
+    assert_eq!(buffer, input);
+    // The JSON form goes back to the same bytes.
+    let json = encoding.to_json(&header).unwrap();
+    assert_eq!(json["level"], json!(610079));
+    assert_eq!(json["timestamp"], json!("1568622928"));
+    assert_eq!(json["fitness"], json!(["00", "00000000012631b2"]));
+    let mut scratch = Vec::new();
+    assert_eq!(encoding.decode_json(&json, &mut scratch).unwrap(), header);
+    // Truncations fail with Not_enough_data at the first missing byte or earlier.
+    for length in [0, 3, 4, 40, 77, 120, 125, 130] {
+        let error = encoding.decode(&input[..length]).unwrap_err();
+        assert_eq!(
+            error.kind,
+            DecodeErrorKind::NotEnoughData,
+            "length {length}"
+        );
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tree {
+    Leaf(i64),
+    Node((Box<Tree>, Box<Tree>)),
+}
+
+fn tree_encoding() -> kestrel_encoding::Mu<Tree> {
+    mu("tree", |tree| {
+        union(
+            TagSize::Uint8,
+            (
+                case(
+                    0,
+                    "Leaf",
+                    int64(),
+                    |t: &Tree| match t {
+                        Tree::Leaf(value) => Some(value),
+                        Tree::Node(_) => None,
+                    },
+                    Tree::Leaf,
+                ),
+                case(
+                    1,
+                    "Node",
+                    tup((boxed(tree), boxed(tree)))?,
+                    |t: &Tree| match t {
+                        Tree::Node(children) => Some(children),
+                        Tree::Leaf(_) => None,
+                    },
+                    Tree::Node,
+                ),
+            ),
+        )
+    })
+    .unwrap()
+}
+
+/// A left comb of `depth` nodes: input nested `depth` levels deep, built iteratively.
+fn deep_tree_bytes(depth: usize) -> Vec<u8> {
+    let mut bytes = vec![1u8; depth];
+    for _ in 0..=depth {
+        bytes.push(0);
+        bytes.extend_from_slice(&7i64.to_be_bytes());
+    }
+    bytes
+}
+
+#[test]
+fn recursive_tree_round_trip() {
+    let encoding = tree_encoding();
+    let tree = Tree::Node((
+        Box::new(Tree::Leaf(-1)),
+        Box::new(Tree::Node((
+            Box::new(Tree::Leaf(2)),
+            Box::new(Tree::Leaf(3)),
+        ))),
+    ));
+    let bytes = encoding.encode(&tree).unwrap();
+    assert_eq!(bytes.len(), 2 + 3 * 9);
+    assert_eq!(encoding.decode(&bytes).unwrap(), tree);
+    assert_eq!(encoding.to_json(&tree).unwrap(), json!(["-1", ["2", "3"]]));
+    let error = encoding.decode(&[7]).unwrap_err();
+    assert_eq!(
+        (error.kind, error.offset),
+        (DecodeErrorKind::UnexpectedTag(7), 0)
+    );
+}
+
+#[test]
+fn recursion_depth_100000_is_a_typed_error() {
+    let encoding = tree_encoding();
+    let input = deep_tree_bytes(100_000);
+    let error = encoding.decode(&input).unwrap_err();
+    assert_eq!(
+        error.kind,
+        DecodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+    // The JSON interpreter follows the same limit.
+    let error = encoding.schema();
+    let json_error = kestrel_encoding::json::binary_to_json(&error, &input).unwrap_err();
+    assert!(matches!(
+        json_error,
+        kestrel_encoding::JsonError::Decode(kestrel_encoding::DecodeError {
+            kind: DecodeErrorKind::DepthLimitExceeded { .. },
+            ..
+        })
+    ));
+    // Just inside the limit decodes (the root is level 1, each node one more).
+    let input = deep_tree_bytes(DEFAULT_MAX_DEPTH - 2);
+    let tree = encoding.decode(&input).unwrap();
+    assert_eq!(encoding.encode(&tree).unwrap(), input);
+    // A value built deeper than the limit fails to encode with a typed error.
+    let mut deep = Tree::Leaf(0);
+    for _ in 0..DEFAULT_MAX_DEPTH + 10 {
+        deep = Tree::Node((Box::new(deep), Box::new(Tree::Leaf(1))));
+    }
+    let error = encoding.encode(&deep).unwrap_err();
+    assert_eq!(
+        error.kind,
+        EncodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+    // Drop the deep value iteratively: `Tree` is a test type with the compiler's Drop.
+    let mut stack = vec![deep];
+    while let Some(tree) = stack.pop() {
+        if let Tree::Node((left, right)) = tree {
+            stack.push(*left);
+            stack.push(*right);
+        }
+    }
+}
+
+#[test]
+fn build_errors() {
+    // A variable-size field that is not last, unless only fixed-size fields follow.
+    assert_eq!(
+        obj((req("a", variable_string()), req("b", string()))).err(),
+        Some(BuildError::VariableNotLast { position: 0 })
+    );
+    assert!(obj((req("a", variable_string()), req("b", int8()))).is_ok());
+    assert_eq!(
+        tup((variable_bytes(), variable_bytes())).err(),
+        Some(BuildError::VariableNotLast { position: 0 })
+    );
+    // Lists of variable-size or zero-width elements.
+    assert_eq!(
+        list(variable_string()).err(),
+        Some(BuildError::VariableElements)
+    );
+    assert_eq!(list(unit()).err(), Some(BuildError::ZeroableElements));
+    assert_eq!(
+        variable_list(empty()).err(),
+        Some(BuildError::ZeroableElements)
+    );
+    assert!(list(dynamic_size(variable_string())).is_ok());
+    // Options.
+    assert_eq!(option(unit()).err(), Some(BuildError::NullableOption));
+    assert_eq!(option(null()).err(), Some(BuildError::NullableOption));
+    assert_eq!(option(empty()).err(), Some(BuildError::OptionOfZeroWidth));
+    assert_eq!(
+        option(variable_bytes()).err(),
+        Some(BuildError::OptionOfVariable)
+    );
+    assert_eq!(
+        option(option(int8()).unwrap()).err(),
+        Some(BuildError::NullableOption)
+    );
+    // Unions.
+    let leaf = |tag| case(tag, "x", int8(), |v: &i8| Some(v), |v| v);
+    assert_eq!(
+        union(TagSize::Uint8, (leaf(1), leaf(1))).err(),
+        Some(BuildError::DuplicateTag(1))
+    );
+    assert_eq!(
+        union(TagSize::Uint8, (leaf(256),)).err(),
+        Some(BuildError::TagOutOfRange(256))
+    );
+    assert!(union(TagSize::Uint16, (leaf(256),)).is_ok());
+    // Others.
+    assert_eq!(
+        list_with_length(LengthKind::Uint8, Some(2000), int8()).err(),
+        Some(BuildError::MaxLengthTooLarge {
+            max_length: 2000,
+            limit: 255
+        })
+    );
+    assert_eq!(
+        add_padding(string(), 2).err(),
+        Some(BuildError::PaddingOfNonFixed)
+    );
+    assert_eq!(add_padding(int8(), 0).err(), Some(BuildError::ZeroLength));
+    assert_eq!(
+        string_enum(vec![("a", 1)]).err(),
+        Some(BuildError::TooFewEnumCases)
+    );
+    assert_eq!(
+        fixed_list(2, variable_bytes()).err(),
+        Some(BuildError::VariableElements)
+    );
+    assert!(kestrel_encoding::ranged_int(0, 1 << 30).is_err());
+    assert!(kestrel_encoding::ranged_float(f64::NAN, 1.0).is_err());
+}
+
+#[test]
+fn size_classes() {
+    assert_eq!(
+        tup((int8(), int64())).unwrap().layout().size,
+        SizeClass::Fixed(9)
+    );
+    assert_eq!(
+        tup((int8(), n())).unwrap().layout().size,
+        SizeClass::Dynamic
+    );
+    assert_eq!(
+        tup((int8(), variable_bytes())).unwrap().layout().size,
+        SizeClass::Variable
+    );
+    assert_eq!(option(int8()).unwrap().layout().size, SizeClass::Dynamic);
+    assert_eq!(
+        add_padding(int8(), 3).unwrap().layout().size,
+        SizeClass::Fixed(4)
+    );
+    assert_eq!(tree_encoding().layout().size, SizeClass::Dynamic);
+    assert_eq!(opt("x", int8()).layout_size(), SizeClass::Dynamic);
+    assert_eq!(varopt("x", int8()).layout_size(), SizeClass::Variable);
+}
+
+trait FieldSize {
+    fn layout_size(&self) -> SizeClass;
+}
+
+impl<F: kestrel_encoding::product::Field> FieldSize for F {
+    fn layout_size(&self) -> SizeClass {
+        self.layout().size
+    }
+}
+
+#[test]
+fn binary_forms() {
+    // opt: presence byte 0x00/0xff; any non-zero byte reads as present (data-encoding's bool).
+    let encoding = obj((opt("a", int8()), req("b", uint8()))).unwrap();
+    assert_eq!(encoding.encode(&(Some(5), 1)).unwrap(), vec![0xff, 5, 1]);
+    assert_eq!(encoding.encode(&(None, 1)).unwrap(), vec![0x00, 1]);
+    assert_eq!(encoding.decode(&[0x01, 5, 1]).unwrap(), (Some(5), 1));
+    // A variable opt field: absent iff no bytes remain.
+    let encoding = obj((req("a", int8()), opt("b", variable_bytes()))).unwrap();
+    assert_eq!(encoding.encode(&(1, None)).unwrap(), vec![1]);
+    assert_eq!(
+        encoding.decode(&[1, 9, 9]).unwrap(),
+        (1, Some(&[9u8, 9][..]))
+    );
+    // option: tag 0 / 1, other tags rejected.
+    let encoding = option(int16()).unwrap();
+    assert_eq!(encoding.encode(&Some(-2)).unwrap(), vec![1, 0xff, 0xfe]);
+    assert_eq!(encoding.decode(&[0]).unwrap(), None);
+    assert_eq!(
+        encoding.decode(&[2]).unwrap_err().kind,
+        DecodeErrorKind::UnexpectedTag(2)
+    );
+    // A variable element followed by fixed ones (read_variable_pair).
+    let encoding = tup((variable_bytes(), uint16())).unwrap();
+    assert_eq!(
+        encoding.decode(&[1, 2, 3, 0, 4]).unwrap(),
+        (&[1u8, 2, 3][..], 4)
+    );
+    assert_eq!(
+        encoding.decode(&[0]).unwrap_err().kind,
+        DecodeErrorKind::NotEnoughData
+    );
+    // bool writes 0xff; list of uint16 from the tutorial.
+    assert_eq!(bool().encode(&true).unwrap(), vec![0xff]);
+    assert_eq!(
+        list(uint16()).unwrap().encode(&vec![1, 3]).unwrap(),
+        vec![0, 0, 0, 4, 0, 1, 0, 3]
+    );
+    // padding is written as zeros and ignored when read.
+    let encoding = add_padding(uint8(), 2).unwrap();
+    assert_eq!(encoding.encode(&7).unwrap(), vec![7, 0, 0]);
+    assert_eq!(encoding.decode(&[7, 1, 1]).unwrap(), 7);
+    // check_size.
+    let encoding = check_size(3, bytes());
+    assert_eq!(
+        encoding.decode(&[0, 0, 0, 1, 9]).unwrap_err().kind,
+        DecodeErrorKind::SizeLimitExceeded
+    );
+    // dynamic_size with each header kind, and its size limit on write.
+    for (kind, header) in [
+        (LengthKind::Uint8, vec![2]),
+        (LengthKind::Uint16, vec![0, 2]),
+        (LengthKind::Uint30, vec![0, 0, 0, 2]),
+        (LengthKind::N, vec![2]),
+    ] {
+        let encoding = kestrel_encoding::dynamic_size_with(kind, int16());
+        let mut expected = header;
+        expected.extend_from_slice(&[0x01, 0x2c]);
+        assert_eq!(encoding.encode(&300).unwrap(), expected);
+        assert_eq!(encoding.decode(&expected).unwrap(), 300);
+    }
+    let too_long = vec![0u8; 256];
+    let error = bytes()
+        .length_kind(LengthKind::Uint8)
+        .encode(&&too_long[..])
+        .unwrap_err();
+    assert!(matches!(
+        error.kind,
+        EncodeErrorKind::SizeLimitExceeded { .. }
+    ));
+    // list_with_length and Fixed.list.
+    let encoding = list_with_length(LengthKind::Uint8, None, int8()).unwrap();
+    assert_eq!(encoding.encode(&vec![1, 2]).unwrap(), vec![2, 1, 2]);
+    let encoding = fixed_list(2, int8()).unwrap();
+    assert_eq!(encoding.layout().size, SizeClass::Fixed(2));
+    assert_eq!(
+        encoding.decode(&[1]).unwrap_err().kind,
+        DecodeErrorKind::NotEnoughData
+    );
+    assert!(encoding.encode(&vec![1]).is_err());
+    // list max_length on write.
+    assert!(matches!(
+        list_max(1, int8())
+            .unwrap()
+            .encode(&vec![1, 2])
+            .unwrap_err()
+            .kind,
+        EncodeErrorKind::ListTooLong { .. }
+    ));
+    // string_enum.
+    let encoding = string_enum(vec![("low", 0u8), ("high", 1u8)]).unwrap();
+    assert_eq!(encoding.encode(&1).unwrap(), vec![1]);
+    assert_eq!(
+        encoding.decode(&[2]).unwrap_err().kind,
+        DecodeErrorKind::NoCaseMatched
+    );
+    // strings are checked UTF-8.
+    assert_eq!(
+        string().decode(&[0, 0, 0, 1, 0xff]).unwrap_err().kind,
+        DecodeErrorKind::InvalidUtf8
+    );
+    // int31 / uint16 tags / z and n through the typed API.
+    assert_eq!(
+        kestrel_encoding::int31()
+            .decode(&[0x40, 0, 0, 0])
+            .unwrap_err()
+            .kind,
+        DecodeErrorKind::InvalidInt {
+            min: -(1 << 30),
+            value: 1 << 30,
+            max: (1 << 30) - 1
+        }
+    );
+    assert_eq!(z().decode(&[0x41]).unwrap(), (-1).into());
+}
+
+#[test]
+fn conversions_and_unions_with_struct_payloads() {
+    #[derive(Debug, Clone, PartialEq)]
+    enum Operation {
+        Transfer { amount: i64, destination: String },
+        Reveal,
+    }
+    let encoding = union(
+        TagSize::Uint8,
+        (
+            case_with(
+                108,
+                "Transfer",
+                obj((req("amount", int64()), req("destination", string().owned()))).unwrap(),
+                |op: &Operation| match op {
+                    Operation::Transfer {
+                        amount,
+                        destination,
+                    } => Some((*amount, destination.clone())),
+                    Operation::Reveal => None,
+                },
+                |(amount, destination)| Operation::Transfer {
+                    amount,
+                    destination,
+                },
+            ),
+            case_with(
+                107,
+                "Reveal",
+                obj((req("kind", kestrel_encoding::constant("reveal")),)).unwrap(),
+                |op: &Operation| matches!(op, Operation::Reveal).then_some(((),)),
+                |_| Operation::Reveal,
+            ),
+        ),
+    )
+    .unwrap();
+    let transfer = Operation::Transfer {
+        amount: 5,
+        destination: "tz1".into(),
+    };
+    let bytes = encoding.encode(&transfer).unwrap();
+    assert_eq!(bytes[0], 108);
+    assert_eq!(encoding.decode(&bytes).unwrap(), transfer);
+    assert_eq!(encoding.encode(&Operation::Reveal).unwrap(), vec![107]);
+    // JSON: untagged payloads, cases tried in order.
+    assert_eq!(
+        encoding.to_json(&transfer).unwrap(),
+        json!({"amount": "5", "destination": "tz1"})
+    );
+    let mut buffer = Vec::new();
+    assert_eq!(
+        encoding
+            .decode_json(&json!({"kind": "reveal"}), &mut buffer)
+            .unwrap(),
+        Operation::Reveal
+    );
+    // conv over owned types.
+    #[derive(Debug, PartialEq)]
+    struct Point {
+        x: u8,
+        y: u8,
+    }
+    let encoding = conv(
+        |p: &Point| (p.x, p.y),
+        |(x, y)| Point { x, y },
+        tup((uint8(), uint8())).unwrap(),
+    );
+    assert_eq!(encoding.encode(&Point { x: 1, y: 2 }).unwrap(), vec![1, 2]);
+    assert_eq!(encoding.decode(&[3, 4]).unwrap(), Point { x: 3, y: 4 });
+    // conv_with_guard rejects with the message.
+    let encoding = kestrel_encoding::conv_with_guard(
+        |v: &u8| *v,
+        |v: u8| if v < 10 { Ok(v) } else { Err("too big".into()) },
+        uint8(),
+    );
+    assert_eq!(
+        encoding.decode(&[11]).unwrap_err().kind,
+        DecodeErrorKind::Invalid("too big".into())
+    );
+}
+
+#[test]
+fn json_mapping() {
+    let encoding = obj((
+        req("int64", int64()),
+        req("n", n()),
+        req("z", z()),
+        req("bytes", bytes()),
+        req("string", string()),
+        opt("absent", int8()),
+        dft("default", uint8(), &7).unwrap(),
+        req("option", option(int8()).unwrap()),
+        req("tuple", tup((int8(), bool())).unwrap()),
+        req("float", kestrel_encoding::float()),
+    ))
+    .unwrap();
+    let value = (
+        -9_000_000_000_000i64,
+        num_bigint::BigUint::from(u128::MAX),
+        num_bigint::BigInt::from(-3),
+        &[0xde, 0xad][..],
+        "hé",
+        None,
+        7,
+        None,
+        (-1, true),
+        1.5,
+    );
+    let json = encoding.to_json(&value).unwrap();
+    assert_eq!(
+        json,
+        json!({
+            "int64": "-9000000000000",
+            "n": u128::MAX.to_string(),
+            "z": "-3",
+            "bytes": "dead",
+            "string": "hé",
+            "option": null,
+            "tuple": [-1, true],
+            "float": 1.5
+        })
+    );
+    let mut buffer = Vec::new();
+    let back = encoding.decode_json(&json, &mut buffer).unwrap();
+    assert_eq!(format!("{back:?}"), format!("{value:?}"));
+    // Shape errors name the path.
+    let mut bad = json.clone();
+    bad["tuple"] = json!([1]);
+    let error = encoding.decode_json(&bad, &mut buffer).unwrap_err();
+    assert!(error.to_string().contains("/tuple"), "{error}");
+    bad = json.clone();
+    bad["extra"] = json!(1);
+    assert!(encoding.decode_json(&bad, &mut buffer).is_err());
+    // Range checks apply to JSON input too.
+    let error = uint8().decode_json(&json!(256), &mut buffer).unwrap_err();
+    assert!(matches!(
+        error,
+        kestrel_encoding::JsonError::Encode(kestrel_encoding::EncodeError {
+            kind: EncodeErrorKind::InvalidInt { .. },
+            ..
+        })
+    ));
+}
