@@ -2,3 +2,5 @@
 //! `benches/`, one file per workload family, each with its peer in the same criterion group.
 
 #![forbid(unsafe_code)]
+
+pub mod serialization;

@@ -5,6 +5,7 @@
 
 mod micheline;
 mod context;
+mod bench;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,11 @@ enum Area {
     /// The context store: Tezos context hashes, commits, replay benchmark.
     #[command(subcommand)]
     Context(context::ContextCommand),
+    /// Side-by-side benchmarks against peer implementations (needs the `peers` feature).
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -43,6 +49,7 @@ fn main() -> ExitCode {
         Area::Version { json } => output::print_version(json),
         Area::Micheline { command } => micheline::run(command),
         Area::Context(command) => context::run(command),
+        Area::Bench { command } => bench::run(command),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,1177 @@
+//! The three benchmarks with their message types written in Kestrel's `encoding` crate
+//! (`specs/serialization-benchmarks.md`; the format is data-encoding's, `specs/data-encoding-
+//! tutorial.md`). One generic [`KestrelContender`] runs any [`KestrelCase`] in every mode.
+//!
+//! Every message travels as `dynamic_size(root)`: a 4-byte `uint30` size header, then the root
+//! value. The header is the only framing a stream needs, and it also bounds the root, so a list
+//! root is a `Variable.list` with no size header of its own. Field types follow the schema's
+//! widths: data-encoding has no 32-bit float nor unsigned 32/64-bit integers, so those travel
+//! as `int32`/`int64` bit patterns through a [`Convert`]; strings whose bounds the benchmark
+//! knows (makes, models, URLs under 255 bytes; snippets under 65536) carry a 1- or 2-byte size
+//! header (`dynamic_size ~kind:`Uint8` Variable.string`), and encoding a longer one is an error,
+//! not a silent truncation.
+//!
+//! Reading borrows from the received bytes (`&str` into the buffer); with buffer reuse, the
+//! byte buffers and the client's request vectors keep their capacity across iterations.
+
+use std::io::{BufRead, Write};
+
+use kestrel_encoding::bytes::{BorrowedStr, Bytes};
+use kestrel_encoding::collection::VariableList;
+use kestrel_encoding::conv::Converted;
+use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
+use kestrel_encoding::product::{Obj, Req, Tup};
+use kestrel_encoding::size::DynamicSize;
+use kestrel_encoding::{
+    boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req,
+    tup, uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert,
+    Encoding, LengthKind, Mu, TagSize,
+};
+
+use super::capnp_side::Fnv1a;
+use super::error::{check_failed, BenchError};
+use super::harness::{Contender, ExchangeSummary, MessageSizes, Scratch, Setup};
+use super::rng::{checked_divide, checked_modulus, Xorshift128, MAKES, MODELS, URL_PREFIX, WORDS};
+
+/// The largest frame a reader accepts: 64 MiB, the traversal limit the peer reads with
+/// (capnp's default `ReaderOptions`: 8 Mi words). A frame header above it is an error before
+/// any allocation.
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+/// Bytes of the `uint30` frame header.
+const FRAME_HEADER_BYTES: usize = 4;
+
+/// One benchmark's messages and work in Kestrel terms. `Self` holds the encodings (built once,
+/// in [`KestrelCase::try_new`]) and any client-side buffers reused between iterations.
+pub trait KestrelCase: Sized {
+    /// The benchmark's name, for error messages.
+    const NAME: &'static str;
+    /// What the client expects.
+    type Expectation: Send + Copy + std::fmt::Display + 'static;
+
+    /// Builds the encodings; `reuse` says whether request vectors keep their capacity.
+    fn try_new(reuse: bool) -> Result<Self, BenchError>;
+
+    /// Object mode: build the request, handle it, check the response; nothing serialized.
+    fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError>;
+
+    /// Builds a request and appends its frame to `out`.
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<Self::Expectation, BenchError>;
+
+    /// Server: decodes the request frame `request`, handles it, appends the response frame.
+    fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError>;
+
+    /// Client: decodes the response frame and checks it.
+    fn check_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<(), BenchError>;
+
+    /// Client: decodes the response frame, checks it and digests all of it (agreement test).
+    fn digest_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<u64, BenchError>;
+
+    /// The expectation as a number, for the agreement test.
+    fn expectation_number(expected: Self::Expectation) -> i64;
+}
+
+/// Any [`KestrelCase`] as a [`Contender`].
+pub struct KestrelContender<T> {
+    case: T,
+    reuse: bool,
+    request_bytes: Vec<u8>,
+    response_bytes: Vec<u8>,
+}
+
+impl<T> KestrelContender<T> {
+    /// The request buffer: the reused one, cleared, or a fresh one.
+    fn take_buffer(reuse: bool, buffer: &mut Vec<u8>) -> Vec<u8> {
+        if reuse {
+            let mut taken = std::mem::take(buffer);
+            taken.clear();
+            taken
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Reads one frame (header and body) from `input` into `buffer` (cleared first); `Ok(false)` on
+/// a clean end of input before the header.
+fn read_frame<R: BufRead>(input: &mut R, buffer: &mut Vec<u8>) -> Result<bool, BenchError> {
+    buffer.clear();
+    if input.fill_buf()?.is_empty() {
+        return Ok(false);
+    }
+    let mut header = [0_u8; FRAME_HEADER_BYTES];
+    input.read_exact(&mut header)?;
+    let body_bytes = uint30().decode(&header)? as usize;
+    if body_bytes > MAX_FRAME_BYTES {
+        return Err(BenchError::FrameTooLarge {
+            size_bytes: body_bytes,
+            limit_bytes: MAX_FRAME_BYTES,
+        });
+    }
+    buffer.extend_from_slice(&header);
+    buffer.resize(FRAME_HEADER_BYTES + body_bytes, 0);
+    input.read_exact(&mut buffer[FRAME_HEADER_BYTES..])?;
+    Ok(true)
+}
+
+impl<'s, T: KestrelCase> Contender<'s> for KestrelContender<T> {
+    type Expectation = T::Expectation;
+
+    fn new(setup: Setup, _scratch: &'s mut Scratch) -> Result<Self, BenchError> {
+        if setup.packed {
+            return Err(BenchError::Unsupported {
+                implementation: "kestrel",
+                what: "packed variant",
+            });
+        }
+        Ok(Self {
+            case: T::try_new(setup.reuse)?,
+            reuse: setup.reuse,
+            request_bytes: Vec::new(),
+            response_bytes: Vec::new(),
+        })
+    }
+
+    fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
+        self.case.run_object(rng)
+    }
+
+    fn run_bytes(&mut self, rng: &mut Xorshift128) -> Result<MessageSizes, BenchError> {
+        let mut request = Self::take_buffer(self.reuse, &mut self.request_bytes);
+        let mut response = Self::take_buffer(self.reuse, &mut self.response_bytes);
+        let expected = self.case.encode_request(rng, &mut request)?;
+        self.case.handle_request(&request, &mut response)?;
+        self.case.check_response(&response, expected)?;
+        let sizes = MessageSizes {
+            request_bytes: request.len() as u64,
+            response_bytes: response.len() as u64,
+        };
+        self.request_bytes = request;
+        self.response_bytes = response;
+        Ok(sizes)
+    }
+
+    fn write_request<W: Write>(
+        &mut self,
+        rng: &mut Xorshift128,
+        output: &mut W,
+    ) -> Result<Self::Expectation, BenchError> {
+        let mut request = Self::take_buffer(self.reuse, &mut self.request_bytes);
+        let expected = self.case.encode_request(rng, &mut request)?;
+        output.write_all(&request)?;
+        self.request_bytes = request;
+        Ok(expected)
+    }
+
+    fn serve_request<R: BufRead, W: Write>(
+        &mut self,
+        input: &mut R,
+        output: &mut W,
+    ) -> Result<bool, BenchError> {
+        let mut request = Self::take_buffer(self.reuse, &mut self.request_bytes);
+        if !read_frame(input, &mut request)? {
+            return Ok(false);
+        }
+        let mut response = Self::take_buffer(self.reuse, &mut self.response_bytes);
+        self.case.handle_request(&request, &mut response)?;
+        output.write_all(&response)?;
+        self.request_bytes = request;
+        self.response_bytes = response;
+        Ok(true)
+    }
+
+    fn read_response<R: BufRead>(
+        &mut self,
+        input: &mut R,
+        expected: Self::Expectation,
+    ) -> Result<(), BenchError> {
+        let mut response = Self::take_buffer(self.reuse, &mut self.response_bytes);
+        if !read_frame(input, &mut response)? {
+            return Err(BenchError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        self.case.check_response(&response, expected)?;
+        self.response_bytes = response;
+        Ok(())
+    }
+
+    fn exchange_summary(&mut self, rng: &mut Xorshift128) -> Result<ExchangeSummary, BenchError> {
+        let mut request = Vec::new();
+        let mut response = Vec::new();
+        let expected = self.case.encode_request(rng, &mut request)?;
+        self.case.handle_request(&request, &mut response)?;
+        let response_digest = self.case.digest_response(&response, expected)?;
+        Ok(ExchangeSummary {
+            expected: T::expectation_number(expected),
+            response_digest,
+        })
+    }
+}
+
+/// Empties `vector` and gives back its allocation for values of another lifetime (the
+/// in-place `collect` keeps the capacity, since the element layout is the same).
+fn recycle<'b, T: Recyclable<'b>>(mut vector: Vec<T>) -> Vec<T::With> {
+    vector.clear();
+    vector.into_iter().map(|_| unreachable_element()).collect()
+}
+
+/// A type whose lifetime parameter can be swapped, for [`recycle`].
+trait Recyclable<'b> {
+    type With;
+}
+
+fn unreachable_element<T>() -> T {
+    // `recycle` clears the vector first, so the map closure never runs.
+    unreachable!("recycle maps an empty vector")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared field encodings.
+
+/// A string with a 1-byte size header.
+type String8 = DynamicSize<Bytes<BorrowedStr>>;
+
+fn string8() -> String8 {
+    dynamic_size_with(LengthKind::Uint8, variable_string())
+}
+
+fn string16() -> String8 {
+    dynamic_size_with(LengthKind::Uint16, variable_string())
+}
+
+/// A 32-bit float as its `int32` bit pattern.
+pub struct Float32Bits;
+
+impl Convert for Float32Bits {
+    type Repr = Int32;
+    type Value<'a> = f32;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        Ok(f32::from_bits(repr as u32))
+    }
+
+    fn to_repr<'r>(value: &'r f32) -> i32 {
+        value.to_bits() as i32
+    }
+}
+
+/// An unsigned 32-bit integer as its `int32` bit pattern.
+pub struct Uint32Bits;
+
+impl Convert for Uint32Bits {
+    type Repr = Int32;
+    type Value<'a> = u32;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        Ok(repr as u32)
+    }
+
+    fn to_repr<'r>(value: &'r u32) -> i32 {
+        *value as i32
+    }
+}
+
+/// An unsigned 64-bit integer as its `int64` bit pattern.
+pub struct Uint64Bits;
+
+impl Convert for Uint64Bits {
+    type Repr = Int64;
+    type Value<'a> = u64;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        Ok(repr as u64)
+    }
+
+    fn to_repr<'r>(value: &'r u64) -> i64 {
+        *value as i64
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// carsales
+
+/// A car color (`uint8`, 0 to 8 in the schema's order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Color(u8);
+
+/// The number of colors.
+const COLOR_COUNT: u8 = 9;
+
+impl Convert for Color {
+    type Repr = Uint8;
+    type Value<'a> = Color;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        if repr < COLOR_COUNT {
+            Ok(Color(repr))
+        } else {
+            Err(format!("color {repr} is not one of the {COLOR_COUNT} colors"))
+        }
+    }
+
+    fn to_repr<'r>(value: &'r Color) -> u8 {
+        value.0
+    }
+}
+
+/// A wheel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wheel {
+    /// Diameter.
+    pub diameter: u16,
+    /// Air pressure.
+    pub air_pressure: f32,
+    /// Whether it has snow tires.
+    pub snow_tires: bool,
+}
+
+impl Convert for Wheel {
+    type Repr = Obj<(Req<Uint16>, Req<Converted<Float32Bits>>, Req<Bool>)>;
+    type Value<'a> = Wheel;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        let (diameter, air_pressure, snow_tires) = repr;
+        Ok(Wheel {
+            diameter,
+            air_pressure,
+            snow_tires,
+        })
+    }
+
+    fn to_repr<'r>(value: &'r Wheel) -> (u16, f32, bool) {
+        (value.diameter, value.air_pressure, value.snow_tires)
+    }
+}
+
+fn wheel_encoding() -> Result<Converted<Wheel>, BuildError> {
+    Ok(convert::<Wheel>(obj((
+        req("diameter", uint16()),
+        req("air_pressure", convert::<Float32Bits>(int32())),
+        req("snow_tires", kestrel_encoding::bool()),
+    ))?))
+}
+
+/// An engine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Engine {
+    /// Horsepower.
+    pub horsepower: u16,
+    /// Cylinders.
+    pub cylinders: u8,
+    /// Displacement.
+    pub cc: u32,
+    /// Whether it burns gas.
+    pub uses_gas: bool,
+    /// Whether it is electric.
+    pub uses_electric: bool,
+}
+
+impl Convert for Engine {
+    type Repr = Obj<(
+        Req<Uint16>,
+        Req<Uint8>,
+        Req<Converted<Uint32Bits>>,
+        Req<Bool>,
+        Req<Bool>,
+    )>;
+    type Value<'a> = Engine;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        let (horsepower, cylinders, cc, uses_gas, uses_electric) = repr;
+        Ok(Engine {
+            horsepower,
+            cylinders,
+            cc,
+            uses_gas,
+            uses_electric,
+        })
+    }
+
+    fn to_repr<'r>(value: &'r Engine) -> (u16, u8, u32, bool, bool) {
+        (
+            value.horsepower,
+            value.cylinders,
+            value.cc,
+            value.uses_gas,
+            value.uses_electric,
+        )
+    }
+}
+
+fn engine_encoding() -> Result<Converted<Engine>, BuildError> {
+    Ok(convert::<Engine>(obj((
+        req("horsepower", uint16()),
+        req("cylinders", uint8()),
+        req("cc", convert::<Uint32Bits>(int32())),
+        req("uses_gas", kestrel_encoding::bool()),
+        req("uses_electric", kestrel_encoding::bool()),
+    ))?))
+}
+
+/// A car; `make` and `model` borrow from the message they were read from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Car<'a> {
+    /// Make.
+    pub make: &'a str,
+    /// Model.
+    pub model: &'a str,
+    /// Color.
+    pub color: Color,
+    /// Seats.
+    pub seats: u8,
+    /// Doors.
+    pub doors: u8,
+    /// The four wheels.
+    pub wheels: [Wheel; 4],
+    /// Length.
+    pub length: u16,
+    /// Width.
+    pub width: u16,
+    /// Height.
+    pub height: u16,
+    /// Weight.
+    pub weight: u32,
+    /// Engine.
+    pub engine: Engine,
+    /// Fuel capacity.
+    pub fuel_capacity: f32,
+    /// Fuel level.
+    pub fuel_level: f32,
+    /// Power windows.
+    pub has_power_windows: bool,
+    /// Power steering.
+    pub has_power_steering: bool,
+    /// Cruise control.
+    pub has_cruise_control: bool,
+    /// Cup holders.
+    pub cup_holders: u8,
+    /// Navigation system.
+    pub has_nav_system: bool,
+}
+
+impl<'b> Recyclable<'b> for Car<'_> {
+    type With = Car<'b>;
+}
+
+type Wheels = Tup<(Converted<Wheel>, Converted<Wheel>, Converted<Wheel>, Converted<Wheel>)>;
+
+/// The car's representation: its 18 fields in order, as two objects side by side (an object
+/// holds at most 16 fields; the bytes are those of one 18-field object).
+type CarRepr = Tup<(
+    Obj<(
+        Req<String8>,
+        Req<String8>,
+        Req<Converted<Color>>,
+        Req<Uint8>,
+        Req<Uint8>,
+        Req<Wheels>,
+        Req<Uint16>,
+        Req<Uint16>,
+        Req<Uint16>,
+    )>,
+    Obj<(
+        Req<Converted<Uint32Bits>>,
+        Req<Converted<Engine>>,
+        Req<Converted<Float32Bits>>,
+        Req<Converted<Float32Bits>>,
+        Req<Bool>,
+        Req<Bool>,
+        Req<Bool>,
+        Req<Uint8>,
+        Req<Bool>,
+    )>,
+)>;
+
+type CarFirst<'a> = (&'a str, &'a str, Color, u8, u8, (Wheel, Wheel, Wheel, Wheel), u16, u16, u16);
+type CarSecond = (u32, Engine, f32, f32, bool, bool, bool, u8, bool);
+
+/// The [`Convert`] of [`Car`] (a unit struct, since `Car` borrows).
+pub struct CarConvert;
+
+impl Convert for CarConvert {
+    type Repr = CarRepr;
+    type Value<'a> = Car<'a>;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        let (first, second) = repr;
+        let (make, model, color, seats, doors, wheels, length, width, height) = first;
+        let (
+            weight,
+            engine,
+            fuel_capacity,
+            fuel_level,
+            has_power_windows,
+            has_power_steering,
+            has_cruise_control,
+            cup_holders,
+            has_nav_system,
+        ) = second;
+        Ok(Car {
+            make,
+            model,
+            color,
+            seats,
+            doors,
+            wheels: [wheels.0, wheels.1, wheels.2, wheels.3],
+            length,
+            width,
+            height,
+            weight,
+            engine,
+            fuel_capacity,
+            fuel_level,
+            has_power_windows,
+            has_power_steering,
+            has_cruise_control,
+            cup_holders,
+            has_nav_system,
+        })
+    }
+
+    fn to_repr<'r>(car: &'r Car<'_>) -> (CarFirst<'r>, CarSecond) {
+        let [w0, w1, w2, w3] = car.wheels;
+        (
+            (
+                car.make,
+                car.model,
+                car.color,
+                car.seats,
+                car.doors,
+                (w0, w1, w2, w3),
+                car.length,
+                car.width,
+                car.height,
+            ),
+            (
+                car.weight,
+                car.engine,
+                car.fuel_capacity,
+                car.fuel_level,
+                car.has_power_windows,
+                car.has_power_steering,
+                car.has_cruise_control,
+                car.cup_holders,
+                car.has_nav_system,
+            ),
+        )
+    }
+}
+
+fn car_encoding() -> Result<Converted<CarConvert>, BuildError> {
+    let wheel = wheel_encoding()?;
+    Ok(convert::<CarConvert>(tup((
+        obj((
+            req("make", string8()),
+            req("model", string8()),
+            req("color", convert::<Color>(uint8())),
+            req("seats", uint8()),
+            req("doors", uint8()),
+            req(
+                "wheels",
+                tup((wheel.clone(), wheel.clone(), wheel.clone(), wheel))?,
+            ),
+            req("length", uint16()),
+            req("width", uint16()),
+            req("height", uint16()),
+        ))?,
+        obj((
+            req("weight", convert::<Uint32Bits>(int32())),
+            req("engine", engine_encoding()?),
+            req("fuel_capacity", convert::<Float32Bits>(int32())),
+            req("fuel_level", convert::<Float32Bits>(int32())),
+            req("has_power_windows", kestrel_encoding::bool()),
+            req("has_power_steering", kestrel_encoding::bool()),
+            req("has_cruise_control", kestrel_encoding::bool()),
+            req("cup_holders", uint8()),
+            req("has_nav_system", kestrel_encoding::bool()),
+        ))?,
+    ))?))
+}
+
+fn car_value(car: &Car<'_>) -> u64 {
+    let mut result = u64::from(car.seats) * 200 + u64::from(car.doors) * 350;
+    for wheel in &car.wheels {
+        let diameter = u64::from(wheel.diameter);
+        result += diameter * diameter + if wheel.snow_tires { 100 } else { 0 };
+    }
+    result += u64::from(car.length) * u64::from(car.width) * u64::from(car.height) / 50;
+    result += u64::from(car.engine.horsepower) * 40;
+    if car.engine.uses_electric {
+        result += if car.engine.uses_gas { 5000 } else { 3000 };
+    }
+    result += if car.has_power_windows { 100 } else { 0 };
+    result += if car.has_power_steering { 200 } else { 0 };
+    result += if car.has_cruise_control { 400 } else { 0 };
+    result += if car.has_nav_system { 2000 } else { 0 };
+    result += u64::from(car.cup_holders) * 25;
+    result
+}
+
+fn random_car(rng: &mut Xorshift128) -> Car<'static> {
+    let make = rng.pick(&MAKES);
+    let model = rng.pick(&MODELS);
+    let color = Color(rng.next_less_than(u32::from(COLOR_COUNT)) as u8);
+    let seats = 2 + rng.next_less_than(6) as u8;
+    let doors = 2 + rng.next_less_than(3) as u8;
+    let wheels = std::array::from_fn(|_| Wheel {
+        diameter: 25 + rng.next_less_than(15) as u16,
+        air_pressure: (30.0 + rng.next_double(20.0)) as f32,
+        snow_tires: rng.next_less_than(16) == 0,
+    });
+    let length = 170 + rng.next_less_than(150) as u16;
+    let width = 48 + rng.next_less_than(36) as u16;
+    let height = 54 + rng.next_less_than(48) as u16;
+    let weight = u32::from(length) * u32::from(width) * u32::from(height) / 200;
+    let engine = Engine {
+        horsepower: 100 * rng.next_less_than(400) as u16,
+        cylinders: 4 + 2 * rng.next_less_than(3) as u8,
+        cc: 800 + rng.next_less_than(10000),
+        uses_gas: true,
+        uses_electric: rng.next_bool(),
+    };
+    let fuel_capacity = (10.0 + rng.next_double(30.0)) as f32;
+    let fuel_level = rng.next_double(f64::from(fuel_capacity)) as f32;
+    Car {
+        make,
+        model,
+        color,
+        seats,
+        doors,
+        wheels,
+        length,
+        width,
+        height,
+        weight,
+        engine,
+        fuel_capacity,
+        fuel_level,
+        has_power_windows: rng.next_bool(),
+        has_power_steering: rng.next_bool(),
+        has_cruise_control: rng.next_bool(),
+        cup_holders: rng.next_less_than(12) as u8,
+        has_nav_system: rng.next_bool(),
+    }
+}
+
+/// carsales with Kestrel's encoding.
+pub struct Carsales {
+    request: DynamicSize<VariableList<Converted<CarConvert>>>,
+    response: DynamicSize<Converted<Uint64Bits>>,
+    reuse: bool,
+    cars: Vec<Car<'static>>,
+}
+
+impl Carsales {
+    /// Fills `self.cars` (reused or fresh) with a random parking lot; returns its value.
+    fn build_request(&mut self, rng: &mut Xorshift128) -> u64 {
+        if self.reuse {
+            self.cars.clear();
+        } else {
+            self.cars = Vec::new();
+        }
+        let count = rng.next_less_than(200);
+        let mut total = 0;
+        for _ in 0..count {
+            let car = random_car(rng);
+            total += car_value(&car);
+            self.cars.push(car);
+        }
+        total
+    }
+
+    fn decode_total(&self, response: &[u8], expected: u64) -> Result<u64, BenchError> {
+        let amount = self.response.decode(response)?;
+        if amount == expected {
+            Ok(amount)
+        } else {
+            Err(check_failed(Self::NAME, expected, amount))
+        }
+    }
+}
+
+impl KestrelCase for Carsales {
+    const NAME: &'static str = "carsales";
+    type Expectation = u64;
+
+    fn try_new(reuse: bool) -> Result<Self, BenchError> {
+        Ok(Self {
+            request: dynamic_size(variable_list(car_encoding()?)?),
+            response: dynamic_size(convert::<Uint64Bits>(int64())),
+            reuse,
+            cars: Vec::new(),
+        })
+    }
+
+    fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
+        let expected = self.build_request(rng);
+        let amount: u64 = self.cars.iter().map(car_value).sum();
+        if amount == expected {
+            Ok(())
+        } else {
+            Err(check_failed(Self::NAME, expected, amount))
+        }
+    }
+
+    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u64, BenchError> {
+        let expected = self.build_request(rng);
+        self.request.encode_into(&self.cars, out)?;
+        Ok(expected)
+    }
+
+    fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
+        let cars = self.request.decode(request)?;
+        let amount: u64 = cars.iter().map(car_value).sum();
+        self.response.encode_into(&amount, out)?;
+        Ok(())
+    }
+
+    fn check_response(&mut self, response: &[u8], expected: u64) -> Result<(), BenchError> {
+        self.decode_total(response, expected).map(|_| ())
+    }
+
+    fn digest_response(&mut self, response: &[u8], expected: u64) -> Result<u64, BenchError> {
+        self.decode_total(response, expected)
+    }
+
+    fn expectation_number(expected: u64) -> i64 {
+        i64::try_from(expected).unwrap_or(i64::MAX)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// catrank
+
+/// A search result; `url` and `snippet` borrow from the message (or the client's text arena).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchResult<'a> {
+    /// URL.
+    pub url: &'a str,
+    /// Score.
+    pub score: f64,
+    /// Snippet.
+    pub snippet: &'a str,
+}
+
+impl<'b> Recyclable<'b> for SearchResult<'_> {
+    type With = SearchResult<'b>;
+}
+
+impl Convert for SearchResult<'static> {
+    type Repr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
+    type Value<'a> = SearchResult<'a>;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        let (url, score, snippet) = repr;
+        Ok(SearchResult {
+            url,
+            score,
+            snippet,
+        })
+    }
+
+    fn to_repr<'r>(value: &'r SearchResult<'_>) -> (&'r str, f64, &'r str) {
+        (value.url, value.score, value.snippet)
+    }
+}
+
+/// catrank with Kestrel's encoding.
+pub struct Catrank {
+    list: DynamicSize<VariableList<Converted<SearchResult<'static>>>>,
+    reuse: bool,
+    /// All URLs and snippets of the request being built, one after another.
+    text: String,
+    /// Per result: where its URL and snippet are in `text`.
+    spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Kept allocations for the request and response vectors.
+    request_storage: Vec<SearchResult<'static>>,
+    response_storage: Vec<SearchResult<'static>>,
+}
+
+impl Catrank {
+    /// Draws a request into `self.text` and `self.spans`; returns the expected good count.
+    fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
+        if self.reuse {
+            self.text.clear();
+            self.spans.clear();
+        } else {
+            self.text = String::new();
+            self.spans = Vec::new();
+        }
+        let count = rng.next_less_than(1000);
+        let mut good_count = 0;
+        for _ in 0..count {
+            let url_start = self.text.len();
+            self.text.push_str(URL_PREFIX);
+            for _ in 0..rng.next_less_than(100) {
+                self.text.push(char::from(b'a' + rng.next_less_than(26) as u8));
+            }
+            let snippet_start = self.text.len();
+            let is_cat = rng.next_less_than(8) == 0;
+            let is_dog = rng.next_less_than(8) == 0;
+            if is_cat && !is_dog {
+                good_count += 1;
+            }
+            self.text.push(' ');
+            for _ in 0..rng.next_less_than(20) {
+                self.text.push_str(rng.pick(&WORDS));
+            }
+            if is_cat {
+                self.text.push_str("cat ");
+            }
+            if is_dog {
+                self.text.push_str("dog ");
+            }
+            for _ in 0..rng.next_less_than(20) {
+                self.text.push_str(rng.pick(&WORDS));
+            }
+            self.spans
+                .push((url_start..snippet_start, snippet_start..self.text.len()));
+        }
+        good_count
+    }
+
+    /// The request vector over the drawn text, in a reused allocation when reuse is on.
+    fn take_storage(reuse: bool, storage: &mut Vec<SearchResult<'static>>) -> Vec<SearchResult<'static>> {
+        if reuse {
+            std::mem::take(storage)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The server's work: rescore, sort by score, highest first. Scores are distinct, so an
+/// unstable sort gives the same order as the peer's.
+fn rank<'a>(request: &[SearchResult<'a>], response: &mut Vec<SearchResult<'a>>) {
+    response.extend(request.iter().map(|result| {
+        let mut score = result.score;
+        if result.snippet.contains(" cat ") {
+            score *= 10000.0;
+        }
+        if result.snippet.contains(" dog ") {
+            score /= 10000.0;
+        }
+        SearchResult { score, ..*result }
+    }));
+    response.sort_unstable_by(|left, right| right.score.total_cmp(&left.score));
+}
+
+fn count_good(results: &[SearchResult<'_>]) -> u32 {
+    results
+        .iter()
+        .take_while(|result| result.score > 1001.0)
+        .count() as u32
+}
+
+impl KestrelCase for Catrank {
+    const NAME: &'static str = "catrank";
+    type Expectation = u32;
+
+    fn try_new(reuse: bool) -> Result<Self, BenchError> {
+        let result = convert::<SearchResult<'static>>(obj((
+            req("url", string8()),
+            req("score", float()),
+            req("snippet", string16()),
+        ))?);
+        Ok(Self {
+            list: dynamic_size(variable_list(result)?),
+            reuse,
+            text: String::new(),
+            spans: Vec::new(),
+            request_storage: Vec::new(),
+            response_storage: Vec::new(),
+        })
+    }
+
+    fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
+        let expected = self.draw_request(rng);
+        let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
+        let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
+        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
+            url: &self.text[url.clone()],
+            score: 1000.0 - index as f64,
+            snippet: &self.text[snippet.clone()],
+        }));
+        rank(&request, &mut response);
+        let good_count = count_good(&response);
+        self.request_storage = recycle(request);
+        self.response_storage = recycle(response);
+        if good_count == expected {
+            Ok(())
+        } else {
+            Err(check_failed(Self::NAME, expected, good_count))
+        }
+    }
+
+    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u32, BenchError> {
+        let expected = self.draw_request(rng);
+        let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
+        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
+            url: &self.text[url.clone()],
+            score: 1000.0 - index as f64,
+            snippet: &self.text[snippet.clone()],
+        }));
+        let written = self.list.encode_into(&request, out);
+        self.request_storage = recycle(request);
+        written?;
+        Ok(expected)
+    }
+
+    fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
+        let results = self.list.decode(request)?;
+        let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
+        rank(&results, &mut response);
+        let written = self.list.encode_into(&response, out);
+        self.response_storage = recycle(response);
+        written?;
+        Ok(())
+    }
+
+    fn check_response(&mut self, response: &[u8], expected: u32) -> Result<(), BenchError> {
+        let results = self.list.decode(response)?;
+        let good_count = count_good(&results);
+        if good_count == expected {
+            Ok(())
+        } else {
+            Err(check_failed(Self::NAME, expected, good_count))
+        }
+    }
+
+    fn digest_response(&mut self, response: &[u8], expected: u32) -> Result<u64, BenchError> {
+        self.check_response(response, expected)?;
+        let results = self.list.decode(response)?;
+        let mut digest = Fnv1a::new();
+        for result in &results {
+            digest.write(&result.score.to_bits().to_le_bytes());
+            digest.write(result.url.as_bytes());
+            digest.write(&[0]);
+            digest.write(result.snippet.as_bytes());
+            digest.write(&[0]);
+        }
+        Ok(digest.finish())
+    }
+
+    fn expectation_number(expected: u32) -> i64 {
+        i64::from(expected)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// eval
+
+/// An arithmetic operation (`uint8`, 0 to 4 in the schema's order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// Wrapping addition.
+    Add,
+    /// Wrapping subtraction.
+    Subtract,
+    /// Wrapping multiplication.
+    Multiply,
+    /// Division, `i32::MAX` where it would trap.
+    Divide,
+    /// Remainder, `i32::MAX` where it would trap.
+    Modulus,
+}
+
+const OPERATIONS: [Operation; 5] = [
+    Operation::Add,
+    Operation::Subtract,
+    Operation::Multiply,
+    Operation::Divide,
+    Operation::Modulus,
+];
+
+impl Convert for Operation {
+    type Repr = Uint8;
+    type Value<'a> = Operation;
+
+    fn from_repr(
+        repr: <Self::Repr as Encoding>::Value<'_>,
+    ) -> Result<Self::Value<'_>, String> {
+        OPERATIONS
+            .get(usize::from(repr))
+            .copied()
+            .ok_or_else(|| format!("operation {repr} is not one of the 5 operations"))
+    }
+
+    fn to_repr<'r>(value: &'r Operation) -> u8 {
+        *value as u8
+    }
+}
+
+fn apply(operation: Operation, left: i32, right: i32) -> i32 {
+    match operation {
+        Operation::Add => left.wrapping_add(right),
+        Operation::Subtract => left.wrapping_sub(right),
+        Operation::Multiply => left.wrapping_mul(right),
+        Operation::Divide => checked_divide(left, right),
+        Operation::Modulus => checked_modulus(left, right),
+    }
+}
+
+/// An expression: the operation and its two operands (the value of the recursive encoding).
+pub type Expression = (Operation, Operand, Operand);
+
+/// One side of an expression.
+#[derive(Debug, PartialEq)]
+pub enum Operand {
+    /// A literal.
+    Value(i32),
+    /// A sub-expression.
+    Expression(Box<Expression>),
+}
+
+fn operand_value(operand: &Operand) -> Option<&i32> {
+    match operand {
+        Operand::Value(value) => Some(value),
+        Operand::Expression(_) => None,
+    }
+}
+
+fn operand_expression(operand: &Operand) -> Option<&Box<Expression>> {
+    match operand {
+        Operand::Expression(expression) => Some(expression),
+        Operand::Value(_) => None,
+    }
+}
+
+/// The nesting limit of the expression encoding: the generator never goes past depth 9
+/// (`rand(8) < depth` always holds from depth 8), and 64 is the peer's own nesting limit
+/// (capnp `ReaderOptions::nesting_limit`), so both implementations reject the same inputs.
+pub const EXPRESSION_MAX_DEPTH: usize = 64;
+
+fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
+    kestrel_encoding::mu_with_max_depth("expression", EXPRESSION_MAX_DEPTH, |expression| {
+        let operand = || {
+            union(
+                TagSize::Uint8,
+                (
+                    case(0, "value", int32(), operand_value, Operand::Value),
+                    case(
+                        1,
+                        "expression",
+                        boxed(expression),
+                        operand_expression,
+                        Operand::Expression,
+                    ),
+                ),
+            )
+        };
+        obj((
+            req("op", convert::<Operation>(uint8())),
+            req("left", operand()?),
+            req("right", operand()?),
+        ))
+    })
+}
+
+/// Builds an expression at `depth`; returns it with its value. Recursion is bounded by the
+/// generator itself: from depth 8 on, every side is a leaf.
+fn make_expression(rng: &mut Xorshift128, depth: u32) -> (Expression, i32) {
+    let operation = OPERATIONS[rng.next_less_than(5) as usize];
+    let side = |rng: &mut Xorshift128| {
+        if rng.next_less_than(8) < depth {
+            let value = rng.next_less_than(128) as i32 + 1;
+            (Operand::Value(value), value)
+        } else {
+            let (expression, value) = make_expression(rng, depth + 1);
+            (Operand::Expression(Box::new(expression)), value)
+        }
+    };
+    let (left, left_value) = side(rng);
+    let (right, right_value) = side(rng);
+    ((operation, left, right), apply(operation, left_value, right_value))
+}
+
+/// Evaluates an expression. Recursion is bounded by [`EXPRESSION_MAX_DEPTH`]: a decoded tree
+/// is never deeper (the decoder rejects deeper input), and the client's trees are at most 9 deep.
+fn evaluate((operation, left, right): &Expression) -> i32 {
+    let side = |operand: &Operand| match operand {
+        Operand::Value(value) => *value,
+        Operand::Expression(expression) => evaluate(expression),
+    };
+    apply(*operation, side(left), side(right))
+}
+
+/// eval with Kestrel's encoding.
+pub struct Eval {
+    request: DynamicSize<Mu<Expression>>,
+    response: DynamicSize<Int32>,
+}
+
+impl Eval {
+    fn decode_value(&self, response: &[u8], expected: i32) -> Result<i32, BenchError> {
+        let value = self.response.decode(response)?;
+        if value == expected {
+            Ok(value)
+        } else {
+            Err(check_failed(Self::NAME, expected, value))
+        }
+    }
+}
+
+impl KestrelCase for Eval {
+    const NAME: &'static str = "eval";
+    type Expectation = i32;
+
+    fn try_new(_reuse: bool) -> Result<Self, BenchError> {
+        Ok(Self {
+            request: dynamic_size(expression_encoding()?),
+            response: dynamic_size(int32()),
+        })
+    }
+
+    fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
+        let (expression, expected) = make_expression(rng, 0);
+        let value = evaluate(&expression);
+        if value == expected {
+            Ok(())
+        } else {
+            Err(check_failed(Self::NAME, expected, value))
+        }
+    }
+
+    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<i32, BenchError> {
+        let (expression, expected) = make_expression(rng, 0);
+        self.request.encode_into(&expression, out)?;
+        Ok(expected)
+    }
+
+    fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
+        let expression = self.request.decode(request)?;
+        self.response.encode_into(&evaluate(&expression), out)?;
+        Ok(())
+    }
+
+    fn check_response(&mut self, response: &[u8], expected: i32) -> Result<(), BenchError> {
+        self.decode_value(response, expected).map(|_| ())
+    }
+
+    fn digest_response(&mut self, response: &[u8], expected: i32) -> Result<u64, BenchError> {
+        Ok(u64::from(self.decode_value(response, expected)? as u32))
+    }
+
+    fn expectation_number(expected: i32) -> i64 {
+        i64::from(expected)
+    }
+}
