@@ -3,9 +3,9 @@
 
 #![forbid(unsafe_code)]
 
-mod micheline;
-mod context;
 mod bench;
+mod context;
+mod micheline;
 mod output;
 
 use clap::{Parser, Subcommand};

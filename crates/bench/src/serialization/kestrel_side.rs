@@ -23,9 +23,9 @@ use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
 use kestrel_encoding::product::{Obj, Req, Tup};
 use kestrel_encoding::size::DynamicSize;
 use kestrel_encoding::{
-    boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req,
-    tup, uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert,
-    Encoding, LengthKind, Mu, TagSize,
+    boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
+    uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert, Encoding,
+    LengthKind, Mu, TagSize,
 };
 
 use super::capnp_side::Fnv1a;
@@ -66,10 +66,18 @@ pub trait KestrelCase: Sized {
     fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError>;
 
     /// Client: decodes the response frame and checks it.
-    fn check_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<(), BenchError>;
+    fn check_response(
+        &mut self,
+        response: &[u8],
+        expected: Self::Expectation,
+    ) -> Result<(), BenchError>;
 
     /// Client: decodes the response frame, checks it and digests all of it (agreement test).
-    fn digest_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<u64, BenchError>;
+    fn digest_response(
+        &mut self,
+        response: &[u8],
+        expected: Self::Expectation,
+    ) -> Result<u64, BenchError>;
 
     /// The expectation as a number, for the agreement test.
     fn expectation_number(expected: Self::Expectation) -> i64;
@@ -249,9 +257,7 @@ impl Convert for Float32Bits {
     type Repr = Int32;
     type Value<'a> = f32;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         Ok(f32::from_bits(repr as u32))
     }
 
@@ -267,9 +273,7 @@ impl Convert for Uint32Bits {
     type Repr = Int32;
     type Value<'a> = u32;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         Ok(repr as u32)
     }
 
@@ -285,9 +289,7 @@ impl Convert for Uint64Bits {
     type Repr = Int64;
     type Value<'a> = u64;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         Ok(repr as u64)
     }
 
@@ -310,13 +312,13 @@ impl Convert for Color {
     type Repr = Uint8;
     type Value<'a> = Color;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         if repr < COLOR_COUNT {
             Ok(Color(repr))
         } else {
-            Err(format!("color {repr} is not one of the {COLOR_COUNT} colors"))
+            Err(format!(
+                "color {repr} is not one of the {COLOR_COUNT} colors"
+            ))
         }
     }
 
@@ -340,9 +342,7 @@ impl Convert for Wheel {
     type Repr = Obj<(Req<Uint16>, Req<Converted<Float32Bits>>, Req<Bool>)>;
     type Value<'a> = Wheel;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         let (diameter, air_pressure, snow_tires) = repr;
         Ok(Wheel {
             diameter,
@@ -389,9 +389,7 @@ impl Convert for Engine {
     )>;
     type Value<'a> = Engine;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         let (horsepower, cylinders, cc, uses_gas, uses_electric) = repr;
         Ok(Engine {
             horsepower,
@@ -468,7 +466,12 @@ impl<'b> Recyclable<'b> for Car<'_> {
     type With = Car<'b>;
 }
 
-type Wheels = Tup<(Converted<Wheel>, Converted<Wheel>, Converted<Wheel>, Converted<Wheel>)>;
+type Wheels = Tup<(
+    Converted<Wheel>,
+    Converted<Wheel>,
+    Converted<Wheel>,
+    Converted<Wheel>,
+)>;
 
 /// The car's representation: its 18 fields in order, as two objects side by side (an object
 /// holds at most 16 fields; the bytes are those of one 18-field object).
@@ -497,7 +500,17 @@ type CarRepr = Tup<(
     )>,
 )>;
 
-type CarFirst<'a> = (&'a str, &'a str, Color, u8, u8, (Wheel, Wheel, Wheel, Wheel), u16, u16, u16);
+type CarFirst<'a> = (
+    &'a str,
+    &'a str,
+    Color,
+    u8,
+    u8,
+    (Wheel, Wheel, Wheel, Wheel),
+    u16,
+    u16,
+    u16,
+);
 type CarSecond = (u32, Engine, f32, f32, bool, bool, bool, u8, bool);
 
 /// The [`Convert`] of [`Car`] (a unit struct, since `Car` borrows).
@@ -507,9 +520,7 @@ impl Convert for CarConvert {
     type Repr = CarRepr;
     type Value<'a> = Car<'a>;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         let (first, second) = repr;
         let (make, model, color, seats, doors, wheels, length, width, height) = first;
         let (
@@ -729,7 +740,11 @@ impl KestrelCase for Carsales {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u64, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<u64, BenchError> {
         let expected = self.build_request(rng);
         self.request.encode_into(&self.cars, out)?;
         Ok(expected)
@@ -777,9 +792,7 @@ impl Convert for SearchResult<'static> {
     type Repr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
     type Value<'a> = SearchResult<'a>;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         let (url, score, snippet) = repr;
         Ok(SearchResult {
             url,
@@ -822,7 +835,8 @@ impl Catrank {
             let url_start = self.text.len();
             self.text.push_str(URL_PREFIX);
             for _ in 0..rng.next_less_than(100) {
-                self.text.push(char::from(b'a' + rng.next_less_than(26) as u8));
+                self.text
+                    .push(char::from(b'a' + rng.next_less_than(26) as u8));
             }
             let snippet_start = self.text.len();
             let is_cat = rng.next_less_than(8) == 0;
@@ -850,7 +864,10 @@ impl Catrank {
     }
 
     /// The request vector over the drawn text, in a reused allocation when reuse is on.
-    fn take_storage(reuse: bool, storage: &mut Vec<SearchResult<'static>>) -> Vec<SearchResult<'static>> {
+    fn take_storage(
+        reuse: bool,
+        storage: &mut Vec<SearchResult<'static>>,
+    ) -> Vec<SearchResult<'static>> {
         if reuse {
             std::mem::take(storage)
         } else {
@@ -906,11 +923,16 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
-            url: &self.text[url.clone()],
-            score: 1000.0 - index as f64,
-            snippet: &self.text[snippet.clone()],
-        }));
+        request.extend(
+            self.spans
+                .iter()
+                .enumerate()
+                .map(|(index, (url, snippet))| SearchResult {
+                    url: &self.text[url.clone()],
+                    score: 1000.0 - index as f64,
+                    snippet: &self.text[snippet.clone()],
+                }),
+        );
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
@@ -922,14 +944,23 @@ impl KestrelCase for Catrank {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u32, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
-            url: &self.text[url.clone()],
-            score: 1000.0 - index as f64,
-            snippet: &self.text[snippet.clone()],
-        }));
+        request.extend(
+            self.spans
+                .iter()
+                .enumerate()
+                .map(|(index, (url, snippet))| SearchResult {
+                    url: &self.text[url.clone()],
+                    score: 1000.0 - index as f64,
+                    snippet: &self.text[snippet.clone()],
+                }),
+        );
         let written = self.list.encode_into(&request, out);
         self.request_storage = recycle(request);
         written?;
@@ -1005,9 +1036,7 @@ impl Convert for Operation {
     type Repr = Uint8;
     type Value<'a> = Operation;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
         OPERATIONS
             .get(usize::from(repr))
             .copied()
@@ -1100,7 +1129,10 @@ fn make_expression(rng: &mut Xorshift128, depth: u32) -> (Expression, i32) {
     };
     let (left, left_value) = side(rng);
     let (right, right_value) = side(rng);
-    ((operation, left, right), apply(operation, left_value, right_value))
+    (
+        (operation, left, right),
+        apply(operation, left_value, right_value),
+    )
 }
 
 /// Evaluates an expression. Recursion is bounded by [`EXPRESSION_MAX_DEPTH`]: a decoded tree
@@ -1151,7 +1183,11 @@ impl KestrelCase for Eval {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<i32, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<i32, BenchError> {
         let (expression, expected) = make_expression(rng, 0);
         self.request.encode_into(&expression, out)?;
         Ok(expected)
