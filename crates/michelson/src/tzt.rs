@@ -147,8 +147,10 @@ pub fn run_tzt_with(source: &str, legacy: bool) -> Result<(), TztFailure> {
     let input = one("input")?.ok_or_else(|| malformed("missing input"))?;
     let output = one("output")?.ok_or_else(|| malformed("missing output"))?;
 
-    let mut context = Context::default();
-    context.legacy = legacy;
+    let mut context = Context {
+        legacy,
+        ..Context::default()
+    };
     let outcome = match build_context(&mut context, &fields) {
         Err(e) => Outcome::StaticError(e),
         Ok(()) => execute(&mut context, code, input),
