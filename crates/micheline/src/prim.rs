@@ -196,6 +196,9 @@ primitives! {
     I_BYTES = "BYTES",
     I_NAT = "NAT",
     D_Ticket = "Ticket",
+    I_IS_IMPLICIT_ACCOUNT = "IS_IMPLICIT_ACCOUNT",
+    I_INDEX_ADDRESS = "INDEX_ADDRESS",
+    I_GET_ADDRESS_INDEX = "GET_ADDRESS_INDEX",
 }
 
 impl Prim {
@@ -274,6 +277,9 @@ mod tests {
         assert_eq!(Prim::T_nat.tag(), 0x62);
         assert_eq!(Prim::T_unit.tag(), 0x6c);
         assert_eq!(Prim::D_Ticket.tag(), 157);
-        assert_eq!(ALL_PRIMS.len(), 158);
+        // The newest instructions, used by the recorded protocol's traces.
+        assert_eq!(Prim::I_IS_IMPLICIT_ACCOUNT.tag(), 158);
+        assert_eq!(Prim::I_GET_ADDRESS_INDEX.tag(), 160);
+        assert_eq!(ALL_PRIMS.len(), 161);
     }
 }
