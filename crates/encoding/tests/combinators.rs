@@ -205,7 +205,7 @@ fn recursive_tree_round_trip() {
     assert_eq!(encoding.to_json(&tree).unwrap(), json!(["-1", ["2", "3"]]));
     let error = encoding.decode(&[7]).unwrap_err();
     assert_eq!(
-        (error.kind, error.offset),
+        (error.kind.clone(), error.offset),
         (DecodeErrorKind::UnexpectedTag(7), 0)
     );
 }
@@ -222,14 +222,12 @@ fn recursion_depth_100000_is_a_typed_error() {
         }
     );
     // The JSON interpreter follows the same limit.
-    let error = encoding.schema();
-    let json_error = kestrel_encoding::json::binary_to_json(&error, &input).unwrap_err();
+    let schema = encoding.schema();
+    let json_error = kestrel_encoding::json::binary_to_json(&schema, &input).unwrap_err();
     assert!(matches!(
         json_error,
-        kestrel_encoding::JsonError::Decode(kestrel_encoding::DecodeError {
-            kind: DecodeErrorKind::DepthLimitExceeded { .. },
-            ..
-        })
+        kestrel_encoding::JsonError::Decode(error)
+            if matches!(error.kind, DecodeErrorKind::DepthLimitExceeded { .. })
     ));
     // Just inside the limit decodes (the root is level 1, each node one more).
     let input = deep_tree_bytes(DEFAULT_MAX_DEPTH - 2);
@@ -615,10 +613,8 @@ fn json_mapping() {
     let error = uint8().decode_json(&json!(256), &mut buffer).unwrap_err();
     assert!(matches!(
         error,
-        kestrel_encoding::JsonError::Encode(kestrel_encoding::EncodeError {
-            kind: EncodeErrorKind::InvalidInt { .. },
-            ..
-        })
+        kestrel_encoding::JsonError::Encode(error)
+            if matches!(error.kind, EncodeErrorKind::InvalidInt { .. })
     ));
 }
 
