@@ -226,7 +226,7 @@ impl Owns<OwnedBytes> for BorrowedBytes {}
 impl Owns<OwnedString> for BorrowedStr {}
 
 /// Reads a size header of `kind`.
-#[inline]
+#[inline(always)]
 pub(crate) fn read_length(kind: LengthKind, reader: &mut Reader<'_>) -> Result<usize, DecodeError> {
     let start = reader.offset();
     let value: u64 = match kind {

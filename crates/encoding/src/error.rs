@@ -61,19 +61,34 @@ pub enum DecodeErrorKind {
 // so equality is an equivalence on the values this enum carries.
 impl Eq for DecodeErrorKind {}
 
-/// A decode failure at a byte offset of the input.
+/// What a decode failure holds: the rule broken and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
+pub struct DecodeErrorInfo {
     /// What rule the input broke.
     pub kind: DecodeErrorKind,
     /// The offset, in bytes from the start of the input, where it was detected.
     pub offset: usize,
 }
 
+/// A decode failure at a byte offset of the input; `error.kind` and `error.offset` read its
+/// [`DecodeErrorInfo`]. It is one pointer, so that every `Result` on the decode path stays
+/// small (a `Result<i32, DecodeError>` comes back in registers); errors are the cold path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(Box<DecodeErrorInfo>);
+
+impl std::ops::Deref for DecodeError {
+    type Target = DecodeErrorInfo;
+
+    fn deref(&self) -> &DecodeErrorInfo {
+        &self.0
+    }
+}
+
 impl DecodeError {
     /// A new error of `kind` at `offset`.
+    #[cold]
     pub fn new(kind: DecodeErrorKind, offset: usize) -> Self {
-        DecodeError { kind, offset }
+        DecodeError(Box::new(DecodeErrorInfo { kind, offset }))
     }
 
     /// The data-encoding name of the error kind, e.g. `Not_enough_data`.
@@ -190,19 +205,34 @@ pub enum EncodeErrorKind {
 // As for `DecodeErrorKind`: the floats carried are compared as values, never NaN-sensitive keys.
 impl Eq for EncodeErrorKind {}
 
-/// A serialisation failure, at an offset of the output buffer.
+/// What a serialisation failure holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodeError {
+pub struct EncodeErrorInfo {
     /// What the value broke.
     pub kind: EncodeErrorKind,
     /// How many bytes the output held when the failure was detected.
     pub offset: usize,
 }
 
+/// A serialisation failure; `error.kind` and `error.offset` read its [`EncodeErrorInfo`]. One
+/// pointer, so that `Result<(), EncodeError>` is one word returned in a register on every
+/// level of the write path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError(Box<EncodeErrorInfo>);
+
+impl std::ops::Deref for EncodeError {
+    type Target = EncodeErrorInfo;
+
+    fn deref(&self) -> &EncodeErrorInfo {
+        &self.0
+    }
+}
+
 impl EncodeError {
     /// A new error of `kind` at output `offset`.
+    #[cold]
     pub fn new(kind: EncodeErrorKind, offset: usize) -> Self {
-        EncodeError { kind, offset }
+        EncodeError(Box::new(EncodeErrorInfo { kind, offset }))
     }
 }
 

@@ -75,7 +75,10 @@ pub use collection::{
 pub use conv::{boxed, conv, conv_with_guard, convert, Convert};
 pub use describe::{JsonRepr, LengthKind, Schema, TagSize};
 pub use encoding::Encoding;
-pub use error::{BuildError, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+pub use error::{
+    BuildError, DecodeError, DecodeErrorInfo, DecodeErrorKind, EncodeError, EncodeErrorInfo,
+    EncodeErrorKind,
+};
 pub use json::JsonError;
 pub use layout::{Layout, SizeClass};
 pub use primitive::{

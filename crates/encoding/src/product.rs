@@ -336,6 +336,10 @@ macro_rules! products {
                     reader.ensure(size_bytes)?;
                 }
                 let split = self.plan.split;
+                if split.is_none() {
+                    // The common case: no element is read in a shortened region.
+                    return Ok(($(self.elements.$index.read(reader)?,)+));
+                }
                 Ok(($(
                     read_split(split, $index, reader, |reader| self.elements.$index.read(reader))?,
                 )+))
@@ -366,6 +370,10 @@ macro_rules! products {
                     reader.ensure(size_bytes)?;
                 }
                 let split = self.plan.split;
+                if split.is_none() {
+                    // The common case: no element is read in a shortened region.
+                    return Ok(($(self.fields.$index.read(reader)?,)+));
+                }
                 Ok(($(
                     read_split(split, $index, reader, |reader| self.fields.$index.read(reader))?,
                 )+))

@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(reader.take(2).unwrap(), &[1, 2]);
         let error = reader.take(2).unwrap_err();
         assert_eq!(
-            (error.kind, error.offset),
+            (error.kind.clone(), error.offset),
             (DecodeErrorKind::NotEnoughData, 2)
         );
         assert_eq!(reader.take(1).unwrap(), &[3]);

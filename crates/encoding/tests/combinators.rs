@@ -205,7 +205,7 @@ fn recursive_tree_round_trip() {
     assert_eq!(encoding.to_json(&tree).unwrap(), json!(["-1", ["2", "3"]]));
     let error = encoding.decode(&[7]).unwrap_err();
     assert_eq!(
-        (error.kind, error.offset),
+        (error.kind.clone(), error.offset),
         (DecodeErrorKind::UnexpectedTag(7), 0)
     );
 }
@@ -222,14 +222,12 @@ fn recursion_depth_100000_is_a_typed_error() {
         }
     );
     // The JSON interpreter follows the same limit.
-    let error = encoding.schema();
-    let json_error = kestrel_encoding::json::binary_to_json(&error, &input).unwrap_err();
+    let schema = encoding.schema();
+    let json_error = kestrel_encoding::json::binary_to_json(&schema, &input).unwrap_err();
     assert!(matches!(
         json_error,
-        kestrel_encoding::JsonError::Decode(kestrel_encoding::DecodeError {
-            kind: DecodeErrorKind::DepthLimitExceeded { .. },
-            ..
-        })
+        kestrel_encoding::JsonError::Decode(error)
+            if matches!(error.kind, DecodeErrorKind::DepthLimitExceeded { .. })
     ));
     // Just inside the limit decodes (the root is level 1, each node one more).
     let input = deep_tree_bytes(DEFAULT_MAX_DEPTH - 2);
@@ -615,9 +613,63 @@ fn json_mapping() {
     let error = uint8().decode_json(&json!(256), &mut buffer).unwrap_err();
     assert!(matches!(
         error,
-        kestrel_encoding::JsonError::Encode(kestrel_encoding::EncodeError {
-            kind: EncodeErrorKind::InvalidInt { .. },
-            ..
-        })
+        kestrel_encoding::JsonError::Encode(error)
+            if matches!(error.kind, EncodeErrorKind::InvalidInt { .. })
     ));
+}
+
+#[test]
+fn binary_layout_of_the_block_header() {
+    let layout = block_header_encoding().unwrap().schema().binary_layout();
+    let expected_rows = [
+        "| level                 | 4 bytes  | signed 32-bit integer   |",
+        "| proto                 | 1 byte   | unsigned 8-bit integer  |",
+        "| predecessor           | 32 bytes | bytes                   |",
+        "| timestamp             | 8 bytes  | signed 64-bit integer   |",
+        "| # bytes in next field | 4 bytes  | unsigned 30-bit integer |",
+        "| fitness               | Variable | sequence of bytes       |",
+        "| protocol_data         | Variable | bytes                   |",
+    ];
+    for row in expected_rows {
+        assert!(layout.contains(row), "missing {row:?} in\n{layout}");
+    }
+    assert!(layout
+        .starts_with("+-----------------------+----------+-------------------------+\n| Name "));
+}
+
+#[test]
+fn schemas_of_a_recursive_union() {
+    let schema = tree_encoding().schema();
+    let layout = schema.binary_layout();
+    assert!(
+        layout.contains("tree (Determined from data, 8-bit tag)"),
+        "{layout}"
+    );
+    assert!(layout.contains("Node (tag 1)"), "{layout}");
+    assert!(
+        layout.contains("| Unnamed field 0 | Determined from data | $tree"),
+        "{layout}"
+    );
+    let json_schema = schema.json_schema();
+    assert_eq!(json_schema["$ref"], json!("#/definitions/tree"));
+    assert_eq!(
+        json_schema["definitions"]["tree"]["oneOf"][1]["items"][0]["$ref"],
+        json!("#/definitions/tree")
+    );
+    let object = obj((
+        req("a", uint8()),
+        opt("b", n()),
+        dft("c", int8(), &-1).unwrap(),
+    ))
+    .unwrap()
+    .schema();
+    let json_schema = object.json_schema();
+    assert_eq!(json_schema["required"], json!(["a"]));
+    assert_eq!(json_schema["properties"]["c"]["default"], json!(-1));
+    let layout = object.binary_layout();
+    assert!(
+        layout.contains("| ? presence of field \"b\" | 1 byte "),
+        "{layout}"
+    );
+    assert!(layout.contains("N.t\n***"), "{layout}");
 }

@@ -1,0 +1,332 @@
+//! `kestrel-encoding` against its peers, one criterion group per workload shape:
+//!
+//! - `encoding/tree`: a binary tree of 2^20 nodes as a recursive union (`Leaf of int64 |
+//!   Node of tree * tree`), encode and decode, against a hand-written codec of the same bytes
+//!   (the best a person could write for this one type; it also counts depth, as Kestrel does).
+//! - `encoding/block_header`: the real 206-byte Tezos block header of the P2P test data, decode
+//!   and encode, against `tezos_data_encoding` 0.6.0 with its derived `NomReader`/`BinWriter`.
+//!
+//! Both sides produce and accept the same bytes; the setup asserts it before measuring.
+
+// criterion's `criterion_group!` generates an undocumented function.
+#![allow(missing_docs)]
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kestrel_encoding::{
+    boxed, bytes, case, convert, fixed_bytes, int32, int64, list, mu, obj, req, tup, uint8, union,
+    variable_bytes, BuildError, Convert, Encoding, Mu, TagSize,
+};
+use tezos_data_encoding::enc::BinWriter;
+use tezos_data_encoding::nom::NomReader;
+
+// ---------------------------------------------------------------------------------------------
+// Workload 1: a recursive union.
+
+#[derive(Debug, PartialEq)]
+enum Tree {
+    Leaf(i64),
+    Node((Box<Tree>, Box<Tree>)),
+}
+
+fn tree_encoding() -> Result<Mu<Tree>, BuildError> {
+    mu("tree", |tree| {
+        union(
+            TagSize::Uint8,
+            (
+                case(
+                    0,
+                    "Leaf",
+                    int64(),
+                    |t: &Tree| match t {
+                        Tree::Leaf(value) => Some(value),
+                        Tree::Node(_) => None,
+                    },
+                    Tree::Leaf,
+                ),
+                case(
+                    1,
+                    "Node",
+                    tup((boxed(tree), boxed(tree)))?,
+                    |t: &Tree| match t {
+                        Tree::Node(children) => Some(children),
+                        Tree::Leaf(_) => None,
+                    },
+                    Tree::Node,
+                ),
+            ),
+        )
+    })
+}
+
+/// A complete tree of `2^levels - 1` nodes.
+fn build_tree(levels: u32, next_leaf: &mut i64) -> Tree {
+    if levels == 1 {
+        *next_leaf += 1;
+        return Tree::Leaf(*next_leaf);
+    }
+    Tree::Node((
+        Box::new(build_tree(levels - 1, next_leaf)),
+        Box::new(build_tree(levels - 1, next_leaf)),
+    ))
+}
+
+/// The hand-written baseline: the same bytes, written directly for this one type.
+mod baseline {
+    use super::Tree;
+
+    /// The same depth limit as Kestrel's default, checked the same way.
+    const MAX_DEPTH: usize = kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
+
+    #[derive(Debug)]
+    pub enum Error {
+        NotEnoughData,
+        UnexpectedTag,
+        TooDeep,
+        ExtraBytes,
+    }
+
+    pub fn encode(tree: &Tree, out: &mut Vec<u8>) {
+        match tree {
+            Tree::Leaf(value) => {
+                out.push(0);
+                out.extend_from_slice(&value.to_be_bytes());
+            }
+            Tree::Node((left, right)) => {
+                out.push(1);
+                encode(left, out);
+                encode(right, out);
+            }
+        }
+    }
+
+    fn read(input: &[u8], offset: &mut usize, depth: usize) -> Result<Tree, Error> {
+        if depth >= MAX_DEPTH {
+            return Err(Error::TooDeep);
+        }
+        let tag = *input.get(*offset).ok_or(Error::NotEnoughData)?;
+        *offset += 1;
+        match tag {
+            0 => {
+                let bytes = input
+                    .get(*offset..*offset + 8)
+                    .ok_or(Error::NotEnoughData)?;
+                *offset += 8;
+                let mut array = [0u8; 8];
+                array.copy_from_slice(bytes);
+                Ok(Tree::Leaf(i64::from_be_bytes(array)))
+            }
+            1 => {
+                let left = read(input, offset, depth + 1)?;
+                let right = read(input, offset, depth + 1)?;
+                Ok(Tree::Node((Box::new(left), Box::new(right))))
+            }
+            _ => Err(Error::UnexpectedTag),
+        }
+    }
+
+    pub fn decode(input: &[u8]) -> Result<Tree, Error> {
+        let mut offset = 0;
+        let tree = read(input, &mut offset, 0)?;
+        if offset != input.len() {
+            return Err(Error::ExtraBytes);
+        }
+        Ok(tree)
+    }
+}
+
+fn tree_benchmarks(c: &mut Criterion) {
+    // 2^20 - 1 nodes: 2^19 leaves and 2^19 - 1 inner nodes.
+    const LEVELS: u32 = 20;
+    let encoding = tree_encoding().expect("tree encoding builds");
+    let tree = build_tree(LEVELS, &mut 0);
+    let bytes = encoding.encode(&tree).expect("tree encodes");
+    let mut baseline_bytes = Vec::new();
+    baseline::encode(&tree, &mut baseline_bytes);
+    assert_eq!(bytes, baseline_bytes, "both codecs write the same bytes");
+    assert_eq!(encoding.decode(&bytes).expect("decodes"), tree);
+    assert_eq!(baseline::decode(&bytes).expect("decodes"), tree);
+
+    let mut group = c.benchmark_group("encoding/tree");
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.sample_size(10);
+    let mut buffer = Vec::with_capacity(bytes.len());
+    group.bench_function(BenchmarkId::new("encode", "kestrel"), |b| {
+        b.iter(|| {
+            buffer.clear();
+            encoding
+                .encode_into(black_box(&tree), &mut buffer)
+                .expect("encodes");
+            black_box(buffer.len())
+        })
+    });
+    group.bench_function(BenchmarkId::new("encode", "baseline"), |b| {
+        b.iter(|| {
+            buffer.clear();
+            baseline::encode(black_box(&tree), &mut buffer);
+            black_box(buffer.len())
+        })
+    });
+    group.bench_function(BenchmarkId::new("decode", "kestrel"), |b| {
+        b.iter(|| encoding.decode(black_box(&bytes)).expect("decodes"))
+    });
+    group.bench_function(BenchmarkId::new("decode", "baseline"), |b| {
+        b.iter(|| baseline::decode(black_box(&bytes)).expect("decodes"))
+    });
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload 2: the shell block header.
+
+#[derive(Debug, PartialEq)]
+struct BlockHeader<'a> {
+    level: i32,
+    proto: u8,
+    predecessor: [u8; 32],
+    timestamp: i64,
+    validation_pass: u8,
+    operations_hash: [u8; 32],
+    fitness: Vec<&'a [u8]>,
+    context: [u8; 32],
+    protocol_data: &'a [u8],
+}
+
+type BlockHeaderRepr<'a> = (
+    i32,
+    u8,
+    [u8; 32],
+    i64,
+    u8,
+    [u8; 32],
+    Vec<&'a [u8]>,
+    [u8; 32],
+    &'a [u8],
+);
+
+struct BlockHeaderConvert;
+
+impl<R> Convert<R> for BlockHeaderConvert
+where
+    R: for<'a> Encoding<Value<'a> = BlockHeaderRepr<'a>>,
+{
+    type Value<'a> = BlockHeader<'a>;
+
+    fn from_repr<'a>(repr: BlockHeaderRepr<'a>) -> Result<BlockHeader<'a>, String>
+    where
+        Self: 'a,
+    {
+        Ok(BlockHeader {
+            level: repr.0,
+            proto: repr.1,
+            predecessor: repr.2,
+            timestamp: repr.3,
+            validation_pass: repr.4,
+            operations_hash: repr.5,
+            fitness: repr.6,
+            context: repr.7,
+            protocol_data: repr.8,
+        })
+    }
+
+    fn to_repr<'r>(header: &'r BlockHeader<'_>) -> BlockHeaderRepr<'r> {
+        (
+            header.level,
+            header.proto,
+            header.predecessor,
+            header.timestamp,
+            header.validation_pass,
+            header.operations_hash,
+            header.fitness.clone(),
+            header.context,
+            header.protocol_data,
+        )
+    }
+}
+
+fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHeader<'a>>, BuildError>
+{
+    let repr = obj((
+        req("level", int32()),
+        req("proto", uint8()),
+        req("predecessor", fixed_bytes::<32>()),
+        req("timestamp", int64()),
+        req("validation_pass", uint8()),
+        req("operations_hash", fixed_bytes::<32>()),
+        req("fitness", list(bytes())?),
+        req("context", fixed_bytes::<32>()),
+        req("protocol_data", variable_bytes()),
+    ))?;
+    Ok(convert::<BlockHeaderConvert, _>(repr))
+}
+
+/// The peer's block header, with its derives (the layout of tezedge's `BlockHeader`).
+#[derive(Debug, PartialEq, NomReader, BinWriter)]
+struct PeerBlockHeader {
+    level: i32,
+    proto: u8,
+    #[encoding(sized = "32", bytes)]
+    predecessor: Vec<u8>,
+    timestamp: i64,
+    validation_pass: u8,
+    #[encoding(sized = "32", bytes)]
+    operations_hash: Vec<u8>,
+    #[encoding(dynamic, list, dynamic, bytes)]
+    fitness: Vec<Vec<u8>>,
+    #[encoding(sized = "32", bytes)]
+    context: Vec<u8>,
+    #[encoding(bytes)]
+    protocol_data: Vec<u8>,
+}
+
+fn block_header_benchmarks(c: &mut Criterion) {
+    let Some(path) =
+        kestrel_testdata::require("encoding/p2p/block-header.msg", "block_header_benchmarks")
+    else {
+        return;
+    };
+    let input = std::fs::read(path).expect("block header readable");
+    let encoding = block_header_encoding().expect("block header encoding builds");
+    let header = encoding.decode(&input).expect("decodes");
+    let (rest, peer_header) = PeerBlockHeader::nom_read(&input).expect("peer decodes");
+    assert!(rest.is_empty());
+    assert_eq!(peer_header.level, header.level);
+    assert_eq!(peer_header.protocol_data, header.protocol_data);
+    let mut peer_bytes = Vec::new();
+    peer_header
+        .bin_write(&mut peer_bytes)
+        .expect("peer encodes");
+    assert_eq!(peer_bytes, input);
+    assert_eq!(encoding.encode(&header).expect("encodes"), input);
+
+    let mut group = c.benchmark_group("encoding/block_header");
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    group.bench_function(BenchmarkId::new("decode", "kestrel"), |b| {
+        b.iter(|| encoding.decode(black_box(&input)).expect("decodes"))
+    });
+    group.bench_function(BenchmarkId::new("decode", "tezos_data_encoding"), |b| {
+        b.iter(|| PeerBlockHeader::nom_read(black_box(&input)).expect("decodes"))
+    });
+    let mut buffer = Vec::with_capacity(input.len());
+    group.bench_function(BenchmarkId::new("encode", "kestrel"), |b| {
+        b.iter(|| {
+            buffer.clear();
+            encoding
+                .encode_into(black_box(&header), &mut buffer)
+                .expect("encodes");
+            black_box(buffer.len())
+        })
+    });
+    group.bench_function(BenchmarkId::new("encode", "tezos_data_encoding"), |b| {
+        b.iter(|| {
+            buffer.clear();
+            black_box(&peer_header)
+                .bin_write(&mut buffer)
+                .expect("encodes");
+            black_box(buffer.len())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, tree_benchmarks, block_header_benchmarks);
+criterion_main!(benches);
