@@ -74,13 +74,23 @@ pub fn to_text_indented_wrapped(node: &Node) -> String {
 
 /// Prints a script (a toplevel sequence such as `parameter ..; storage ..; code ..`) the way
 /// `.tz` files are written: each toplevel item in Octez's unwrapped layout, separated by `;` and a
-/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item.
+/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item;
+/// a sequence whose only item is a sequence is printed braced, so that it parses back unchanged.
 pub fn to_script_text(node: &Node) -> String {
     let mut out = String::new();
     let items: &[Node] = match &node.kind {
         NodeKind::Seq(items) => items,
         _ => std::slice::from_ref(node),
     };
+    if let [only] = items {
+        if matches!(only.kind, NodeKind::Seq(_)) {
+            // A toplevel whose only item is a sequence would read back as that sequence's items
+            // (see `parse_toplevel`): keep the outer braces so it reads back unchanged.
+            write_indented(&mut out, node, Wrapping::Unwrapped, 0);
+            out.push('\n');
+            return out;
+        }
+    }
     for item in items {
         write_indented(&mut out, item, Wrapping::Unwrapped, 0);
         out.push_str(";\n");
@@ -502,6 +512,11 @@ mod tests {
             to_text_indented(&script),
             "{ parameter unit ; storage unit ; code { CDR } }"
         );
+        // Found by fuzzing: a toplevel whose only item is a sequence keeps its braces.
+        let nested = crate::parse::parse_toplevel("{{\"\"}}").unwrap_or_else(|e| panic!("{e}"));
+        let printed = to_script_text(&nested);
+        assert_eq!(printed, "{ { \"\" } }\n");
+        assert_eq!(crate::parse::parse_toplevel(&printed), Ok(nested));
     }
 
     #[test]
