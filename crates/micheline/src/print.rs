@@ -113,6 +113,25 @@ pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_
     .run(node, wrapping, &sizes);
 }
 
+/// Prints a stack the way `octez-client run script --trace-stack` does after each
+/// `- location: N (...)` line: `[ e1` then every other element on its own line aligned after
+/// `[ `, then ` ]`; each element in the wrapped layout; `[  ]` for the empty stack.
+/// `indent_columns` is the column where `[` is written (4 in Octez traces), so continuation lines
+/// are aligned for that position. The top of the stack is the first element.
+pub fn to_trace_stack_text(elements: &[Node], indent_columns: usize) -> String {
+    let mut out = String::from("[ ");
+    let element_column = indent_columns + 2;
+    for (index, element) in elements.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', element_column));
+        }
+        write_indented(&mut out, element, Wrapping::Wrapped, element_column);
+    }
+    out.push_str(" ]");
+    out
+}
+
 /// Appends `node` on one line to `out`.
 pub fn write_single_line(out: &mut String, node: &Node, wrapping: Wrapping) {
     let mut tasks = vec![Task::Node(node, wrapping == Wrapping::Wrapped)];
