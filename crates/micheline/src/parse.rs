@@ -488,7 +488,9 @@ impl<'a> Parser<'a> {
                 Some(b'/') if self.peek_byte(1) == Some(b'*') => {
                     let start = self.position;
                     self.position += 2;
-                    loop {
+                    // Block comments nest, as in Octez's lexer: `/* a /* b */ c */` is one comment.
+                    let mut open_count = 1usize;
+                    while open_count > 0 {
                         match self.peek_byte(0) {
                             None => {
                                 return Err(ParseError::new(
@@ -498,7 +500,11 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'*') if self.peek_byte(1) == Some(b'/') => {
                                 self.position += 2;
-                                break;
+                                open_count -= 1;
+                            }
+                            Some(b'/') if self.peek_byte(1) == Some(b'*') => {
+                                self.position += 2;
+                                open_count += 1;
                             }
                             Some(_) => self.position += 1,
                         }
@@ -744,6 +750,10 @@ mod tests {
             "# comment\n/* block */ Unit",
             Node::prim(Prim::D_Unit, vec![]),
         );
+        check(
+            "/* outer /* inner */ still a comment */ Unit",
+            Node::prim(Prim::D_Unit, vec![]),
+        );
     }
 
     #[test]
@@ -763,6 +773,7 @@ mod tests {
     #[test]
     fn errors_with_positions() {
         check_error("\"abc", ParseErrorKind::UnterminatedString);
+        check_error("/* a /* b */ Unit", ParseErrorKind::UnterminatedComment);
         check_error("0xabc", ParseErrorKind::InvalidBytes);
         check_error("12ab", ParseErrorKind::InvalidInt);
         check_error("{ DROP DROP", ParseErrorKind::UnexpectedEnd);
