@@ -171,7 +171,8 @@ enum Token {
     Int(BigInt),
     String(String),
     Bytes(Vec<u8>),
-    Ident(String),
+    /// A primitive name, looked up in the table as it is lexed (no allocation for table names).
+    Ident(PrimName),
     Annot(String),
     OpenBrace,
     CloseBrace,
@@ -187,7 +188,7 @@ impl Token {
             Token::Int(value) => format!("integer {value}"),
             Token::String(_) => "string".to_string(),
             Token::Bytes(_) => "bytes".to_string(),
-            Token::Ident(name) => format!("primitive {name}"),
+            Token::Ident(name) => format!("primitive {}", name.as_str()),
             Token::Annot(annot) => format!("annotation {annot}"),
             Token::OpenBrace => "'{'".to_string(),
             Token::CloseBrace => "'}'".to_string(),
@@ -218,7 +219,7 @@ enum Frame {
     App {
         start: usize,
         end: usize,
-        name: String,
+        name: PrimName,
         annots: Vec<String>,
         args: Vec<Node>,
     },
@@ -275,7 +276,7 @@ impl<'a> Parser<'a> {
                     }
                     Token::Ident(name) => {
                         atom = Some(Node::new(NodeKind::Prim {
-                            name: PrimName::new(&name),
+                            name,
                             args: Vec::new(),
                             annots: Vec::new(),
                         }))
@@ -384,12 +385,7 @@ impl<'a> Parser<'a> {
                         let end = args.last().map(|arg| arg.span.end as usize).unwrap_or(end);
                         let span = Span::new(start, end);
                         self.count_node(span)?;
-                        Node::new(NodeKind::Prim {
-                            name: PrimName::new(&name),
-                            args,
-                            annots,
-                        })
-                        .with_span(span)
+                        Node::new(NodeKind::Prim { name, args, annots }).with_span(span)
                     }
                 };
                 if stack.is_empty() {
@@ -420,7 +416,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn open_app(name: String, span: Span) -> Frame {
+    fn open_app(name: PrimName, span: Span) -> Frame {
         Frame::App {
             start: span.start as usize,
             end: span.end as usize,
@@ -553,7 +549,7 @@ impl<'a> Parser<'a> {
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                 self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
-                Token::Ident(self.source[start..self.position].to_string())
+                Token::Ident(PrimName::new(&self.source[start..self.position]))
             }
             _ => {
                 let character = self.source[start..].chars().next().unwrap_or('\u{fffd}');
