@@ -591,6 +591,12 @@ impl<'a> Parser<'a> {
             ));
         }
         let text = &self.source[start..self.position];
+        // Most literals fit an i64; parsing them directly skips BigInt's general radix parser.
+        if self.position - digits_start <= 18 {
+            if let Ok(small) = text.parse::<i64>() {
+                return Ok(Token::Int(BigInt::from(small)));
+            }
+        }
         text.parse::<BigInt>().map(Token::Int).map_err(|_| {
             ParseError::new(ParseErrorKind::InvalidInt, Span::new(start, self.position))
         })
