@@ -23,6 +23,10 @@
 //! Continuation lines can be shifted right by a fixed indentation, which is what Octez does when
 //! it embeds an expression in an outer box (`storage\n  ...`, the `[ ... ]` of a trace stack).
 //!
+//! Callers printing untrusted values should know that the indented layout, like Octez's, can be
+//! quadratic in the nesting depth (each level of a long-named application indents its arguments
+//! by 2 more columns); [`to_text_single_line`] is linear.
+//!
 //! Octez's formatter gives up beyond 99,999 nested boxes or 99,999 columns of indentation (it
 //! prints `.` or forces line breaks); this printer does not imitate those degenerate cases: it
 //! keeps the same rules at any depth. Nothing here recurses: sizes are computed over a prefix-order
