@@ -231,16 +231,18 @@ pub fn decode_prefix(
     Ok(node)
 }
 
-/// A node being decoded, waiting for its children.
+/// A node being decoded, waiting for its children. Finished children wait on the decoder's
+/// shared value stack from `first_child` on, so each node's child vector is allocated once, at
+/// its exact size, when the node completes.
 enum Frame {
     /// A sequence whose items end at `end`.
-    Seq { end: usize, items: Vec<Node> },
+    Seq { end: usize, first_child: usize },
     /// An application with a fixed argument count (tags 5 to 8).
     Fixed {
         prim: Prim,
         arg_count: usize,
         has_annots: bool,
-        args: Vec<Node>,
+        first_child: usize,
         /// The end of the enclosing region (inherited: a fixed application has no length).
         end: usize,
     },
@@ -248,7 +250,7 @@ enum Frame {
     Generic {
         prim: Prim,
         args_end: usize,
-        args: Vec<Node>,
+        first_child: usize,
         /// The end of the enclosing region, for the annotations after the arguments.
         end: usize,
     },
@@ -278,44 +280,41 @@ impl Decoder<'_> {
 
     fn run(&mut self) -> Result<Node, DecodeError> {
         let mut stack: Vec<Frame> = Vec::new();
+        let mut values: Vec<Node> = Vec::new();
         loop {
             // Finish every frame whose children are complete, handing each result up.
-            let mut finished: Option<Node> = None;
-            loop {
-                let complete = match stack.last() {
-                    None => false,
-                    Some(Frame::Seq { end, .. }) => self.offset >= *end,
-                    Some(Frame::Fixed {
-                        arg_count, args, ..
-                    }) => args.len() == *arg_count,
-                    Some(Frame::Generic { args_end, .. }) => self.offset >= *args_end,
+            while let Some(top) = stack.last() {
+                let complete = match top {
+                    Frame::Seq { end, .. } => self.offset >= *end,
+                    Frame::Fixed {
+                        arg_count,
+                        first_child,
+                        ..
+                    } => values.len() - first_child == *arg_count,
+                    Frame::Generic { args_end, .. } => self.offset >= *args_end,
                 };
-                if let Some(node) = finished.take() {
-                    Self::deliver(&mut stack, node);
-                    continue;
-                }
                 if !complete {
                     break;
                 }
                 let Some(frame) = stack.pop() else {
                     unreachable!("a complete frame was just inspected")
                 };
-                let node = self.finish(frame)?;
+                let node = self.finish(frame, &mut values)?;
                 if stack.is_empty() {
                     return Ok(node);
                 }
-                finished = Some(node);
+                values.push(node);
             }
             let end = stack
                 .last()
                 .map(Frame::child_end)
                 .unwrap_or(self.input.len());
-            match self.read_node(end)? {
+            match self.read_node(end, values.len())? {
                 Step::Leaf(node) => {
                     if stack.is_empty() {
                         return Ok(node);
                     }
-                    Self::deliver(&mut stack, node);
+                    values.push(node);
                 }
                 Step::Open(frame) => {
                     if stack.len() >= self.limits.max_depth {
@@ -327,28 +326,21 @@ impl Decoder<'_> {
         }
     }
 
-    /// Hands a finished child to its parent frame.
-    fn deliver(stack: &mut [Frame], node: Node) {
-        match stack.last_mut() {
-            Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Fixed { args, .. } | Frame::Generic { args, .. }) => args.push(node),
-            None => unreachable!("deliver is called with a parent on the stack"),
-        }
-    }
-
-    /// Builds the node of a frame whose children are all read (reading trailing annotations).
-    fn finish(&mut self, frame: Frame) -> Result<Node, DecodeError> {
+    /// Builds the node of a frame whose children are all read (reading trailing annotations),
+    /// taking its children off the value stack.
+    fn finish(&mut self, frame: Frame, values: &mut Vec<Node>) -> Result<Node, DecodeError> {
         match frame {
-            Frame::Seq { end, items } => {
+            Frame::Seq { end, first_child } => {
                 if self.offset != end {
                     return Err(self.error(DecodeErrorKind::NotEnoughData, end));
                 }
+                let items: Vec<Node> = values.drain(first_child..).collect();
                 Ok(Node::new(NodeKind::Seq(items)))
             }
             Frame::Fixed {
                 prim,
                 has_annots,
-                args,
+                first_child,
                 end,
                 ..
             } => {
@@ -357,18 +349,20 @@ impl Decoder<'_> {
                 } else {
                     Vec::new()
                 };
+                let args: Vec<Node> = values.drain(first_child..).collect();
                 Ok(prim_node(prim, args, annots))
             }
             Frame::Generic {
                 prim,
                 args_end,
-                args,
+                first_child,
                 end,
             } => {
                 if self.offset != args_end {
                     return Err(self.error(DecodeErrorKind::NotEnoughData, args_end));
                 }
                 let annots = self.read_annots(end)?;
+                let args: Vec<Node> = values.drain(first_child..).collect();
                 Ok(prim_node(prim, args, annots))
             }
         }
@@ -439,7 +433,7 @@ impl Decoder<'_> {
                 let text = String::from_utf8_lossy(piece).into_owned();
                 return Err(self.error(DecodeErrorKind::InvalidAnnotation(text), at + 4 + start));
             }
-            // Valid annotations are ASCII, hence UTF-8.
+            // Valid annotations are ASCII, hence UTF-8: the lossy conversion never replaces.
             annots.push(String::from_utf8_lossy(piece).into_owned());
             start += piece.len() + 1;
         }
@@ -447,7 +441,7 @@ impl Decoder<'_> {
     }
 
     /// Reads one node: a leaf entirely, or the head of a node with children as a new frame.
-    fn read_node(&mut self, end: usize) -> Result<Step, DecodeError> {
+    fn read_node(&mut self, end: usize, first_child: usize) -> Result<Step, DecodeError> {
         let at = self.offset;
         self.count_node(at)?;
         let tag = self.read_u8(end)?;
@@ -485,7 +479,7 @@ impl Decoder<'_> {
                 let seq_end = self.read_length(end)?;
                 Step::Open(Frame::Seq {
                     end: seq_end,
-                    items: Vec::new(),
+                    first_child,
                 })
             }
             TAG_PRIM_0 => Step::Leaf(prim_node(self.read_prim(end)?, Vec::new(), Vec::new())),
@@ -501,7 +495,7 @@ impl Decoder<'_> {
                     prim,
                     arg_count,
                     has_annots: tag == TAG_PRIM_1_ANNOTS || tag == TAG_PRIM_2_ANNOTS,
-                    args: Vec::with_capacity(arg_count),
+                    first_child,
                     end,
                 })
             }
@@ -511,7 +505,7 @@ impl Decoder<'_> {
                 Step::Open(Frame::Generic {
                     prim,
                     args_end,
-                    args: Vec::new(),
+                    first_child,
                     end,
                 })
             }

@@ -22,6 +22,7 @@ use crate::node::{Node, NodeKind};
 use crate::parse::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_NODE_COUNT};
 use crate::prim::PrimName;
 use num_bigint::BigInt;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Largest JSON input accepted by default, in bytes: 1 GiB, the same order as the largest binary
@@ -257,6 +258,7 @@ pub fn from_json_str_with(source: &str, limits: JsonLimits) -> Result<Node, Json
         });
     }
     Reader {
+        source,
         bytes: source.as_bytes(),
         position: 0,
         limits,
@@ -279,7 +281,7 @@ enum Frame {
 #[derive(Default)]
 struct ObjectFields {
     start: usize,
-    prim: Option<String>,
+    prim: Option<PrimName>,
     args: Option<Vec<Node>>,
     annots: Option<Vec<String>>,
     int: Option<BigInt>,
@@ -300,6 +302,7 @@ enum State {
 }
 
 struct Reader<'a> {
+    source: &'a str,
     bytes: &'a [u8],
     position: usize,
     limits: JsonLimits,
@@ -308,7 +311,7 @@ struct Reader<'a> {
     depth: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn error(&self, kind: JsonErrorKind) -> JsonError {
         JsonError {
             kind,
@@ -471,19 +474,19 @@ impl Reader<'_> {
         let Some(Frame::Object(fields)) = stack.last_mut() else {
             unreachable!("members are read only inside objects")
         };
-        let duplicate = || Self::error_at(JsonErrorKind::DuplicateField(key.clone()), key_at);
-        match key.as_str() {
+        let duplicate = || Self::error_at(JsonErrorKind::DuplicateField(key.to_string()), key_at);
+        match key.as_ref() {
             "prim" => {
                 if fields.prim.is_some() {
                     return Err(duplicate());
                 }
-                fields.prim = Some(self.read_string_field("prim")?);
+                fields.prim = Some(PrimName::new(&self.read_string_field("prim")?));
             }
             "string" => {
                 if fields.string.is_some() {
                     return Err(duplicate());
                 }
-                fields.string = Some(self.read_string_field("string")?);
+                fields.string = Some(self.read_string_field("string")?.into_owned());
             }
             "int" => {
                 if fields.int.is_some() {
@@ -533,12 +536,17 @@ impl Reader<'_> {
                 self.push(stack, Frame::Args { items: Vec::new() })?;
                 return Ok(State::ExpectValue);
             }
-            _ => return Err(Self::error_at(JsonErrorKind::UnknownField(key), key_at)),
+            _ => {
+                return Err(Self::error_at(
+                    JsonErrorKind::UnknownField(key.into_owned()),
+                    key_at,
+                ))
+            }
         }
         Ok(State::ObjectMember { first: false })
     }
 
-    fn read_string_field(&mut self, field: &'static str) -> Result<String, JsonError> {
+    fn read_string_field(&mut self, field: &'static str) -> Result<Cow<'a, str>, JsonError> {
         if self.peek()? != b'"' {
             return Err(self.error(JsonErrorKind::WrongFieldType(field)));
         }
@@ -557,7 +565,7 @@ impl Reader<'_> {
         }
         loop {
             let at = self.position;
-            let annot = self.read_string_field("annots")?;
+            let annot = self.read_string_field("annots")?.into_owned();
             if annot.len() > MAX_ANNOTATION_LENGTH_BYTES || !is_valid_annotation(annot.as_bytes()) {
                 return Err(Self::error_at(JsonErrorKind::InvalidAnnotation(annot), at));
             }
@@ -584,7 +592,7 @@ impl Reader<'_> {
                     return Err(invalid);
                 }
                 Ok(Node::new(NodeKind::Prim {
-                    name: PrimName::new(&name),
+                    name,
                     args: fields.args.unwrap_or_default(),
                     annots: fields.annots.unwrap_or_default(),
                 }))
@@ -606,9 +614,25 @@ impl Reader<'_> {
         }
     }
 
-    /// Reads a JSON string literal at the cursor (which is on its opening quote).
-    fn read_string(&mut self) -> Result<String, JsonError> {
+    /// Reads a JSON string literal at the cursor (which is on its opening quote), borrowing it
+    /// from the input when it has no escape.
+    fn read_string(&mut self) -> Result<Cow<'a, str>, JsonError> {
         self.position += 1;
+        let start = self.position;
+        let plain_end = self.bytes[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .map(|length| start + length);
+        if let Some(end) = plain_end.filter(|&end| self.bytes[end] == b'"') {
+            self.position = end + 1;
+            // `start` and `end` sit next to ASCII quotes, so they are character boundaries.
+            return Ok(Cow::Borrowed(&self.source[start..end]));
+        }
+        self.read_escaped_string().map(Cow::Owned)
+    }
+
+    /// The general path of [`Reader::read_string`], from just after the opening quote.
+    fn read_escaped_string(&mut self) -> Result<String, JsonError> {
         let mut value: Vec<u8> = Vec::new();
         loop {
             let Some(&byte) = self.bytes.get(self.position) else {

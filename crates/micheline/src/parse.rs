@@ -171,7 +171,8 @@ enum Token {
     Int(BigInt),
     String(String),
     Bytes(Vec<u8>),
-    Ident(String),
+    /// A primitive name, looked up in the table as it is lexed (no allocation for table names).
+    Ident(PrimName),
     Annot(String),
     OpenBrace,
     CloseBrace,
@@ -187,7 +188,7 @@ impl Token {
             Token::Int(value) => format!("integer {value}"),
             Token::String(_) => "string".to_string(),
             Token::Bytes(_) => "bytes".to_string(),
-            Token::Ident(name) => format!("primitive {name}"),
+            Token::Ident(name) => format!("primitive {}", name.as_str()),
             Token::Annot(annot) => format!("annotation {annot}"),
             Token::OpenBrace => "'{'".to_string(),
             Token::CloseBrace => "'}'".to_string(),
@@ -218,7 +219,7 @@ enum Frame {
     App {
         start: usize,
         end: usize,
-        name: String,
+        name: PrimName,
         annots: Vec<String>,
         args: Vec<Node>,
     },
@@ -275,7 +276,7 @@ impl<'a> Parser<'a> {
                     }
                     Token::Ident(name) => {
                         atom = Some(Node::new(NodeKind::Prim {
-                            name: PrimName::new(&name),
+                            name,
                             args: Vec::new(),
                             annots: Vec::new(),
                         }))
@@ -384,12 +385,7 @@ impl<'a> Parser<'a> {
                         let end = args.last().map(|arg| arg.span.end as usize).unwrap_or(end);
                         let span = Span::new(start, end);
                         self.count_node(span)?;
-                        Node::new(NodeKind::Prim {
-                            name: PrimName::new(&name),
-                            args,
-                            annots,
-                        })
-                        .with_span(span)
+                        Node::new(NodeKind::Prim { name, args, annots }).with_span(span)
                     }
                 };
                 if stack.is_empty() {
@@ -420,7 +416,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn open_app(name: String, span: Span) -> Frame {
+    fn open_app(name: PrimName, span: Span) -> Frame {
         Frame::App {
             start: span.start as usize,
             end: span.end as usize,
@@ -488,7 +484,9 @@ impl<'a> Parser<'a> {
                 Some(b'/') if self.peek_byte(1) == Some(b'*') => {
                     let start = self.position;
                     self.position += 2;
-                    loop {
+                    // Block comments nest, as in Octez's lexer: `/* a /* b */ c */` is one comment.
+                    let mut open_count = 1usize;
+                    while open_count > 0 {
                         match self.peek_byte(0) {
                             None => {
                                 return Err(ParseError::new(
@@ -498,7 +496,11 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'*') if self.peek_byte(1) == Some(b'/') => {
                                 self.position += 2;
-                                break;
+                                open_count -= 1;
+                            }
+                            Some(b'/') if self.peek_byte(1) == Some(b'*') => {
+                                self.position += 2;
+                                open_count += 1;
                             }
                             Some(_) => self.position += 1,
                         }
@@ -547,7 +549,7 @@ impl<'a> Parser<'a> {
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                 self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
-                Token::Ident(self.source[start..self.position].to_string())
+                Token::Ident(PrimName::new(&self.source[start..self.position]))
             }
             _ => {
                 let character = self.source[start..].chars().next().unwrap_or('\u{fffd}');
@@ -589,6 +591,12 @@ impl<'a> Parser<'a> {
             ));
         }
         let text = &self.source[start..self.position];
+        // Most literals fit an i64; parsing them directly skips BigInt's general radix parser.
+        if self.position - digits_start <= 18 {
+            if let Ok(small) = text.parse::<i64>() {
+                return Ok(Token::Int(BigInt::from(small)));
+            }
+        }
         text.parse::<BigInt>().map(Token::Int).map_err(|_| {
             ParseError::new(ParseErrorKind::InvalidInt, Span::new(start, self.position))
         })
@@ -744,6 +752,10 @@ mod tests {
             "# comment\n/* block */ Unit",
             Node::prim(Prim::D_Unit, vec![]),
         );
+        check(
+            "/* outer /* inner */ still a comment */ Unit",
+            Node::prim(Prim::D_Unit, vec![]),
+        );
     }
 
     #[test]
@@ -763,6 +775,7 @@ mod tests {
     #[test]
     fn errors_with_positions() {
         check_error("\"abc", ParseErrorKind::UnterminatedString);
+        check_error("/* a /* b */ Unit", ParseErrorKind::UnterminatedComment);
         check_error("0xabc", ParseErrorKind::InvalidBytes);
         check_error("12ab", ParseErrorKind::InvalidInt);
         check_error("{ DROP DROP", ParseErrorKind::UnexpectedEnd);

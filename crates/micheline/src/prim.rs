@@ -28,9 +28,29 @@ macro_rules! primitives {
 
             /// The primitive named `name`, if it is in the table.
             pub fn from_name(name: &str) -> Option<Prim> {
-                match name {
-                    $($name => Some(Prim::$variant),)*
-                    _ => None,
+                // An open-addressing hash table built once: a `match` on 158 string literals (or
+                // a binary search) compares names one by one, which dominated the text parser's
+                // profile; here one hash and usually one comparison suffice.
+                static TABLE: std::sync::OnceLock<[u8; NAME_TABLE_SIZE]> =
+                    std::sync::OnceLock::new();
+                let table = TABLE.get_or_init(|| {
+                    let mut table = [EMPTY_SLOT; NAME_TABLE_SIZE];
+                    for prim in ALL_PRIMS {
+                        let mut slot = name_hash(prim.name()) & (NAME_TABLE_SIZE - 1);
+                        while table[slot] != EMPTY_SLOT {
+                            slot = (slot + 1) & (NAME_TABLE_SIZE - 1);
+                        }
+                        table[slot] = prim.tag();
+                    }
+                    table
+                });
+                let mut slot = name_hash(name) & (NAME_TABLE_SIZE - 1);
+                loop {
+                    let prim = Prim::from_tag(table[slot])?;
+                    if prim.name() == name {
+                        return Some(prim);
+                    }
+                    slot = (slot + 1) & (NAME_TABLE_SIZE - 1);
                 }
             }
         }
@@ -201,6 +221,23 @@ primitives! {
     I_GET_ADDRESS_INDEX = "GET_ADDRESS_INDEX",
 }
 
+/// Slots of the name lookup table: a power of two above twice the primitive count, so probes stay
+/// short and an empty slot always ends a probe.
+const NAME_TABLE_SIZE: usize = 512;
+
+/// Marks an empty slot of the name table (no primitive has this tag).
+const EMPTY_SLOT: u8 = u8::MAX;
+
+/// FNV-1a over the name's bytes.
+fn name_hash(name: &str) -> usize {
+    let mut hash: u32 = 0x811c_9dc5;
+    for &byte in name.as_bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash as usize
+}
+
 impl Prim {
     /// The primitive's binary tag (its index in the table).
     pub const fn tag(self) -> u8 {
@@ -281,5 +318,10 @@ mod tests {
         assert_eq!(Prim::I_IS_IMPLICIT_ACCOUNT.tag(), 158);
         assert_eq!(Prim::I_GET_ADDRESS_INDEX.tag(), 160);
         assert_eq!(ALL_PRIMS.len(), 161);
+        assert_eq!(ALL_PRIMS.len(), 158);
+        assert_eq!(Prim::from_name("Stack_elt"), None);
+        assert_eq!(Prim::from_name(""), None);
+        assert_eq!(Prim::from_name("pair"), Some(Prim::T_pair));
+        assert_eq!(Prim::from_name("PAIR"), Some(Prim::I_PAIR));
     }
 }

@@ -23,6 +23,10 @@
 //! Continuation lines can be shifted right by a fixed indentation, which is what Octez does when
 //! it embeds an expression in an outer box (`storage\n  ...`, the `[ ... ]` of a trace stack).
 //!
+//! Callers printing untrusted values should know that the indented layout, like Octez's, can be
+//! quadratic in the nesting depth (each level of a long-named application indents its arguments
+//! by 2 more columns); [`to_text_single_line`] is linear.
+//!
 //! Octez's formatter gives up beyond 99,999 nested boxes or 99,999 columns of indentation (it
 //! prints `.` or forces line breaks); this printer does not imitate those degenerate cases: it
 //! keeps the same rules at any depth. Nothing here recurses: sizes are computed over a prefix-order
@@ -74,13 +78,23 @@ pub fn to_text_indented_wrapped(node: &Node) -> String {
 
 /// Prints a script (a toplevel sequence such as `parameter ..; storage ..; code ..`) the way
 /// `.tz` files are written: each toplevel item in Octez's unwrapped layout, separated by `;` and a
-/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item.
+/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item;
+/// a sequence whose only item is a sequence is printed braced, so that it parses back unchanged.
 pub fn to_script_text(node: &Node) -> String {
     let mut out = String::new();
     let items: &[Node] = match &node.kind {
         NodeKind::Seq(items) => items,
         _ => std::slice::from_ref(node),
     };
+    if let [only] = items {
+        if matches!(only.kind, NodeKind::Seq(_)) {
+            // A toplevel whose only item is a sequence would read back as that sequence's items
+            // (see `parse_toplevel`): keep the outer braces so it reads back unchanged.
+            write_indented(&mut out, node, Wrapping::Unwrapped, 0);
+            out.push('\n');
+            return out;
+        }
+    }
     for item in items {
         write_indented(&mut out, item, Wrapping::Unwrapped, 0);
         out.push_str(";\n");
@@ -92,7 +106,7 @@ pub fn to_script_text(node: &Node) -> String {
 /// `indent_columns` spaces, as when Octez prints the expression inside a box opened at that
 /// column (e.g. 6 for a stack element after `    [ `).
 pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_columns: usize) {
-    let sizes = preformat_sizes(node);
+    let preformat = preformat(node);
     let origin = out.len();
     Printer {
         out,
@@ -100,16 +114,46 @@ pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_
         first_line: true,
         indent_columns,
     }
-    .run(node, wrapping, &sizes);
+    .run(node, wrapping, &preformat);
+}
+
+/// Prints a stack the way `octez-client run script --trace-stack` does after each
+/// `- location: N (...)` line: `[ e1` then every other element on its own line aligned after
+/// `[ `, then ` ]`; each element in the wrapped layout; `[  ]` for the empty stack.
+/// `indent_columns` is the column where `[` is written (4 in Octez traces), so continuation lines
+/// are aligned for that position. The top of the stack is the first element.
+pub fn to_trace_stack_text(elements: &[Node], indent_columns: usize) -> String {
+    let mut out = String::from("[ ");
+    let element_column = indent_columns + 2;
+    for (index, element) in elements.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', element_column));
+        }
+        write_indented(&mut out, element, Wrapping::Wrapped, element_column);
+    }
+    out.push_str(" ]");
+    out
 }
 
 /// Appends `node` on one line to `out`.
 pub fn write_single_line(out: &mut String, node: &Node, wrapping: Wrapping) {
-    let mut tasks = vec![Task::Node(node, wrapping == Wrapping::Wrapped)];
+    write_single_line_with(out, node, wrapping == Wrapping::Wrapped, &mut Vec::new());
+}
+
+/// [`write_single_line`] with a caller-owned task stack, reused across calls by the printer.
+fn write_single_line_with<'a>(
+    out: &mut String,
+    node: &'a Node,
+    wrapped: bool,
+    tasks: &mut Vec<Task<'a>>,
+) {
+    tasks.clear();
+    tasks.push(Task::Node(node, wrapped));
     while let Some(task) = tasks.pop() {
         match task {
             Task::Text(text) => out.push_str(text),
-            Task::Node(node, wrapped) => push_single_line_node(out, &mut tasks, node, wrapped),
+            Task::Node(node, wrapped) => push_single_line_node(out, tasks, node, wrapped),
             Task::Break { .. } | Task::OpenBox | Task::CloseBox => {
                 unreachable!("single-line printing schedules no boxes")
             }
@@ -187,7 +231,9 @@ impl Printer<'_> {
         }
     }
 
-    fn run(&mut self, root: &Node, wrapping: Wrapping, sizes: &[usize]) {
+    fn run(&mut self, root: &Node, wrapping: Wrapping, preformat: &Preformat) {
+        let sizes = &preformat.sizes;
+        let mut single_line_tasks: Vec<Task<'_>> = Vec::new();
         // Sizes are indexed by prefix order; `next_index` follows the printing order, which is
         // prefix order too, so each node's size is found without a map.
         let mut next_index = 0usize;
@@ -221,16 +267,8 @@ impl Printer<'_> {
             let size = sizes.get(next_index).copied().unwrap_or(0);
             if size < SINGLE_LINE_SIZE_LIMIT {
                 // The whole subtree fits on one line: print it and skip its sizes.
-                write_single_line(
-                    self.out,
-                    node,
-                    if wrapped {
-                        Wrapping::Wrapped
-                    } else {
-                        Wrapping::Unwrapped
-                    },
-                );
-                next_index += subtree_node_count(node);
+                write_single_line_with(self.out, node, wrapped, &mut single_line_tasks);
+                next_index += preformat.subtree_node_counts[next_index];
                 continue;
             }
             next_index += 1;
@@ -292,17 +330,6 @@ impl Printer<'_> {
     }
 }
 
-/// The number of nodes in the subtree rooted at `node` (itself included).
-fn subtree_node_count(node: &Node) -> usize {
-    let mut count = 0usize;
-    let mut pending = vec![node];
-    while let Some(node) = pending.pop() {
-        count += 1;
-        pending.extend(node.children());
-    }
-    count
-}
-
 /// Writes a primitive's name and its annotations, space-separated.
 fn write_name(out: &mut String, name: &str, annots: &[String]) {
     out.push_str(name);
@@ -317,8 +344,11 @@ fn write_leaf(out: &mut String, node: &Node) {
     match &node.kind {
         NodeKind::Int(value) => {
             use std::fmt::Write;
-            // Writing into a String cannot fail.
-            let _ = write!(out, "{value}");
+            // Writing into a String cannot fail. Small values skip BigInt's radix conversion.
+            let _ = match value.to_i64() {
+                Some(small) => write!(out, "{small}"),
+                None => write!(out, "{value}"),
+            };
         }
         NodeKind::String(value) => write_string_literal(out, value),
         NodeKind::Bytes(value) => {
@@ -364,30 +394,42 @@ pub fn write_string_literal(out: &mut String, value: &str) {
     out.push('"');
 }
 
-/// The preformatted size of every node, indexed by prefix order (Micheline_printer's `preformat`).
-fn preformat_sizes(root: &Node) -> Vec<usize> {
+/// Each node's preformatted size and subtree node count, indexed by prefix order.
+struct Preformat {
+    /// Micheline_printer's `preformat` size of each node.
+    sizes: Vec<usize>,
+    /// The number of nodes in each node's subtree (itself included), to skip a subtree printed
+    /// on one line.
+    subtree_node_counts: Vec<usize>,
+}
+
+/// Computes [`Preformat`] (Micheline_printer's `preformat`) without recursion.
+fn preformat(root: &Node) -> Preformat {
     // Prefix-order walk recording each node's parent; children come after their parent, so one
-    // backward pass adds every node's size into its parent's.
-    let mut parents: Vec<usize> = Vec::new();
+    // backward pass adds every node's size and count into its parent's.
+    let mut parents: Vec<(usize, bool)> = Vec::new();
     let mut sizes: Vec<usize> = Vec::new();
-    let mut is_seq_child: Vec<bool> = Vec::new();
     let mut pending: Vec<(&Node, usize, bool)> = vec![(root, usize::MAX, false)];
     while let Some((node, parent, in_seq)) = pending.pop() {
         let index = sizes.len();
-        parents.push(parent);
-        is_seq_child.push(in_seq);
+        parents.push((parent, in_seq));
         sizes.push(own_size(node));
         let child_in_seq = matches!(node.kind, NodeKind::Seq(_));
         for child in node.children().iter().rev() {
             pending.push((child, index, child_in_seq));
         }
     }
+    let mut subtree_node_counts = vec![1usize; sizes.len()];
     for index in (1..sizes.len()).rev() {
-        let separator = if is_seq_child[index] { 3 } else { 1 };
-        let parent = parents[index];
+        let (parent, in_seq) = parents[index];
+        let separator = if in_seq { 3 } else { 1 };
         sizes[parent] = sizes[parent].saturating_add(separator + sizes[index]);
+        subtree_node_counts[parent] += subtree_node_counts[index];
     }
-    sizes
+    Preformat {
+        sizes,
+        subtree_node_counts,
+    }
 }
 
 /// A node's size before its children are counted.
@@ -502,6 +544,11 @@ mod tests {
             to_text_indented(&script),
             "{ parameter unit ; storage unit ; code { CDR } }"
         );
+        // Found by fuzzing: a toplevel whose only item is a sequence keeps its braces.
+        let nested = crate::parse::parse_toplevel("{{\"\"}}").unwrap_or_else(|e| panic!("{e}"));
+        let printed = to_script_text(&nested);
+        assert_eq!(printed, "{ { \"\" } }\n");
+        assert_eq!(crate::parse::parse_toplevel(&printed), Ok(nested));
     }
 
     #[test]
