@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod output;
+mod tx;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,12 +26,16 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// Solana wire transactions: decode one, or check a file of them.
+    #[command(subcommand)]
+    Tx(tx::TxCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Tx(command) => tx::run(command),
     };
     match result {
         Ok(code) => code,
