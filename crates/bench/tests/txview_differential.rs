@@ -719,6 +719,35 @@ fn edge_transactions_agree() {
         );
         check(&transaction.serialize(), &mut rng, &mut tally);
     }
+    // Transactions ending beyond u16::MAX: five 16383-byte instructions (a parse error in both),
+    // and five lookups of 16383 writable indexes (a u16 overflow of the lookup totals, which Agave
+    // reports as a sanitize error while parsing).
+    let big = InstructionSpec {
+        program_id_index: 1,
+        accounts: vec![],
+        data: vec![0; 16383],
+    };
+    for version in [TransactionVersion::Legacy, TransactionVersion::V0] {
+        check(
+            &base(version, 2, vec![big.clone(); 5]).serialize(),
+            &mut rng,
+            &mut tally,
+        );
+    }
+    let mut transaction = base(TransactionVersion::V0, 2, vec![]);
+    transaction.address_table_lookups = (0..5)
+        .map(|index| AddressTableLookupSpec {
+            account_key: key(index),
+            writable_indexes: vec![0; 16383],
+            readonly_indexes: vec![],
+        })
+        .collect();
+    check(&transaction.serialize(), &mut rng, &mut tally);
+    // v1 with 255 signers and with 255 instructions.
+    let mut transaction = base(TransactionVersion::V1, 255, vec![noop(1); 255]);
+    transaction.header.num_required_signatures = 255;
+    transaction.signatures = vec![[2; 64]; 255];
+    check(&transaction.serialize(), &mut rng, &mut tally);
     assert!(
         tally.sanitized > 10 && tally.sanitized < tally.inputs,
         "{tally:?}"

@@ -96,13 +96,11 @@ impl InstructionsFrame {
             let program_id_index = read_byte(bytes, &mut cursor, Field::ProgramIdIndex { index })?;
             let num_accounts =
                 read_compact_u16(bytes, &mut cursor, Field::InstructionAccountCount { index })?;
-            let accounts_offset = cursor;
-            advance(
-                bytes,
-                &mut cursor,
-                usize::from(num_accounts),
-                Field::InstructionAccounts { index },
-            )?;
+            // One bounds check yields the account slice the summary reads.
+            let Some(accounts) = bytes.get(cursor..cursor + usize::from(num_accounts)) else {
+                return Err(truncated(Field::InstructionAccounts { index }, cursor));
+            };
+            cursor += accounts.len();
             let data_length =
                 read_compact_u16(bytes, &mut cursor, Field::InstructionDataLength { index })?;
             advance(
@@ -111,10 +109,7 @@ impl InstructionsFrame {
                 usize::from(data_length),
                 Field::InstructionData { index },
             )?;
-            summary.record(
-                program_id_index,
-                &bytes[accounts_offset..accounts_offset + usize::from(num_accounts)],
-            );
+            summary.record(program_id_index, accounts);
         }
         *offset = cursor;
         Ok(Self {

@@ -4,7 +4,10 @@
 //! Single checks use `ed25519-dalek`'s `verify_strict` (rejects non-canonical and small-order
 //! points, as `solana-signature`'s `verify` does today). Batch checks use `ed25519-dalek`'s batch
 //! equation, which is faster per signature; when a batch fails, every signature is checked singly
-//! to name the first bad one. Both allocate (the batch's vectors); parsing does not.
+//! to name the first bad one. The batch equation does not make `verify_strict`'s extra rejections
+//! (small-order and non-canonical points), so a batch can accept a signature that
+//! [`verify_signatures`] rejects; callers that need strict answers for adversarial keys use the
+//! single check. Both allocate (the batch's vectors); parsing does not.
 
 use crate::transaction_view::TransactionView;
 use core::fmt;
