@@ -7,6 +7,7 @@ mod bench;
 mod context;
 mod micheline;
 mod output;
+mod tx;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -41,6 +42,9 @@ enum Area {
         #[command(subcommand)]
         command: bench::BenchCommand,
     },
+    /// Solana wire transactions: decode one, or check a file of them.
+    #[command(subcommand)]
+    Tx(tx::TxCommand),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Area::Micheline { command } => micheline::run(command),
         Area::Context(command) => context::run(command),
         Area::Bench { command } => bench::run(command),
+        Area::Tx(command) => tx::run(command),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,284 @@
+//! The address table lookups of a v0 transaction: a count, then per lookup a 32-byte table
+//! address, a compact-u16 count and that many writable indexes, a compact-u16 count and that many
+//! readonly indexes.
+//!
+//! Spec: `solana-transaction-format.md`, "Legacy and v0 layout" and "Parse-time limits". At most 31
+//! lookups fit a packet (so the count fits one byte); the writable and readonly totals are summed
+//! in u32 and must fit u16, which Agave reports as a sanitize error during parsing.
+
+use crate::bytes::{
+    advance, has_remaining, read_byte, read_compact_u16, read_validated_compact_u16,
+};
+use crate::error::{count_out_of_range, truncated, Field, ParseError};
+use crate::limits::{
+    ADDRESS_BYTES, MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET, MIN_ADDRESS_TABLE_LOOKUP_BYTES,
+};
+
+/// Where the lookups are, their index totals, and the first empty lookup (a sanitization failure).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AddressTableLookupFrame {
+    /// Number of lookups.
+    pub(crate) num_address_table_lookups: u8,
+    /// Offset of the first lookup.
+    pub(crate) offset: u16,
+    /// Writable indexes across all lookups.
+    pub(crate) total_writable_lookup_accounts: u16,
+    /// Readonly indexes across all lookups.
+    pub(crate) total_readonly_lookup_accounts: u16,
+    /// The first lookup with no index at all, if any.
+    pub(crate) first_empty_lookup: Option<u8>,
+}
+
+impl AddressTableLookupFrame {
+    /// The frame of a transaction without lookups (legacy, v1).
+    pub(crate) const NONE: Self = Self {
+        num_address_table_lookups: 0,
+        offset: 0,
+        total_writable_lookup_accounts: 0,
+        total_readonly_lookup_accounts: 0,
+        first_empty_lookup: None,
+    };
+
+    /// Frames the count and lookups at `offset`, advancing it past them.
+    #[inline(always)]
+    pub(crate) fn try_new(bytes: &[u8], offset: &mut usize) -> Result<Self, ParseError> {
+        let count_offset = *offset;
+        let num_address_table_lookups = read_byte(bytes, offset, Field::AddressTableLookupCount)?;
+        if num_address_table_lookups > MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET {
+            return Err(count_out_of_range(
+                Field::AddressTableLookupCount,
+                count_offset,
+                u16::from(num_address_table_lookups),
+            ));
+        }
+        if !has_remaining(
+            bytes,
+            *offset,
+            usize::from(num_address_table_lookups) * MIN_ADDRESS_TABLE_LOOKUP_BYTES,
+        ) {
+            return Err(truncated(Field::AddressTableLookupCount, count_offset));
+        }
+        let lookups_offset = *offset;
+        // 31 * 2 * 16383 fits u32 easily; Agave sums in u32 too.
+        let mut total_writable: u32 = 0;
+        let mut total_readonly: u32 = 0;
+        let mut first_empty_lookup = None;
+        for index in 0..num_address_table_lookups {
+            let field = Field::AddressTableLookup { index };
+            advance(bytes, offset, ADDRESS_BYTES, field)?;
+            let num_writable = read_compact_u16(bytes, offset, field)?;
+            advance(bytes, offset, usize::from(num_writable), field)?;
+            let num_readonly = read_compact_u16(bytes, offset, field)?;
+            advance(bytes, offset, usize::from(num_readonly), field)?;
+            total_writable += u32::from(num_writable);
+            total_readonly += u32::from(num_readonly);
+            if num_writable == 0 && num_readonly == 0 && first_empty_lookup.is_none() {
+                first_empty_lookup = Some(index);
+            }
+        }
+        let (Ok(total_writable_lookup_accounts), Ok(total_readonly_lookup_accounts)) =
+            (u16::try_from(total_writable), u16::try_from(total_readonly))
+        else {
+            return Err(lookup_totals_overflow(lookups_offset));
+        };
+        Ok(Self {
+            num_address_table_lookups,
+            offset: lookups_offset as u16,
+            total_writable_lookup_accounts,
+            total_readonly_lookup_accounts,
+            first_empty_lookup,
+        })
+    }
+
+    /// An iterator over the lookups in `bytes`, which must be the bytes this frame was parsed from.
+    #[inline(always)]
+    pub(crate) fn iter<'a>(&self, bytes: &'a [u8]) -> AddressTableLookupIterator<'a> {
+        AddressTableLookupIterator {
+            bytes,
+            offset: usize::from(self.offset),
+            remaining: self.num_address_table_lookups,
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn lookup_totals_overflow(offset_bytes: usize) -> ParseError {
+    ParseError::LookupTotalsOverflow { offset_bytes }
+}
+
+/// One address table lookup: the table's address and the indexes loaded from it. All borrow from
+/// the packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AddressTableLookup<'a> {
+    /// The lookup table's address.
+    pub account_key: &'a [u8; ADDRESS_BYTES],
+    /// Indexes into the table of accounts loaded writable.
+    pub writable_indexes: &'a [u8],
+    /// Indexes into the table of accounts loaded readonly.
+    pub readonly_indexes: &'a [u8],
+}
+
+/// Iterates a transaction's address table lookups without allocating; knows its exact length.
+#[derive(Clone, Debug)]
+pub struct AddressTableLookupIterator<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    remaining: u8,
+}
+
+impl<'a> Iterator for AddressTableLookupIterator<'a> {
+    type Item = AddressTableLookup<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<AddressTableLookup<'a>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let bytes = self.bytes;
+        // The frame checked every range below; slicing failure would be a bug in this crate.
+        let (account_key, _) = bytes[self.offset..].split_first_chunk::<ADDRESS_BYTES>()?;
+        let mut cursor = self.offset + ADDRESS_BYTES;
+        let num_writable = read_validated_compact_u16(bytes, &mut cursor);
+        let writable_indexes = &bytes[cursor..cursor + num_writable];
+        cursor += num_writable;
+        let num_readonly = read_validated_compact_u16(bytes, &mut cursor);
+        let readonly_indexes = &bytes[cursor..cursor + num_readonly];
+        self.offset = cursor + num_readonly;
+        Some(AddressTableLookup {
+            account_key,
+            writable_indexes,
+            readonly_indexes,
+        })
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let remaining = usize::from(self.remaining);
+        (remaining, Some(remaining))
+    }
+}
+
+impl ExactSizeIterator for AddressTableLookupIterator<'_> {}
+
+impl core::iter::FusedIterator for AddressTableLookupIterator<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::write_compact_u16;
+
+    fn encode(lookups: &[(u8, Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+        let mut bytes = vec![lookups.len() as u8];
+        for (key, writable, readonly) in lookups {
+            bytes.extend([*key; ADDRESS_BYTES]);
+            write_compact_u16(&mut bytes, writable.len() as u16);
+            bytes.extend(writable);
+            write_compact_u16(&mut bytes, readonly.len() as u16);
+            bytes.extend(readonly);
+        }
+        bytes
+    }
+
+    fn check_round_trip(
+        lookups: &[(u8, Vec<u8>, Vec<u8>)],
+        start: usize,
+    ) -> AddressTableLookupFrame {
+        let mut bytes = vec![0xEE; start];
+        bytes.extend(encode(lookups));
+        let mut offset = start;
+        let frame = AddressTableLookupFrame::try_new(&bytes, &mut offset).unwrap();
+        assert_eq!(offset, bytes.len());
+        let iterator = frame.iter(&bytes);
+        assert_eq!(iterator.len(), lookups.len());
+        let decoded: Vec<_> = iterator
+            .map(|lookup| {
+                (
+                    lookup.account_key[0],
+                    lookup.writable_indexes.to_vec(),
+                    lookup.readonly_indexes.to_vec(),
+                )
+            })
+            .collect();
+        assert_eq!(decoded, lookups);
+        frame
+    }
+
+    #[test]
+    fn zero_one_max_and_max_plus_one() {
+        let frame = check_round_trip(&[], 0);
+        assert_eq!(frame.num_address_table_lookups, 0);
+        let frame = check_round_trip(&[(1, vec![0, 1], vec![2])], 0);
+        assert_eq!(
+            (
+                frame.total_writable_lookup_accounts,
+                frame.total_readonly_lookup_accounts
+            ),
+            (2, 1)
+        );
+        let max: Vec<_> = (0..31)
+            .map(|index| (index as u8, vec![index as u8], vec![]))
+            .collect();
+        let frame = check_round_trip(&max, 3);
+        assert_eq!(frame.total_writable_lookup_accounts, 31);
+        assert_eq!(frame.first_empty_lookup, None);
+        let too_many: Vec<_> = (0..32)
+            .map(|index| (index as u8, vec![0], vec![]))
+            .collect();
+        assert_eq!(
+            AddressTableLookupFrame::try_new(&encode(&too_many), &mut 0),
+            Err(ParseError::CountOutOfRange {
+                field: Field::AddressTableLookupCount,
+                offset_bytes: 0,
+                count: 32
+            })
+        );
+    }
+
+    #[test]
+    fn empty_lookup_is_recorded_not_rejected() {
+        // Empty lookups take 34 bytes, below the 35 the up-front size check assumes per lookup,
+        // so they frame only when enough bytes follow (as in Agave).
+        let mut bytes = encode(&[
+            (1, vec![0], vec![]),
+            (2, vec![], vec![]),
+            (3, vec![], vec![]),
+        ]);
+        assert!(AddressTableLookupFrame::try_new(&bytes, &mut 0).is_err());
+        bytes.extend([0, 0]);
+        let frame = AddressTableLookupFrame::try_new(&bytes, &mut 0).unwrap();
+        assert_eq!(frame.first_empty_lookup, Some(1));
+    }
+
+    #[test]
+    fn truncated() {
+        let bytes = encode(&[(1, vec![0, 1], vec![2])]);
+        for length in 0..bytes.len() {
+            assert!(
+                AddressTableLookupFrame::try_new(&bytes[..length], &mut 0).is_err(),
+                "length {length}"
+            );
+        }
+    }
+
+    #[test]
+    fn totals_overflow() {
+        // Five lookups of 16383 writable indexes exceed u16.
+        let lookups: Vec<_> = (0..5)
+            .map(|index| (index as u8, vec![0u8; 16383], vec![]))
+            .collect();
+        assert_eq!(
+            AddressTableLookupFrame::try_new(&encode(&lookups), &mut 0),
+            Err(ParseError::LookupTotalsOverflow { offset_bytes: 1 })
+        );
+        let lookups: Vec<_> = (0..4)
+            .map(|index| (index as u8, vec![0u8; 16383], vec![]))
+            .collect();
+        assert_eq!(
+            AddressTableLookupFrame::try_new(&encode(&lookups), &mut 0)
+                .map(|frame| frame.total_writable_lookup_accounts),
+            Ok(65532)
+        );
+    }
+}

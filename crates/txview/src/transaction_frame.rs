@@ -1,0 +1,197 @@
+//! The whole-transaction frame: the section frames in wire order, for legacy/v0 and for v1.
+//!
+//! Spec: `solana-transaction-format.md` (legacy and v0 layout, parse-time limits) and SIMD-0385
+//! (v1 layout). A first byte with its top bit set marks a v1 transaction; legacy and v0 start with
+//! a signature count below 128. The checks run in Agave's order, so that a packet breaking several
+//! rules gets the same kind of error as from `agave-transaction-view`.
+//!
+//! A frame is offsets and counts only (about 40 bytes, `Copy`); it says nothing without the bytes it
+//! was parsed from, which the view (`transaction_view`) pairs it with. Every offset is below
+//! `u16::MAX`, because a transaction ending beyond that is rejected.
+
+use crate::address_table_lookup_frame::AddressTableLookupFrame;
+use crate::bytes::{advance, has_remaining};
+use crate::error::{truncated, Field, ParseError};
+use crate::instructions_frame::InstructionsFrame;
+use crate::limits::{
+    ADDRESS_BYTES, HASH_BYTES, MESSAGE_VERSION_PREFIX, SIGNATURE_BYTES, V1_FIXED_PREFIX_BYTES,
+};
+use crate::message_header_frame::MessageHeaderFrame;
+use crate::signature_frame::SignatureFrame;
+use crate::static_account_keys_frame::StaticAccountKeysFrame;
+use crate::transaction_config_frame::TransactionConfigFrame;
+use crate::TransactionVersion;
+
+/// Offsets and counts of every section of one transaction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TransactionFrame {
+    pub(crate) signature: SignatureFrame,
+    pub(crate) message_header: MessageHeaderFrame,
+    pub(crate) static_account_keys: StaticAccountKeysFrame,
+    pub(crate) recent_blockhash_offset: u16,
+    pub(crate) instructions: InstructionsFrame,
+    pub(crate) address_table_lookups: AddressTableLookupFrame,
+    /// Present for v1 only.
+    pub(crate) config: Option<TransactionConfigFrame>,
+    /// Bytes the transaction occupies from the start of the buffer.
+    pub(crate) data_length: u16,
+}
+
+impl TransactionFrame {
+    /// Frames a transaction that fills `bytes` exactly.
+    #[inline(always)]
+    pub(crate) fn try_new(bytes: &[u8]) -> Result<Self, ParseError> {
+        let frame = Self::try_new_from_prefix(bytes)?;
+        let end = usize::from(frame.data_length);
+        if end != bytes.len() {
+            return Err(trailing_bytes(end, bytes.len() - end));
+        }
+        Ok(frame)
+    }
+
+    /// Frames the transaction at the start of `bytes`; bytes after it are ignored, and
+    /// `data_length` says where it ends.
+    #[inline(always)]
+    pub(crate) fn try_new_from_prefix(bytes: &[u8]) -> Result<Self, ParseError> {
+        let Some(&first) = bytes.first() else {
+            return Err(truncated(Field::SignatureCount, 0));
+        };
+        if first & MESSAGE_VERSION_PREFIX == 0 {
+            Self::try_new_legacy_or_v0(bytes)
+        } else {
+            Self::try_new_v1(bytes)
+        }
+    }
+
+    #[inline(always)]
+    fn try_new_legacy_or_v0(bytes: &[u8]) -> Result<Self, ParseError> {
+        let mut offset = 0;
+        let signature = SignatureFrame::try_new(bytes, &mut offset)?;
+        let message_header = MessageHeaderFrame::try_new(bytes, &mut offset)?;
+        let static_account_keys = StaticAccountKeysFrame::try_new(bytes, &mut offset)?;
+        let recent_blockhash_offset = offset;
+        advance(bytes, &mut offset, HASH_BYTES, Field::RecentBlockhash)?;
+        let instructions = InstructionsFrame::try_new_for_legacy_and_v0(bytes, &mut offset)?;
+        let address_table_lookups = match message_header.version {
+            TransactionVersion::V0 => AddressTableLookupFrame::try_new(bytes, &mut offset)?,
+            _ => AddressTableLookupFrame::NONE,
+        };
+        Ok(Self {
+            signature,
+            message_header,
+            static_account_keys,
+            recent_blockhash_offset: recent_blockhash_offset as u16,
+            instructions,
+            address_table_lookups,
+            config: None,
+            data_length: end_offset(offset)?,
+        })
+    }
+
+    #[inline(always)]
+    fn try_new_v1(bytes: &[u8]) -> Result<Self, ParseError> {
+        if !has_remaining(bytes, 0, V1_FIXED_PREFIX_BYTES) {
+            return Err(truncated(Field::MessageHeader, 0));
+        }
+        let Some(prefix) = bytes.first_chunk::<V1_FIXED_PREFIX_BYTES>() else {
+            return Err(truncated(Field::MessageHeader, 0));
+        };
+        let version = prefix[0] & !MESSAGE_VERSION_PREFIX;
+        if version != 1 {
+            return Err(unsupported_version(version));
+        }
+        let num_required_signatures = prefix[1];
+        let mask = u32::from_le_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]);
+        const MASK_OFFSET: usize = 4;
+        const RECENT_BLOCKHASH_OFFSET: usize = MASK_OFFSET + 4;
+        const COUNTS_OFFSET: usize = RECENT_BLOCKHASH_OFFSET + HASH_BYTES;
+        let num_instructions = prefix[COUNTS_OFFSET];
+        let num_addresses = prefix[COUNTS_OFFSET + 1];
+        let mut offset = V1_FIXED_PREFIX_BYTES;
+        advance(
+            bytes,
+            &mut offset,
+            usize::from(num_addresses) * ADDRESS_BYTES,
+            Field::StaticAccountKeys,
+        )?;
+        let config = TransactionConfigFrame::try_new(bytes, MASK_OFFSET, mask, &mut offset)?;
+        let instructions = InstructionsFrame::try_new_for_v1(bytes, &mut offset, num_instructions)?;
+        let signatures_offset = offset;
+        advance(
+            bytes,
+            &mut offset,
+            usize::from(num_required_signatures) * SIGNATURE_BYTES,
+            Field::Signatures,
+        )?;
+        let data_length = end_offset(offset)?;
+        Ok(Self {
+            signature: SignatureFrame {
+                num_signatures: num_required_signatures,
+                offset: signatures_offset as u16,
+            },
+            message_header: MessageHeaderFrame {
+                offset: 0,
+                version: TransactionVersion::V1,
+                num_required_signatures,
+                num_readonly_signed_accounts: prefix[2],
+                num_readonly_unsigned_accounts: prefix[3],
+            },
+            static_account_keys: StaticAccountKeysFrame {
+                num_static_accounts: num_addresses,
+                offset: V1_FIXED_PREFIX_BYTES as u16,
+            },
+            recent_blockhash_offset: RECENT_BLOCKHASH_OFFSET as u16,
+            instructions,
+            address_table_lookups: AddressTableLookupFrame::NONE,
+            config: Some(config),
+            data_length,
+        })
+    }
+
+    /// The signed message bytes as `[start, end)`: after the signatures for legacy and v0, before
+    /// them for v1.
+    #[inline(always)]
+    pub(crate) fn message_range(&self) -> (usize, usize) {
+        let end = match self.message_header.version {
+            TransactionVersion::V1 => self.signature.offset,
+            _ => self.data_length,
+        };
+        (usize::from(self.message_header.offset), usize::from(end))
+    }
+}
+
+/// The transaction's end as a u16, or the error Agave gives for a transaction ending beyond it.
+#[inline(always)]
+fn end_offset(offset: usize) -> Result<u16, ParseError> {
+    match u16::try_from(offset) {
+        Ok(end) => Ok(end),
+        Err(_) => Err(offset_overflow(offset)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn offset_overflow(offset_bytes: usize) -> ParseError {
+    ParseError::OffsetOverflow {
+        field: Field::Transaction,
+        offset_bytes,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unsupported_version(version: u8) -> ParseError {
+    ParseError::UnsupportedVersion {
+        offset_bytes: 0,
+        version,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn trailing_bytes(offset_bytes: usize, trailing_bytes: usize) -> ParseError {
+    ParseError::TrailingBytes {
+        offset_bytes,
+        trailing_bytes,
+    }
+}
