@@ -292,6 +292,7 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
     let sync = match options.store_options.sync_mode {
         SyncMode::EveryCommit => "fdatasync every commit",
         SyncMode::Checkpoints => "sync at checkpoints",
+        SyncMode::Never => "no sync",
     };
     if json {
         print_json(&serde_json::json!({
