@@ -292,6 +292,7 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
     let sync = match options.store_options.sync_mode {
         SyncMode::EveryCommit => "fdatasync every commit",
         SyncMode::Checkpoints => "sync at checkpoints",
+        SyncMode::Never => "no sync",
     };
     if json {
         print_json(&serde_json::json!({
@@ -311,6 +312,8 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             "disk_bytes": report.disk_bytes,
             "disk_bytes_per_block": report.disk_bytes_per_block(),
             "reads_found": report.reads_found,
+            "cpu_ms_per_block": report.scheduler_nanoseconds.map(|(cpu, _)| cpu as f64 / 1e6 / report.blocks.max(1) as f64),
+            "runqueue_wait_ms_per_block": report.scheduler_nanoseconds.map(|(_, wait)| wait as f64 / 1e6 / report.blocks.max(1) as f64),
             "objects_read": report.statistics.objects_read,
             "cache_hits": report.statistics.cache_hits,
             "objects_written": report.statistics.objects_written,
@@ -329,6 +332,14 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             summary.p99_milliseconds,
             summary.max_milliseconds
         );
+        if let Some((cpu, wait)) = report.scheduler_nanoseconds {
+            let blocks = report.blocks.max(1) as f64;
+            println!(
+                "of which:        {:.3} ms on CPU, {:.3} ms waiting for a CPU per block (the rest is I/O wait)",
+                cpu as f64 / 1e6 / blocks,
+                wait as f64 / 1e6 / blocks
+            );
+        }
         println!("operations/s:    {:.0}", report.operations_per_second());
         println!(
             "TPS-equivalent:  {:.0} ({} transactions per block)",
@@ -415,6 +426,7 @@ fn replay_trace_file(
         genesis_disk_bytes: 0,
         head: report.head,
         statistics: Default::default(),
+        scheduler_nanoseconds: None,
     };
     let summary = as_replay.summary();
     let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;

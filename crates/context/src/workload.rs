@@ -391,6 +391,10 @@ pub struct ReplayReport {
     pub head: Option<ContextHash>,
     /// The store's counters.
     pub statistics: crate::store::StoreStatistics,
+    /// Nanoseconds this thread ran on a CPU during the timed blocks, and nanoseconds it waited
+    /// runnable for one (from /proc/thread-self/schedstat; `None` where unavailable). On a shared
+    /// machine the wall-clock block time is CPU time + run-queue wait + I/O wait.
+    pub scheduler_nanoseconds: Option<(u64, u64)>,
 }
 
 /// Summary statistics of the block times, in milliseconds.
@@ -477,9 +481,12 @@ pub fn replay(
     let genesis_disk_bytes = store.disk_bytes();
     let mut block_nanoseconds = Vec::with_capacity(options.blocks as usize);
     let mut reads_found = 0;
+    let mut scheduler = (0u64, 0u64);
+    let mut scheduler_known = true;
     for level in 1..=options.blocks {
         let operations = generator.block(options.operations_per_block);
         let info = Generator::commit_info(level, options.operations_per_block);
+        let scheduler_start = thread_scheduler_nanoseconds();
         let start = Instant::now();
         let tree = store
             .checkout(&head)?
@@ -487,6 +494,13 @@ pub fn replay(
         let (tree, found) = apply(&store, tree, &operations)?;
         head = store.commit(&tree, &[head], &info)?;
         block_nanoseconds.push(start.elapsed().as_nanos() as u64);
+        match (scheduler_start, thread_scheduler_nanoseconds()) {
+            (Some((cpu_start, wait_start)), Some((cpu_end, wait_end))) => {
+                scheduler.0 += cpu_end.saturating_sub(cpu_start);
+                scheduler.1 += wait_end.saturating_sub(wait_start);
+            }
+            _ => scheduler_known = false,
+        }
         reads_found += found;
         drop(tree);
         progress(level);
@@ -502,7 +516,18 @@ pub fn replay(
         genesis_disk_bytes,
         head: Some(head),
         statistics: store.statistics(),
+        scheduler_nanoseconds: scheduler_known.then_some(scheduler),
     })
+}
+
+/// This thread's time on a CPU and time waiting to run, in nanoseconds
+/// (/proc/thread-self/schedstat), if readable.
+pub fn thread_scheduler_nanoseconds() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace();
+    let cpu = fields.next()?.parse().ok()?;
+    let wait = fields.next()?.parse().ok()?;
+    Some((cpu, wait))
 }
 
 /// The peak resident set size of this process (`VmHWM` of /proc/self/status), if readable.

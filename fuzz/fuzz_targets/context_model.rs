@@ -1,0 +1,149 @@
+//! Reference-model fuzzing of the context store: random add / bulk add / remove / commit /
+//! checkout / reopen operations on a `Store` and on a `BTreeMap` of full paths beside it; after
+//! every operation the touched key is compared, and at the end every binding, the number of
+//! leaves and the root hash (against a tree rebuilt from the model in sorted order) are compared.
+
+#![no_main]
+
+use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, Store, StoreOptions, SyncMode, Tree};
+use libfuzzer_sys::fuzz_target;
+use std::collections::BTreeMap;
+
+type Model = BTreeMap<Vec<Vec<u8>>, Vec<u8>>;
+
+const NAMES: &[&[u8]] = &[b"a", b"b", b"c", b"data", b"index", b"big", b"x", b"yy"];
+
+struct Input<'a> {
+    bytes: &'a [u8],
+    position: usize,
+}
+
+impl Input<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let byte = *self.bytes.get(self.position)?;
+        self.position += 1;
+        Some(byte)
+    }
+
+    fn key(&mut self) -> Option<Vec<Vec<u8>>> {
+        let depth = 1 + self.byte()? as usize % 3;
+        (0..depth)
+            .map(|_| self.byte().map(|byte| NAMES[byte as usize % NAMES.len()].to_vec()))
+            .collect()
+    }
+}
+
+fn model_add(model: &mut Model, key: &[Vec<u8>], value: Vec<u8>) {
+    // Contents on a strict prefix are replaced by directories; a directory at `key` by contents.
+    for length in 1..key.len() {
+        model.remove(&key[..length]);
+    }
+    model.retain(|existing, _| !(existing.len() > key.len() && existing.starts_with(key)));
+    model.insert(key.to_vec(), value);
+}
+
+fn model_remove(model: &mut Model, key: &[Vec<u8>]) {
+    model.retain(|existing, _| !existing.starts_with(key));
+}
+
+fn leaves(store: &Store, tree: &Tree) -> Model {
+    let mut found = Model::new();
+    let mut pending: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
+    while let Some(key) = pending.pop() {
+        for (name, kind) in tree.list(store, &key).expect("list") {
+            let mut child = key.clone();
+            child.push(name);
+            match kind {
+                Kind::Node => pending.push(child),
+                Kind::Contents => {
+                    let bytes = tree.find(store, &child).expect("find").expect("listed");
+                    found.insert(child, bytes.to_vec());
+                }
+            }
+        }
+    }
+    found
+}
+
+fn check(store: &Store, tree: &Tree, model: &Model) {
+    assert_eq!(&leaves(store, tree), model);
+    let mut rebuilt = Tree::empty();
+    for (key, value) in model {
+        rebuilt = rebuilt.add(&InMemory, key, value).expect("in memory");
+    }
+    assert_eq!(rebuilt.hash(), tree.hash(), "canonical hash");
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let directory = std::env::temp_dir().join(format!("kestrel-fuzz-model-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    let options = StoreOptions { sync_mode: SyncMode::Never, ..StoreOptions::default() };
+    let mut store = Store::open(&directory, options.clone()).expect("open");
+    let mut input = Input { bytes, position: 0 };
+    let mut tree = Tree::empty();
+    let mut model = Model::new();
+    let mut commits: Vec<(ContextHash, Model)> = Vec::new();
+    while let Some(operation) = input.byte() {
+        match operation % 7 {
+            0 | 1 => {
+                let Some(key) = input.key() else { break };
+                let length = input.byte().unwrap_or(0) as usize;
+                // Some values are long enough to be stored as their own objects.
+                let value: Vec<u8> = (0..length * (1 + length % 3)).map(|index| index as u8 ^ operation).collect();
+                tree = tree.add(&store, &key, &value).expect("add");
+                model_add(&mut model, &key, value.clone());
+                assert_eq!(tree.find(&store, &key).expect("find").map(|bytes| bytes.to_vec()), Some(value));
+            }
+            2 => {
+                // Bulk add into one directory, crossing the flat/inode threshold of 256 entries.
+                let count = input.byte().unwrap_or(0) as usize * 2;
+                let salt = input.byte().unwrap_or(0);
+                for index in 0..count {
+                    let key = vec![b"big".to_vec(), format!("{salt}-{index}").into_bytes()];
+                    tree = tree.add(&store, &key, &[salt]).expect("add");
+                    model_add(&mut model, &key, vec![salt]);
+                }
+            }
+            3 => {
+                let Some(key) = input.key() else { break };
+                tree = tree.remove(&store, &key).expect("remove");
+                model_remove(&mut model, &key);
+                assert!(!tree.mem_tree(&store, &key).expect("mem_tree"));
+            }
+            4 => {
+                let parents: Vec<ContextHash> = commits.last().map(|(hash, _)| *hash).into_iter().collect();
+                let info = CommitInfo { date_seconds: commits.len() as i64, author: "f".into(), message: String::new() };
+                let hash = store.commit(&tree, &parents, &info).expect("commit");
+                commits.push((hash, model.clone()));
+            }
+            5 => {
+                if commits.is_empty() {
+                    continue;
+                }
+                let index = input.byte().unwrap_or(0) as usize % commits.len();
+                let (hash, snapshot) = &commits[index];
+                tree = store.checkout(hash).expect("checkout").expect("known commit");
+                model = snapshot.clone();
+                check(&store, &tree, &model);
+            }
+            _ => {
+                drop(tree);
+                drop(store);
+                store = Store::open(&directory, options.clone()).expect("reopen");
+                tree = match commits.last() {
+                    Some((hash, snapshot)) => {
+                        model = snapshot.clone();
+                        store.checkout(hash).expect("checkout").expect("durable commit")
+                    }
+                    None => {
+                        model.clear();
+                        Tree::empty()
+                    }
+                };
+            }
+        }
+    }
+    check(&store, &tree, &model);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+});
