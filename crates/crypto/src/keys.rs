@@ -463,14 +463,17 @@ fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
 }
 
 fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
-    let Some(key_point) = Option::<G1Affine>::from(G1Affine::from_compressed(key)) else {
+    // Both were checked to be subgroup points when read, so the subgroup checks (a scalar
+    // multiplication each) are not repeated here.
+    let Some(key_point) = Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(key)) else {
         return false;
     };
     // KeyValidate of the IETF draft: the identity is not a key.
     if bool::from(key_point.is_identity()) {
         return false;
     }
-    let Some(signature_point) = Option::<G2Affine>::from(G2Affine::from_compressed(signature))
+    let Some(signature_point) =
+        Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(signature))
     else {
         return false;
     };
