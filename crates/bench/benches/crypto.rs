@@ -3,6 +3,9 @@
 //! (ed25519-dalek, to show the wrapper's cost). Each side starts from values already read and
 //! checked, as the interpreter does; the message is a 32-byte PACKed value.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ed25519_dalek::{Signer, Verifier};
 use kestrel_crypto::hash::blake2b_256;
@@ -17,8 +20,9 @@ fn verify_ed25519(c: &mut Criterion) {
     let digest = blake2b_256(MESSAGE);
     let peer_signature = secret.sign(&digest);
     let peer_key = secret.verifying_key();
-    let key = PublicKey::try_new(SignatureScheme::Ed25519, peer_key.as_bytes()).unwrap();
-    let signature = Signature::try_from_bytes(&peer_signature.to_bytes()).unwrap();
+    let key =
+        PublicKey::try_new(SignatureScheme::Ed25519, peer_key.as_bytes()).expect("benchmark setup");
+    let signature = Signature::try_from_bytes(&peer_signature.to_bytes()).expect("benchmark setup");
     assert!(key.verify(&signature, MESSAGE));
     let mut group = c.benchmark_group("crypto/verify_ed25519");
     group.throughput(Throughput::Elements(1));
@@ -35,14 +39,16 @@ fn verify_ed25519(c: &mut Criterion) {
 }
 
 fn verify_secp256k1(c: &mut Criterion) {
-    let secret = secp256k1::SecretKey::from_secret_bytes([7; 32]).unwrap();
+    let secret = secp256k1::SecretKey::from_secret_bytes([7; 32]).expect("benchmark setup");
     let peer_key = secp256k1::PublicKey::from_secret_key(&secret);
     let peer_signature = secp256k1::ecdsa::sign(
         secp256k1::Message::from_digest(blake2b_256(MESSAGE)),
         &secret,
     );
-    let key = PublicKey::try_new(SignatureScheme::Secp256k1, &peer_key.serialize()).unwrap();
-    let signature = Signature::try_from_bytes(&peer_signature.serialize_compact()).unwrap();
+    let key = PublicKey::try_new(SignatureScheme::Secp256k1, &peer_key.serialize())
+        .expect("benchmark setup");
+    let signature =
+        Signature::try_from_bytes(&peer_signature.serialize_compact()).expect("benchmark setup");
     assert!(key.verify(&signature, MESSAGE));
     let mut group = c.benchmark_group("crypto/verify_secp256k1");
     group.throughput(Throughput::Elements(1));
@@ -59,12 +65,12 @@ fn verify_secp256k1(c: &mut Criterion) {
 }
 
 fn verify_bls(c: &mut Criterion) {
-    let secret = blst::min_pk::SecretKey::key_gen(&[7; 32], &[]).unwrap();
+    let secret = blst::min_pk::SecretKey::key_gen(&[7; 32], &[]).expect("benchmark setup");
     let peer_key = secret.sk_to_pk();
     let key_bytes = peer_key.compress();
     let peer_signature = secret.sign(MESSAGE, BLS_SIGNATURE_DST, &key_bytes);
-    let key = PublicKey::try_new(SignatureScheme::Bls, &key_bytes).unwrap();
-    let signature = Signature::try_from_bytes(&peer_signature.compress()).unwrap();
+    let key = PublicKey::try_new(SignatureScheme::Bls, &key_bytes).expect("benchmark setup");
+    let signature = Signature::try_from_bytes(&peer_signature.compress()).expect("benchmark setup");
     assert!(key.verify(&signature, MESSAGE));
     let mut group = c.benchmark_group("crypto/verify_bls");
     group.throughput(Throughput::Elements(1));
