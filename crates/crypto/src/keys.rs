@@ -27,7 +27,6 @@ use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use bls12_381::{G1Affine, G2Affine};
-use k256::elliptic_curve::PrimeField;
 
 use crate::base58::{self, Prefix};
 use crate::error::CryptoError;
@@ -284,7 +283,7 @@ impl PublicKey {
         let inner = match scheme {
             SignatureScheme::Ed25519 => KeyBytes::Ed25519(array(key)),
             SignatureScheme::Secp256k1 => {
-                k256::PublicKey::from_sec1_bytes(key).map_err(|_| invalid)?;
+                secp256k1::PublicKey::from_slice(key).map_err(|_| invalid)?;
                 KeyBytes::Secp256k1(array(key))
             }
             SignatureScheme::P256 => {
@@ -453,16 +452,16 @@ fn ed25519_key_encoding_is_canonical(key: &[u8; 32]) -> bool {
 }
 
 fn verify_secp256k1(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
-    use k256::ecdsa::signature::hazmat::PrehashVerifier;
-    let Ok(key) = k256::ecdsa::VerifyingKey::from_sec1_bytes(key) else {
+    // libsecp256k1, as Octez: compact parsing refuses components not below the order, and
+    // verification refuses zero components and high s.
+    let Ok(key) = secp256k1::PublicKey::from_slice(key) else {
         return false;
     };
-    // Rejects r or s zero or not below the order; verification rejects high s, as libsecp256k1.
-    let Ok(signature) = k256::ecdsa::Signature::from_slice(signature) else {
+    let Ok(signature) = secp256k1::ecdsa::Signature::from_compact(signature) else {
         return false;
     };
-    key.verify_prehash(&blake2b_256(message), &signature)
-        .is_ok()
+    let digest = secp256k1::Message::from_digest(blake2b_256(message));
+    secp256k1::ecdsa::verify(&signature, digest, &key).is_ok()
 }
 
 fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
@@ -544,14 +543,9 @@ impl Signature {
         let inner = match scheme {
             Some(SignatureScheme::Ed25519) => SignatureBytes::Ed25519(array(bytes)),
             Some(SignatureScheme::Secp256k1) => {
-                // libsecp256k1's compact parsing refuses components not below the order.
-                let below_order = |scalar: &[u8]| {
-                    bool::from(
-                        k256::Scalar::from_repr(k256::FieldBytes::from(array::<32>(scalar)))
-                            .is_some(),
-                    )
-                };
-                if !below_order(&bytes[..32]) || !below_order(&bytes[32..]) {
+                // libsecp256k1's compact parsing (Octez `Secp256k1.of_bytes_opt`) refuses
+                // components not below the order.
+                if secp256k1::ecdsa::Signature::from_compact(bytes).is_err() {
                     return Err(CryptoError::ScalarOutOfRange { what: Self::WHAT });
                 }
                 SignatureBytes::Secp256k1(array(bytes))
