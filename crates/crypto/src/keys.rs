@@ -26,9 +26,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
-use bls12_381::hash_to_curve::{ExpandMsgXmd, HashToCurve};
-use bls12_381::{G1Affine, G2Affine, G2Prepared, G2Projective};
-use k256::elliptic_curve::PrimeField;
+use bls12_381::{G1Affine, G2Affine};
 
 use crate::base58::{self, Prefix};
 use crate::error::CryptoError;
@@ -285,7 +283,7 @@ impl PublicKey {
         let inner = match scheme {
             SignatureScheme::Ed25519 => KeyBytes::Ed25519(array(key)),
             SignatureScheme::Secp256k1 => {
-                k256::PublicKey::from_sec1_bytes(key).map_err(|_| invalid)?;
+                secp256k1::PublicKey::from_slice(key).map_err(|_| invalid)?;
                 KeyBytes::Secp256k1(array(key))
             }
             SignatureScheme::P256 => {
@@ -425,29 +423,45 @@ fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
 
 fn verify_ed25519(key: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> bool {
     use ed25519_dalek::Verifier;
+    // HACL* (Octez's ed25519) refuses non-canonical key encodings, which the decoder here would
+    // accept; checked on the bytes, which costs nothing next to the verification.
+    if !ed25519_key_encoding_is_canonical(key) {
+        return false;
+    }
     let Ok(key) = ed25519_dalek::VerifyingKey::from_bytes(key) else {
         return false;
     };
-    // HACL* (Octez's ed25519) refuses non-canonical key encodings (y >= p, or x = 0 with the
-    // sign bit set); the decoder here accepts them, so compare with the canonical re-encoding.
-    if key.to_edwards().compress().as_bytes() != key.as_bytes() {
-        return false;
-    }
     let signature = ed25519_dalek::Signature::from_bytes(signature);
     key.verify(&blake2b_256(message), &signature).is_ok()
 }
 
+/// Whether an ed25519 point encoding is canonical (RFC 8032, section 5.1.3): y below
+/// p = 2^255 - 19, and no sign bit when x is 0 (y = 1 or y = p - 1).
+fn ed25519_key_encoding_is_canonical(key: &[u8; 32]) -> bool {
+    let sign_bit = key[31] & 0x80 != 0;
+    let mut y = *key;
+    y[31] &= 0x7f;
+    // y >= p exactly when y is p..2^255-1: bytes 1..31 all 0xff (top byte 0x7f) and byte 0 >= 0xed.
+    let top_all_ones = y[31] == 0x7f && y[1..31].iter().all(|&byte| byte == 0xff);
+    if top_all_ones && y[0] >= 0xed {
+        return false;
+    }
+    let is_one = y[0] == 1 && y[1..].iter().all(|&byte| byte == 0);
+    let is_minus_one = top_all_ones && y[0] == 0xec;
+    !(sign_bit && (is_one || is_minus_one))
+}
+
 fn verify_secp256k1(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
-    use k256::ecdsa::signature::hazmat::PrehashVerifier;
-    let Ok(key) = k256::ecdsa::VerifyingKey::from_sec1_bytes(key) else {
+    // libsecp256k1, as Octez: compact parsing refuses components not below the order, and
+    // verification refuses zero components and high s.
+    let Ok(key) = secp256k1::PublicKey::from_slice(key) else {
         return false;
     };
-    // Rejects r or s zero or not below the order; verification rejects high s, as libsecp256k1.
-    let Ok(signature) = k256::ecdsa::Signature::from_slice(signature) else {
+    let Ok(signature) = secp256k1::ecdsa::Signature::from_compact(signature) else {
         return false;
     };
-    key.verify_prehash(&blake2b_256(message), &signature)
-        .is_ok()
+    let digest = secp256k1::Message::from_digest(blake2b_256(message));
+    secp256k1::ecdsa::verify(&signature, digest, &key).is_ok()
 }
 
 fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
@@ -463,32 +477,26 @@ fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
 }
 
 fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
-    let Some(key_point) = Option::<G1Affine>::from(G1Affine::from_compressed(key)) else {
-        return false;
-    };
-    // KeyValidate of the IETF draft: the identity is not a key.
-    if bool::from(key_point.is_identity()) {
+    // KeyValidate of the IETF draft: the identity (compressed form: flags 0b11, all zero) is not
+    // a key.
+    if key[0] & BLS_INFINITY_FLAG != 0 {
         return false;
     }
-    let Some(signature_point) = Option::<G2Affine>::from(G2Affine::from_compressed(signature))
-    else {
+    // Both were checked to be points of their prime-order subgroups when read, so the subgroup
+    // checks are not repeated (`false` arguments below). blst is the library Octez verifies
+    // with; its safe API hashes `key ‖ message` to G2 with the augmentation ciphersuite's tag.
+    let Ok(key_point) = blst::min_pk::PublicKey::uncompress(key) else {
         return false;
     };
-    // Message augmentation: the signed message is the compressed key followed by the message.
-    let hashed = <G2Projective as HashToCurve<ExpandMsgXmd<sha2::Sha256>>>::hash_to_curve(
-        [&key[..], message],
-        BLS_SIGNATURE_DST,
-    );
-    let hashed = G2Affine::from(hashed);
-    // e(key, H(m)) == e(g1, signature)  <=>  e(key, H(m)) · e(-g1, signature) == 1.
-    let generator = -G1Affine::generator();
-    bls12_381::multi_miller_loop(&[
-        (&key_point, &G2Prepared::from(hashed)),
-        (&generator, &G2Prepared::from(signature_point)),
-    ])
-    .final_exponentiation()
-        == bls12_381::Gt::identity()
+    let Ok(signature_point) = blst::min_pk::Signature::uncompress(signature) else {
+        return false;
+    };
+    signature_point.verify(false, message, BLS_SIGNATURE_DST, key, &key_point, false)
+        == blst::BLST_ERROR::BLST_SUCCESS
 }
+
+/// The infinity flag of the ZCash point serialization (second most significant bit).
+const BLS_INFINITY_FLAG: u8 = 0x40;
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
@@ -535,14 +543,9 @@ impl Signature {
         let inner = match scheme {
             Some(SignatureScheme::Ed25519) => SignatureBytes::Ed25519(array(bytes)),
             Some(SignatureScheme::Secp256k1) => {
-                // libsecp256k1's compact parsing refuses components not below the order.
-                let below_order = |scalar: &[u8]| {
-                    bool::from(
-                        k256::Scalar::from_repr(k256::FieldBytes::from(array::<32>(scalar)))
-                            .is_some(),
-                    )
-                };
-                if !below_order(&bytes[..32]) || !below_order(&bytes[32..]) {
+                // libsecp256k1's compact parsing (Octez `Secp256k1.of_bytes_opt`) refuses
+                // components not below the order.
+                if secp256k1::ecdsa::Signature::from_compact(bytes).is_err() {
                     return Err(CryptoError::ScalarOutOfRange { what: Self::WHAT });
                 }
                 SignatureBytes::Secp256k1(array(bytes))
@@ -1038,6 +1041,38 @@ mod tests {
         let secp = PublicKey::from_b58check(SECP256K1_KEY).unwrap();
         let bls = PublicKey::from_b58check(BLS_KEY).unwrap();
         assert!(secp < key && key < bls);
+    }
+
+    #[test]
+    fn ed25519_non_canonical_key_encodings_never_verify() {
+        let mut p_minus_one = [0xffu8; 32];
+        p_minus_one[0] = 0xec;
+        p_minus_one[31] = 0x7f;
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        assert!(ed25519_key_encoding_is_canonical(&p_minus_one));
+        assert!(ed25519_key_encoding_is_canonical(&one));
+        for (mut bytes, canonical) in [(p_minus_one, false), (one, false)] {
+            bytes[31] |= 0x80; // x = 0 with the sign bit set
+            assert_eq!(ed25519_key_encoding_is_canonical(&bytes), canonical);
+        }
+        let mut p = p_minus_one;
+        p[0] = 0xed; // y = p
+        assert!(!ed25519_key_encoding_is_canonical(&p));
+        let mut p_minus_two = p_minus_one;
+        p_minus_two[0] = 0xeb;
+        assert!(ed25519_key_encoding_is_canonical(&p_minus_two));
+        // The TZT vector whose key is y = p - 1 (checksignature_02) stays valid; with the sign
+        // bit set the same signature no longer verifies.
+        let key = PublicKey::try_new(SignatureScheme::Ed25519, &p_minus_one).unwrap();
+        let mut signature = [0u8; 64];
+        signature[..32].copy_from_slice(&p_minus_one);
+        let signature = Signature::try_from_bytes(&signature).unwrap();
+        assert!(key.verify(&signature, b"world"));
+        let mut signed = p_minus_one;
+        signed[31] |= 0x80;
+        let key = PublicKey::try_new(SignatureScheme::Ed25519, &signed).unwrap();
+        assert!(!key.verify(&signature, b"world"));
     }
 
     #[test]
