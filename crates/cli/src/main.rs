@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod michelson;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +26,18 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// Michelson: TZT runner, run-script, typecheck, pack.
+    Michelson {
+        #[command(subcommand)]
+        command: michelson::MichelsonCommand,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Michelson { command } => michelson::run(command),
     };
     match result {
         Ok(code) => code,

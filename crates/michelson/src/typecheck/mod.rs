@@ -133,6 +133,12 @@ pub struct Typechecker<'a> {
     pub legacy: bool,
     /// The parameter type `SELF` refers to inside a `CREATE_CONTRACT` script.
     pub self_param_override: Option<Node>,
+    /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
+    /// canonical locations it should record (for traces).
+    pub record_locations: bool,
+    /// Canonical Micheline locations of the nodes being typechecked, by node address (set by
+    /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
+    locations: std::collections::HashMap<usize, u32>,
 }
 
 /// The stack type after a block: `None` when the block always fails.
@@ -143,9 +149,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn emit(&mut self, instr: Instr, span: Span) -> usize {
+    fn emit(&mut self, instr: Instr, location: u32) -> usize {
         self.code.instrs.push(instr);
-        self.code.locations.push(span.start);
+        self.code.locations.push(location);
         self.code.instrs.len() - 1
     }
 
@@ -156,6 +162,9 @@ impl Builder {
     fn patch(&mut self, at: usize, target: usize) {
         match &mut self.code.instrs[at] {
             Instr::Jump(t)
+            | Instr::BranchEnd(t)
+            | Instr::LoopBack(t)
+            | Instr::IterBack(t)
             | Instr::If(t)
             | Instr::IfNone(t)
             | Instr::IfLeft(t)
@@ -191,7 +200,26 @@ impl<'a> Typechecker<'a> {
             allow_self: true,
             legacy: false,
             self_param_override: None,
+            record_locations: false,
+            locations: std::collections::HashMap::new(),
         }
+    }
+
+    /// Records the canonical locations (prefix-order node numbers, Octez's `location: N`) of
+    /// every node of `root`, which must outlive the typechecking that uses them.
+    pub fn set_locations(&mut self, root: &Node) {
+        self.locations.clear();
+        for (index, node) in kestrel_micheline::location::prefix_order(root) {
+            self.locations
+                .insert(std::ptr::from_ref(node) as usize, index as u32);
+        }
+    }
+
+    fn location_of(&self, node: &Node) -> u32 {
+        self.locations
+            .get(&(std::ptr::from_ref(node) as usize))
+            .copied()
+            .unwrap_or(node.span.start)
     }
 
     /// Charges typechecking gas (one unit per node, a coarse model).
@@ -265,6 +293,7 @@ impl<'a> Typechecker<'a> {
     ) -> Result<StackOut, TcError> {
         self.charge_typecheck(1)?;
         let span = node.span;
+        let loc = self.location_of(node);
         let (prim, args, annots) = match &node.kind {
             NodeKind::Seq(_) => {
                 // A nested sequence is a block.
@@ -325,7 +354,7 @@ impl<'a> Typechecker<'a> {
                 let out: Type = $out;
                 stack.truncate(len - $n);
                 stack.push(out);
-                b.emit(instr, span);
+                b.emit(instr, loc);
                 return Ok(Some(stack));
             }};
         }
@@ -347,7 +376,7 @@ impl<'a> Typechecker<'a> {
                     } else {
                         Instr::DropN(n)
                     },
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -368,14 +397,14 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(t);
-                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, span);
+                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, loc);
                 Ok(Some(stack))
             }
             Prim::I_SWAP => {
                 arity(0)?;
                 need!(2);
                 stack.swap(len - 1, len - 2);
-                b.emit(Instr::Swap, span);
+                b.emit(Instr::Swap, loc);
                 Ok(Some(stack))
             }
             Prim::I_DIG => {
@@ -384,7 +413,7 @@ impl<'a> Typechecker<'a> {
                 need!(n + 1);
                 let t = stack.remove(len - 1 - n);
                 stack.push(t);
-                b.emit(Instr::Dig(n), span);
+                b.emit(Instr::Dig(n), loc);
                 Ok(Some(stack))
             }
             Prim::I_DUG => {
@@ -393,7 +422,7 @@ impl<'a> Typechecker<'a> {
                 need!(n + 1);
                 let t = stack.pop().ok_or_else(|| bad_stack(&[]))?;
                 stack.insert(len - 1 - n, t);
-                b.emit(Instr::Dug(n), span);
+                b.emit(Instr::Dug(n), loc);
                 Ok(Some(stack))
             }
             Prim::I_PUSH => {
@@ -410,13 +439,13 @@ impl<'a> Typechecker<'a> {
                 }
                 let value = self.parse_data(&args[1], &t)?;
                 stack.push(t);
-                b.emit(Instr::Push(value), span);
+                b.emit(Instr::Push(value), loc);
                 Ok(Some(stack))
             }
             Prim::I_UNIT => {
                 arity(0)?;
                 stack.push(Type::Unit);
-                b.emit(Instr::Unit, span);
+                b.emit(Instr::Unit, loc);
                 Ok(Some(stack))
             }
             Prim::I_NEVER => {
@@ -424,7 +453,7 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &Type::Never {
                     return Err(bad_stack(&stack));
                 }
-                b.emit(Instr::Never, span);
+                b.emit(Instr::Never, loc);
                 Ok(None)
             }
             Prim::I_FAILWITH => {
@@ -439,7 +468,7 @@ impl<'a> Typechecker<'a> {
                         },
                     ));
                 }
-                b.emit(Instr::Failwith, span);
+                b.emit(Instr::Failwith, loc);
                 Ok(None)
             }
             Prim::I_IF => {
@@ -448,13 +477,15 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 }
                 stack.pop();
-                let branch = b.emit(Instr::If(0), span);
+                let branch = b.emit(Instr::If(0), loc);
                 let then_out = self.body(b, &args[0], stack.clone())?;
-                let jump = b.emit(Instr::Jump(0), span);
+                let jump = b.emit(Instr::BranchEnd(0), loc);
                 let else_start = b.here();
                 b.patch(branch, else_start);
                 let else_out = self.body(b, &args[1], stack)?;
+                let else_end = b.emit(Instr::BranchEnd(0), loc);
                 let end = b.here();
+                b.patch(else_end, end);
                 b.patch(jump, end);
                 merge(then_out, else_out, span)
             }
@@ -464,12 +495,14 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 stack.pop();
-                let branch = b.emit(Instr::IfNone(0), span);
+                let branch = b.emit(Instr::IfNone(0), loc);
                 let none_out = self.body(b, &args[0], stack.clone())?;
-                let jump = b.emit(Instr::Jump(0), span);
+                let jump = b.emit(Instr::BranchEnd(0), loc);
                 b.patch(branch, b.here());
                 stack.push((*inner).clone());
                 let some_out = self.body(b, &args[1], stack)?;
+                let else_end = b.emit(Instr::BranchEnd(0), loc);
+                b.patch(else_end, b.here());
                 b.patch(jump, b.here());
                 merge(none_out, some_out, span)
             }
@@ -479,14 +512,16 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 stack.pop();
-                let branch = b.emit(Instr::IfLeft(0), span);
+                let branch = b.emit(Instr::IfLeft(0), loc);
                 let mut left_stack = stack.clone();
                 left_stack.push((*left).clone());
                 let left_out = self.body(b, &args[0], left_stack)?;
-                let jump = b.emit(Instr::Jump(0), span);
+                let jump = b.emit(Instr::BranchEnd(0), loc);
                 b.patch(branch, b.here());
                 stack.push((*right).clone());
                 let right_out = self.body(b, &args[1], stack)?;
+                let else_end = b.emit(Instr::BranchEnd(0), loc);
+                b.patch(else_end, b.here());
                 b.patch(jump, b.here());
                 merge(left_out, right_out, span)
             }
@@ -497,14 +532,16 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 stack.pop();
-                let branch = b.emit(Instr::IfCons(0), span);
+                let branch = b.emit(Instr::IfCons(0), loc);
                 let mut cons_stack = stack.clone();
                 cons_stack.push(list_type.clone());
                 cons_stack.push((**inner).clone());
                 let cons_out = self.body(b, &args[0], cons_stack)?;
-                let jump = b.emit(Instr::Jump(0), span);
+                let jump = b.emit(Instr::BranchEnd(0), loc);
                 b.patch(branch, b.here());
                 let nil_out = self.body(b, &args[1], stack)?;
+                let else_end = b.emit(Instr::BranchEnd(0), loc);
+                b.patch(else_end, b.here());
                 b.patch(jump, b.here());
                 merge(cons_out, nil_out, span)
             }
@@ -513,7 +550,8 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &Type::Bool {
                     return Err(bad_stack(&stack));
                 }
-                let head = b.emit(Instr::LoopHead(0), span);
+                b.emit(Instr::LoopEnter, loc);
+                let head = b.emit(Instr::LoopHead(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.pop();
                 let out = self.body(b, &args[0], body_stack)?;
@@ -522,7 +560,7 @@ impl<'a> Typechecker<'a> {
                         return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                     }
                 }
-                b.emit(Instr::Jump(head), span);
+                b.emit(Instr::LoopBack(head), loc);
                 b.patch(head, b.here());
                 stack.pop();
                 Ok(Some(stack))
@@ -532,7 +570,8 @@ impl<'a> Typechecker<'a> {
                 let Type::Or(left, right) = top!(0).clone() else {
                     return Err(bad_stack(&stack));
                 };
-                let head = b.emit(Instr::LoopLeftHead(0), span);
+                b.emit(Instr::LoopEnter, loc);
+                let head = b.emit(Instr::LoopLeftHead(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.pop();
                 body_stack.push((*left).clone());
@@ -542,7 +581,7 @@ impl<'a> Typechecker<'a> {
                         return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                     }
                 }
-                b.emit(Instr::Jump(head), span);
+                b.emit(Instr::LoopBack(head), loc);
                 b.patch(head, b.here());
                 stack.pop();
                 stack.push((*right).clone());
@@ -557,7 +596,7 @@ impl<'a> Typechecker<'a> {
                 need!(n);
                 let saved = stack.split_off(len - n);
                 if n > 0 {
-                    b.emit(Instr::DipStart(n), span);
+                    b.emit(Instr::DipStart(n), loc);
                 }
                 let out = self.body(b, code, stack)?;
                 let Some(mut out) = out else {
@@ -565,7 +604,7 @@ impl<'a> Typechecker<'a> {
                     return Ok(None);
                 };
                 if n > 0 {
-                    b.emit(Instr::DipEnd(n), span);
+                    b.emit(Instr::DipEnd(n), loc);
                 }
                 out.extend(saved);
                 Ok(Some(out))
@@ -579,8 +618,8 @@ impl<'a> Typechecker<'a> {
                     _ => return Err(bad_stack(&stack)),
                 };
                 stack.pop();
-                b.emit(Instr::IterStart(kind), span);
-                let head = b.emit(Instr::IterNext(0), span);
+                b.emit(Instr::IterStart(kind), loc);
+                let head = b.emit(Instr::IterNext(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.push(element);
                 let out = self.body(b, &args[0], body_stack)?;
@@ -589,7 +628,7 @@ impl<'a> Typechecker<'a> {
                         return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                     }
                 }
-                b.emit(Instr::Jump(head), span);
+                b.emit(Instr::IterBack(head), loc);
                 b.patch(head, b.here());
                 Ok(Some(stack))
             }
@@ -609,10 +648,10 @@ impl<'a> Typechecker<'a> {
                 stack.pop();
                 let start = b.emit(
                     Instr::MapStart(if option { IterKind::Set } else { kind }),
-                    span,
+                    loc,
                 );
                 let _ = start;
-                let head = b.emit(Instr::MapNext(0), span);
+                let head = b.emit(Instr::MapNext(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.push(element);
                 let out = self.body(b, &args[0], body_stack)?;
@@ -628,8 +667,8 @@ impl<'a> Typechecker<'a> {
                     }
                     None => return Err(TcError::new(span, TcErrorKind::BadLoopBody)),
                 };
-                b.emit(Instr::MapCollect, span);
-                b.emit(Instr::Jump(head), span);
+                b.emit(Instr::MapCollect, loc);
+                b.emit(Instr::Jump(head), loc);
                 b.patch(head, b.here());
                 stack.push(match key {
                     Some(k) => Type::Map(Rc::new(k), Rc::new(result)),
@@ -652,7 +691,7 @@ impl<'a> Typechecker<'a> {
                 self.allow_self = saved_self;
                 let lambda = lambda?;
                 stack.push(Type::lambda(arg, ret));
-                b.emit(Instr::Lambda(Rc::new(lambda)), span);
+                b.emit(Instr::Lambda(Rc::new(lambda)), loc);
                 Ok(Some(stack))
             }
             Prim::I_EXEC => {
@@ -685,7 +724,7 @@ impl<'a> Typechecker<'a> {
                 need!(2);
                 stack.truncate(len - 2);
                 stack.push(out);
-                b.emit(Instr::Apply, span);
+                b.emit(Instr::Apply, loc);
                 let _ = captured;
                 Ok(Some(stack))
             }
@@ -695,13 +734,13 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &t {
                     return Err(bad_stack(&stack));
                 }
-                b.emit(Instr::Nop, span);
+                b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
             Prim::I_RENAME => {
                 arity(0)?;
                 need!(1);
-                b.emit(Instr::Nop, span);
+                b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
             // Arithmetic.
@@ -1025,7 +1064,7 @@ impl<'a> Typechecker<'a> {
                     } else {
                         Instr::UnpairN(n)
                     },
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -1086,7 +1125,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 stack.push(Type::option(t));
-                b.emit(Instr::None, span);
+                b.emit(Instr::None, loc);
                 Ok(Some(stack))
             }
             // Collections.
@@ -1094,7 +1133,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 stack.push(Type::list(t));
-                b.emit(Instr::Nil, span);
+                b.emit(Instr::Nil, loc);
                 Ok(Some(stack))
             }
             Prim::I_CONS => {
@@ -1121,7 +1160,7 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(Type::Set(Rc::new(t)));
-                b.emit(Instr::EmptySet, span);
+                b.emit(Instr::EmptySet, loc);
                 Ok(Some(stack))
             }
             Prim::I_EMPTY_MAP | Prim::I_EMPTY_BIG_MAP => {
@@ -1139,7 +1178,7 @@ impl<'a> Typechecker<'a> {
                 }
                 if prim == Prim::I_EMPTY_MAP {
                     stack.push(Type::Map(Rc::new(k), Rc::new(v)));
-                    b.emit(Instr::EmptyMap, span);
+                    b.emit(Instr::EmptyMap, loc);
                 } else {
                     if !v.is_big_map_value() {
                         return Err(TcError::new(
@@ -1151,7 +1190,7 @@ impl<'a> Typechecker<'a> {
                         ));
                     }
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
-                    b.emit(Instr::EmptyBigMap(k, v), span);
+                    b.emit(Instr::EmptyBigMap(k, v), loc);
                 }
                 Ok(Some(stack))
             }
@@ -1218,7 +1257,7 @@ impl<'a> Typechecker<'a> {
                 stack.truncate(len - 3);
                 stack.push(collection);
                 stack.push(value);
-                b.emit(instr, span);
+                b.emit(instr, loc);
                 Ok(Some(stack))
             }
             // Cryptography.
@@ -1262,6 +1301,7 @@ impl<'a> Typechecker<'a> {
                 b,
                 stack,
                 span,
+                loc,
                 args,
                 if prim == Prim::I_AMOUNT {
                     Instr::Amount
@@ -1270,22 +1310,32 @@ impl<'a> Typechecker<'a> {
                 },
                 Type::Mutez,
             ),
-            Prim::I_NOW => self.push_const(b, stack, span, args, Instr::Now, Type::Timestamp),
-            Prim::I_LEVEL => self.push_const(b, stack, span, args, Instr::Level, Type::Nat),
-            Prim::I_SENDER => self.push_const(b, stack, span, args, Instr::Sender, Type::Address),
-            Prim::I_SOURCE => self.push_const(b, stack, span, args, Instr::Source, Type::Address),
+            Prim::I_NOW => self.push_const(b, stack, span, loc, args, Instr::Now, Type::Timestamp),
+            Prim::I_LEVEL => self.push_const(b, stack, span, loc, args, Instr::Level, Type::Nat),
+            Prim::I_SENDER => {
+                self.push_const(b, stack, span, loc, args, Instr::Sender, Type::Address)
+            }
+            Prim::I_SOURCE => {
+                self.push_const(b, stack, span, loc, args, Instr::Source, Type::Address)
+            }
             Prim::I_SELF_ADDRESS => {
-                self.push_const(b, stack, span, args, Instr::SelfAddress, Type::Address)
+                self.push_const(b, stack, span, loc, args, Instr::SelfAddress, Type::Address)
             }
             Prim::I_CHAIN_ID => {
-                self.push_const(b, stack, span, args, Instr::ChainId, Type::ChainId)
+                self.push_const(b, stack, span, loc, args, Instr::ChainId, Type::ChainId)
             }
             Prim::I_MIN_BLOCK_TIME => {
-                self.push_const(b, stack, span, args, Instr::MinBlockTime, Type::Nat)
+                self.push_const(b, stack, span, loc, args, Instr::MinBlockTime, Type::Nat)
             }
-            Prim::I_TOTAL_VOTING_POWER => {
-                self.push_const(b, stack, span, args, Instr::TotalVotingPower, Type::Nat)
-            }
+            Prim::I_TOTAL_VOTING_POWER => self.push_const(
+                b,
+                stack,
+                span,
+                loc,
+                args,
+                Instr::TotalVotingPower,
+                Type::Nat,
+            ),
             Prim::I_SELF => {
                 arity(0)?;
                 if !self.allow_self {
@@ -1310,7 +1360,7 @@ impl<'a> Typechecker<'a> {
                     entrypoint
                 };
                 stack.push(Type::Contract(Rc::new(t.clone())));
-                b.emit(Instr::Self_(Rc::from(stored.as_str()), t), span);
+                b.emit(Instr::Self_(Rc::from(stored.as_str()), t), loc);
                 Ok(Some(stack))
             }
             Prim::I_VOTING_POWER => {
@@ -1399,7 +1449,7 @@ impl<'a> Typechecker<'a> {
                         Rc::new(parsed.as_lambda_holder(script)),
                         parsed.storage_type.clone(),
                     ),
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -1464,7 +1514,7 @@ impl<'a> Typechecker<'a> {
                     Type::Address,
                     Type::pair((*t).clone(), Type::Nat),
                 ));
-                b.emit(Instr::ReadTicket, span);
+                b.emit(Instr::ReadTicket, loc);
                 Ok(Some(stack))
             }
             Prim::I_SPLIT_TICKET => {
@@ -1516,6 +1566,7 @@ impl<'a> Typechecker<'a> {
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
         let span = node.span;
+        let loc = self.location_of(node);
         let (instr, out) = match name {
             "INDEX_ADDRESS" => (Instr::IndexAddress, Type::Nat),
             "GET_ADDRESS_INDEX" => (Instr::GetAddressIndex, Type::option(Type::Nat)),
@@ -1538,7 +1589,7 @@ impl<'a> Typechecker<'a> {
         }
         stack.pop();
         stack.push(out);
-        b.emit(instr, span);
+        b.emit(instr, loc);
         Ok(Some(stack))
     }
 
@@ -1547,6 +1598,7 @@ impl<'a> Typechecker<'a> {
         b: &mut Builder,
         mut stack: Vec<Type>,
         span: Span,
+        loc: u32,
         args: &[Node],
         instr: Instr,
         t: Type,
@@ -1558,12 +1610,22 @@ impl<'a> Typechecker<'a> {
             ));
         }
         stack.push(t);
-        b.emit(instr, span);
+        b.emit(instr, loc);
         Ok(Some(stack))
     }
 
     /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too).
     pub fn typecheck_script(&mut self, node: &Node) -> Result<Script, TcError> {
+        let expanded_holder;
+        let node = if self.record_locations {
+            // The caller expanded the whole script and wants its canonical locations.
+            self.record_locations = false;
+            self.set_locations(node);
+            node
+        } else {
+            expanded_holder = crate::macros::expand_all(node)?;
+            &expanded_holder
+        };
         let NodeKind::Seq(items) = &node.kind else {
             return Err(TcError::new(
                 node.span,
@@ -1632,7 +1694,7 @@ impl<'a> Typechecker<'a> {
         }
         entrypoints::check(param_node)
             .map_err(|e| TcError::new(param_node.span, TcErrorKind::BadEntrypoint(e)))?;
-        let code_expanded = crate::macros::expand_all(code_node)?;
+        let code_expanded = code_node;
         let input = Type::pair(param_type.clone(), storage_type.clone());
         let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
         // Typecheck the code with this script's own parameter for SELF.
@@ -1703,7 +1765,7 @@ impl<'a> Typechecker<'a> {
             param_type,
             storage_type,
             code: Rc::new(compiled),
-            code_node: code_expanded,
+            code_node: code_expanded.clone(),
             views: typed_views,
         })
     }
