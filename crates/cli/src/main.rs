@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod michelson;
+mod micheline;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,11 @@ enum Area {
         #[command(subcommand)]
         command: michelson::MichelsonCommand,
     },
+    /// Micheline expressions: pack, unpack, convert between text, binary and JSON, hash.
+    Micheline {
+        #[command(subcommand)]
+        command: micheline::MichelineCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -38,6 +44,7 @@ fn main() -> ExitCode {
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
         Area::Michelson { command } => michelson::run(command),
+        Area::Micheline { command } => micheline::run(command),
     };
     match result {
         Ok(code) => code,

@@ -56,6 +56,8 @@ pub enum ParseErrorKind {
     UnexpectedEnd,
     /// An annotation after a primitive's arguments or on a non-primitive.
     MisplacedAnnotation,
+    /// An annotation longer than [`crate::binary::MAX_ANNOTATION_LENGTH_BYTES`] (255) bytes.
+    AnnotationTooLong,
     /// Nesting deeper than [`Limits::max_depth`].
     TooDeep,
     /// More nodes than [`Limits::max_node_count`].
@@ -101,6 +103,7 @@ impl fmt::Display for ParseErrorKind {
             ParseErrorKind::UnexpectedToken(token) => write!(f, "unexpected {token}"),
             ParseErrorKind::UnexpectedEnd => f.write_str("unexpected end of input"),
             ParseErrorKind::MisplacedAnnotation => f.write_str("misplaced annotation"),
+            ParseErrorKind::AnnotationTooLong => f.write_str("annotation longer than 255 bytes"),
             ParseErrorKind::TooDeep => f.write_str("expression nested too deeply"),
             ParseErrorKind::TooManyNodes => f.write_str("expression has too many nodes"),
             ParseErrorKind::Empty => f.write_str("empty expression"),
@@ -485,7 +488,9 @@ impl<'a> Parser<'a> {
                 Some(b'/') if self.peek_byte(1) == Some(b'*') => {
                     let start = self.position;
                     self.position += 2;
-                    loop {
+                    // Block comments nest, as in Octez's lexer: `/* a /* b */ c */` is one comment.
+                    let mut open_count = 1usize;
+                    while open_count > 0 {
                         match self.peek_byte(0) {
                             None => {
                                 return Err(ParseError::new(
@@ -495,7 +500,11 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'*') if self.peek_byte(1) == Some(b'/') => {
                                 self.position += 2;
-                                break;
+                                open_count -= 1;
+                            }
+                            Some(b'/') if self.peek_byte(1) == Some(b'*') => {
+                                self.position += 2;
+                                open_count += 1;
                             }
                             Some(_) => self.position += 1,
                         }
@@ -528,11 +537,18 @@ impl<'a> Parser<'a> {
             b'"' => self.lex_string()?,
             b'0' if self.peek_byte(1) == Some(b'x') => self.lex_bytes()?,
             b'-' | b'0'..=b'9' => self.lex_int()?,
-            b'@' | b':' | b'%' => {
+            // Octez's lexer starts annotations with any of these seven sigils.
+            b'@' | b':' | b'%' | b'$' | b'&' | b'!' | b'?' => {
                 self.position += 1;
                 self.take_while(|b| {
                     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@')
                 });
+                if self.position - start > crate::binary::MAX_ANNOTATION_LENGTH_BYTES {
+                    return Err(ParseError::new(
+                        ParseErrorKind::AnnotationTooLong,
+                        Span::new(start, self.position),
+                    ));
+                }
                 Token::Annot(self.source[start..self.position].to_string())
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
@@ -734,6 +750,10 @@ mod tests {
             "# comment\n/* block */ Unit",
             Node::prim(Prim::D_Unit, vec![]),
         );
+        check(
+            "/* outer /* inner */ still a comment */ Unit",
+            Node::prim(Prim::D_Unit, vec![]),
+        );
     }
 
     #[test]
@@ -753,6 +773,7 @@ mod tests {
     #[test]
     fn errors_with_positions() {
         check_error("\"abc", ParseErrorKind::UnterminatedString);
+        check_error("/* a /* b */ Unit", ParseErrorKind::UnterminatedComment);
         check_error("0xabc", ParseErrorKind::InvalidBytes);
         check_error("12ab", ParseErrorKind::InvalidInt);
         check_error("{ DROP DROP", ParseErrorKind::UnexpectedEnd);
@@ -764,10 +785,16 @@ mod tests {
         check_error("()", ParseErrorKind::Empty);
         check_error("\"\\q\"", ParseErrorKind::InvalidEscape('q'));
         check_error("Pair 1 @x", ParseErrorKind::MisplacedAnnotation);
-        let error = parse_expression("{ DROP ;\n  $ }").expect_err("bad char");
+        check_error(
+            &format!("CAR @{}", "a".repeat(255)),
+            ParseErrorKind::AnnotationTooLong,
+        );
+        assert!(parse_expression(&format!("CAR @{}", "a".repeat(254))).is_ok());
+        assert!(parse_expression("CAR $a &b !c ?d").is_ok());
+        let error = parse_expression("{ DROP ;\n  ~ }").expect_err("bad char");
         assert_eq!(
-            error.describe("{ DROP ;\n  $ }"),
-            "At line 2 characters 2 to 3, unexpected character '$'"
+            error.describe("{ DROP ;\n  ~ }"),
+            "At line 2 characters 2 to 3, unexpected character '~'"
         );
     }
 

@@ -74,13 +74,23 @@ pub fn to_text_indented_wrapped(node: &Node) -> String {
 
 /// Prints a script (a toplevel sequence such as `parameter ..; storage ..; code ..`) the way
 /// `.tz` files are written: each toplevel item in Octez's unwrapped layout, separated by `;` and a
-/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item.
+/// newline, the last followed by `;` too. A node that is not a sequence is printed as one item;
+/// a sequence whose only item is a sequence is printed braced, so that it parses back unchanged.
 pub fn to_script_text(node: &Node) -> String {
     let mut out = String::new();
     let items: &[Node] = match &node.kind {
         NodeKind::Seq(items) => items,
         _ => std::slice::from_ref(node),
     };
+    if let [only] = items {
+        if matches!(only.kind, NodeKind::Seq(_)) {
+            // A toplevel whose only item is a sequence would read back as that sequence's items
+            // (see `parse_toplevel`): keep the outer braces so it reads back unchanged.
+            write_indented(&mut out, node, Wrapping::Unwrapped, 0);
+            out.push('\n');
+            return out;
+        }
+    }
     for item in items {
         write_indented(&mut out, item, Wrapping::Unwrapped, 0);
         out.push_str(";\n");
@@ -101,6 +111,25 @@ pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_
         indent_columns,
     }
     .run(node, wrapping, &sizes);
+}
+
+/// Prints a stack the way `octez-client run script --trace-stack` does after each
+/// `- location: N (...)` line: `[ e1` then every other element on its own line aligned after
+/// `[ `, then ` ]`; each element in the wrapped layout; `[  ]` for the empty stack.
+/// `indent_columns` is the column where `[` is written (4 in Octez traces), so continuation lines
+/// are aligned for that position. The top of the stack is the first element.
+pub fn to_trace_stack_text(elements: &[Node], indent_columns: usize) -> String {
+    let mut out = String::from("[ ");
+    let element_column = indent_columns + 2;
+    for (index, element) in elements.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', element_column));
+        }
+        write_indented(&mut out, element, Wrapping::Wrapped, element_column);
+    }
+    out.push_str(" ]");
+    out
 }
 
 /// Appends `node` on one line to `out`.
@@ -502,6 +531,11 @@ mod tests {
             to_text_indented(&script),
             "{ parameter unit ; storage unit ; code { CDR } }"
         );
+        // Found by fuzzing: a toplevel whose only item is a sequence keeps its braces.
+        let nested = crate::parse::parse_toplevel("{{\"\"}}").unwrap_or_else(|e| panic!("{e}"));
+        let printed = to_script_text(&nested);
+        assert_eq!(printed, "{ { \"\" } }\n");
+        assert_eq!(crate::parse::parse_toplevel(&printed), Ok(nested));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!   one element per line start at exactly column 6, continuation lines deeper;
 //! - the macro-expansion files hold a whole script printed with `print_expr` at column 0.
 
-use kestrel_micheline::print::{write_indented, Wrapping};
+use kestrel_micheline::print::{to_trace_stack_text, write_indented, Wrapping};
 use kestrel_micheline::{parse_expression, parse_toplevel};
 
 /// One recorded expression: where it came from, its text (continuation lines de-indented), and
@@ -157,6 +157,58 @@ fn every_recorded_storage_and_stack_expression_reprints_identically() {
         failures[..failures.len().min(10)].join("\n\n")
     );
     eprintln!("{checked} recorded expressions ({multi_line} multi-line) re-printed identically");
+}
+
+/// Every whole stack block (`    [ ... ]`) of the trace sections, re-printed from its parsed
+/// elements with [`to_trace_stack_text`].
+#[test]
+fn every_recorded_trace_stack_reprints_identically() {
+    let Some(dir) = kestrel_testdata::require(
+        "michelson-regression/opcodes",
+        "every_recorded_trace_stack_reprints_identically",
+    ) else {
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0usize;
+    for file in kestrel_testdata::files_with_suffix(&dir, ".out") {
+        let contents =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let lines: Vec<&str> = contents.lines().collect();
+        let mut index = 0;
+        while index < lines.len() {
+            if !lines[index].starts_with("    [ ") {
+                index += 1;
+                continue;
+            }
+            let mut end = index;
+            while !lines[end].ends_with(" ]") && end + 1 < lines.len() {
+                end += 1;
+            }
+            let block = lines[index..=end].join("\n");
+            let name = file.display().to_string();
+            let elements: Vec<_> = expressions_of(&name, &block)
+                .iter()
+                .filter_map(|recorded| parse_expression(&recorded.text).ok())
+                .collect();
+            let printed = format!("    {}", to_trace_stack_text(&elements, 4));
+            if printed != block {
+                failures.push(format!(
+                    "{name}:{}:\nexpected:\n{block}\nprinted:\n{printed}",
+                    index + 1
+                ));
+            }
+            checked += 1;
+            index = end + 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} stacks found");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} stacks differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n\n")
+    );
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! `kestrel micheline <verb>`: pack, unpack, convert and hash Micheline expressions, as
+//! `octez-client hash data` / `convert data` do for untyped data.
+//!
+//! Text errors give a line and column, binary errors a byte offset; both exit with code 1.
+
+use crate::output::CommandResult;
+use clap::{Subcommand, ValueEnum};
+use kestrel_micheline::{binary, json, pack, parse, print, Node};
+use std::io::Read;
+use std::process::ExitCode;
+
+/// The Micheline verbs.
+#[derive(Subcommand)]
+pub enum MichelineCommand {
+    /// Pack an expression: print `05` followed by its binary Micheline, in hex (untyped PACK of
+    /// the expression as written).
+    Pack {
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"'.
+        expression: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpack hex bytes starting with 05 and print the expression in text.
+    Unpack {
+        /// The packed bytes in hex (an optional 0x prefix is accepted).
+        hex: String,
+        /// Print as JSON (the expression in text and in Micheline JSON).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert an expression or script between text, binary (as hex) and JSON.
+    Convert {
+        /// The input form.
+        #[arg(long, value_enum)]
+        from: Form,
+        /// The output form.
+        #[arg(long, value_enum)]
+        to: Form,
+        /// The file to read, or - (the default) for standard input.
+        #[arg(default_value = "-")]
+        input: String,
+    },
+    /// Print the script-expression hash (expr...) of an expression: base58check of blake2b-256
+    /// of its untyped PACK.
+    Hash {
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"'.
+        expression: String,
+        /// Print as JSON (the hash and the packed bytes).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A Micheline form.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Form {
+    /// Micheline text in octez-client's layout (an expression, or a script's toplevel).
+    Text,
+    /// Binary Micheline, written and read as hex.
+    Binary,
+    /// Micheline JSON, as Octez RPCs use it.
+    Json,
+}
+
+/// Runs one `kestrel micheline` command.
+pub fn run(command: MichelineCommand) -> CommandResult {
+    match command {
+        MichelineCommand::Pack { expression, json } => {
+            let node = parse_text(&expression)?;
+            let packed = pack::pack(&node).map_err(|e| e.to_string())?;
+            let hex = to_hex(&packed);
+            if json {
+                println!("{{\"packed\":\"{hex}\"}}");
+            } else {
+                println!("{hex}");
+            }
+        }
+        MichelineCommand::Unpack { hex, json } => {
+            let bytes = from_hex(&hex)?;
+            let node = pack::unpack(&bytes).map_err(|e| e.to_string())?;
+            let text = print::to_text_indented(&node);
+            if json {
+                let mut out = String::from("{\"text\":");
+                json::write_json_string(&mut out, &text);
+                out.push_str(",\"expression\":");
+                json::write_json(&mut out, &node);
+                out.push('}');
+                println!("{out}");
+            } else {
+                println!("{text}");
+            }
+        }
+        MichelineCommand::Convert { from, to, input } => {
+            let source = read_input(&input)?;
+            let node = match from {
+                Form::Text => parse_text_or_script(&source)?,
+                Form::Binary => binary::decode(&from_hex(&source)?).map_err(|e| e.to_string())?,
+                Form::Json => json::from_json_str(source.trim_end()).map_err(|error| {
+                    let (line, column) =
+                        kestrel_micheline::node::position_of(&source, error.offset_bytes);
+                    format!("{error} (line {line}, column {column})")
+                })?,
+            };
+            match to {
+                Form::Text => println!("{}", print::to_text_indented(&node)),
+                Form::Binary => {
+                    println!(
+                        "{}",
+                        to_hex(&binary::encode(&node).map_err(|e| e.to_string())?)
+                    )
+                }
+                Form::Json => println!("{}", json::to_json_string(&node)),
+            }
+        }
+        MichelineCommand::Hash { expression, json } => {
+            let node = parse_text(&expression)?;
+            let packed = pack::pack(&node).map_err(|e| e.to_string())?;
+            let hash = pack::expression_hash_of_packed(&packed);
+            if json {
+                println!("{{\"hash\":\"{hash}\",\"packed\":\"{}\"}}", to_hex(&packed));
+            } else {
+                println!("{hash}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parses one expression, reporting errors with line and column.
+fn parse_text(source: &str) -> Result<Node, String> {
+    parse::parse_expression(source).map_err(|error| error.describe(source))
+}
+
+/// Parses one expression or, failing that, a script toplevel (`parameter ..; storage ..; ..`).
+fn parse_text_or_script(source: &str) -> Result<Node, String> {
+    match parse::parse_expression(source) {
+        Ok(node) => Ok(node),
+        Err(error) => parse::parse_toplevel(source).map_err(|_| error.describe(source)),
+    }
+}
+
+fn read_input(input: &str) -> Result<String, String> {
+    if input == "-" {
+        let mut source = String::new();
+        std::io::stdin()
+            .read_to_string(&mut source)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok(source)
+    } else {
+        std::fs::read_to_string(input).map_err(|e| format!("cannot read {input}: {e}"))
+    }
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Reads hex, ignoring whitespace and an optional `0x` prefix.
+fn from_hex(text: &str) -> Result<Vec<u8>, String> {
+    let trimmed = text.trim();
+    let digits: Vec<u8> = trimmed
+        .strip_prefix("0x")
+        .unwrap_or(trimmed)
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!("odd number of hex digits ({})", digits.len()));
+    }
+    digits
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(index, pair)| {
+            let high = (pair[0] as char).to_digit(16);
+            let low = (pair[1] as char).to_digit(16);
+            match (high, low) {
+                (Some(high), Some(low)) => Ok((high * 16 + low) as u8),
+                _ => Err(format!("invalid hex digit in byte {index}")),
+            }
+        })
+        .collect()
+}
