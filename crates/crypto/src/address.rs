@@ -286,3 +286,200 @@ impl FromStr for Address {
         Self::from_b58check(text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base58::Base58Error;
+    use crate::testing::{hex_literals, packed_bytes, quoted, read};
+
+    #[test]
+    fn addresses_match_tzt_pack_vectors() {
+        // pack_address_00..05: KT1, tz1, tz2, tz3, tz4 and sr1 addresses.
+        for index in 0..=5 {
+            let file = format!("tzt/pack_address_{index:02}.tzt");
+            let Some(text) = read(&file, "addresses_match_tzt_pack_vectors") else {
+                return;
+            };
+            let literal = quoted(&text)[0];
+            let packed = hex_literals(&text).pop().unwrap();
+            let bytes = packed_bytes(&packed);
+            let address = Address::from_b58check(literal).unwrap();
+            assert_eq!(address.to_bytes(), bytes, "{file}");
+            assert_eq!(
+                Address::try_from_bytes(bytes).as_ref(),
+                Ok(&address),
+                "{file}"
+            );
+            assert_eq!(address.to_b58check(), literal, "{file}");
+            assert_eq!(address.to_string(), literal);
+        }
+    }
+
+    #[test]
+    fn address_literals_in_tzt_files_parse() {
+        // Every address-looking string literal in the TZT suite that names a supported
+        // destination, with or without entrypoint, parses and round-trips through both forms.
+        let Some(dir) = kestrel_testdata::require("tzt", "address_literals_in_tzt_files_parse")
+        else {
+            return;
+        };
+        let mut count = 0;
+        for path in kestrel_testdata::files_with_suffix(&dir, ".tzt") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for literal in quoted(&text) {
+                let base = literal.split('%').next().unwrap_or("");
+                let supported = ["tz1", "tz2", "tz3", "tz4", "KT1", "sr1"]
+                    .iter()
+                    .any(|prefix| base.starts_with(prefix));
+                if !supported || base.len() != 36 || literal.ends_with("%default") {
+                    continue;
+                }
+                let Ok(address) = Address::from_b58check(literal) else {
+                    // Some TZT files hold deliberately invalid literals; they must fail on a rule.
+                    continue;
+                };
+                assert_eq!(address.to_b58check(), literal, "{}", path.display());
+                assert_eq!(
+                    Address::try_from_bytes(&address.to_bytes()).as_ref(),
+                    Ok(&address)
+                );
+                count += 1;
+            }
+        }
+        assert!(count > 50, "only {count} address literals found");
+    }
+
+    #[test]
+    fn entrypoints_in_text_and_binary_forms() {
+        let Some(text) = read("tzt/pack_address_00.tzt", "entrypoints") else {
+            return;
+        };
+        let contract = quoted(&text)[0];
+        let with_entrypoint = Address::from_b58check(&format!("{contract}%transfer")).unwrap();
+        assert_eq!(with_entrypoint.entrypoint.as_str(), "transfer");
+        let bytes = with_entrypoint.to_bytes();
+        assert_eq!(&bytes[22..], b"transfer");
+        assert_eq!(Address::try_from_bytes(&bytes), Ok(with_entrypoint.clone()));
+        // `%` alone is the default entrypoint; `%default` is refused in text, accepted in binary.
+        let bare = Address::from_b58check(&format!("{contract}%")).unwrap();
+        assert!(bare.entrypoint.is_default());
+        assert_eq!(bare.to_b58check(), contract);
+        assert_eq!(
+            Address::from_b58check(&format!("{contract}%default")),
+            Err(CryptoError::ExplicitDefaultEntrypoint)
+        );
+        let mut lax = bare.to_bytes();
+        lax.extend_from_slice(b"default");
+        assert_eq!(Address::try_from_bytes(&lax), Ok(bare.clone()));
+        // Names longer than 31 bytes are refused in both forms.
+        let long = "a".repeat(ENTRYPOINT_MAX_LENGTH + 1);
+        assert_eq!(
+            Address::from_b58check(&format!("{contract}%{long}")),
+            Err(CryptoError::EntrypointTooLong { length: 32 })
+        );
+        let mut too_long = bare.to_bytes();
+        too_long.extend_from_slice(long.as_bytes());
+        assert_eq!(
+            Address::try_from_bytes(&too_long),
+            Err(CryptoError::EntrypointTooLong { length: 32 })
+        );
+        let exactly = "b".repeat(ENTRYPOINT_MAX_LENGTH);
+        assert!(Address::from_b58check(&format!("{contract}%{exactly}")).is_ok());
+        // Addresses order by destination kind, then hash, then entrypoint name.
+        assert!(bare < with_entrypoint);
+    }
+
+    #[test]
+    fn binary_rejections_carry_the_rule() {
+        let check = |bytes: &[u8], expected: CryptoError| {
+            assert_eq!(Address::try_from_bytes(bytes), Err(expected), "{bytes:?}");
+        };
+        check(
+            &[],
+            CryptoError::WrongLength {
+                what: "address",
+                expected: 22,
+                found: 0,
+            },
+        );
+        check(
+            &[1; 21],
+            CryptoError::WrongLength {
+                what: "address",
+                expected: 22,
+                found: 21,
+            },
+        );
+        let mut originated = [0u8; 22];
+        originated[0] = 1;
+        originated[21] = 7;
+        check(
+            &originated,
+            CryptoError::NonZeroPadding {
+                what: "address",
+                offset: 21,
+            },
+        );
+        for tag in [2u8, 4, 255] {
+            let mut bytes = [0u8; 22];
+            bytes[0] = tag;
+            check(
+                &bytes,
+                CryptoError::UnknownTag {
+                    what: "address",
+                    tag,
+                },
+            );
+        }
+        let mut implicit = [0u8; 22];
+        implicit[1] = 9;
+        check(
+            &implicit,
+            CryptoError::UnknownTag {
+                what: "public key hash",
+                tag: 9,
+            },
+        );
+        let mut not_utf8 = vec![0u8; 22];
+        not_utf8.push(0xff);
+        check(&not_utf8, CryptoError::EntrypointNotUtf8);
+        assert_eq!(
+            Address::from_b58check("edpkuBknW28nW72KG6RoHtYW7p12T6GKc7nAbwYX5m8Wd9sDVC9yav"),
+            Err(CryptoError::Base58 {
+                what: "address",
+                error: Base58Error::WrongPrefix
+            })
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn near_valid_bytes_never_panic_and_round_trip(
+            tag in 0u8..5,
+            scheme in 0u8..5,
+            hash in proptest::array::uniform20(0u8..),
+            padding in 0u8..2,
+            name in proptest::collection::vec(0u8.., 0..35),
+        ) {
+            let mut bytes = vec![tag, scheme];
+            bytes.extend_from_slice(&hash[1..]);
+            bytes.push(padding);
+            bytes.extend_from_slice(&name);
+            if let Ok(address) = Address::try_from_bytes(&bytes) {
+                let written = address.to_bytes();
+                // Only the lax `default` spelling is not written back as read.
+                if name != b"default" {
+                    proptest::prop_assert_eq!(&written, &bytes);
+                }
+                proptest::prop_assert_eq!(Address::try_from_bytes(&written), Ok(address.clone()));
+                proptest::prop_assert_eq!(Address::from_b58check(&address.to_b58check()), Ok(address));
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,80}") {
+            let _ = Address::from_b58check(&text);
+        }
+    }
+}

@@ -79,7 +79,17 @@ prefixes! {
 /// Decodes base58check `text` into `prefix ‖ payload` (checksum verified and removed), refusing
 /// text longer than [`MAX_ENCODED_LENGTH`].
 pub fn decode_check_raw(text: &str) -> Result<Vec<u8>, Base58Error> {
-    if text.len() > MAX_ENCODED_LENGTH {
+    decode_check_bounded(text, MAX_ENCODED_LENGTH)
+}
+
+/// An upper bound on the base58 length of `prefix ‖ payload ‖ checksum` for `prefix`: each byte
+/// takes at most log(256)/log(58) < 1.3658 characters, plus one for rounding.
+pub const fn max_encoded_length(prefix: Prefix) -> usize {
+    (prefix.bytes.len() + prefix.payload_size + 4) * 13658 / 10000 + 1
+}
+
+fn decode_check_bounded(text: &str, max_length: usize) -> Result<Vec<u8>, Base58Error> {
+    if text.len() > max_length {
         return Err(Base58Error::TooLong { length: text.len() });
     }
     bs58::decode(text)
@@ -122,7 +132,8 @@ pub enum Base58Error {
     InvalidChecksum,
     /// The decoded bytes did not start with the expected prefix.
     WrongPrefix,
-    /// The text is longer than any Tezos base58check form ([`MAX_ENCODED_LENGTH`]).
+    /// The text is longer than any text of the expected forms could be (at most
+    /// [`MAX_ENCODED_LENGTH`] for the typed values of this crate).
     TooLong {
         /// The text length in bytes.
         length: usize,
@@ -142,10 +153,9 @@ impl fmt::Display for Base58Error {
             Base58Error::InvalidCharacter => f.write_str("invalid base58 character"),
             Base58Error::InvalidChecksum => f.write_str("invalid base58check checksum"),
             Base58Error::WrongPrefix => f.write_str("unexpected base58check prefix"),
-            Base58Error::TooLong { length } => write!(
-                f,
-                "base58check text of {length} bytes is longer than {MAX_ENCODED_LENGTH}"
-            ),
+            Base58Error::TooLong { length } => {
+                write!(f, "base58check text of {length} bytes is too long")
+            }
             Base58Error::WrongSize { expected, found } => {
                 write!(f, "payload of {found} bytes where {expected} are required")
             }
@@ -170,7 +180,9 @@ pub fn encode_check(prefix: Prefix, payload: &[u8]) -> String {
 
 /// Decodes a base58check string carrying `prefix`, returning the payload.
 pub fn decode_check(prefix: Prefix, text: &str) -> Result<Vec<u8>, Base58Error> {
-    let bytes = decode_check_raw(text)?;
+    // Bounded for cost only: text of another prefix gets its own error, not `TooLong`.
+    let bound = max_encoded_length(prefix).max(MAX_ENCODED_LENGTH);
+    let bytes = decode_check_bounded(text, bound)?;
     let (_, payload) = split_prefix(&bytes, &[prefix])?;
     Ok(payload.to_vec())
 }
@@ -178,6 +190,47 @@ pub fn decode_check(prefix: Prefix, text: &str) -> Result<Vec<u8>, Base58Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_length_bounds_hold_for_every_prefix() {
+        let prefixes = [
+            SCRIPT_EXPR_HASH,
+            CONTEXT_HASH,
+            BLOCK_HASH,
+            OPERATION_HASH,
+            PROTOCOL_HASH,
+            CHAIN_ID,
+            ED25519_PUBLIC_KEY_HASH,
+            SECP256K1_PUBLIC_KEY_HASH,
+            P256_PUBLIC_KEY_HASH,
+            BLS12_381_PUBLIC_KEY_HASH,
+            CONTRACT_HASH,
+            SMART_ROLLUP_ADDRESS,
+            ED25519_PUBLIC_KEY,
+            SECP256K1_PUBLIC_KEY,
+            P256_PUBLIC_KEY,
+            BLS12_381_PUBLIC_KEY,
+            ED25519_SIGNATURE,
+            SECP256K1_SIGNATURE,
+            P256_SIGNATURE,
+            GENERIC_SIGNATURE,
+            BLS12_381_SIGNATURE,
+        ];
+        let mut longest = 0;
+        for prefix in prefixes {
+            // The all-0xff payload gives the longest text; the prefix fixes the first characters.
+            let low = encode_check(prefix, &vec![0; prefix.payload_size]);
+            let high = encode_check(prefix, &vec![0xff; prefix.payload_size]);
+            assert_eq!(low.len(), high.len(), "{prefix:?}");
+            assert!(high.len() <= max_encoded_length(prefix), "{prefix:?}");
+            assert_eq!(
+                decode_check(prefix, &high),
+                Ok(vec![0xff; prefix.payload_size])
+            );
+            longest = longest.max(high.len());
+        }
+        assert_eq!(longest, MAX_ENCODED_LENGTH);
+    }
 
     #[test]
     fn script_expression_hash_round_trips() {

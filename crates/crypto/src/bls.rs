@@ -263,3 +263,245 @@ pub fn pairing_check(pairs: &[(G1, G2)]) -> bool {
 fn hex_string(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{hex_literals, read};
+
+    /// The `on storage S and input I` arguments and the final storage of a recorded
+    /// `octez-client run script` (michelson-regression `.out` files).
+    fn recorded_run(text: &str) -> (String, String, String) {
+        let command = text
+            .lines()
+            .find(|line| line.contains(" run script "))
+            .unwrap();
+        let after_storage = command.split(" on storage ").nth(1).unwrap();
+        let (storage, rest) = after_storage.split_once(" and input ").unwrap();
+        let input = rest.split(" --").next().unwrap();
+        let mut lines = text.lines();
+        lines.find(|line| *line == "storage").unwrap();
+        let result = lines.next().unwrap().trim();
+        let unquote = |s: &str| s.trim_matches('\'').to_owned();
+        (unquote(storage), unquote(input), result.to_owned())
+    }
+
+    fn fr_literal(text: &str) -> Fr {
+        match text.strip_prefix("0x") {
+            Some(digits) => Fr::try_from_bytes(&hex::decode(digits).unwrap()).unwrap(),
+            None => Fr::from_bigint(&text.parse::<BigInt>().unwrap()),
+        }
+    }
+
+    #[test]
+    fn fr_instructions_match_recorded_runs() {
+        let Some(dir) =
+            kestrel_testdata::require("michelson-regression/opcodes", "fr_instructions")
+        else {
+            return;
+        };
+        let mut count = 0;
+        for path in kestrel_testdata::files_with_suffix(&dir, ".out") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let script = name.split("--").next().unwrap();
+            const SCRIPTS: [&str; 7] = [
+                "bls12_381_fr_z_int",
+                "bls12_381_fr_z_nat",
+                "bls12_381_z_fr_int",
+                "bls12_381_z_fr_nat",
+                "bls12_381_fr_to_int",
+                "add_bls12_381_fr",
+                "bls12_381_fr_push_bytes_not_padded",
+            ];
+            if !SCRIPTS.contains(&script) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (storage, input, result) = recorded_run(&text);
+            match script {
+                // Storage (fr) times parameter (int or nat), in either operand order.
+                "bls12_381_fr_z_int" | "bls12_381_fr_z_nat" | "bls12_381_z_fr_int"
+                | "bls12_381_z_fr_nat" => {
+                    let product = fr_literal(&storage) * fr_literal(&input);
+                    assert_eq!(product, fr_literal(&result), "{name}");
+                    // The other way round, multiplying field elements, gives the same.
+                    let as_int = Fr::from_bigint(&input.parse::<BigInt>().unwrap());
+                    assert_eq!(as_int * fr_literal(&storage), product, "{name}");
+                }
+                "bls12_381_fr_to_int" => {
+                    assert_eq!(fr_literal(&input).to_bigint().to_string(), result, "{name}");
+                }
+                "add_bls12_381_fr" => {
+                    let operands = hex_literals(&input);
+                    let sum = Fr::try_from_bytes(&operands[0]).unwrap()
+                        + Fr::try_from_bytes(&operands[1]).unwrap();
+                    let expected = hex_literals(&result)[0].clone();
+                    assert_eq!(sum.to_bytes().to_vec(), expected, "{name}");
+                }
+                "bls12_381_fr_push_bytes_not_padded" => {
+                    assert_eq!(
+                        fr_literal("0x00").to_bytes().to_vec(),
+                        hex_literals(&result)[0]
+                    );
+                }
+                _ => unreachable!("{script}"),
+            }
+            count += 1;
+        }
+        assert!(count >= 18, "only {count} recorded runs checked");
+    }
+
+    #[test]
+    fn fr_byte_rules() {
+        assert_eq!(Fr::try_from_bytes(&[]), Ok(Fr::zero()));
+        assert_eq!(Fr::try_from_bytes(&[1, 0]), Ok(Fr::one()));
+        assert_eq!(
+            Fr::try_from_bytes(&[0; 33]),
+            Err(CryptoError::WrongLength {
+                what: "bls12_381_fr",
+                expected: 32,
+                found: 33
+            })
+        );
+        // r itself is out of range; r - 1 is -1.
+        let minus_one = Fr::from_bigint(&BigInt::from(-1));
+        let mut r = minus_one.to_bytes();
+        r[0] += 1;
+        assert_eq!(
+            Fr::try_from_bytes(&r),
+            Err(CryptoError::ScalarOutOfRange {
+                what: "bls12_381_fr"
+            })
+        );
+        assert_eq!(minus_one + Fr::one(), Fr::zero());
+        assert_eq!(-Fr::one(), minus_one);
+        // Reduction of integers wider than 256 bits: r · 2^300 + 5 ≡ 5.
+        let r_value = minus_one.to_bigint() + 1;
+        let wide = (r_value << 300u32) + 5;
+        assert_eq!(Fr::from_bigint(&wide), Fr::from_bigint(&BigInt::from(5)));
+        assert_eq!(Fr::from_bigint(&-wide), -Fr::from_bigint(&BigInt::from(5)));
+    }
+
+    /// Every G1 and G2 point literal of the Groth16 verifier contract and the type examples of
+    /// the Michelson reference.
+    fn points() -> Option<(Vec<G1>, Vec<G2>)> {
+        let contract = read("michelson/mini_scenarios/groth16.tz", "points")?;
+        let mut g1 = Vec::new();
+        let mut g2 = Vec::new();
+        for bytes in hex_literals(&contract) {
+            match bytes.len() {
+                G1::SIZE_BYTES => g1.push(G1::try_from_bytes(&bytes).unwrap()),
+                G2::SIZE_BYTES => g2.push(G2::try_from_bytes(&bytes).unwrap()),
+                _ => {}
+            }
+        }
+        let specs = kestrel_testdata::testdata_dir().join("../specs/michelson-meta.yaml");
+        if let Ok(meta) = std::fs::read_to_string(specs) {
+            for bytes in hex_literals(&meta) {
+                match bytes.len() {
+                    G1::SIZE_BYTES => g1.push(G1::try_from_bytes(&bytes).unwrap()),
+                    G2::SIZE_BYTES => g2.push(G2::try_from_bytes(&bytes).unwrap()),
+                    _ => {}
+                }
+            }
+        }
+        Some((g1, g2))
+    }
+
+    #[test]
+    fn real_points_round_trip_and_pairings_are_bilinear() {
+        let Some((g1, g2)) = points() else {
+            return;
+        };
+        assert!(g1.len() >= 5 && g2.len() >= 4, "{} {}", g1.len(), g2.len());
+        for point in &g1 {
+            assert_eq!(G1::try_from_bytes(&point.to_bytes()), Ok(*point));
+        }
+        for point in &g2 {
+            assert_eq!(G2::try_from_bytes(&point.to_bytes()), Ok(*point));
+        }
+        let a = Fr::from_bigint(&BigInt::from(123_456_789u64));
+        let b = Fr::from_bigint(&BigInt::from(-987_654_321i64));
+        let (p, q) = (g1[0], g2[0]);
+        // e(aP, bQ) · e(-abP, Q) = 1, and not with a wrong factor.
+        assert!(pairing_check(&[(p * a, q * b), (-(p * (a * b)), q)]));
+        assert!(!pairing_check(&[
+            (p * a, q * b),
+            (-(p * (a * b + Fr::one())), q)
+        ]));
+        // e(P1 + P2, Q) = e(P1, Q) · e(P2, Q).
+        assert!(pairing_check(&[
+            (g1[1] + g1[2], q),
+            (-g1[1], q),
+            (-g1[2], q)
+        ]));
+        assert!(!pairing_check(&[(g1[1], q)]));
+        assert!(pairing_check(&[]));
+        assert!(pairing_check(&[(G1::identity(), q), (p, G2::identity())]));
+    }
+
+    #[test]
+    fn group_laws_on_real_points() {
+        let Some((g1, g2)) = points() else {
+            return;
+        };
+        let two = Fr::from_bigint(&BigInt::from(2));
+        assert_eq!(g1[0] + g1[0], g1[0] * two);
+        assert_eq!(g2[0] + g2[0], g2[0] * two);
+        assert!((g1[0] + -g1[0]).is_identity());
+        assert!((g2[0] + -g2[0]).is_identity());
+        assert_eq!(g1[0] * Fr::zero(), G1::identity());
+        assert_eq!(g1[1] + g1[2], g1[2] + g1[1]);
+    }
+
+    #[test]
+    fn point_byte_rules() {
+        // The identity encodes as the infinity flag and zeros (ZCash serialization).
+        let mut infinity = [0u8; 96];
+        infinity[0] = 0x40;
+        assert_eq!(G1::identity().to_bytes(), infinity);
+        assert_eq!(G1::try_from_bytes(&infinity), Ok(G1::identity()));
+        assert_eq!(
+            hex::encode(&G1::generator().to_bytes()[..16]),
+            "17f1d3a73197d7942695638c4fa9ac0f"
+        );
+        assert_eq!(
+            G1::try_from_bytes(&[0; 96]),
+            Err(CryptoError::InvalidPoint {
+                what: "bls12_381_g1"
+            })
+        );
+        assert_eq!(
+            G1::try_from_bytes(&[0; 48]),
+            Err(CryptoError::WrongLength {
+                what: "bls12_381_g1",
+                expected: 96,
+                found: 48
+            })
+        );
+        assert!(G2::try_from_bytes(&[0; 192]).is_err());
+        assert!(G2::try_from_bytes(&[0; 96]).is_err());
+        // A compressed encoding is not accepted where the uncompressed one is required.
+        let mut compressed_flag = G1::generator().to_bytes();
+        compressed_flag[0] |= 0x80;
+        assert!(G1::try_from_bytes(&compressed_flag).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(0u8.., 0..200)) {
+            if let Ok(fr) = Fr::try_from_bytes(&bytes) {
+                proptest::prop_assert_eq!(Fr::try_from_bytes(&fr.to_bytes()), Ok(fr));
+            }
+            let _ = G1::try_from_bytes(&bytes);
+            let _ = G2::try_from_bytes(&bytes);
+        }
+
+        #[test]
+        fn fr_from_bigint_matches_modular_arithmetic(a in proptest::num::i128::ANY, b in proptest::num::i128::ANY) {
+            let (x, y) = (BigInt::from(a), BigInt::from(b));
+            proptest::prop_assert_eq!(Fr::from_bigint(&x) * Fr::from_bigint(&y), Fr::from_bigint(&(&x * &y)));
+            proptest::prop_assert_eq!(Fr::from_bigint(&x) + Fr::from_bigint(&y), Fr::from_bigint(&(&x + &y)));
+        }
+    }
+}

@@ -138,6 +138,62 @@ mod tests {
         assert_eq!(chain_id.to_string(), "NetXyuzvDo2Ugzb");
     }
 
+    /// Every base58 word of `length` characters starting with `prefix` in `text`.
+    fn words<'a>(text: &'a str, prefix: &str, length: usize) -> Vec<&'a str> {
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|word| word.starts_with(prefix) && word.len() == length)
+            .collect()
+    }
+
+    fn check_round_trip<T: FromStr<Err = CryptoError> + fmt::Display>(file: &str, word: &str) {
+        let value: T = word
+            .parse()
+            .unwrap_or_else(|error| panic!("{file}: {word}: {error}"));
+        assert_eq!(value.to_string(), word, "{file}");
+    }
+
+    #[test]
+    fn real_hashes_in_test_data_round_trip() {
+        type Check = fn(&str, &str);
+        let cases: [(&str, &str, usize, Check); 4] = [
+            (
+                "michelson/mini_scenarios/constant_unit.tz",
+                "expr",
+                54,
+                check_round_trip::<ScriptExprHash>,
+            ),
+            (
+                "context/nodes.json",
+                "Co",
+                52,
+                check_round_trip::<ContextHash>,
+            ),
+            (
+                "michelson-regression/opcodes/chain_id_store--storage921624073--input125992234.out",
+                "Net",
+                15,
+                check_round_trip::<ChainId>,
+            ),
+            (
+                "michelson-regression/opcodes/chain_id_store--storage921624073--input125992234.out",
+                "Proto",
+                51,
+                check_round_trip::<ProtocolHash>,
+            ),
+        ];
+        for (file, prefix, length, check) in cases {
+            let Some(text) = crate::testing::read(file, "real_hashes_in_test_data_round_trip")
+            else {
+                return;
+            };
+            let found = words(&text, prefix, length);
+            assert!(!found.is_empty(), "{file}: no {prefix} hash");
+            for word in found.iter().take(200) {
+                check(file, word);
+            }
+        }
+    }
+
     #[test]
     fn hashes_round_trip_through_text() {
         for bytes in [[0u8; 32], [0xff; 32], [7; 32]] {

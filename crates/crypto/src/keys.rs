@@ -236,10 +236,41 @@ enum KeyBytes {
     Bls([u8; 48]),
 }
 
-/// A public key, Michelson's `key`. Ordered as Michelson compares keys (scheme tag, then key
-/// bytes).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A public key, Michelson's `key`. Ordered as Michelson compares keys: by scheme tag, then by
+/// key bytes, except that p256 keys compare by their uncompressed coordinates `x ‖ y` (Octez
+/// keeps p256 keys uncompressed and compares those bytes).
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PublicKey(KeyBytes);
+
+impl PartialOrd for PublicKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PublicKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (&self.0, &other.0) {
+            (KeyBytes::P256(a), KeyBytes::P256(b)) => {
+                // x is the compressed form without its parity byte; only equal x needs y.
+                a[1..].cmp(&b[1..]).then_with(|| p256_y(a).cmp(&p256_y(b)))
+            }
+            (a, b) => a.cmp(b),
+        }
+    }
+}
+
+/// The y coordinate of a p256 key, big-endian (the key was checked when it was read).
+fn p256_y(compressed: &[u8; 33]) -> [u8; 32] {
+    let mut y = [0u8; 32];
+    if let Ok(key) = p256::PublicKey::from_sec1_bytes(compressed) {
+        use p256::elliptic_curve::sec1::ToEncodedPoint;
+        if let Some(coordinate) = key.to_encoded_point(false).y() {
+            y.copy_from_slice(coordinate);
+        }
+    }
+    y
+}
 
 impl PublicKey {
     const WHAT: &'static str = "public key";
@@ -432,14 +463,17 @@ fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
 }
 
 fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
-    let Some(key_point) = Option::<G1Affine>::from(G1Affine::from_compressed(key)) else {
+    // Both were checked to be subgroup points when read, so the subgroup checks (a scalar
+    // multiplication each) are not repeated here.
+    let Some(key_point) = Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(key)) else {
         return false;
     };
     // KeyValidate of the IETF draft: the identity is not a key.
     if bool::from(key_point.is_identity()) {
         return false;
     }
-    let Some(signature_point) = Option::<G2Affine>::from(G2Affine::from_compressed(signature))
+    let Some(signature_point) =
+        Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(signature))
     else {
         return false;
     };
@@ -507,7 +541,8 @@ impl Signature {
                 // libsecp256k1's compact parsing refuses components not below the order.
                 let below_order = |scalar: &[u8]| {
                     bool::from(
-                        k256::Scalar::from_repr(*k256::FieldBytes::from_slice(scalar)).is_some(),
+                        k256::Scalar::from_repr(k256::FieldBytes::from(array::<32>(scalar)))
+                            .is_some(),
                     )
                 };
                 if !below_order(&bytes[..32]) || !below_order(&bytes[32..]) {
@@ -988,6 +1023,24 @@ mod tests {
             })
         );
         assert!(PublicKeyHash::from_b58check("").is_err());
+    }
+
+    #[test]
+    fn p256_keys_order_by_uncompressed_coordinates() {
+        let key = PublicKey::from_b58check(P256_KEY).unwrap();
+        let mut other_parity = key.to_bytes();
+        other_parity[1] ^= 1; // 0x02 <-> 0x03: the same x, the other y (p - y).
+        let other = PublicKey::try_from_bytes(&other_parity).unwrap();
+        let y = p256_y(&array(key.key_bytes()));
+        let other_y = p256_y(&array(other.key_bytes()));
+        assert_ne!(y, other_y);
+        assert_eq!(key.cmp(&other), y.cmp(&other_y));
+        assert_eq!(other.cmp(&key), other_y.cmp(&y));
+        assert_eq!(key.cmp(&key.clone()), Ordering::Equal);
+        // Across schemes, the tag decides.
+        let secp = PublicKey::from_b58check(SECP256K1_KEY).unwrap();
+        let bls = PublicKey::from_b58check(BLS_KEY).unwrap();
+        assert!(secp < key && key < bls);
     }
 
     #[test]

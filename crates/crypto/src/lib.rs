@@ -10,6 +10,25 @@
 //! chain id, `KT1`, `sr1`, block/operation/protocol/expression hashes), [`keys`] (key hashes,
 //! keys, signatures, verification), [`address`] (Michelson `address` with entrypoint), [`bls`]
 //! (BLS12-381 scalars, points, pairing check).
+//!
+//! ```
+//! use kestrel_crypto::{Address, PublicKey, Signature};
+//!
+//! // Text (readable) and binary (optimized, PACK) forms of Michelson's domain values.
+//! let key = PublicKey::from_b58check("edpkuBknW28nW72KG6RoHtYW7p12T6GKc7nAbwYX5m8Wd9sDVC9yav")?;
+//! assert_eq!(key.hash().to_b58check(), "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx");
+//! assert_eq!(PublicKey::try_from_bytes(&key.to_bytes())?, key);
+//!
+//! // CHECK_SIGNATURE: the signature of PACK "hello" under that key.
+//! let signature = Signature::from_b58check(
+//!     "edsigu3QszDjUpeqYqbvhyRxMpVFamEnvm9FYnt7YiiNt9nmjYfh8ZTbsybZ5WnBkhA7zfHsRVyuTnRsGLR6fNHt1Up1FxgyRtF",
+//! )?;
+//! assert!(key.verify(&signature, b"\x05\x01\x00\x00\x00\x05hello"));
+//!
+//! let address = Address::from_b58check("KT1Q36KWPSba7dHsH5E4ZsQHehrChc51e19d%transfer")?;
+//! assert_eq!(address.to_bytes().len(), 22 + "transfer".len());
+//! # Ok::<(), kestrel_crypto::CryptoError>(())
+//! ```
 
 #![forbid(unsafe_code)]
 
