@@ -278,3 +278,50 @@ fn gas_text_parses_to_milligas() {
         assert_eq!(octez_output::parse_gas(text), None, "{text}");
     }
 }
+
+/// The reader must return errors, never panic, on damaged files: every recorded file is cut at
+/// every line, and lines are dropped or duplicated by a fixed pseudo-random sequence.
+#[test]
+fn damaged_recorded_files_never_panic() {
+    let Some(dir) = kestrel_testdata::require(REGRESSION_DIR, "damaged_recorded_files_never_panic")
+    else {
+        return;
+    };
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        // xorshift64*: deterministic, no dependency.
+        seed ^= seed >> 12;
+        seed ^= seed << 25;
+        seed ^= seed >> 27;
+        seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut variants = 0usize;
+    for path in kestrel_testdata::files_with_suffix(&dir, ".out")
+        .iter()
+        .take(60)
+    {
+        let text = std::fs::read_to_string(path).expect("readable");
+        let lines: Vec<&str> = text.lines().collect();
+        for cut in 0..lines.len() {
+            let _ = octez_output::parse(&lines[..cut].join("\n"));
+            variants += 1;
+        }
+        for _ in 0..20 {
+            let mut damaged = Vec::with_capacity(lines.len());
+            for line in &lines {
+                match next() % 16 {
+                    0 => {}
+                    1 => {
+                        damaged.push(*line);
+                        damaged.push(*line);
+                    }
+                    2 => damaged.push(line.get(..line.len() / 2).unwrap_or(line)),
+                    _ => damaged.push(*line),
+                }
+            }
+            let _ = octez_output::parse(&damaged.join("\n"));
+            variants += 1;
+        }
+    }
+    assert!(variants > 1_000, "only {variants} damaged variants tried");
+}

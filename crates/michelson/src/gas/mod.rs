@@ -7,6 +7,9 @@ pub mod interpreter;
 pub mod size;
 pub mod typecheck;
 
+#[cfg(test)]
+mod oracle_tests;
+
 use std::fmt;
 
 /// Milligas in one gas unit: Octez counts gas with three decimals (`Gas_limit_repr.scaling_factor`).
@@ -18,6 +21,14 @@ pub const HARD_GAS_LIMIT_PER_OPERATION: u64 = 1_040_000;
 
 /// [`HARD_GAS_LIMIT_PER_OPERATION`] in milligas, the largest budget a script run starts with.
 pub const HARD_GAS_LIMIT_PER_OPERATION_MILLI: u64 = HARD_GAS_LIMIT_PER_OPERATION * MILLIGAS_PER_GAS;
+
+/// The most gas all operations of one block may use together (`hard_gas_limit_per_block` of
+/// proto_alpha's mainnet constants, 6-second blocks; 1,733,333 in Quebec/Rio with 8-second
+/// blocks). A block producer checks each operation's limit against what is left.
+pub const HARD_GAS_LIMIT_PER_BLOCK: u64 = 1_386_666;
+
+/// [`HARD_GAS_LIMIT_PER_BLOCK`] in milligas.
+pub const HARD_GAS_LIMIT_PER_BLOCK_MILLI: u64 = HARD_GAS_LIMIT_PER_BLOCK * MILLIGAS_PER_GAS;
 
 /// The gas budget was exhausted (Octez's `Gas_limit_repr.Operation_quota_exceeded`, reported by
 /// the client as "Gas limit exceeded during typechecking or execution").

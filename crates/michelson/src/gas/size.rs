@@ -110,6 +110,94 @@ pub fn comparable_size(nodes: impl IntoIterator<Item = ComparableNode>) -> u64 {
     })
 }
 
+/// One node of a comparable value as the gas model sees it, produced by the caller's `view`
+/// function for [`comparable_size_of`] and [`super::interpreter::cost_compare_values`]. `V` is
+/// the caller's handle on a value (e.g. `&Value`); both walks use an explicit stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareView<V> {
+    /// `Unit`.
+    Unit,
+    /// `True` / `False`.
+    Bool,
+    /// An `int` or `nat`, by the bit length of its magnitude (`Z.numbits`).
+    Int {
+        /// `Z.numbits` of the value.
+        numbits: u64,
+    },
+    /// A `timestamp`, by the bit length of its seconds since the epoch.
+    Timestamp {
+        /// `Z.numbits` of the seconds.
+        numbits: u64,
+    },
+    /// A `string`, by its length in bytes.
+    String {
+        /// Length in bytes.
+        length: u64,
+    },
+    /// A `bytes`, by its length.
+    Bytes {
+        /// Length in bytes.
+        length: u64,
+    },
+    /// A `mutez`.
+    Mutez,
+    /// A `key_hash`.
+    KeyHash,
+    /// An `address`, with the length of its entrypoint name (0 for the default entrypoint).
+    Address {
+        /// Length of the entrypoint name in bytes.
+        entrypoint_length: u64,
+    },
+    /// A `key`, by curve.
+    Key(Curve),
+    /// A `signature`.
+    Signature,
+    /// A `chain_id`.
+    ChainId,
+    /// `Pair left right`.
+    Pair(V, V),
+    /// `Left v`.
+    Left(V),
+    /// `Right v`.
+    Right(V),
+    /// `Some v`.
+    Some(V),
+    /// `None`.
+    None,
+}
+
+/// `Gas_comparable_input_size.size_of_comparable_value` of a value seen through `view`: the
+/// key size of map and set costs. Walks with an explicit stack (no recursion).
+pub fn comparable_size_of<V: Copy>(value: V, view: impl Fn(V) -> CompareView<V>) -> u64 {
+    let mut total = 0u64;
+    let mut pending = vec![value];
+    while let Some(current) = pending.pop() {
+        let node = match view(current) {
+            CompareView::Unit | CompareView::Bool => 1,
+            CompareView::Int { numbits } | CompareView::Timestamp { numbits } => numbits / 8,
+            CompareView::String { length } | CompareView::Bytes { length } => length,
+            CompareView::Mutez => MUTEZ_SIZE_BYTES,
+            CompareView::KeyHash => KEY_HASH_SIZE_BYTES,
+            CompareView::Address { entrypoint_length } => address_size(entrypoint_length),
+            CompareView::Key(curve) => public_key_size_bytes(curve),
+            CompareView::Signature => SIGNATURE_SIZE_BYTES,
+            CompareView::ChainId => CHAIN_ID_SIZE_BYTES,
+            CompareView::Pair(left, right) => {
+                pending.push(right);
+                pending.push(left);
+                1
+            }
+            CompareView::Left(inner) | CompareView::Right(inner) | CompareView::Some(inner) => {
+                pending.push(inner);
+                1
+            }
+            CompareView::None => 1,
+        };
+        total = super::arith::add(total, node);
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +235,39 @@ mod tests {
         ];
         assert_eq!(comparable_size(nodes), 4);
         assert_eq!(comparable_size([ComparableNode::None]), 1);
+    }
+
+    /// A tiny comparable value type for the generic walks.
+    #[derive(Debug)]
+    pub(super) enum Sample {
+        Nat(u64),
+        Text(&'static str),
+        Pair(Box<Sample>, Box<Sample>),
+        Some(Box<Sample>),
+    }
+
+    pub(super) fn view(sample: &Sample) -> CompareView<&Sample> {
+        match sample {
+            Sample::Nat(value) => CompareView::Int {
+                numbits: u64::from(u64::BITS - value.leading_zeros()),
+            },
+            Sample::Text(text) => CompareView::String {
+                length: text.len() as u64,
+            },
+            Sample::Pair(left, right) => CompareView::Pair(left, right),
+            Sample::Some(inner) => CompareView::Some(inner),
+        }
+    }
+
+    #[test]
+    fn generic_key_size_walk() {
+        // (Pair "ab" (Some 256)) = 1 + 2 + 1 + (256 has 9 bits → 1)
+        let value = Sample::Pair(
+            Box::new(Sample::Text("ab")),
+            Box::new(Sample::Some(Box::new(Sample::Nat(256)))),
+        );
+        assert_eq!(comparable_size_of(&value, view), 5);
+        assert_eq!(comparable_size_of(&Sample::Nat(127), view), 0);
+        assert_eq!(comparable_size_of(&Sample::Nat(255), view), 1);
     }
 }

@@ -2,9 +2,24 @@
 //! `Script_ir_translator` and `Michelson_v1_gas.Cost_of.{Typechecking, Unparsing}` (proto_alpha).
 //!
 //! These are paid before the first instruction runs (parsing the script, its types, the
-//! storage and the parameter), and while running by `PUSH`-free instructions that parse or
-//! unparse values: `UNPACK` (parse), `PACK`, `APPLY`, `TRANSFER_TOKENS`, `EMIT`,
-//! `CREATE_CONTRACT` (unparse), `CONTRACT` and `VIEW` (parse a type/script).
+//! storage and the parameter), and while running by the instructions that parse or unparse
+//! values: `UNPACK` (parse), `PACK`, `APPLY`, `TRANSFER_TOKENS`, `EMIT`, `CREATE_CONTRACT`
+//! (unparse), `CONTRACT` and `VIEW` (parse a type/script). Where they are charged:
+//!
+//! * `parse_ty`: [`COST_PARSE_TYPE_CYCLE`] per type node (a flat `pair a b c` is parsed as
+//!   `pair a (pair b c)`, so the inner pair counts too).
+//! * `parse_instr`: [`COST_PARSE_INSTRUCTION_CYCLE`] per call: once per instruction and, for a
+//!   sequence of n instructions, once per suffix (`{a; b; c}`, `{b; c}`, `{c}`); plus
+//!   [`cost_proof_argument`] for `DIG`/`DUG`/`DROP n`/`DUP n`/`PAIR n`/`UNPAIR n`/`GET n`/
+//!   `UPDATE n`, [`COST_PARSE_DATA_CYCLE`] per type node of `DUP`'s dupable check, type
+//!   parsing for `NIL`/`NONE`/`LEFT`/`RIGHT`/`PUSH`/`EMPTY_*`/`LAMBDA`, data parsing for `PUSH`,
+//!   and [`cost_ty_eq`] wherever two types are unified (`CONS`, branch merges, the final stack
+//!   against `pair (list operation) storage`).
+//! * `parse_data`: [`COST_PARSE_DATA_CYCLE`] per value node, [`cost_check_printable`] per
+//!   string, the readable/optimized decodings below, and per map or set element the insertion
+//!   (`cost_map_update`/`cost_set_update` at the current size) plus the ordering comparison
+//!   with the previous key (checked on the recorded first steps by `oracle_tests`).
+//! * the typed code's size: [`cost_typed_ir_size_nodes`].
 
 use super::arith::{add, isqrt, max, mul, safe, shift_right as lsr};
 
@@ -47,9 +62,9 @@ pub const fn cost_unparse_type(type_size: u64) -> u64 {
     max(10, mul(safe(type_size), 20))
 }
 
-/// Checking that a string literal is printable (`cost_CHECK_PRINTABLE`): `14 + 10 · length`.
+/// Checking that a string literal is printable (`cost_CHECK_PRINTABLE`): `15 + 10 · length`.
 pub const fn cost_check_printable(length: u64) -> u64 {
-    add(14, mul(10, safe(length)))
+    add(mul(safe(length), 10), 15)
 }
 
 /// Parsing a `timestamp` written as an RFC 3339 string (`cost_TIMESTAMP_READABLE_DECODING`):
@@ -147,6 +162,129 @@ pub const fn cost_encode_chest(plaintext_length: u64) -> u64 {
     add(add(lsr(n, 4), lsr(n, 8)), 3_215)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Micheline serialization (`Script_repr_costs_generated`, `Script_repr`) and the `PACK`/`UNPACK`
+// charges built on them.
+
+/// Serializing a Micheline expression to binary (`cost_ENCODING_MICHELINE`):
+/// `100 · nodes + 25 · int_bytes + 10 · string_bytes`, where `nodes` counts every node
+/// (`Elt` included), `int_bytes` sums the `int_bytes` (rounded up) of the integer nodes and
+/// `string_bytes` the lengths of the string and bytes nodes.
+pub const fn cost_encode_micheline(nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(mul(safe(nodes), 100), mul(safe(int_bytes), 25)),
+        mul(safe(string_bytes), 10),
+    )
+}
+
+/// Deserializing a Micheline expression (`cost_DECODING_MICHELINE`):
+/// `60 · nodes + 10 · int_bytes + 10 · string_bytes`.
+pub const fn cost_decode_micheline(nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(mul(safe(nodes), 60), mul(safe(int_bytes), 10)),
+        mul(safe(string_bytes), 10),
+    )
+}
+
+/// Deserializing Micheline from `length` bytes when only the length is known
+/// (`cost_DECODING_MICHELINE_bytes`): `max 10 (20 · length)`.
+pub const fn cost_decode_micheline_bytes(length: u64) -> u64 {
+    max(10, mul(safe(length), 20))
+}
+
+/// Serializing Micheline to `length` bytes when only the length is known
+/// (`cost_ENCODING_MICHELINE_bytes`): `max 10 (33 · length)`.
+pub const fn cost_encode_micheline_bytes(length: u64) -> u64 {
+    max(10, mul(safe(length), 33))
+}
+
+/// `Micheline.strip_locations` over `nodes` nodes (`cost_strip_locations_micheline`): `51 · nodes`.
+pub const fn cost_strip_locations(nodes: u64) -> u64 {
+    mul(safe(nodes), 51)
+}
+
+/// Removing annotations from `nodes` nodes (`cost_strip_annotations`): `51 · nodes`.
+pub const fn cost_strip_annotations(nodes: u64) -> u64 {
+    mul(safe(nodes), 51)
+}
+
+/// Counting the nodes of a Micheline expression (`cost_MICHELINE_NODES`): `6.5 · nodes`.
+pub const fn cost_micheline_nodes(nodes: u64) -> u64 {
+    add(lsr(safe(nodes), 1), mul(safe(nodes), 6))
+}
+
+/// Computing the in-memory size of `nodes` typed-IR nodes (`Script_typed_ir_size_costs.
+/// nodes_cost`, charged for the typechecked code and for ticket sizes): `45 · nodes`.
+pub const fn cost_typed_ir_size_nodes(nodes: u64) -> u64 {
+    mul(safe(nodes), 45)
+}
+
+/// Top-level `unparse_data` in optimized mode, which is all `PACK` costs (and what `APPLY` pays
+/// for its captured value, and big-map key hashing before its `BLAKE2B`): unparsing the value
+/// (`unparse_cost`: one
+/// [`COST_UNPARSE_DATA_CYCLE`] per data node, `Elt` excluded, one
+/// [`COST_UNPARSE_INSTRUCTION_CYCLE`] per instruction node of a lambda, plus the optimized
+/// encoding of keys, key hashes/addresses, signatures, chain ids and BLS values), then
+/// stripping locations and serializing the optimized expression, whose `nodes`, `int_bytes` and
+/// `string_bytes` are counted as in [`cost_encode_micheline`]. Checked on every `PACK` of the
+/// recorded traces.
+pub const fn cost_pack(unparse_cost: u64, nodes: u64, int_bytes: u64, string_bytes: u64) -> u64 {
+    add(
+        add(
+            unparse_cost,
+            cost_encode_micheline(nodes, int_bytes, string_bytes),
+        ),
+        cost_strip_locations(nodes),
+    )
+}
+
+/// Gas of allocating `words` words (`Gas_limit_repr.alloc_cost`): `2000 · (words + 1)` milligas.
+pub const fn cost_alloc(words: u64) -> u64 {
+    mul(2_000, add(safe(words), 1))
+}
+
+/// Gas of allocating `bytes` bytes (`Gas_limit_repr.alloc_bytes_cost`).
+pub const fn cost_alloc_bytes(bytes: u64) -> u64 {
+    cost_alloc(safe(bytes).div_ceil(8))
+}
+
+/// Gas of allocating a `bytes`-byte OCaml string (`Gas_limit_repr.alloc_mbytes_cost`): a 12-word
+/// header plus the bytes.
+pub const fn cost_alloc_mbytes(bytes: u64) -> u64 {
+    add(cost_alloc(12), cost_alloc_bytes(bytes))
+}
+
+/// `steps` abstract steps (`Gas_limit_repr.step_cost`): `1000 · steps` milligas.
+pub const fn cost_step(steps: u64) -> u64 {
+    mul(safe(steps), super::MILLIGAS_PER_GAS)
+}
+
+/// `UNPACK` whose bytes decode as Micheline but do not typecheck against the expected type
+/// (`Cost_of.Interpreter.unpack_failed`, the worst case "a set of 1-byte values"): with
+/// `length` the bytes after the `0x05` prefix and `d = numbits(length)`,
+/// `length · alloc_mbytes(1) + length · d · (alloc(3) + step(1))`.
+pub const fn cost_unpack_failed(payload_length: u64) -> u64 {
+    let length = safe(payload_length);
+    let bits = super::arith::numbits(length);
+    add(
+        mul(length, cost_alloc_mbytes(1)),
+        mul(length, mul(bits, add(cost_alloc(3), cost_step(1)))),
+    )
+}
+
+/// `UNPACK` of `length` bytes before the value is typechecked: the instruction
+/// ([`super::interpreter::cost_unpack`]) and the Micheline decoding
+/// ([`cost_decode_micheline_bytes`] of the whole input). On success Octez then charges the
+/// value's `parse_data` costs ([`COST_PARSE_DATA_CYCLE`] per node and the leaf costs); when the
+/// type does not match, [`cost_unpack_failed`]; an input without the `0x05` prefix (or that does
+/// not decode) costs nothing more.
+pub const fn cost_unpack_decoding(length: u64) -> u64 {
+    add(
+        super::interpreter::cost_unpack(length),
+        cost_decode_micheline_bytes(length),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,7 +294,7 @@ mod tests {
         assert_eq!(cost_ty_eq(1, 5), 57);
         assert_eq!(cost_unparse_type(0), 10);
         assert_eq!(cost_unparse_type(3), 60);
-        assert_eq!(cost_check_printable(5), 64);
+        assert_eq!(cost_check_printable(5), 65);
         assert_eq!(
             cost_timestamp_readable_decoding(20),
             105 + ((4 * 20) >> 5) + ((4 * 20) >> 6)
@@ -165,5 +303,18 @@ mod tests {
             COST_FIND_ENTRYPOINT_CYCLE,
             super::super::interpreter::cost_compare(31, 31)
         );
+    }
+
+    #[test]
+    fn pack_and_unpack_spot_values_from_recorded_traces() {
+        // PACK Unit: one node, no integer or string bytes.
+        assert_eq!(cost_pack(COST_UNPARSE_DATA_CYCLE, 1, 0, 0), 216);
+        // PACK (Pair 19 10): three nodes, two one-byte integers.
+        assert_eq!(cost_pack(3 * COST_UNPARSE_DATA_CYCLE, 3, 2, 0), 698);
+        // UNPACK int of 0x050000 (3 bytes): decoding, then one data node.
+        assert_eq!(cost_unpack_decoding(3) + COST_PARSE_DATA_CYCLE, 421);
+        // UNPACK of 0x (not packed) and of an ill-typed 0x050041 as nat.
+        assert_eq!(cost_unpack_decoding(0), 270);
+        assert_eq!(cost_unpack_decoding(3) + cost_unpack_failed(2), 96_321);
     }
 }

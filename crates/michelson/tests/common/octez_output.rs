@@ -17,7 +17,8 @@
 //! ```ignore
 //! let output = octez_output::read_file(path)?;          // or parse(&text)
 //! for run in output.runs() {
-//!     run.command.script_path        // /…/shared/testdata/michelson/opcodes/abs.tz
+//!     run.command.script_path(&kestrel_testdata::testdata_dir())
+//!                                    // …/shared/testdata/michelson/opcodes/abs.tz
 //!     run.command.storage, .input    // Micheline text, shell quoting removed
 //!     run.command.level, .amount, …  // flags (None when absent)
 //!     run.outcome                    // Success { storage, emitted_operations, big_map_diff } | Failure { .. }
@@ -33,6 +34,11 @@
 //! expression are trimmed and joined with one space (octez-client never breaks a line inside a
 //! string literal, so no literal changes). The first trace step's gas is everything consumed
 //! before the first instruction (script, storage and parameter parsing and typechecking).
+//!
+//! Trace locations are Octez's Micheline locations: node indexes in prefix order of the script
+//! **after macro expansion** (a file written `{ parameter ..; storage ..; code .. }` has the
+//! braced sequence as node 0). Octez logs `LOOP`/`LOOP_LEFT` control steps at the location of the
+//! instruction following the loop, and logs no step for `EXEC` itself (see `src/gas/README.md`).
 //!
 //! The reader never panics on malformed input: it returns a [`ReadError`] with the 1-based line.
 
