@@ -15,7 +15,8 @@ use kestrel_michelson::value::Value;
 use std::rc::Rc;
 
 /// The loop of the task statement as a full contract: sums 1..=n.
-const LOOP_SCRIPT: &str = "parameter nat; storage int; code { CAR ; INT ; PUSH int 0 ; SWAP ; DUP ; GT ; \
+const LOOP_SCRIPT: &str =
+    "parameter nat; storage int; code { CAR ; INT ; PUSH int 0 ; SWAP ; DUP ; GT ; \
     LOOP { DUP ; DIP { ADD } ; PUSH int -1 ; ADD ; DUP ; GT } ; DROP ; NIL operation ; PAIR }";
 const LOOP_ITERATIONS: u64 = 500_000;
 const GAS_SCRIPT: &str = "parameter unit; storage unit; code { DROP ; PUSH bool True ; LOOP { PUSH bool True } ; UNIT ; NIL operation ; PAIR }";
@@ -25,12 +26,19 @@ fn parse(text: &str) -> Node {
 }
 
 fn typecheck(context: &Context, script: &Node) -> Script {
-    Typechecker::new(context).typecheck_script(script).expect("benchmark script typechecks")
+    let mut tc = Typechecker::new(context);
+    // Contracts originated before the current protocol (the CPMM uses `SUB` on mutez) run in
+    // Octez's legacy mode.
+    tc.legacy = true;
+    tc.typecheck_script(script)
+        .expect("benchmark script typechecks")
 }
 
 fn data(context: &Context, text: &str, ty: &kestrel_michelson::types::Type) -> Value {
     let node = kestrel_micheline::parse_expression(text).expect("benchmark data parses");
-    Typechecker::new(context).parse_data(&node, ty).expect("benchmark data typechecks")
+    Typechecker::new(context)
+        .parse_data(&node, ty)
+        .expect("benchmark data typechecks")
 }
 
 fn run(context: &mut Context, code: &Rc<Code>, input: Value) -> Result<Vec<Value>, RunError> {
@@ -83,7 +91,10 @@ fn cpmm() -> Option<Prepared> {
     context.contracts.insert(
         token.destination,
         OtherContract {
-            param: kestrel_micheline::parse_expression("(pair %transfer address (pair address nat))").ok()?,
+            param: kestrel_micheline::parse_expression(
+                "(pair %transfer address (pair address nat))",
+            )
+            .ok()?,
             storage: None,
             views: Vec::new(),
             balance: 0,
@@ -107,11 +118,19 @@ fn cpmm() -> Option<Prepared> {
         "Right (Right (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"))",
         &typed.param_type,
     );
-    Some(Prepared { input: Value::pair(param, storage), context, script, typed })
+    Some(Prepared {
+        input: Value::pair(param, storage),
+        context,
+        script,
+        typed,
+    })
 }
 
 fn fa12() -> Option<Prepared> {
-    let path = kestrel_testdata::require("michelson/mini_scenarios/fa12_reference.tz", "michelson_bench")?;
+    let path = kestrel_testdata::require(
+        "michelson/mini_scenarios/fa12_reference.tz",
+        "michelson_bench",
+    )?;
     let text = std::fs::read_to_string(path).ok()?;
     let script = parse(&text);
     let mut context = Context::default();
@@ -130,22 +149,36 @@ fn fa12() -> Option<Prepared> {
         "Left (Left (Left (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" \"tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5\" 10)))",
         &typed.param_type,
     );
-    Some(Prepared { input: Value::pair(param, storage), context, script, typed })
+    Some(Prepared {
+        input: Value::pair(param, storage),
+        context,
+        script,
+        typed,
+    })
 }
 
 fn contracts(c: &mut Criterion) {
     let mut group = c.benchmark_group("michelson_contracts");
     group.throughput(Throughput::Elements(1));
     for (name, prepared) in [("cpmm_xtzToToken", cpmm()), ("fa12_transfer", fa12())] {
-        let Some(mut prepared) = prepared else { continue };
+        let Some(mut prepared) = prepared else {
+            continue;
+        };
         group.bench_function(format!("kestrel_typecheck/{name}"), |b| {
             b.iter(|| typecheck(&prepared.context, &prepared.script))
         });
-        run(&mut prepared.context, &prepared.typed.code, prepared.input.clone()).expect("contract runs");
+        run(
+            &mut prepared.context,
+            &prepared.typed.code,
+            prepared.input.clone(),
+        )
+        .expect("contract runs");
         group.bench_function(format!("kestrel_execute/{name}"), |b| {
             b.iter_batched(
                 || prepared.input.clone(),
-                |input| run(&mut prepared.context, &prepared.typed.code, input).expect("contract runs"),
+                |input| {
+                    run(&mut prepared.context, &prepared.typed.code, input).expect("contract runs")
+                },
                 BatchSize::SmallInput,
             )
         });

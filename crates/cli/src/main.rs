@@ -3,8 +3,8 @@
 
 #![forbid(unsafe_code)]
 
-mod michelson;
 mod micheline;
+mod michelson;
 mod output;
 
 use clap::{Parser, Subcommand};

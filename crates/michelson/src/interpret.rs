@@ -323,13 +323,15 @@ impl<'a> Interpreter<'a> {
                     }
                 }
                 Instr::DipStart(n) => {
-                    charge!(if *n == 1 {
-                        cost::COST_DIP
+                    if *n == 1 {
+                        charge!(cost::COST_DIP);
+                        let top = pop!(stack);
+                        dip.push(top);
                     } else {
-                        cost::cost_dip_n(*n as u64)
-                    });
-                    let at = stack.len() - n;
-                    dip.extend(stack.drain(at..));
+                        charge!(cost::cost_dip_n(*n as u64));
+                        let at = stack.len() - n;
+                        dip.extend(stack.drain(at..));
+                    }
                 }
                 Instr::DipEnd(n) => {
                     charge!(
@@ -337,8 +339,13 @@ impl<'a> Interpreter<'a> {
                             + cost::COST_UNDIP * (*n as u64)
                             + cost::COST_CONS_CONTINUATION
                     );
-                    let at = dip.len() - n;
-                    stack.extend(dip.drain(at..));
+                    if *n == 1 {
+                        let saved = dip.pop().ok_or_else(bad)?;
+                        stack.push(saved);
+                    } else {
+                        let at = dip.len() - n;
+                        stack.extend(dip.drain(at..));
+                    }
                 }
                 Instr::IterStart(kind) => {
                     let collection = pop!(stack);

@@ -91,6 +91,9 @@ pub enum TcErrorKind {
     BadScript(String),
     /// Gas ran out while typechecking.
     GasExhaustion,
+    /// Lambdas written as data, or `CREATE_CONTRACT` scripts, nested beyond
+    /// [`MAX_NESTED_TYPECHECKS`].
+    TooDeep,
 }
 
 impl TcError {
@@ -114,6 +117,12 @@ impl From<MacroError> for TcError {
     }
 }
 
+/// How deep lambdas written as data (`PUSH (lambda ..) { .. }`) and `CREATE_CONTRACT` scripts may
+/// nest: each level is a nested run of the typechecker on the host stack. Code nesting itself is
+/// unbounded (it uses the typechecker's frame stack); this bound is ours, chosen far above what
+/// real contracts do.
+pub const MAX_NESTED_TYPECHECKS: usize = 256;
+
 /// Prints a stack type top first.
 pub fn stack_to_string(stack: &[Type]) -> String {
     let items: Vec<String> = stack.iter().rev().map(|t| t.to_string()).collect();
@@ -133,6 +142,8 @@ pub struct Typechecker<'a> {
     pub legacy: bool,
     /// The parameter type `SELF` refers to inside a `CREATE_CONTRACT` script.
     pub self_param_override: Option<Node>,
+    /// Current nesting of data lambdas and `CREATE_CONTRACT` scripts.
+    pub nesting: usize,
     /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
     /// canonical locations it should record (for traces).
     pub record_locations: bool,
@@ -201,6 +212,7 @@ impl<'a> Typechecker<'a> {
             legacy: false,
             self_param_override: None,
             record_locations: false,
+            nesting: 0,
             locations: std::collections::HashMap::new(),
         }
     }
@@ -237,8 +249,14 @@ impl<'a> Typechecker<'a> {
     ///
     /// Nested blocks are walked with an explicit frame stack, never host recursion, so code
     /// nested as deep as the parser allows typechecks in constant native stack.
-    pub fn typecheck_code(&mut self, node: &Node, stack: Vec<Type>) -> Result<(Code, StackOut), TcError> {
-        let mut builders = vec![Builder { code: Code::default() }];
+    pub fn typecheck_code(
+        &mut self,
+        node: &Node,
+        stack: Vec<Type>,
+    ) -> Result<(Code, StackOut), TcError> {
+        let mut builders = vec![Builder {
+            code: Code::default(),
+        }];
         let mut frames: Vec<Frame<'_>> = vec![Frame::Block {
             items: block_items(node),
             next: 0,
@@ -247,7 +265,10 @@ impl<'a> Typechecker<'a> {
         loop {
             let Some(Frame::Block { items, next, state }) = frames.last_mut() else {
                 // Only blocks are ever on top; results are delivered to `After` frames below.
-                return Err(TcError::new(node.span, TcErrorKind::BadScript("typechecker state".into())));
+                return Err(TcError::new(
+                    node.span,
+                    TcErrorKind::BadScript("typechecker state".into()),
+                ));
             };
             if *next < items.len() {
                 let item = &items[*next];
@@ -255,27 +276,39 @@ impl<'a> Typechecker<'a> {
                 let Some(current) = state.take() else {
                     return Err(TcError::new(item.span, TcErrorKind::UnreachableCode));
                 };
-                let builder = builders.last_mut().ok_or_else(|| TcError::new(item.span, TcErrorKind::BadScript("builder".into())))?;
+                let builder = builders.last_mut().ok_or_else(|| {
+                    TcError::new(item.span, TcErrorKind::BadScript("builder".into()))
+                })?;
                 match self.step(builder, item, current)? {
                     Step::Done(out) => {
                         if let Some(Frame::Block { state, .. }) = frames.last_mut() {
                             *state = out;
                         }
                     }
-                    Step::Enter { body, stack, after } => self.enter(&mut frames, &mut builders, body, stack, after)?,
+                    Step::Enter { body, stack, after } => {
+                        self.enter(&mut frames, &mut builders, body, stack, after)?
+                    }
                 }
                 continue;
             }
             // The block is finished: hand its result to whatever waits for it.
-            let Some(Frame::Block { state: mut out, .. }) = frames.pop() else { continue };
+            let Some(Frame::Block { state: mut out, .. }) = frames.pop() else {
+                continue;
+            };
             loop {
                 match frames.pop() {
                     None => {
-                        let builder = builders.pop().ok_or_else(|| TcError::new(node.span, TcErrorKind::BadScript("builder".into())))?;
+                        let builder = builders.pop().ok_or_else(|| {
+                            TcError::new(node.span, TcErrorKind::BadScript("builder".into()))
+                        })?;
                         return Ok((builder.code, out.take()));
                     }
                     Some(Frame::Block { items, next, .. }) => {
-                        frames.push(Frame::Block { items, next, state: out.take() });
+                        frames.push(Frame::Block {
+                            items,
+                            next,
+                            state: out.take(),
+                        });
                         break;
                     }
                     Some(Frame::After(after)) => {
@@ -296,12 +329,24 @@ impl<'a> Typechecker<'a> {
         }
     }
 
-    fn enter<'n>(&mut self, frames: &mut Vec<Frame<'n>>, builders: &mut Vec<Builder>, body: &'n Node, stack: Vec<Type>, after: After<'n>) -> Result<(), TcError> {
+    fn enter<'n>(
+        &mut self,
+        frames: &mut Vec<Frame<'n>>,
+        builders: &mut Vec<Builder>,
+        body: &'n Node,
+        stack: Vec<Type>,
+        after: After<'n>,
+    ) -> Result<(), TcError> {
         if !matches!(after, After::Inline) && !matches!(body.kind, NodeKind::Seq(_)) {
-            return Err(TcError::new(body.span, TcErrorKind::BadArguments("expected a sequence".into())));
+            return Err(TcError::new(
+                body.span,
+                TcErrorKind::BadArguments("expected a sequence".into()),
+            ));
         }
         if matches!(after, After::Lambda { .. }) {
-            builders.push(Builder { code: Code::default() });
+            builders.push(Builder {
+                code: Code::default(),
+            });
         }
         frames.push(Frame::After(after));
         frames.push(Frame::Block {
@@ -313,12 +358,21 @@ impl<'a> Typechecker<'a> {
     }
 
     /// One instruction: done at once, or a structured one that asks for a body to be checked.
-    fn step<'n>(&mut self, b: &mut Builder, node: &'n Node, mut stack: Vec<Type>) -> Result<Step<'n>, TcError> {
+    fn step<'n>(
+        &mut self,
+        b: &mut Builder,
+        node: &'n Node,
+        mut stack: Vec<Type>,
+    ) -> Result<Step<'n>, TcError> {
         let span = node.span;
         let loc = self.location_of(node);
         let (prim, args) = match &node.kind {
             NodeKind::Seq(_) => {
-                return Ok(Step::Enter { body: node, stack, after: After::Inline });
+                return Ok(Step::Enter {
+                    body: node,
+                    stack,
+                    after: After::Inline,
+                });
             }
             NodeKind::Prim { name, args, .. } => match name.known() {
                 Some(prim) => (prim, args.as_slice()),
@@ -336,13 +390,22 @@ impl<'a> Typechecker<'a> {
             )
         };
         let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
-        let arity = |n: usize| if args.len() == n { Ok(()) } else { Err(bad_args()) };
+        let arity = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(bad_args())
+            }
+        };
         match prim {
             Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
                 self.charge_typecheck(1)?;
-                crate::types::check_annotations(annots_of(node)).map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+                crate::types::check_annotations(annots_of(node))
+                    .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
                 arity(2)?;
-                let Some(top) = stack.pop() else { return Err(bad_stack(&stack)) };
+                let Some(top) = stack.pop() else {
+                    return Err(bad_stack(&stack));
+                };
                 let (instr, first_stack, second_stack) = match (prim, &top) {
                     (Prim::I_IF, Type::Bool) => (Instr::If(0), stack.clone(), stack),
                     (Prim::I_IF_NONE, Type::Option(inner)) => {
@@ -372,13 +435,21 @@ impl<'a> Typechecker<'a> {
                 Ok(Step::Enter {
                     body: &args[0],
                     stack: first_stack,
-                    after: After::IfFirst { span, loc, branch, second: &args[1], second_stack },
+                    after: After::IfFirst {
+                        span,
+                        loc,
+                        branch,
+                        second: &args[1],
+                        second_stack,
+                    },
                 })
             }
             Prim::I_LOOP | Prim::I_LOOP_LEFT => {
                 self.charge_typecheck(1)?;
                 arity(1)?;
-                let Some(top) = stack.last().cloned() else { return Err(bad_stack(&stack)) };
+                let Some(top) = stack.last().cloned() else {
+                    return Err(bad_stack(&stack));
+                };
                 let expected = stack.clone();
                 let mut body_stack = stack.clone();
                 body_stack.pop();
@@ -392,14 +463,34 @@ impl<'a> Typechecker<'a> {
                     _ => return Err(bad_stack(&stack)),
                 }
                 b.emit(Instr::LoopEnter, loc);
-                let head = b.emit(if prim == Prim::I_LOOP { Instr::LoopHead(0) } else { Instr::LoopLeftHead(0) }, loc);
-                Ok(Step::Enter { body: &args[0], stack: body_stack, after: After::Loop { span, loc, head, expected, result } })
+                let head = b.emit(
+                    if prim == Prim::I_LOOP {
+                        Instr::LoopHead(0)
+                    } else {
+                        Instr::LoopLeftHead(0)
+                    },
+                    loc,
+                );
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Loop {
+                        span,
+                        loc,
+                        head,
+                        expected,
+                        result,
+                    },
+                })
             }
             Prim::I_DIP => {
                 self.charge_typecheck(1)?;
                 let (n, code) = match (args.len(), args.first().map(|a| &a.kind)) {
                     (1, _) => (1, &args[0]),
-                    (2, Some(NodeKind::Int(n))) => (n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args)?, &args[1]),
+                    (2, Some(NodeKind::Int(n))) => (
+                        n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args)?,
+                        &args[1],
+                    ),
                     _ => return Err(bad_args()),
                 };
                 if stack.len() < n {
@@ -409,7 +500,11 @@ impl<'a> Typechecker<'a> {
                 if n > 0 {
                     b.emit(Instr::DipStart(n), loc);
                 }
-                Ok(Step::Enter { body: code, stack, after: After::Dip { loc, n, saved } })
+                Ok(Step::Enter {
+                    body: code,
+                    stack,
+                    after: After::Dip { loc, n, saved },
+                })
             }
             Prim::I_ITER => {
                 self.charge_typecheck(1)?;
@@ -417,7 +512,9 @@ impl<'a> Typechecker<'a> {
                 let (kind, element) = match stack.last() {
                     Some(Type::List(t)) => (IterKind::List, (**t).clone()),
                     Some(Type::Set(t)) => (IterKind::Set, (**t).clone()),
-                    Some(Type::Map(k, v)) => (IterKind::Map, Type::pair((**k).clone(), (**v).clone())),
+                    Some(Type::Map(k, v)) => {
+                        (IterKind::Map, Type::pair((**k).clone(), (**v).clone()))
+                    }
                     _ => return Err(bad_stack(&stack)),
                 };
                 stack.pop();
@@ -425,7 +522,16 @@ impl<'a> Typechecker<'a> {
                 let head = b.emit(Instr::IterNext(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.push(element);
-                Ok(Step::Enter { body: &args[0], stack: body_stack, after: After::Iter { span, loc, head, expected: stack } })
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Iter {
+                        span,
+                        loc,
+                        head,
+                        expected: stack,
+                    },
+                })
             }
             Prim::I_MAP => {
                 self.charge_typecheck(1)?;
@@ -433,7 +539,11 @@ impl<'a> Typechecker<'a> {
                 let (kind, element, key) = match stack.last() {
                     Some(Type::List(t)) => (IterKind::List, (**t).clone(), MapResult::List),
                     Some(Type::Option(t)) => (IterKind::Set, (**t).clone(), MapResult::Option),
-                    Some(Type::Map(k, v)) => (IterKind::Map, Type::pair((**k).clone(), (**v).clone()), MapResult::Map((**k).clone())),
+                    Some(Type::Map(k, v)) => (
+                        IterKind::Map,
+                        Type::pair((**k).clone(), (**v).clone()),
+                        MapResult::Map((**k).clone()),
+                    ),
                     _ => return Err(bad_stack(&stack)),
                 };
                 stack.pop();
@@ -441,7 +551,17 @@ impl<'a> Typechecker<'a> {
                 let head = b.emit(Instr::MapNext(0), loc);
                 let mut body_stack = stack.clone();
                 body_stack.push(element);
-                Ok(Step::Enter { body: &args[0], stack: body_stack, after: After::Map { span, loc, head, rest: stack, result: key } })
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Map {
+                        span,
+                        loc,
+                        head,
+                        rest: stack,
+                        result: key,
+                    },
+                })
             }
             Prim::I_LAMBDA | Prim::I_LAMBDA_REC => {
                 self.charge_typecheck(1)?;
@@ -458,7 +578,16 @@ impl<'a> Typechecker<'a> {
                 Ok(Step::Enter {
                     body: &args[2],
                     stack: body_stack,
-                    after: After::Lambda { span, loc, arg, ret, recursive, code: &args[2], outer: stack, saved_allow_self },
+                    after: After::Lambda {
+                        span,
+                        loc,
+                        arg,
+                        ret,
+                        recursive,
+                        code: &args[2],
+                        outer: stack,
+                        saved_allow_self,
+                    },
                 })
             }
             _ => Ok(Step::Done(self.instr(b, node, stack)?)),
@@ -466,15 +595,38 @@ impl<'a> Typechecker<'a> {
     }
 
     /// Continues a structured instruction once its body's result `out` is known.
-    fn after<'n>(&mut self, builders: &mut Vec<Builder>, after: After<'n>, out: StackOut) -> Result<Step<'n>, TcError> {
-        if let After::Lambda { span, loc, arg, ret, recursive, code, outer, saved_allow_self } = after {
+    fn after<'n>(
+        &mut self,
+        builders: &mut Vec<Builder>,
+        after: After<'n>,
+        out: StackOut,
+    ) -> Result<Step<'n>, TcError> {
+        if let After::Lambda {
+            span,
+            loc,
+            arg,
+            ret,
+            recursive,
+            code,
+            outer,
+            saved_allow_self,
+        } = after
+        {
             self.allow_self = saved_allow_self;
-            let body = builders.pop().ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
+            let body = builders
+                .pop()
+                .ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
             match &out {
                 None => {}
                 Some(out) if out.len() == 1 && out[0] == ret => {}
                 Some(out) => {
-                    return Err(TcError::new(span, TcErrorKind::BadReturn { expected: ret.to_string(), found: stack_to_string(out) }));
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::BadReturn {
+                            expected: ret.to_string(),
+                            found: stack_to_string(out),
+                        },
+                    ));
                 }
             }
             let lambda = crate::value::Lambda {
@@ -485,29 +637,59 @@ impl<'a> Typechecker<'a> {
                 ret: ret.clone(),
                 applied: Vec::new(),
             };
-            let b = builders.last_mut().ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
+            let b = builders
+                .last_mut()
+                .ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
             b.emit(Instr::Lambda(Rc::new(lambda)), loc);
             let mut outer = outer;
             outer.push(Type::lambda(arg, ret));
             return Ok(Step::Done(Some(outer)));
         }
-        let b = builders.last_mut().ok_or_else(|| TcError::new(Span::NONE, TcErrorKind::BadScript("builder".into())))?;
+        let b = builders
+            .last_mut()
+            .ok_or_else(|| TcError::new(Span::NONE, TcErrorKind::BadScript("builder".into())))?;
         match after {
             After::Inline => Ok(Step::Done(out)),
-            After::IfFirst { span, loc, branch, second, second_stack } => {
+            After::IfFirst {
+                span,
+                loc,
+                branch,
+                second,
+                second_stack,
+            } => {
                 let jump = b.emit(Instr::BranchEnd(0), loc);
                 let here = b.here();
                 b.patch(branch, here);
-                Ok(Step::Enter { body: second, stack: second_stack, after: After::IfSecond { span, loc, jump, first: out } })
+                Ok(Step::Enter {
+                    body: second,
+                    stack: second_stack,
+                    after: After::IfSecond {
+                        span,
+                        loc,
+                        jump,
+                        first: out,
+                    },
+                })
             }
-            After::IfSecond { span, loc, jump, first } => {
+            After::IfSecond {
+                span,
+                loc,
+                jump,
+                first,
+            } => {
                 let else_end = b.emit(Instr::BranchEnd(0), loc);
                 let end = b.here();
                 b.patch(else_end, end);
                 b.patch(jump, end);
                 Ok(Step::Done(merge(first, out, span)?))
             }
-            After::Loop { span, loc, head, expected, result } => {
+            After::Loop {
+                span,
+                loc,
+                head,
+                expected,
+                result,
+            } => {
                 if let Some(out) = out {
                     if out != expected {
                         return Err(TcError::new(span, TcErrorKind::BadLoopBody));
@@ -519,14 +701,21 @@ impl<'a> Typechecker<'a> {
                 Ok(Step::Done(Some(result)))
             }
             After::Dip { loc, n, saved } => {
-                let Some(mut out) = out else { return Ok(Step::Done(None)) };
+                let Some(mut out) = out else {
+                    return Ok(Step::Done(None));
+                };
                 if n > 0 {
                     b.emit(Instr::DipEnd(n), loc);
                 }
                 out.extend(saved);
                 Ok(Step::Done(Some(out)))
             }
-            After::Iter { span, loc, head, expected } => {
+            After::Iter {
+                span,
+                loc,
+                head,
+                expected,
+            } => {
                 if let Some(out) = out {
                     if out != expected {
                         return Err(TcError::new(span, TcErrorKind::BadLoopBody));
@@ -537,9 +726,19 @@ impl<'a> Typechecker<'a> {
                 b.patch(head, here);
                 Ok(Step::Done(Some(expected)))
             }
-            After::Map { span, loc, head, rest, result } => {
-                let Some(mut out) = out else { return Err(TcError::new(span, TcErrorKind::BadLoopBody)) };
-                let Some(element) = out.pop() else { return Err(TcError::new(span, TcErrorKind::BadLoopBody)) };
+            After::Map {
+                span,
+                loc,
+                head,
+                rest,
+                result,
+            } => {
+                let Some(mut out) = out else {
+                    return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                };
+                let Some(element) = out.pop() else {
+                    return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                };
                 if out != rest {
                     return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                 }
@@ -555,7 +754,10 @@ impl<'a> Typechecker<'a> {
                 });
                 Ok(Step::Done(Some(stack)))
             }
-            After::Lambda { .. } => Err(TcError::new(Span::NONE, TcErrorKind::BadScript("lambda".into()))),
+            After::Lambda { .. } => Err(TcError::new(
+                Span::NONE,
+                TcErrorKind::BadScript("lambda".into()),
+            )),
         }
     }
 
@@ -572,7 +774,10 @@ impl<'a> Typechecker<'a> {
         let (prim, args, annots) = match &node.kind {
             NodeKind::Seq(_) => {
                 // Sequences are handled by `step` as blocks.
-                return Err(TcError::new(span, TcErrorKind::BadScript("nested sequence".into())));
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::BadScript("nested sequence".into()),
+                ));
             }
             NodeKind::Prim { name, args, annots } => match name.known() {
                 Some(prim) => (prim, args.as_slice(), annots),
@@ -1485,7 +1690,13 @@ impl<'a> Typechecker<'a> {
             Prim::I_CREATE_CONTRACT => {
                 arity(1)?;
                 let script = &args[0];
-                let parsed = self.typecheck_script(script)?;
+                if self.nesting >= MAX_NESTED_TYPECHECKS {
+                    return Err(TcError::new(span, TcErrorKind::TooDeep));
+                }
+                self.nesting += 1;
+                let parsed = self.typecheck_script(script);
+                self.nesting -= 1;
+                let parsed = parsed?;
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
                     || top!(2) != &parsed.storage_type
@@ -1876,7 +2087,11 @@ fn block_items(node: &Node) -> &[Node] {
 enum Frame<'n> {
     /// A sequence being checked: its items, the next one, and the stack so far (`None` once
     /// it has failed).
-    Block { items: &'n [Node], next: usize, state: StackOut },
+    Block {
+        items: &'n [Node],
+        next: usize,
+        state: StackOut,
+    },
     /// A structured instruction waiting for the result of a body.
     After(After<'n>),
 }
@@ -1886,19 +2101,60 @@ enum After<'n> {
     /// A nested sequence: its result is the instruction's.
     Inline,
     /// The first branch of an `IF*` is done; the second is next.
-    IfFirst { span: Span, loc: u32, branch: usize, second: &'n Node, second_stack: Vec<Type> },
+    IfFirst {
+        span: Span,
+        loc: u32,
+        branch: usize,
+        second: &'n Node,
+        second_stack: Vec<Type>,
+    },
     /// Both branches are done.
-    IfSecond { span: Span, loc: u32, jump: usize, first: StackOut },
+    IfSecond {
+        span: Span,
+        loc: u32,
+        jump: usize,
+        first: StackOut,
+    },
     /// `LOOP`/`LOOP_LEFT`: the body must give back `expected`; the result is `result`.
-    Loop { span: Span, loc: u32, head: usize, expected: Vec<Type>, result: Vec<Type> },
+    Loop {
+        span: Span,
+        loc: u32,
+        head: usize,
+        expected: Vec<Type>,
+        result: Vec<Type>,
+    },
     /// `DIP n`: the `saved` values go back on top.
-    Dip { loc: u32, n: usize, saved: Vec<Type> },
+    Dip {
+        loc: u32,
+        n: usize,
+        saved: Vec<Type>,
+    },
     /// `ITER`: the body must give back `expected`.
-    Iter { span: Span, loc: u32, head: usize, expected: Vec<Type> },
+    Iter {
+        span: Span,
+        loc: u32,
+        head: usize,
+        expected: Vec<Type>,
+    },
     /// `MAP`: the body must give back `rest` plus the new element.
-    Map { span: Span, loc: u32, head: usize, rest: Vec<Type>, result: MapResult },
+    Map {
+        span: Span,
+        loc: u32,
+        head: usize,
+        rest: Vec<Type>,
+        result: MapResult,
+    },
     /// `LAMBDA`: the body was compiled into its own code.
-    Lambda { span: Span, loc: u32, arg: Type, ret: Type, recursive: bool, code: &'n Node, outer: Vec<Type>, saved_allow_self: bool },
+    Lambda {
+        span: Span,
+        loc: u32,
+        arg: Type,
+        ret: Type,
+        recursive: bool,
+        code: &'n Node,
+        outer: Vec<Type>,
+        saved_allow_self: bool,
+    },
 }
 
 /// The collection `MAP` builds.
@@ -1913,7 +2169,11 @@ enum Step<'n> {
     /// Checked; the stack after it.
     Done(StackOut),
     /// A body to check first, with this stack, then `after`.
-    Enter { body: &'n Node, stack: Vec<Type>, after: After<'n> },
+    Enter {
+        body: &'n Node,
+        stack: Vec<Type>,
+        after: After<'n>,
+    },
 }
 
 /// A typechecked script.
