@@ -30,7 +30,7 @@ enum Area {
     /// Michelson: TZT runner, run-script, typecheck, pack.
     Michelson {
         #[command(subcommand)]
-        command: michelson::MichelsonCommand,
+        command: Box<michelson::MichelsonCommand>,
     },
     /// Micheline expressions: pack, unpack, convert between text, binary and JSON, hash.
     Micheline {
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
-        Area::Michelson { command } => michelson::run(command),
+        Area::Michelson { command } => michelson::run(*command),
         Area::Micheline { command } => micheline::run(command),
     };
     match result {

@@ -165,12 +165,11 @@ impl Type {
             match t {
                 Type::Option(a) | Type::List(a) | Type::Set(a) | Type::Ticket(a) => pending.push(a),
                 Type::Contract(_) => {}
-                Type::Lambda(a, b) => {
-                    if see_through_lambda {
-                        pending.push(a);
-                        pending.push(b);
-                    }
+                Type::Lambda(a, b) if see_through_lambda => {
+                    pending.push(a);
+                    pending.push(b);
                 }
+                Type::Lambda(..) => {}
                 Type::Pair(a, b) | Type::Or(a, b) | Type::Map(a, b) | Type::BigMap(a, b) => {
                     pending.push(a);
                     pending.push(b);

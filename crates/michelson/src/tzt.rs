@@ -156,9 +156,11 @@ pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: i64) -> Resu
     let input = one("input")?.ok_or_else(|| malformed("missing input"))?;
     let output = one("output")?.ok_or_else(|| malformed("missing output"))?;
 
-    let mut context = Context::default();
-    context.legacy = legacy;
-    context.gas_limit_milli = gas_limit_milli;
+    let mut context = Context {
+        legacy,
+        gas_limit_milli,
+        ..Context::default()
+    };
     let outcome = match build_context(&mut context, &fields) {
         Err(e) => Outcome::StaticError(e),
         Ok(()) => execute(&mut context, code, input),

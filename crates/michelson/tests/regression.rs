@@ -66,7 +66,7 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
                 return Err(format!("storage: expected {storage}, got {actual}"));
             }
             if emitted_operations.iter().any(|l| !l.trim().is_empty())
-                != !output.operations.is_empty()
+                == output.operations.is_empty()
             {
                 return Err(format!(
                     "operations: expected {emitted_operations:?}, got {:?}",
@@ -166,8 +166,9 @@ fn run_all() {
                     failures.push(format!("{name}: no script {}", script_path.display()));
                     continue;
                 };
-                let node = kestrel_micheline::parse_toplevel(&script).unwrap();
-                let expanded = kestrel_michelson::macros::expand_all(&node).unwrap();
+                let node =
+                    kestrel_micheline::parse_toplevel(&script).expect("recorded script parses");
+                let expanded = kestrel_michelson::macros::expand_all(&node).expect("macros expand");
                 let actual = one_line(&kestrel_micheline::print::to_text_indented(&expanded));
                 if actual == one_line(text) {
                     expansions_matching += 1;

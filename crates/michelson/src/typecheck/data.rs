@@ -30,7 +30,7 @@ pub fn valid_string(text: &str) -> bool {
 }
 
 /// The arguments of `node` when it is primitive `expected`.
-fn prim_args<'a>(node: &'a Node, expected: Prim) -> Option<&'a [Node]> {
+fn prim_args(node: &Node, expected: Prim) -> Option<&[Node]> {
     match &node.kind {
         NodeKind::Prim { name, args, .. } if name.known() == Some(expected) => Some(args),
         _ => None,

@@ -1856,6 +1856,7 @@ impl<'a> Typechecker<'a> {
         Ok(Some(stack))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn push_const(
         &mut self,
         b: &mut Builder,
@@ -1962,7 +1963,7 @@ impl<'a> Typechecker<'a> {
         let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
-            tc.typecheck_code(&code_expanded, vec![input])
+            tc.typecheck_code(code_expanded, vec![input])
         })?;
         match out {
             None => {}
