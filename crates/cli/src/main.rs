@@ -6,6 +6,7 @@
 mod bench;
 mod context;
 mod micheline;
+mod michelson;
 mod output;
 mod tx;
 
@@ -29,6 +30,11 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// Michelson: TZT runner, run-script, typecheck, pack.
+    Michelson {
+        #[command(subcommand)]
+        command: Box<michelson::MichelsonCommand>,
+    },
     /// Micheline expressions: pack, unpack, convert between text, binary and JSON, hash.
     Micheline {
         #[command(subcommand)]
@@ -51,6 +57,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Version { json } => output::print_version(json),
+        Area::Michelson { command } => michelson::run(*command),
         Area::Micheline { command } => micheline::run(command),
         Area::Context(command) => context::run(command),
         Area::Bench { command } => bench::run(command),

@@ -136,6 +136,12 @@ impl Int {
                 return Int::Small(sum);
             }
         }
+        self.add_slow(other)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_slow(&self, other: &Int) -> Int {
         Int::from(self.to_bigint() + other.to_bigint())
     }
 
@@ -147,6 +153,12 @@ impl Int {
                 return Int::Small(difference);
             }
         }
+        self.sub_slow(other)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sub_slow(&self, other: &Int) -> Int {
         Int::from(self.to_bigint() - other.to_bigint())
     }
 
@@ -158,6 +170,12 @@ impl Int {
                 return Int::Small(product);
             }
         }
+        self.mul_slow(other)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn mul_slow(&self, other: &Int) -> Int {
         Int::from(self.to_bigint() * other.to_bigint())
     }
 

@@ -42,8 +42,9 @@ pub trait Tracer {
     /// Whether this tracer observes anything; the plain path's is `false`, so every hook call
     /// is compiled out.
     const ENABLED: bool;
-    /// Called before each instruction with its location, the gas remaining and the stack.
-    fn step(&mut self, location: u32, instr: &Instr, gas_milli_remaining: i64, stack: &[Value]);
+    /// Called after each step with the step's location, the gas remaining and the stack (top
+    /// last), as Octez logs them.
+    fn log(&mut self, location: u32, gas_milli_remaining: i64, stack: &[Value]);
 }
 
 /// The tracer of the plain path.
@@ -52,7 +53,7 @@ pub struct NoTrace;
 impl Tracer for NoTrace {
     const ENABLED: bool = false;
     #[inline(always)]
-    fn step(&mut self, _: u32, _: &Instr, _: i64, _: &[Value]) {}
+    fn log(&mut self, _: u32, _: i64, _: &[Value]) {}
 }
 
 struct CallFrame {
@@ -165,7 +166,14 @@ impl<'a> Interpreter<'a> {
             }};
         }
 
+        // The location of the step to log once it has run (tracing only).
+        let mut pending_log: Option<u32> = None;
         let result = loop {
+            if T::ENABLED {
+                if let Some(location) = pending_log.take() {
+                    tracer.log(location, gas, &stack);
+                }
+            }
             let Some(instr) = code.instrs.get(pc) else {
                 // End of a code block: return from a lambda, or finish.
                 match calls.pop() {
@@ -182,6 +190,9 @@ impl<'a> Interpreter<'a> {
                         stack.push(result);
                         code = frame.code;
                         pc = frame.pc;
+                        if T::ENABLED {
+                            pending_log = code.locations.get(pc.wrapping_sub(1)).copied();
+                        }
                         continue;
                     }
                     None => {
@@ -190,8 +201,8 @@ impl<'a> Interpreter<'a> {
                     }
                 }
             };
-            if T::ENABLED {
-                tracer.step(code.locations[pc], instr, gas, &stack);
+            if T::ENABLED && !matches!(instr, Instr::Jump(_)) {
+                pending_log = Some(code.locations[pc]);
             }
             pc += 1;
             match instr {
@@ -242,6 +253,21 @@ impl<'a> Interpreter<'a> {
                 Instr::Jump(target) => {
                     pc = *target;
                 }
+                Instr::BranchEnd(target) => {
+                    charge!(cost::COST_HALT + cost::COST_CONS_CONTINUATION);
+                    pc = *target;
+                }
+                Instr::LoopEnter => {
+                    charge!(cost::COST_LOOP);
+                }
+                Instr::LoopBack(target) => {
+                    charge!(cost::COST_HALT);
+                    pc = *target;
+                }
+                Instr::IterBack(target) => {
+                    charge!(cost::COST_HALT);
+                    pc = *target;
+                }
                 Instr::If(target) => {
                     charge!(cost::COST_IF);
                     if let Value::Bool(false) = pop!(stack) {
@@ -280,13 +306,13 @@ impl<'a> Interpreter<'a> {
                     }
                 }
                 Instr::LoopHead(exit) => {
-                    charge!(cost::COST_LOOP);
+                    charge!(cost::COST_LOOP_IN);
                     if let Value::Bool(false) = pop!(stack) {
                         pc = *exit;
                     }
                 }
                 Instr::LoopLeftHead(exit) => {
-                    charge!(cost::COST_LOOP_LEFT);
+                    charge!(cost::COST_LOOP_IN_LEFT);
                     match pop!(stack) {
                         Value::Left(v) => stack.push(unwrap_rc(v)),
                         Value::Right(v) => {
@@ -297,18 +323,29 @@ impl<'a> Interpreter<'a> {
                     }
                 }
                 Instr::DipStart(n) => {
-                    charge!(if *n == 1 {
-                        cost::COST_DIP
+                    if *n == 1 {
+                        charge!(cost::COST_DIP);
+                        let top = pop!(stack);
+                        dip.push(top);
                     } else {
-                        cost::cost_dip_n(*n as u64)
-                    });
-                    let at = stack.len() - n;
-                    dip.extend(stack.drain(at..));
+                        charge!(cost::cost_dip_n(*n as u64));
+                        let at = stack.len() - n;
+                        dip.extend(stack.drain(at..));
+                    }
                 }
                 Instr::DipEnd(n) => {
-                    charge!(cost::COST_HALT + cost::COST_UNDIP * (*n as u64));
-                    let at = dip.len() - n;
-                    stack.extend(dip.drain(at..));
+                    charge!(
+                        cost::COST_HALT
+                            + cost::COST_UNDIP * (*n as u64)
+                            + cost::COST_CONS_CONTINUATION
+                    );
+                    if *n == 1 {
+                        let saved = dip.pop().ok_or_else(bad)?;
+                        stack.push(saved);
+                    } else {
+                        let at = dip.len() - n;
+                        stack.extend(dip.drain(at..));
+                    }
                 }
                 Instr::IterStart(kind) => {
                     let collection = pop!(stack);

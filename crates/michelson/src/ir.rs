@@ -47,6 +47,14 @@ pub enum Instr {
     // Control.
     /// Unconditional jump.
     Jump(usize),
+    /// End of an `IF*` branch: jumps past the other branch (Octez's `IHalt` + `KCons`).
+    BranchEnd(usize),
+    /// Entry into `LOOP`/`LOOP_LEFT` (the instruction's own cost).
+    LoopEnter,
+    /// End of a loop body: back to the head (`IHalt`).
+    LoopBack(usize),
+    /// End of an `ITER` body: back to the head (`IHalt`).
+    IterBack(usize),
     /// `IF`: pops a bool; jumps to the target (the else branch) when false.
     If(usize),
     /// `IF_NONE`: pops an option; on `Some x` pushes `x` and jumps to the target.

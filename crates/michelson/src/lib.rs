@@ -18,6 +18,7 @@ pub mod literals;
 pub mod macros;
 pub mod pack;
 pub mod print;
+pub mod run_script;
 pub mod typecheck;
 pub mod types;
 pub mod tzt;

@@ -307,20 +307,22 @@ fn expand_one(
         && bytes[1..len - 1].iter().all(|&b| b == b'A' || b == b'D')
     {
         arity(0, args)?;
-        let items = bytes[1..len - 1]
+        let path = &bytes[1..len - 1];
+        let items = path
             .iter()
-            .map(|&b| {
-                prim(
-                    if b == b'A' { Prim::I_CAR } else { Prim::I_CDR },
-                    vec![],
-                    span,
-                )
+            .enumerate()
+            .map(|(index, &b)| {
+                let op = if b == b'A' { Prim::I_CAR } else { Prim::I_CDR };
+                // The macro's annotations go on the last access.
+                let annots = if index + 1 == path.len() {
+                    annots.to_vec()
+                } else {
+                    Vec::new()
+                };
+                prim_annot(op, vec![], annots, span)
             })
             .collect();
-        return Ok(Some(Expanded {
-            node: seq(items, span),
-            splice: true,
-        }));
+        return plain(seq(items, span));
     }
     // P[AIP]+R and UNP[AIP]+R.
     if len > 4 && name.ends_with('R') {
@@ -340,7 +342,18 @@ fn expand_one(
                 if unpair {
                     emit_unpair(&tree, 0, &mut out, span);
                 } else {
-                    emit_pair(&tree, 0, &mut out, span);
+                    let fields: Vec<String> = annots
+                        .iter()
+                        .filter(|a| a.starts_with('%'))
+                        .cloned()
+                        .collect();
+                    let others: Vec<String> = annots
+                        .iter()
+                        .filter(|a| !a.starts_with('%'))
+                        .cloned()
+                        .collect();
+                    let mut next_leaf = 0;
+                    emit_pair(&tree, 0, &mut out, span, &fields, &mut next_leaf, &others);
                 }
                 return plain(seq(out, span));
             }
@@ -443,20 +456,76 @@ fn at_depth(depth: usize, instr: Node, span: Span) -> Node {
     }
 }
 
-fn emit_pair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
-    if let PairTree::Node(left, right) = tree {
-        emit_pair(left, depth, out, span);
-        emit_pair(right, depth + 1, out, span);
-        out.push(at_depth(depth, prim(Prim::I_PAIR, vec![], span), span));
+/// Emits the `PAIR`s building `tree` at stack depth `depth`: the right subtree first (below the
+/// left one's leaves), then the left, then the node (Octez's order). Field annotations name the
+/// leaves left to right; a `PAIR` carries those of its leaf children (`%` for an unnamed left),
+/// and the root also carries the macro's other annotations.
+fn emit_pair(
+    tree: &PairTree,
+    depth: usize,
+    out: &mut Vec<Node>,
+    span: Span,
+    fields: &[String],
+    next_leaf: &mut usize,
+    root_annots: &[String],
+) {
+    let PairTree::Node(left, right) = tree else {
+        return;
+    };
+    let first_leaf = *next_leaf;
+    let left_leaves = left.leaves();
+    let mut right_start = first_leaf + left_leaves;
+    emit_pair(
+        right,
+        depth + left_leaves,
+        out,
+        span,
+        fields,
+        &mut right_start,
+        &[],
+    );
+    let mut left_start = first_leaf;
+    emit_pair(left, depth, out, span, fields, &mut left_start, &[]);
+    *next_leaf = first_leaf + tree.leaves();
+    let field = |index: usize| fields.get(index).cloned();
+    let left_annot = if matches!(**left, PairTree::Leaf) {
+        field(first_leaf)
+    } else {
+        None
+    };
+    let right_annot = if matches!(**right, PairTree::Leaf) {
+        field(first_leaf + left_leaves)
+    } else {
+        None
+    };
+    let mut node_annots = Vec::new();
+    match (left_annot, right_annot) {
+        (Some(l), Some(r)) => {
+            node_annots.push(l);
+            node_annots.push(r);
+        }
+        (Some(l), None) => node_annots.push(l),
+        (None, Some(r)) => {
+            node_annots.push("%".to_string());
+            node_annots.push(r);
+        }
+        (None, None) => {}
     }
+    node_annots.extend(root_annots.iter().cloned());
+    out.push(at_depth(
+        depth,
+        prim_annot(Prim::I_PAIR, vec![], node_annots, span),
+        span,
+    ));
 }
 
+/// Emits the `UNPAIR`s taking `tree` apart at depth `depth`: the node, then the left subtree,
+/// then the right one below the left one's leaves.
 fn emit_unpair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
     if let PairTree::Node(left, right) = tree {
         out.push(at_depth(depth, prim(Prim::I_UNPAIR, vec![], span), span));
-        emit_unpair(right, depth + 1, out, span);
         emit_unpair(left, depth, out, span);
-        let _ = left.leaves();
+        emit_unpair(right, depth + left.leaves(), out, span);
     }
 }
 

@@ -169,6 +169,7 @@ impl Type {
                     pending.push(a);
                     pending.push(b);
                 }
+                Type::Lambda(..) => {}
                 Type::Pair(a, b) | Type::Or(a, b) | Type::Map(a, b) | Type::BigMap(a, b) => {
                     pending.push(a);
                     pending.push(b);

@@ -121,6 +121,15 @@ pub fn run_tzt(source: &str) -> Result<(), TztFailure> {
 
 /// Runs one TZT test; `legacy` accepts deprecated instructions (the suite's `legacy/` tests).
 pub fn run_tzt_with(source: &str, legacy: bool) -> Result<(), TztFailure> {
+    run_tzt_limited(
+        source,
+        legacy,
+        crate::context::HARD_GAS_LIMIT_PER_OPERATION * 1000,
+    )
+}
+
+/// Runs one TZT test with `gas_limit_milli` milligas.
+pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: i64) -> Result<(), TztFailure> {
     let root =
         kestrel_micheline::parse_toplevel(source).map_err(|e| malformed(e.describe(source)))?;
     let items: Vec<&Node> = match &root.kind {
@@ -149,6 +158,7 @@ pub fn run_tzt_with(source: &str, legacy: bool) -> Result<(), TztFailure> {
 
     let mut context = Context {
         legacy,
+        gas_limit_milli,
         ..Context::default()
     };
     let outcome = match build_context(&mut context, &fields) {

@@ -271,7 +271,15 @@ impl Typechecker<'_> {
                 if !matches!(code.kind, NodeKind::Seq(_)) {
                     return Err(bad());
                 }
-                let lambda = self.typecheck_lambda(code, arg, ret, recursive)?;
+                // A lambda written as data inside code is typechecked by a nested run of the
+                // typechecker; bound that nesting so it cannot exhaust the host stack.
+                if self.nesting >= super::MAX_NESTED_TYPECHECKS {
+                    return Err(TcError::new(node.span, TcErrorKind::TooDeep));
+                }
+                self.nesting += 1;
+                let lambda = self.typecheck_lambda(code, arg, ret, recursive);
+                self.nesting -= 1;
+                let lambda = lambda?;
                 Ok(Value::Lambda(Rc::new(lambda)))
             }
             Type::Ticket(content_type) => {

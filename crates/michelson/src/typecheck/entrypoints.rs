@@ -65,3 +65,25 @@ pub fn check(param: &Node) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The type of entrypoint `name` and the path to it through the `or` tree (`true` = `Left`).
+pub fn find_with_path(param: &Node, name: &str) -> Option<(Type, Vec<bool>)> {
+    let mut pending: Vec<(&Node, Vec<bool>)> = vec![(param, Vec::new())];
+    while let Some((node, path)) = pending.pop() {
+        if field(node) == Some(name) {
+            return parse_type(node).ok().map(|t| (t, path));
+        }
+        if let Some(args) = or_args(node) {
+            let mut right = path.clone();
+            right.push(false);
+            pending.push((&args[1], right));
+            let mut left = path;
+            left.push(true);
+            pending.push((&args[0], left));
+        }
+    }
+    if name == "default" || name.is_empty() {
+        return parse_type(param).ok().map(|t| (t, Vec::new()));
+    }
+    None
+}

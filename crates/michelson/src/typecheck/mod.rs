@@ -91,6 +91,9 @@ pub enum TcErrorKind {
     BadScript(String),
     /// Gas ran out while typechecking.
     GasExhaustion,
+    /// Lambdas written as data, or `CREATE_CONTRACT` scripts, nested beyond
+    /// [`MAX_NESTED_TYPECHECKS`].
+    TooDeep,
 }
 
 impl TcError {
@@ -114,6 +117,12 @@ impl From<MacroError> for TcError {
     }
 }
 
+/// How deep lambdas written as data (`PUSH (lambda ..) { .. }`) and `CREATE_CONTRACT` scripts may
+/// nest: each level is a nested run of the typechecker on the host stack. Code nesting itself is
+/// unbounded (it uses the typechecker's frame stack); this bound is ours, chosen far above what
+/// real contracts do.
+pub const MAX_NESTED_TYPECHECKS: usize = 256;
+
 /// Prints a stack type top first.
 pub fn stack_to_string(stack: &[Type]) -> String {
     let items: Vec<String> = stack.iter().rev().map(|t| t.to_string()).collect();
@@ -133,6 +142,14 @@ pub struct Typechecker<'a> {
     pub legacy: bool,
     /// The parameter type `SELF` refers to inside a `CREATE_CONTRACT` script.
     pub self_param_override: Option<Node>,
+    /// Current nesting of data lambdas and `CREATE_CONTRACT` scripts.
+    pub nesting: usize,
+    /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
+    /// canonical locations it should record (for traces).
+    pub record_locations: bool,
+    /// Canonical Micheline locations of the nodes being typechecked, by node address (set by
+    /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
+    locations: std::collections::HashMap<usize, u32>,
 }
 
 /// The stack type after a block: `None` when the block always fails.
@@ -143,9 +160,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn emit(&mut self, instr: Instr, span: Span) -> usize {
+    fn emit(&mut self, instr: Instr, location: u32) -> usize {
         self.code.instrs.push(instr);
-        self.code.locations.push(span.start);
+        self.code.locations.push(location);
         self.code.instrs.len() - 1
     }
 
@@ -156,6 +173,9 @@ impl Builder {
     fn patch(&mut self, at: usize, target: usize) {
         match &mut self.code.instrs[at] {
             Instr::Jump(t)
+            | Instr::BranchEnd(t)
+            | Instr::LoopBack(t)
+            | Instr::IterBack(t)
             | Instr::If(t)
             | Instr::IfNone(t)
             | Instr::IfLeft(t)
@@ -191,7 +211,27 @@ impl<'a> Typechecker<'a> {
             allow_self: true,
             legacy: false,
             self_param_override: None,
+            record_locations: false,
+            nesting: 0,
+            locations: std::collections::HashMap::new(),
         }
+    }
+
+    /// Records the canonical locations (prefix-order node numbers, Octez's `location: N`) of
+    /// every node of `root`, which must outlive the typechecking that uses them.
+    pub fn set_locations(&mut self, root: &Node) {
+        self.locations.clear();
+        for (index, node) in kestrel_micheline::location::prefix_order(root) {
+            self.locations
+                .insert(std::ptr::from_ref(node) as usize, index as u32);
+        }
+    }
+
+    fn location_of(&self, node: &Node) -> u32 {
+        self.locations
+            .get(&(std::ptr::from_ref(node) as usize))
+            .copied()
+            .unwrap_or(node.span.start)
     }
 
     /// Charges typechecking gas (one unit per node, a coarse model).
@@ -206,54 +246,519 @@ impl<'a> Typechecker<'a> {
     }
 
     /// Typechecks code (already macro-expanded) against `stack`.
+    ///
+    /// Nested blocks are walked with an explicit frame stack, never host recursion, so code
+    /// nested as deep as the parser allows typechecks in constant native stack.
     pub fn typecheck_code(
         &mut self,
         node: &Node,
         stack: Vec<Type>,
     ) -> Result<(Code, StackOut), TcError> {
-        let mut builder = Builder {
+        let mut builders = vec![Builder {
             code: Code::default(),
-        };
-        let out = self.block(&mut builder, node, stack)?;
-        Ok((builder.code, out))
-    }
-
-    /// A code block: a sequence, or a single instruction.
-    fn block(
-        &mut self,
-        b: &mut Builder,
-        node: &Node,
-        stack: Vec<Type>,
-    ) -> Result<StackOut, TcError> {
-        match &node.kind {
-            NodeKind::Seq(items) => {
-                let mut current = Some(stack);
-                for item in items {
-                    let Some(stack) = current else {
-                        return Err(TcError::new(item.span, TcErrorKind::UnreachableCode));
-                    };
-                    current = self.instr(b, item, stack)?;
+        }];
+        let mut frames: Vec<Frame<'_>> = vec![Frame::Block {
+            items: block_items(node),
+            next: 0,
+            state: Some(stack),
+        }];
+        loop {
+            let Some(Frame::Block { items, next, state }) = frames.last_mut() else {
+                // Only blocks are ever on top; results are delivered to `After` frames below.
+                return Err(TcError::new(
+                    node.span,
+                    TcErrorKind::BadScript("typechecker state".into()),
+                ));
+            };
+            if *next < items.len() {
+                let item = &items[*next];
+                *next += 1;
+                let Some(current) = state.take() else {
+                    return Err(TcError::new(item.span, TcErrorKind::UnreachableCode));
+                };
+                let builder = builders.last_mut().ok_or_else(|| {
+                    TcError::new(item.span, TcErrorKind::BadScript("builder".into()))
+                })?;
+                match self.step(builder, item, current)? {
+                    Step::Done(out) => {
+                        if let Some(Frame::Block { state, .. }) = frames.last_mut() {
+                            *state = out;
+                        }
+                    }
+                    Step::Enter { body, stack, after } => {
+                        self.enter(&mut frames, &mut builders, body, stack, after)?
+                    }
                 }
-                Ok(current)
+                continue;
             }
-            _ => self.instr(b, node, stack),
+            // The block is finished: hand its result to whatever waits for it.
+            let Some(Frame::Block { state: mut out, .. }) = frames.pop() else {
+                continue;
+            };
+            loop {
+                match frames.pop() {
+                    None => {
+                        let builder = builders.pop().ok_or_else(|| {
+                            TcError::new(node.span, TcErrorKind::BadScript("builder".into()))
+                        })?;
+                        return Ok((builder.code, out.take()));
+                    }
+                    Some(Frame::Block { items, next, .. }) => {
+                        frames.push(Frame::Block {
+                            items,
+                            next,
+                            state: out.take(),
+                        });
+                        break;
+                    }
+                    Some(Frame::After(after)) => {
+                        let step = self.after(&mut builders, after, out.take())?;
+                        match step {
+                            Step::Done(result) => {
+                                out = result;
+                                continue;
+                            }
+                            Step::Enter { body, stack, after } => {
+                                self.enter(&mut frames, &mut builders, body, stack, after)?;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
-    /// A nested block argument, which must be a sequence.
-    fn body(
+    fn enter<'n>(
         &mut self,
-        b: &mut Builder,
-        node: &Node,
+        frames: &mut Vec<Frame<'n>>,
+        builders: &mut Vec<Builder>,
+        body: &'n Node,
         stack: Vec<Type>,
-    ) -> Result<StackOut, TcError> {
-        if !matches!(node.kind, NodeKind::Seq(_)) {
+        after: After<'n>,
+    ) -> Result<(), TcError> {
+        if !matches!(after, After::Inline) && !matches!(body.kind, NodeKind::Seq(_)) {
             return Err(TcError::new(
-                node.span,
+                body.span,
                 TcErrorKind::BadArguments("expected a sequence".into()),
             ));
         }
-        self.block(b, node, stack)
+        if matches!(after, After::Lambda { .. }) {
+            builders.push(Builder {
+                code: Code::default(),
+            });
+        }
+        frames.push(Frame::After(after));
+        frames.push(Frame::Block {
+            items: block_items(body),
+            next: 0,
+            state: Some(stack),
+        });
+        Ok(())
+    }
+
+    /// One instruction: done at once, or a structured one that asks for a body to be checked.
+    fn step<'n>(
+        &mut self,
+        b: &mut Builder,
+        node: &'n Node,
+        mut stack: Vec<Type>,
+    ) -> Result<Step<'n>, TcError> {
+        let span = node.span;
+        let loc = self.location_of(node);
+        let (prim, args) = match &node.kind {
+            NodeKind::Seq(_) => {
+                return Ok(Step::Enter {
+                    body: node,
+                    stack,
+                    after: After::Inline,
+                });
+            }
+            NodeKind::Prim { name, args, .. } => match name.known() {
+                Some(prim) => (prim, args.as_slice()),
+                None => return Ok(Step::Done(self.instr(b, node, stack)?)),
+            },
+            _ => return Ok(Step::Done(self.instr(b, node, stack)?)),
+        };
+        let bad_stack = |stack: &[Type]| {
+            TcError::new(
+                span,
+                TcErrorKind::BadStack {
+                    instr: prim.name().to_string(),
+                    stack: stack_to_string(stack),
+                },
+            )
+        };
+        let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
+        let arity = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(bad_args())
+            }
+        };
+        match prim {
+            Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
+                self.charge_typecheck(1)?;
+                crate::types::check_annotations(annots_of(node))
+                    .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+                arity(2)?;
+                let Some(top) = stack.pop() else {
+                    return Err(bad_stack(&stack));
+                };
+                let (instr, first_stack, second_stack) = match (prim, &top) {
+                    (Prim::I_IF, Type::Bool) => (Instr::If(0), stack.clone(), stack),
+                    (Prim::I_IF_NONE, Type::Option(inner)) => {
+                        let mut some = stack.clone();
+                        some.push((**inner).clone());
+                        (Instr::IfNone(0), stack, some)
+                    }
+                    (Prim::I_IF_LEFT, Type::Or(left, right)) => {
+                        let mut l = stack.clone();
+                        l.push((**left).clone());
+                        let mut r = stack;
+                        r.push((**right).clone());
+                        (Instr::IfLeft(0), l, r)
+                    }
+                    (Prim::I_IF_CONS, Type::List(inner)) => {
+                        let mut cons = stack.clone();
+                        cons.push(top.clone());
+                        cons.push((**inner).clone());
+                        (Instr::IfCons(0), cons, stack)
+                    }
+                    _ => {
+                        stack.push(top);
+                        return Err(bad_stack(&stack));
+                    }
+                };
+                let branch = b.emit(instr, loc);
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: first_stack,
+                    after: After::IfFirst {
+                        span,
+                        loc,
+                        branch,
+                        second: &args[1],
+                        second_stack,
+                    },
+                })
+            }
+            Prim::I_LOOP | Prim::I_LOOP_LEFT => {
+                self.charge_typecheck(1)?;
+                arity(1)?;
+                let Some(top) = stack.last().cloned() else {
+                    return Err(bad_stack(&stack));
+                };
+                let expected = stack.clone();
+                let mut body_stack = stack.clone();
+                body_stack.pop();
+                let mut result = body_stack.clone();
+                match (prim, &top) {
+                    (Prim::I_LOOP, Type::Bool) => {}
+                    (Prim::I_LOOP_LEFT, Type::Or(left, right)) => {
+                        body_stack.push((**left).clone());
+                        result.push((**right).clone());
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                }
+                b.emit(Instr::LoopEnter, loc);
+                let head = b.emit(
+                    if prim == Prim::I_LOOP {
+                        Instr::LoopHead(0)
+                    } else {
+                        Instr::LoopLeftHead(0)
+                    },
+                    loc,
+                );
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Loop {
+                        span,
+                        loc,
+                        head,
+                        expected,
+                        result,
+                    },
+                })
+            }
+            Prim::I_DIP => {
+                self.charge_typecheck(1)?;
+                let (n, code) = match (args.len(), args.first().map(|a| &a.kind)) {
+                    (1, _) => (1, &args[0]),
+                    (2, Some(NodeKind::Int(n))) => (
+                        n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args)?,
+                        &args[1],
+                    ),
+                    _ => return Err(bad_args()),
+                };
+                if stack.len() < n {
+                    return Err(bad_stack(&stack));
+                }
+                let saved = stack.split_off(stack.len() - n);
+                if n > 0 {
+                    b.emit(Instr::DipStart(n), loc);
+                }
+                Ok(Step::Enter {
+                    body: code,
+                    stack,
+                    after: After::Dip { loc, n, saved },
+                })
+            }
+            Prim::I_ITER => {
+                self.charge_typecheck(1)?;
+                arity(1)?;
+                let (kind, element) = match stack.last() {
+                    Some(Type::List(t)) => (IterKind::List, (**t).clone()),
+                    Some(Type::Set(t)) => (IterKind::Set, (**t).clone()),
+                    Some(Type::Map(k, v)) => {
+                        (IterKind::Map, Type::pair((**k).clone(), (**v).clone()))
+                    }
+                    _ => return Err(bad_stack(&stack)),
+                };
+                stack.pop();
+                b.emit(Instr::IterStart(kind), loc);
+                let head = b.emit(Instr::IterNext(0), loc);
+                let mut body_stack = stack.clone();
+                body_stack.push(element);
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Iter {
+                        span,
+                        loc,
+                        head,
+                        expected: stack,
+                    },
+                })
+            }
+            Prim::I_MAP => {
+                self.charge_typecheck(1)?;
+                arity(1)?;
+                let (kind, element, key) = match stack.last() {
+                    Some(Type::List(t)) => (IterKind::List, (**t).clone(), MapResult::List),
+                    Some(Type::Option(t)) => (IterKind::Set, (**t).clone(), MapResult::Option),
+                    Some(Type::Map(k, v)) => (
+                        IterKind::Map,
+                        Type::pair((**k).clone(), (**v).clone()),
+                        MapResult::Map((**k).clone()),
+                    ),
+                    _ => return Err(bad_stack(&stack)),
+                };
+                stack.pop();
+                b.emit(Instr::MapStart(kind), loc);
+                let head = b.emit(Instr::MapNext(0), loc);
+                let mut body_stack = stack.clone();
+                body_stack.push(element);
+                Ok(Step::Enter {
+                    body: &args[0],
+                    stack: body_stack,
+                    after: After::Map {
+                        span,
+                        loc,
+                        head,
+                        rest: stack,
+                        result: key,
+                    },
+                })
+            }
+            Prim::I_LAMBDA | Prim::I_LAMBDA_REC => {
+                self.charge_typecheck(1)?;
+                arity(3)?;
+                let arg = self.parse_type(&args[0])?;
+                let ret = self.parse_type(&args[1])?;
+                let recursive = prim == Prim::I_LAMBDA_REC;
+                let mut body_stack = vec![arg.clone()];
+                if recursive {
+                    body_stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
+                }
+                let saved_allow_self = self.allow_self;
+                self.allow_self = false;
+                Ok(Step::Enter {
+                    body: &args[2],
+                    stack: body_stack,
+                    after: After::Lambda {
+                        span,
+                        loc,
+                        arg,
+                        ret,
+                        recursive,
+                        code: &args[2],
+                        outer: stack,
+                        saved_allow_self,
+                    },
+                })
+            }
+            _ => Ok(Step::Done(self.instr(b, node, stack)?)),
+        }
+    }
+
+    /// Continues a structured instruction once its body's result `out` is known.
+    fn after<'n>(
+        &mut self,
+        builders: &mut Vec<Builder>,
+        after: After<'n>,
+        out: StackOut,
+    ) -> Result<Step<'n>, TcError> {
+        if let After::Lambda {
+            span,
+            loc,
+            arg,
+            ret,
+            recursive,
+            code,
+            outer,
+            saved_allow_self,
+        } = after
+        {
+            self.allow_self = saved_allow_self;
+            let body = builders
+                .pop()
+                .ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
+            match &out {
+                None => {}
+                Some(out) if out.len() == 1 && out[0] == ret => {}
+                Some(out) => {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::BadReturn {
+                            expected: ret.to_string(),
+                            found: stack_to_string(out),
+                        },
+                    ));
+                }
+            }
+            let lambda = crate::value::Lambda {
+                node: code.clone(),
+                code: Rc::new(body.code),
+                recursive,
+                arg: arg.clone(),
+                ret: ret.clone(),
+                applied: Vec::new(),
+            };
+            let b = builders
+                .last_mut()
+                .ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
+            b.emit(Instr::Lambda(Rc::new(lambda)), loc);
+            let mut outer = outer;
+            outer.push(Type::lambda(arg, ret));
+            return Ok(Step::Done(Some(outer)));
+        }
+        let b = builders
+            .last_mut()
+            .ok_or_else(|| TcError::new(Span::NONE, TcErrorKind::BadScript("builder".into())))?;
+        match after {
+            After::Inline => Ok(Step::Done(out)),
+            After::IfFirst {
+                span,
+                loc,
+                branch,
+                second,
+                second_stack,
+            } => {
+                let jump = b.emit(Instr::BranchEnd(0), loc);
+                let here = b.here();
+                b.patch(branch, here);
+                Ok(Step::Enter {
+                    body: second,
+                    stack: second_stack,
+                    after: After::IfSecond {
+                        span,
+                        loc,
+                        jump,
+                        first: out,
+                    },
+                })
+            }
+            After::IfSecond {
+                span,
+                loc,
+                jump,
+                first,
+            } => {
+                let else_end = b.emit(Instr::BranchEnd(0), loc);
+                let end = b.here();
+                b.patch(else_end, end);
+                b.patch(jump, end);
+                Ok(Step::Done(merge(first, out, span)?))
+            }
+            After::Loop {
+                span,
+                loc,
+                head,
+                expected,
+                result,
+            } => {
+                if let Some(out) = out {
+                    if out != expected {
+                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                    }
+                }
+                b.emit(Instr::LoopBack(head), loc);
+                let here = b.here();
+                b.patch(head, here);
+                Ok(Step::Done(Some(result)))
+            }
+            After::Dip { loc, n, saved } => {
+                let Some(mut out) = out else {
+                    return Ok(Step::Done(None));
+                };
+                if n > 0 {
+                    b.emit(Instr::DipEnd(n), loc);
+                }
+                out.extend(saved);
+                Ok(Step::Done(Some(out)))
+            }
+            After::Iter {
+                span,
+                loc,
+                head,
+                expected,
+            } => {
+                if let Some(out) = out {
+                    if out != expected {
+                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                    }
+                }
+                b.emit(Instr::IterBack(head), loc);
+                let here = b.here();
+                b.patch(head, here);
+                Ok(Step::Done(Some(expected)))
+            }
+            After::Map {
+                span,
+                loc,
+                head,
+                rest,
+                result,
+            } => {
+                let Some(mut out) = out else {
+                    return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                };
+                let Some(element) = out.pop() else {
+                    return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                };
+                if out != rest {
+                    return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+                }
+                b.emit(Instr::MapCollect, loc);
+                b.emit(Instr::Jump(head), loc);
+                let here = b.here();
+                b.patch(head, here);
+                let mut stack = rest;
+                stack.push(match result {
+                    MapResult::List => Type::list(element),
+                    MapResult::Option => Type::option(element),
+                    MapResult::Map(key) => Type::Map(Rc::new(key), Rc::new(element)),
+                });
+                Ok(Step::Done(Some(stack)))
+            }
+            After::Lambda { .. } => Err(TcError::new(
+                Span::NONE,
+                TcErrorKind::BadScript("lambda".into()),
+            )),
+        }
     }
 
     #[allow(clippy::too_many_lines)]
@@ -265,10 +770,14 @@ impl<'a> Typechecker<'a> {
     ) -> Result<StackOut, TcError> {
         self.charge_typecheck(1)?;
         let span = node.span;
+        let loc = self.location_of(node);
         let (prim, args, annots) = match &node.kind {
             NodeKind::Seq(_) => {
-                // A nested sequence is a block.
-                return self.block(b, node, stack);
+                // Sequences are handled by `step` as blocks.
+                return Err(TcError::new(
+                    span,
+                    TcErrorKind::BadScript("nested sequence".into()),
+                ));
             }
             NodeKind::Prim { name, args, annots } => match name.known() {
                 Some(prim) => (prim, args.as_slice(), annots),
@@ -325,7 +834,7 @@ impl<'a> Typechecker<'a> {
                 let out: Type = $out;
                 stack.truncate(len - $n);
                 stack.push(out);
-                b.emit(instr, span);
+                b.emit(instr, loc);
                 return Ok(Some(stack));
             }};
         }
@@ -347,7 +856,7 @@ impl<'a> Typechecker<'a> {
                     } else {
                         Instr::DropN(n)
                     },
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -368,14 +877,14 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(t);
-                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, span);
+                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, loc);
                 Ok(Some(stack))
             }
             Prim::I_SWAP => {
                 arity(0)?;
                 need!(2);
                 stack.swap(len - 1, len - 2);
-                b.emit(Instr::Swap, span);
+                b.emit(Instr::Swap, loc);
                 Ok(Some(stack))
             }
             Prim::I_DIG => {
@@ -384,7 +893,7 @@ impl<'a> Typechecker<'a> {
                 need!(n + 1);
                 let t = stack.remove(len - 1 - n);
                 stack.push(t);
-                b.emit(Instr::Dig(n), span);
+                b.emit(Instr::Dig(n), loc);
                 Ok(Some(stack))
             }
             Prim::I_DUG => {
@@ -393,7 +902,7 @@ impl<'a> Typechecker<'a> {
                 need!(n + 1);
                 let t = stack.pop().ok_or_else(|| bad_stack(&[]))?;
                 stack.insert(len - 1 - n, t);
-                b.emit(Instr::Dug(n), span);
+                b.emit(Instr::Dug(n), loc);
                 Ok(Some(stack))
             }
             Prim::I_PUSH => {
@@ -410,13 +919,13 @@ impl<'a> Typechecker<'a> {
                 }
                 let value = self.parse_data(&args[1], &t)?;
                 stack.push(t);
-                b.emit(Instr::Push(value), span);
+                b.emit(Instr::Push(value), loc);
                 Ok(Some(stack))
             }
             Prim::I_UNIT => {
                 arity(0)?;
                 stack.push(Type::Unit);
-                b.emit(Instr::Unit, span);
+                b.emit(Instr::Unit, loc);
                 Ok(Some(stack))
             }
             Prim::I_NEVER => {
@@ -424,7 +933,7 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &Type::Never {
                     return Err(bad_stack(&stack));
                 }
-                b.emit(Instr::Never, span);
+                b.emit(Instr::Never, loc);
                 Ok(None)
             }
             Prim::I_FAILWITH => {
@@ -439,221 +948,8 @@ impl<'a> Typechecker<'a> {
                         },
                     ));
                 }
-                b.emit(Instr::Failwith, span);
+                b.emit(Instr::Failwith, loc);
                 Ok(None)
-            }
-            Prim::I_IF => {
-                arity(2)?;
-                if top!(0) != &Type::Bool {
-                    return Err(bad_stack(&stack));
-                }
-                stack.pop();
-                let branch = b.emit(Instr::If(0), span);
-                let then_out = self.body(b, &args[0], stack.clone())?;
-                let jump = b.emit(Instr::Jump(0), span);
-                let else_start = b.here();
-                b.patch(branch, else_start);
-                let else_out = self.body(b, &args[1], stack)?;
-                let end = b.here();
-                b.patch(jump, end);
-                merge(then_out, else_out, span)
-            }
-            Prim::I_IF_NONE => {
-                arity(2)?;
-                let Type::Option(inner) = top!(0).clone() else {
-                    return Err(bad_stack(&stack));
-                };
-                stack.pop();
-                let branch = b.emit(Instr::IfNone(0), span);
-                let none_out = self.body(b, &args[0], stack.clone())?;
-                let jump = b.emit(Instr::Jump(0), span);
-                b.patch(branch, b.here());
-                stack.push((*inner).clone());
-                let some_out = self.body(b, &args[1], stack)?;
-                b.patch(jump, b.here());
-                merge(none_out, some_out, span)
-            }
-            Prim::I_IF_LEFT => {
-                arity(2)?;
-                let Type::Or(left, right) = top!(0).clone() else {
-                    return Err(bad_stack(&stack));
-                };
-                stack.pop();
-                let branch = b.emit(Instr::IfLeft(0), span);
-                let mut left_stack = stack.clone();
-                left_stack.push((*left).clone());
-                let left_out = self.body(b, &args[0], left_stack)?;
-                let jump = b.emit(Instr::Jump(0), span);
-                b.patch(branch, b.here());
-                stack.push((*right).clone());
-                let right_out = self.body(b, &args[1], stack)?;
-                b.patch(jump, b.here());
-                merge(left_out, right_out, span)
-            }
-            Prim::I_IF_CONS => {
-                arity(2)?;
-                let list_type = top!(0).clone();
-                let Type::List(inner) = &list_type else {
-                    return Err(bad_stack(&stack));
-                };
-                stack.pop();
-                let branch = b.emit(Instr::IfCons(0), span);
-                let mut cons_stack = stack.clone();
-                cons_stack.push(list_type.clone());
-                cons_stack.push((**inner).clone());
-                let cons_out = self.body(b, &args[0], cons_stack)?;
-                let jump = b.emit(Instr::Jump(0), span);
-                b.patch(branch, b.here());
-                let nil_out = self.body(b, &args[1], stack)?;
-                b.patch(jump, b.here());
-                merge(cons_out, nil_out, span)
-            }
-            Prim::I_LOOP => {
-                arity(1)?;
-                if top!(0) != &Type::Bool {
-                    return Err(bad_stack(&stack));
-                }
-                let head = b.emit(Instr::LoopHead(0), span);
-                let mut body_stack = stack.clone();
-                body_stack.pop();
-                let out = self.body(b, &args[0], body_stack)?;
-                if let Some(out) = out {
-                    if out != stack {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::Jump(head), span);
-                b.patch(head, b.here());
-                stack.pop();
-                Ok(Some(stack))
-            }
-            Prim::I_LOOP_LEFT => {
-                arity(1)?;
-                let Type::Or(left, right) = top!(0).clone() else {
-                    return Err(bad_stack(&stack));
-                };
-                let head = b.emit(Instr::LoopLeftHead(0), span);
-                let mut body_stack = stack.clone();
-                body_stack.pop();
-                body_stack.push((*left).clone());
-                let out = self.body(b, &args[0], body_stack)?;
-                if let Some(out) = out {
-                    if out != stack {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::Jump(head), span);
-                b.patch(head, b.here());
-                stack.pop();
-                stack.push((*right).clone());
-                Ok(Some(stack))
-            }
-            Prim::I_DIP => {
-                let (n, code) = match args.len() {
-                    1 => (1, &args[0]),
-                    2 => (int_arg(0)?, &args[1]),
-                    _ => return Err(bad_args()),
-                };
-                need!(n);
-                let saved = stack.split_off(len - n);
-                if n > 0 {
-                    b.emit(Instr::DipStart(n), span);
-                }
-                let out = self.body(b, code, stack)?;
-                let Some(mut out) = out else {
-                    // A failing DIP body fails the whole instruction.
-                    return Ok(None);
-                };
-                if n > 0 {
-                    b.emit(Instr::DipEnd(n), span);
-                }
-                out.extend(saved);
-                Ok(Some(out))
-            }
-            Prim::I_ITER => {
-                arity(1)?;
-                let (kind, element) = match top!(0) {
-                    Type::List(t) => (IterKind::List, (**t).clone()),
-                    Type::Set(t) => (IterKind::Set, (**t).clone()),
-                    Type::Map(k, v) => (IterKind::Map, Type::pair((**k).clone(), (**v).clone())),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                stack.pop();
-                b.emit(Instr::IterStart(kind), span);
-                let head = b.emit(Instr::IterNext(0), span);
-                let mut body_stack = stack.clone();
-                body_stack.push(element);
-                let out = self.body(b, &args[0], body_stack)?;
-                if let Some(out) = out {
-                    if out != stack {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::Jump(head), span);
-                b.patch(head, b.here());
-                Ok(Some(stack))
-            }
-            Prim::I_MAP => {
-                arity(1)?;
-                let (kind, element, key) = match top!(0) {
-                    Type::List(t) => (IterKind::List, (**t).clone(), None),
-                    Type::Option(t) => (IterKind::Set, (**t).clone(), None),
-                    Type::Map(k, v) => (
-                        IterKind::Map,
-                        Type::pair((**k).clone(), (**v).clone()),
-                        Some((**k).clone()),
-                    ),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                let option = matches!(top!(0), Type::Option(_));
-                stack.pop();
-                let start = b.emit(
-                    Instr::MapStart(if option { IterKind::Set } else { kind }),
-                    span,
-                );
-                let _ = start;
-                let head = b.emit(Instr::MapNext(0), span);
-                let mut body_stack = stack.clone();
-                body_stack.push(element);
-                let out = self.body(b, &args[0], body_stack)?;
-                let result = match out {
-                    Some(mut out) => {
-                        let Some(result) = out.pop() else {
-                            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                        };
-                        if out != stack {
-                            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                        }
-                        result
-                    }
-                    None => return Err(TcError::new(span, TcErrorKind::BadLoopBody)),
-                };
-                b.emit(Instr::MapCollect, span);
-                b.emit(Instr::Jump(head), span);
-                b.patch(head, b.here());
-                stack.push(match key {
-                    Some(k) => Type::Map(Rc::new(k), Rc::new(result)),
-                    None if option => Type::option(result),
-                    None => Type::list(result),
-                });
-                Ok(Some(stack))
-            }
-            Prim::I_LAMBDA | Prim::I_LAMBDA_REC => {
-                arity(3)?;
-                let arg = self.parse_type(&args[0])?;
-                let ret = self.parse_type(&args[1])?;
-                if !matches!(args[2].kind, NodeKind::Seq(_)) {
-                    return Err(bad_args());
-                }
-                let saved_self = self.allow_self;
-                self.allow_self = false;
-                let lambda =
-                    self.typecheck_lambda(&args[2], &arg, &ret, prim == Prim::I_LAMBDA_REC);
-                self.allow_self = saved_self;
-                let lambda = lambda?;
-                stack.push(Type::lambda(arg, ret));
-                b.emit(Instr::Lambda(Rc::new(lambda)), span);
-                Ok(Some(stack))
             }
             Prim::I_EXEC => {
                 arity(0)?;
@@ -685,7 +981,7 @@ impl<'a> Typechecker<'a> {
                 need!(2);
                 stack.truncate(len - 2);
                 stack.push(out);
-                b.emit(Instr::Apply, span);
+                b.emit(Instr::Apply, loc);
                 let _ = captured;
                 Ok(Some(stack))
             }
@@ -695,13 +991,13 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &t {
                     return Err(bad_stack(&stack));
                 }
-                b.emit(Instr::Nop, span);
+                b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
             Prim::I_RENAME => {
                 arity(0)?;
                 need!(1);
-                b.emit(Instr::Nop, span);
+                b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
             // Arithmetic.
@@ -1025,7 +1321,7 @@ impl<'a> Typechecker<'a> {
                     } else {
                         Instr::UnpairN(n)
                     },
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -1086,7 +1382,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 stack.push(Type::option(t));
-                b.emit(Instr::None, span);
+                b.emit(Instr::None, loc);
                 Ok(Some(stack))
             }
             // Collections.
@@ -1094,7 +1390,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 stack.push(Type::list(t));
-                b.emit(Instr::Nil, span);
+                b.emit(Instr::Nil, loc);
                 Ok(Some(stack))
             }
             Prim::I_CONS => {
@@ -1121,7 +1417,7 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(Type::Set(Rc::new(t)));
-                b.emit(Instr::EmptySet, span);
+                b.emit(Instr::EmptySet, loc);
                 Ok(Some(stack))
             }
             Prim::I_EMPTY_MAP | Prim::I_EMPTY_BIG_MAP => {
@@ -1139,7 +1435,7 @@ impl<'a> Typechecker<'a> {
                 }
                 if prim == Prim::I_EMPTY_MAP {
                     stack.push(Type::Map(Rc::new(k), Rc::new(v)));
-                    b.emit(Instr::EmptyMap, span);
+                    b.emit(Instr::EmptyMap, loc);
                 } else {
                     if !v.is_big_map_value() {
                         return Err(TcError::new(
@@ -1151,7 +1447,7 @@ impl<'a> Typechecker<'a> {
                         ));
                     }
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
-                    b.emit(Instr::EmptyBigMap(k, v), span);
+                    b.emit(Instr::EmptyBigMap(k, v), loc);
                 }
                 Ok(Some(stack))
             }
@@ -1218,7 +1514,7 @@ impl<'a> Typechecker<'a> {
                 stack.truncate(len - 3);
                 stack.push(collection);
                 stack.push(value);
-                b.emit(instr, span);
+                b.emit(instr, loc);
                 Ok(Some(stack))
             }
             // Cryptography.
@@ -1262,6 +1558,7 @@ impl<'a> Typechecker<'a> {
                 b,
                 stack,
                 span,
+                loc,
                 args,
                 if prim == Prim::I_AMOUNT {
                     Instr::Amount
@@ -1270,22 +1567,32 @@ impl<'a> Typechecker<'a> {
                 },
                 Type::Mutez,
             ),
-            Prim::I_NOW => self.push_const(b, stack, span, args, Instr::Now, Type::Timestamp),
-            Prim::I_LEVEL => self.push_const(b, stack, span, args, Instr::Level, Type::Nat),
-            Prim::I_SENDER => self.push_const(b, stack, span, args, Instr::Sender, Type::Address),
-            Prim::I_SOURCE => self.push_const(b, stack, span, args, Instr::Source, Type::Address),
+            Prim::I_NOW => self.push_const(b, stack, span, loc, args, Instr::Now, Type::Timestamp),
+            Prim::I_LEVEL => self.push_const(b, stack, span, loc, args, Instr::Level, Type::Nat),
+            Prim::I_SENDER => {
+                self.push_const(b, stack, span, loc, args, Instr::Sender, Type::Address)
+            }
+            Prim::I_SOURCE => {
+                self.push_const(b, stack, span, loc, args, Instr::Source, Type::Address)
+            }
             Prim::I_SELF_ADDRESS => {
-                self.push_const(b, stack, span, args, Instr::SelfAddress, Type::Address)
+                self.push_const(b, stack, span, loc, args, Instr::SelfAddress, Type::Address)
             }
             Prim::I_CHAIN_ID => {
-                self.push_const(b, stack, span, args, Instr::ChainId, Type::ChainId)
+                self.push_const(b, stack, span, loc, args, Instr::ChainId, Type::ChainId)
             }
             Prim::I_MIN_BLOCK_TIME => {
-                self.push_const(b, stack, span, args, Instr::MinBlockTime, Type::Nat)
+                self.push_const(b, stack, span, loc, args, Instr::MinBlockTime, Type::Nat)
             }
-            Prim::I_TOTAL_VOTING_POWER => {
-                self.push_const(b, stack, span, args, Instr::TotalVotingPower, Type::Nat)
-            }
+            Prim::I_TOTAL_VOTING_POWER => self.push_const(
+                b,
+                stack,
+                span,
+                loc,
+                args,
+                Instr::TotalVotingPower,
+                Type::Nat,
+            ),
             Prim::I_SELF => {
                 arity(0)?;
                 if !self.allow_self {
@@ -1310,7 +1617,7 @@ impl<'a> Typechecker<'a> {
                     entrypoint
                 };
                 stack.push(Type::Contract(Rc::new(t.clone())));
-                b.emit(Instr::Self_(Rc::from(stored.as_str()), t), span);
+                b.emit(Instr::Self_(Rc::from(stored.as_str()), t), loc);
                 Ok(Some(stack))
             }
             Prim::I_VOTING_POWER => {
@@ -1383,7 +1690,13 @@ impl<'a> Typechecker<'a> {
             Prim::I_CREATE_CONTRACT => {
                 arity(1)?;
                 let script = &args[0];
-                let parsed = self.typecheck_script(script)?;
+                if self.nesting >= MAX_NESTED_TYPECHECKS {
+                    return Err(TcError::new(span, TcErrorKind::TooDeep));
+                }
+                self.nesting += 1;
+                let parsed = self.typecheck_script(script);
+                self.nesting -= 1;
+                let parsed = parsed?;
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
                     || top!(2) != &parsed.storage_type
@@ -1399,7 +1712,7 @@ impl<'a> Typechecker<'a> {
                         Rc::new(parsed.as_lambda_holder(script)),
                         parsed.storage_type.clone(),
                     ),
-                    span,
+                    loc,
                 );
                 Ok(Some(stack))
             }
@@ -1464,7 +1777,7 @@ impl<'a> Typechecker<'a> {
                     Type::Address,
                     Type::pair((*t).clone(), Type::Nat),
                 ));
-                b.emit(Instr::ReadTicket, span);
+                b.emit(Instr::ReadTicket, loc);
                 Ok(Some(stack))
             }
             Prim::I_SPLIT_TICKET => {
@@ -1516,6 +1829,7 @@ impl<'a> Typechecker<'a> {
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
         let span = node.span;
+        let loc = self.location_of(node);
         let (instr, out) = match name {
             "INDEX_ADDRESS" => (Instr::IndexAddress, Type::Nat),
             "GET_ADDRESS_INDEX" => (Instr::GetAddressIndex, Type::option(Type::Nat)),
@@ -1538,15 +1852,17 @@ impl<'a> Typechecker<'a> {
         }
         stack.pop();
         stack.push(out);
-        b.emit(instr, span);
+        b.emit(instr, loc);
         Ok(Some(stack))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn push_const(
         &mut self,
         b: &mut Builder,
         mut stack: Vec<Type>,
         span: Span,
+        loc: u32,
         args: &[Node],
         instr: Instr,
         t: Type,
@@ -1558,12 +1874,22 @@ impl<'a> Typechecker<'a> {
             ));
         }
         stack.push(t);
-        b.emit(instr, span);
+        b.emit(instr, loc);
         Ok(Some(stack))
     }
 
     /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too).
     pub fn typecheck_script(&mut self, node: &Node) -> Result<Script, TcError> {
+        let expanded_holder;
+        let node = if self.record_locations {
+            // The caller expanded the whole script and wants its canonical locations.
+            self.record_locations = false;
+            self.set_locations(node);
+            node
+        } else {
+            expanded_holder = crate::macros::expand_all(node)?;
+            &expanded_holder
+        };
         let NodeKind::Seq(items) = &node.kind else {
             return Err(TcError::new(
                 node.span,
@@ -1632,12 +1958,12 @@ impl<'a> Typechecker<'a> {
         }
         entrypoints::check(param_node)
             .map_err(|e| TcError::new(param_node.span, TcErrorKind::BadEntrypoint(e)))?;
-        let code_expanded = crate::macros::expand_all(code_node)?;
+        let code_expanded = code_node;
         let input = Type::pair(param_type.clone(), storage_type.clone());
         let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
-            tc.typecheck_code(&code_expanded, vec![input])
+            tc.typecheck_code(code_expanded, vec![input])
         })?;
         match out {
             None => {}
@@ -1703,7 +2029,7 @@ impl<'a> Typechecker<'a> {
             param_type,
             storage_type,
             code: Rc::new(compiled),
-            code_node: code_expanded,
+            code_node: code_expanded.clone(),
             views: typed_views,
         })
     }
@@ -1748,6 +2074,107 @@ impl<'a> Typechecker<'a> {
             }
         }
     }
+}
+
+/// The items of a code block: a sequence's, or the single instruction.
+fn block_items(node: &Node) -> &[Node] {
+    match &node.kind {
+        NodeKind::Seq(items) => items,
+        _ => std::slice::from_ref(node),
+    }
+}
+
+/// A frame of the typechecker's explicit stack.
+enum Frame<'n> {
+    /// A sequence being checked: its items, the next one, and the stack so far (`None` once
+    /// it has failed).
+    Block {
+        items: &'n [Node],
+        next: usize,
+        state: StackOut,
+    },
+    /// A structured instruction waiting for the result of a body.
+    After(After<'n>),
+}
+
+/// What a structured instruction does once its body is checked.
+enum After<'n> {
+    /// A nested sequence: its result is the instruction's.
+    Inline,
+    /// The first branch of an `IF*` is done; the second is next.
+    IfFirst {
+        span: Span,
+        loc: u32,
+        branch: usize,
+        second: &'n Node,
+        second_stack: Vec<Type>,
+    },
+    /// Both branches are done.
+    IfSecond {
+        span: Span,
+        loc: u32,
+        jump: usize,
+        first: StackOut,
+    },
+    /// `LOOP`/`LOOP_LEFT`: the body must give back `expected`; the result is `result`.
+    Loop {
+        span: Span,
+        loc: u32,
+        head: usize,
+        expected: Vec<Type>,
+        result: Vec<Type>,
+    },
+    /// `DIP n`: the `saved` values go back on top.
+    Dip {
+        loc: u32,
+        n: usize,
+        saved: Vec<Type>,
+    },
+    /// `ITER`: the body must give back `expected`.
+    Iter {
+        span: Span,
+        loc: u32,
+        head: usize,
+        expected: Vec<Type>,
+    },
+    /// `MAP`: the body must give back `rest` plus the new element.
+    Map {
+        span: Span,
+        loc: u32,
+        head: usize,
+        rest: Vec<Type>,
+        result: MapResult,
+    },
+    /// `LAMBDA`: the body was compiled into its own code.
+    Lambda {
+        span: Span,
+        loc: u32,
+        arg: Type,
+        ret: Type,
+        recursive: bool,
+        code: &'n Node,
+        outer: Vec<Type>,
+        saved_allow_self: bool,
+    },
+}
+
+/// The collection `MAP` builds.
+enum MapResult {
+    List,
+    Option,
+    Map(Type),
+}
+
+/// The outcome of one instruction.
+enum Step<'n> {
+    /// Checked; the stack after it.
+    Done(StackOut),
+    /// A body to check first, with this stack, then `after`.
+    Enter {
+        body: &'n Node,
+        stack: Vec<Type>,
+        after: After<'n>,
+    },
 }
 
 /// A typechecked script.

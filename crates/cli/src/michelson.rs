@@ -1,0 +1,273 @@
+//! `kestrel michelson ...`: the TZT runner, `run-script` (octez-client's `run script`),
+//! `typecheck` and typed `pack`.
+
+use crate::output::{print_json, CommandResult};
+use clap::Subcommand;
+use kestrel_michelson::run_script::{self, RunScriptError, RunScriptOptions};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The verbs of `kestrel michelson`.
+#[derive(Subcommand)]
+pub enum MichelsonCommand {
+    /// Run TZT unit tests (files or directories); prints one line per file and a summary.
+    Tzt {
+        /// TZT files or directories holding them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print a JSON report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a script on a storage and an input, printing what `octez-client run script` prints.
+    RunScript {
+        /// The script file.
+        script: PathBuf,
+        /// The initial storage (Micheline).
+        #[arg(long)]
+        storage: String,
+        /// The parameter (Micheline).
+        #[arg(long)]
+        input: String,
+        /// Amount transferred, in mutez.
+        #[arg(long)]
+        amount: Option<i64>,
+        /// Balance of the contract, in mutez.
+        #[arg(long)]
+        balance: Option<i64>,
+        /// Block level.
+        #[arg(long)]
+        level: Option<u64>,
+        /// Block timestamp (RFC 3339 or seconds).
+        #[arg(long)]
+        now: Option<String>,
+        /// `SOURCE`.
+        #[arg(long)]
+        source: Option<String>,
+        /// `SENDER`.
+        #[arg(long)]
+        sender: Option<String>,
+        /// `SELF_ADDRESS`.
+        #[arg(long = "self")]
+        self_address: Option<String>,
+        /// Entrypoint to call.
+        #[arg(long)]
+        entrypoint: Option<String>,
+        /// Print the stack and gas after every step.
+        #[arg(long)]
+        trace_stack: bool,
+        /// Print a JSON report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Typecheck a script.
+    Typecheck {
+        /// The script file.
+        script: PathBuf,
+        /// Print a JSON report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// PACK a value of a type (optimized forms of addresses, keys, timestamps, ...).
+    Pack {
+        /// The type (Micheline).
+        #[arg(long = "type")]
+        ty: String,
+        /// The value (Micheline).
+        value: String,
+    },
+}
+
+/// Runs a `kestrel michelson` command.
+pub fn run(command: MichelsonCommand) -> CommandResult {
+    match command {
+        MichelsonCommand::Tzt { paths, json } => tzt(&paths, json),
+        MichelsonCommand::RunScript {
+            script,
+            storage,
+            input,
+            amount,
+            balance,
+            level,
+            now,
+            source,
+            sender,
+            self_address,
+            entrypoint,
+            trace_stack,
+            json,
+        } => {
+            let now = match now {
+                None => None,
+                Some(text) => Some(parse_now(&text)?),
+            };
+            let options = RunScriptOptions {
+                storage,
+                input,
+                amount_mutez: amount,
+                balance_mutez: balance,
+                level,
+                now,
+                source,
+                sender,
+                self_address,
+                entrypoint,
+                trace_stack,
+                gas_limit_milli: None,
+            };
+            run_script_command(&script, &options, json)
+        }
+        MichelsonCommand::Typecheck { script, json } => typecheck(&script, json),
+        MichelsonCommand::Pack { ty, value } => pack(&ty, &value),
+    }
+}
+
+fn parse_now(text: &str) -> Result<i64, String> {
+    if let Ok(seconds) = text.parse::<i64>() {
+        return Ok(seconds);
+    }
+    kestrel_michelson::literals::timestamp_from_rfc3339(text)
+        .and_then(|t| t.to_i64())
+        .ok_or_else(|| format!("invalid timestamp {text}"))
+}
+
+fn collect_tzt(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending: Vec<PathBuf> = paths.to_vec();
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.flatten().map(|e| e.path()));
+            }
+        } else if path.extension().is_some_and(|e| e == "tzt") || paths.contains(&path) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
+    let files = collect_tzt(paths);
+    let mut passed = 0;
+    let mut reports = Vec::new();
+    for file in &files {
+        let result = match std::fs::read_to_string(file) {
+            Ok(source) => {
+                let legacy = file.components().any(|c| c.as_os_str() == "legacy");
+                kestrel_michelson::tzt::run_tzt_with(&source, legacy).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(format!("cannot read: {e}")),
+        };
+        if result.is_ok() {
+            passed += 1;
+        }
+        if !json {
+            match &result {
+                Ok(()) => println!("PASS {}", file.display()),
+                Err(why) => println!("FAIL {}: {why}", file.display()),
+            }
+        }
+        reports.push(serde_json::json!({
+            "file": file.display().to_string(),
+            "passed": result.is_ok(),
+            "reason": result.err(),
+        }));
+    }
+    let failed = files.len() - passed;
+    if json {
+        print_json(&serde_json::json!({ "passed": passed, "failed": failed, "files": reports }));
+    } else {
+        println!("{passed} passed, {failed} failed");
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> CommandResult {
+    let source = read(script)?;
+    match run_script::run_script(&source, options) {
+        Ok(output) => {
+            if json {
+                let print =
+                    |n: &kestrel_micheline::Node| kestrel_micheline::print::to_text_single_line(n);
+                print_json(&serde_json::json!({
+                    "storage": print(&output.storage),
+                    "operations": output.operations,
+                    "big_map_diff": output.big_map_diff,
+                    "trace": output.trace.iter().map(|s| serde_json::json!({
+                        "location": s.location,
+                        "gas_milli": s.gas_milli,
+                        "stack": s.stack.iter().map(print).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                }));
+            } else {
+                print!("{}", run_script::print_output(&output));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            if let RunScriptError::Runtime { trace, .. } = &error {
+                if options.trace_stack && !json {
+                    let mut out = String::from("trace\n");
+                    run_script::print_trace(&mut out, trace);
+                    eprint!("{out}");
+                }
+            }
+            Err(error.to_string())
+        }
+    }
+}
+
+fn typecheck(script: &Path, json: bool) -> CommandResult {
+    let source = read(script)?;
+    let node = kestrel_micheline::parse_toplevel(&source).map_err(|e| e.describe(&source))?;
+    let context = kestrel_michelson::context::Context::default();
+    let mut tc = kestrel_michelson::typecheck::Typechecker::new(&context);
+    match tc.typecheck_script(&node) {
+        Ok(_) => {
+            if json {
+                print_json(&serde_json::json!({ "well_typed": true }));
+            } else {
+                println!("Well typed");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let (line, column) = e.span.line_column(&source);
+            if json {
+                print_json(
+                    &serde_json::json!({ "well_typed": false, "line": line, "column": column, "error": format!("{:?}", e.kind) }),
+                );
+                Ok(ExitCode::from(1))
+            } else {
+                Err(format!(
+                    "ill-typed script at line {line}, column {column}: {:?}",
+                    e.kind
+                ))
+            }
+        }
+    }
+}
+
+fn pack(ty: &str, value: &str) -> CommandResult {
+    let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
+    let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
+    let value_node =
+        kestrel_michelson::macros::expand_all(&value_node).map_err(|e| format!("{e:?}"))?;
+    let ty = kestrel_michelson::types::parse_type(&ty_node).map_err(|e| e.to_string())?;
+    let context = kestrel_michelson::context::Context::default();
+    let mut tc = kestrel_michelson::typecheck::Typechecker::new(&context);
+    let value = tc.parse_data(&value_node, &ty).map_err(|e| e.to_string())?;
+    let bytes = kestrel_michelson::pack::pack_value(&value, &ty).map_err(|e| format!("{e:?}"))?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    println!("0x{hex}");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,77 @@
+//! Depth-100,000 regression tests: programs and values whose depth input controls must neither
+//! overflow the host stack nor take quadratic time. They run on the test harness's own thread
+//! (2 MiB stack by default), which is smaller than the 8 MiB main thread.
+
+use kestrel_michelson::tzt::run_tzt;
+
+/// The Micheline parser's default depth limit is 100,000; the TZT wrapper (`code { .. }`,
+/// `input { Stack_elt .. }`) takes a few levels of it.
+const DEPTH: usize = 100_000 - 10;
+
+fn check(source: &str) {
+    if let Err(why) = run_tzt(source) {
+        panic!("deep test failed: {why}");
+    }
+}
+
+#[test]
+fn nested_sequences_typecheck_and_run() {
+    let code = format!("{}UNIT{}", "{ ".repeat(DEPTH - 1), " }".repeat(DEPTH - 1));
+    check(&format!(
+        "code {{ {code} }} ; input {{}} ; output {{ Stack_elt unit Unit }}"
+    ));
+}
+
+#[test]
+fn nested_ifs_typecheck_and_run() {
+    let depth = DEPTH / 4;
+    let mut code = String::new();
+    for _ in 0..depth {
+        code.push_str("PUSH bool True ; IF { ");
+    }
+    code.push_str("UNIT");
+    for _ in 0..depth {
+        code.push_str(" } { UNIT }");
+    }
+    check(&format!(
+        "code {{ {code} }} ; input {{}} ; output {{ Stack_elt unit Unit }}"
+    ));
+}
+
+#[test]
+fn nested_dips_typecheck_and_run() {
+    let depth = DEPTH / 4;
+    let code = format!("{}UNIT{}", "DIP { ".repeat(depth), " }".repeat(depth));
+    let input = "Stack_elt nat 1 ; ".repeat(depth);
+    let mut output = String::from("Stack_elt nat 1 ; ");
+    output.push_str(&"Stack_elt nat 1 ; ".repeat(depth - 1));
+    let expected = format!("{}Stack_elt unit Unit", "Stack_elt nat 1 ; ".repeat(depth));
+    let _ = output;
+    check(&format!(
+        "code {{ {code} }} ; input {{ {} }} ; output {{ {expected} }}",
+        input.trim_end_matches("; ")
+    ));
+}
+
+#[test]
+fn deep_lambda_apply_chain_is_dropped_without_recursion() {
+    // 100,000 APPLYs build a lambda capturing a lambda capturing a lambda ...
+    let source = "code { LAMBDA unit unit { } ; PUSH int 100000 ; DUP ; GT ; \
+        LOOP { PUSH int 1 ; SWAP ; SUB ; \
+               DIP { LAMBDA (pair (lambda unit unit) unit) unit { CDR } ; SWAP ; APPLY } ; DUP ; GT } ; \
+        DROP ; DROP } ; input {} ; output {}";
+    check(source);
+}
+
+#[test]
+fn deep_type_is_refused_not_overflowed() {
+    // Each parenthesised application counts two levels for the parser.
+    let ty = format!(
+        "{}unit{}",
+        "(option ".repeat(DEPTH / 2),
+        ")".repeat(DEPTH / 2)
+    );
+    let source =
+        format!("code {{ DROP }} ; input {{ Stack_elt {ty} Unit }} ; output (StaticError _)");
+    check(&source);
+}
