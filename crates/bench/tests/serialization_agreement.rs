@@ -38,9 +38,15 @@ fn every_implementation_gives_the_same_responses() {
             .unwrap_or_else(|error| panic!("{} capnp: {error}", benchmark.name()));
         assert_eq!(reference.len() as u64, count);
         // The expectations vary, so equal summaries are not equal by accident.
-        let distinct: std::collections::HashSet<_> =
-            reference.iter().map(|summary| summary.response_digest).collect();
-        assert!(distinct.len() > 1, "{}: responses all alike", benchmark.name());
+        let distinct: std::collections::HashSet<_> = reference
+            .iter()
+            .map(|summary| summary.response_digest)
+            .collect();
+        assert!(
+            distinct.len() > 1,
+            "{}: responses all alike",
+            benchmark.name()
+        );
         for implementation in Implementation::ALL {
             for reuse in [false, true] {
                 let summaries = exchange_summaries(benchmark, implementation, reuse, count)
@@ -109,14 +115,19 @@ fn unknown_server_arguments_are_rejected() {
 }
 
 /// Runs one exchange through `C` with a wrong expectation: the client check must fail.
-fn wrong_expectation_fails<'s, C>(setup: Setup, scratch: &'s mut Scratch, tweak: fn(C::Expectation) -> C::Expectation)
-where
+fn wrong_expectation_fails<'s, C>(
+    setup: Setup,
+    scratch: &'s mut Scratch,
+    tweak: fn(C::Expectation) -> C::Expectation,
+) where
     C: Contender<'s>,
 {
     let mut contender = C::new(setup, scratch).expect("contender");
     let mut rng = Xorshift128::new();
     let mut request = Vec::new();
-    let expected = contender.write_request(&mut rng, &mut request).expect("request");
+    let expected = contender
+        .write_request(&mut rng, &mut request)
+        .expect("request");
     let mut response = Vec::new();
     assert!(contender
         .serve_request(&mut &request[..], &mut response)
@@ -130,13 +141,43 @@ where
 #[test]
 fn client_checks_reject_wrong_responses() {
     use kestrel_bench::serialization::{capnp_side, kestrel_side};
-    let plain = Setup { reuse: false, packed: false };
-    let packed = Setup { reuse: true, packed: true };
+    let plain = Setup {
+        reuse: false,
+        packed: false,
+    };
+    let packed = Setup {
+        reuse: true,
+        packed: true,
+    };
     let mut scratch = Scratch::new();
-    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Carsales>>(plain, &mut scratch, |e| e + 1);
-    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Catrank>>(plain, &mut scratch, |e| e + 1);
-    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Eval>>(plain, &mut scratch, |e| e ^ 1);
-    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Carsales>>(plain, &mut scratch, |e| e + 1);
-    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Catrank>>(packed, &mut scratch, |e| e + 1);
-    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Eval>>(packed, &mut scratch, |e| e ^ 1);
+    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Carsales>>(
+        plain,
+        &mut scratch,
+        |e| e + 1,
+    );
+    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Catrank>>(
+        plain,
+        &mut scratch,
+        |e| e + 1,
+    );
+    wrong_expectation_fails::<kestrel_side::KestrelContender<kestrel_side::Eval>>(
+        plain,
+        &mut scratch,
+        |e| e ^ 1,
+    );
+    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Carsales>>(
+        plain,
+        &mut scratch,
+        |e| e + 1,
+    );
+    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Catrank>>(
+        packed,
+        &mut scratch,
+        |e| e + 1,
+    );
+    wrong_expectation_fails::<capnp_side::CapnpContender<'_, capnp_side::Eval>>(
+        packed,
+        &mut scratch,
+        |e| e ^ 1,
+    );
 }

@@ -23,9 +23,9 @@ use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
 use kestrel_encoding::product::{Obj, Req, Tup};
 use kestrel_encoding::size::DynamicSize;
 use kestrel_encoding::{
-    boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req,
-    tup, uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert,
-    Encoding, LengthKind, Mu, TagSize,
+    boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
+    uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert, Encoding,
+    LengthKind, Mu, TagSize,
 };
 
 use super::capnp_side::Fnv1a;
@@ -66,10 +66,18 @@ pub trait KestrelCase: Sized {
     fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError>;
 
     /// Client: decodes the response frame and checks it.
-    fn check_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<(), BenchError>;
+    fn check_response(
+        &mut self,
+        response: &[u8],
+        expected: Self::Expectation,
+    ) -> Result<(), BenchError>;
 
     /// Client: decodes the response frame, checks it and digests all of it (agreement test).
-    fn digest_response(&mut self, response: &[u8], expected: Self::Expectation) -> Result<u64, BenchError>;
+    fn digest_response(
+        &mut self,
+        response: &[u8],
+        expected: Self::Expectation,
+    ) -> Result<u64, BenchError>;
 
     /// The expectation as a number, for the agreement test.
     fn expectation_number(expected: Self::Expectation) -> i64;
@@ -242,20 +250,38 @@ fn string16() -> String8 {
     dynamic_size_with(LengthKind::Uint16, variable_string())
 }
 
+type F32Encoding = Converted<Float32Bits, Int32>;
+type U32Encoding = Converted<Uint32Bits, Int32>;
+type U64Encoding = Converted<Uint64Bits, Int64>;
+type ColorEncoding = Converted<Color, Uint8>;
+type WheelRepr = Obj<(Req<Uint16>, Req<F32Encoding>, Req<Bool>)>;
+type WheelEncoding = Converted<Wheel, WheelRepr>;
+type EngineRepr = Obj<(
+    Req<Uint16>,
+    Req<Uint8>,
+    Req<U32Encoding>,
+    Req<Bool>,
+    Req<Bool>,
+)>;
+type EngineEncoding = Converted<Engine, EngineRepr>;
+type CarEncoding = Converted<CarConvert, CarRepr>;
+type SearchResultRepr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
+type SearchResultEncoding = Converted<SearchResult<'static>, SearchResultRepr>;
+
 /// A 32-bit float as its `int32` bit pattern.
 pub struct Float32Bits;
 
-impl Convert for Float32Bits {
-    type Repr = Int32;
+impl Convert<Int32> for Float32Bits {
     type Value<'a> = f32;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         Ok(f32::from_bits(repr as u32))
     }
 
-    fn to_repr<'r>(value: &'r f32) -> i32 {
+    fn to_repr(value: &f32) -> i32 {
         value.to_bits() as i32
     }
 }
@@ -263,17 +289,17 @@ impl Convert for Float32Bits {
 /// An unsigned 32-bit integer as its `int32` bit pattern.
 pub struct Uint32Bits;
 
-impl Convert for Uint32Bits {
-    type Repr = Int32;
+impl Convert<Int32> for Uint32Bits {
     type Value<'a> = u32;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         Ok(repr as u32)
     }
 
-    fn to_repr<'r>(value: &'r u32) -> i32 {
+    fn to_repr(value: &u32) -> i32 {
         *value as i32
     }
 }
@@ -281,17 +307,17 @@ impl Convert for Uint32Bits {
 /// An unsigned 64-bit integer as its `int64` bit pattern.
 pub struct Uint64Bits;
 
-impl Convert for Uint64Bits {
-    type Repr = Int64;
+impl Convert<Int64> for Uint64Bits {
     type Value<'a> = u64;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <Int64 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         Ok(repr as u64)
     }
 
-    fn to_repr<'r>(value: &'r u64) -> i64 {
+    fn to_repr(value: &u64) -> i64 {
         *value as i64
     }
 }
@@ -306,21 +332,23 @@ pub struct Color(u8);
 /// The number of colors.
 const COLOR_COUNT: u8 = 9;
 
-impl Convert for Color {
-    type Repr = Uint8;
+impl Convert<Uint8> for Color {
     type Value<'a> = Color;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <Uint8 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         if repr < COLOR_COUNT {
             Ok(Color(repr))
         } else {
-            Err(format!("color {repr} is not one of the {COLOR_COUNT} colors"))
+            Err(format!(
+                "color {repr} is not one of the {COLOR_COUNT} colors"
+            ))
         }
     }
 
-    fn to_repr<'r>(value: &'r Color) -> u8 {
+    fn to_repr(value: &Color) -> u8 {
         value.0
     }
 }
@@ -336,13 +364,13 @@ pub struct Wheel {
     pub snow_tires: bool,
 }
 
-impl Convert for Wheel {
-    type Repr = Obj<(Req<Uint16>, Req<Converted<Float32Bits>>, Req<Bool>)>;
+impl Convert<WheelRepr> for Wheel {
     type Value<'a> = Wheel;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <WheelRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         let (diameter, air_pressure, snow_tires) = repr;
         Ok(Wheel {
             diameter,
@@ -351,15 +379,15 @@ impl Convert for Wheel {
         })
     }
 
-    fn to_repr<'r>(value: &'r Wheel) -> (u16, f32, bool) {
+    fn to_repr(value: &Wheel) -> (u16, f32, bool) {
         (value.diameter, value.air_pressure, value.snow_tires)
     }
 }
 
-fn wheel_encoding() -> Result<Converted<Wheel>, BuildError> {
-    Ok(convert::<Wheel>(obj((
+fn wheel_encoding() -> Result<WheelEncoding, BuildError> {
+    Ok(convert::<Wheel, _>(obj((
         req("diameter", uint16()),
-        req("air_pressure", convert::<Float32Bits>(int32())),
+        req("air_pressure", convert::<Float32Bits, _>(int32())),
         req("snow_tires", kestrel_encoding::bool()),
     ))?))
 }
@@ -379,19 +407,13 @@ pub struct Engine {
     pub uses_electric: bool,
 }
 
-impl Convert for Engine {
-    type Repr = Obj<(
-        Req<Uint16>,
-        Req<Uint8>,
-        Req<Converted<Uint32Bits>>,
-        Req<Bool>,
-        Req<Bool>,
-    )>;
+impl Convert<EngineRepr> for Engine {
     type Value<'a> = Engine;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <EngineRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         let (horsepower, cylinders, cc, uses_gas, uses_electric) = repr;
         Ok(Engine {
             horsepower,
@@ -402,7 +424,7 @@ impl Convert for Engine {
         })
     }
 
-    fn to_repr<'r>(value: &'r Engine) -> (u16, u8, u32, bool, bool) {
+    fn to_repr(value: &Engine) -> (u16, u8, u32, bool, bool) {
         (
             value.horsepower,
             value.cylinders,
@@ -413,11 +435,11 @@ impl Convert for Engine {
     }
 }
 
-fn engine_encoding() -> Result<Converted<Engine>, BuildError> {
-    Ok(convert::<Engine>(obj((
+fn engine_encoding() -> Result<EngineEncoding, BuildError> {
+    Ok(convert::<Engine, _>(obj((
         req("horsepower", uint16()),
         req("cylinders", uint8()),
-        req("cc", convert::<Uint32Bits>(int32())),
+        req("cc", convert::<Uint32Bits, _>(int32())),
         req("uses_gas", kestrel_encoding::bool()),
         req("uses_electric", kestrel_encoding::bool()),
     ))?))
@@ -468,7 +490,7 @@ impl<'b> Recyclable<'b> for Car<'_> {
     type With = Car<'b>;
 }
 
-type Wheels = Tup<(Converted<Wheel>, Converted<Wheel>, Converted<Wheel>, Converted<Wheel>)>;
+type Wheels = Tup<(WheelEncoding, WheelEncoding, WheelEncoding, WheelEncoding)>;
 
 /// The car's representation: its 18 fields in order, as two objects side by side (an object
 /// holds at most 16 fields; the bytes are those of one 18-field object).
@@ -476,7 +498,7 @@ type CarRepr = Tup<(
     Obj<(
         Req<String8>,
         Req<String8>,
-        Req<Converted<Color>>,
+        Req<ColorEncoding>,
         Req<Uint8>,
         Req<Uint8>,
         Req<Wheels>,
@@ -485,10 +507,10 @@ type CarRepr = Tup<(
         Req<Uint16>,
     )>,
     Obj<(
-        Req<Converted<Uint32Bits>>,
-        Req<Converted<Engine>>,
-        Req<Converted<Float32Bits>>,
-        Req<Converted<Float32Bits>>,
+        Req<U32Encoding>,
+        Req<EngineEncoding>,
+        Req<F32Encoding>,
+        Req<F32Encoding>,
         Req<Bool>,
         Req<Bool>,
         Req<Bool>,
@@ -497,19 +519,29 @@ type CarRepr = Tup<(
     )>,
 )>;
 
-type CarFirst<'a> = (&'a str, &'a str, Color, u8, u8, (Wheel, Wheel, Wheel, Wheel), u16, u16, u16);
+type CarFirst<'a> = (
+    &'a str,
+    &'a str,
+    Color,
+    u8,
+    u8,
+    (Wheel, Wheel, Wheel, Wheel),
+    u16,
+    u16,
+    u16,
+);
 type CarSecond = (u32, Engine, f32, f32, bool, bool, bool, u8, bool);
 
 /// The [`Convert`] of [`Car`] (a unit struct, since `Car` borrows).
 pub struct CarConvert;
 
-impl Convert for CarConvert {
-    type Repr = CarRepr;
+impl Convert<CarRepr> for CarConvert {
     type Value<'a> = Car<'a>;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <CarRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         let (first, second) = repr;
         let (make, model, color, seats, doors, wheels, length, width, height) = first;
         let (
@@ -574,13 +606,13 @@ impl Convert for CarConvert {
     }
 }
 
-fn car_encoding() -> Result<Converted<CarConvert>, BuildError> {
+fn car_encoding() -> Result<CarEncoding, BuildError> {
     let wheel = wheel_encoding()?;
-    Ok(convert::<CarConvert>(tup((
+    Ok(convert::<CarConvert, _>(tup((
         obj((
             req("make", string8()),
             req("model", string8()),
-            req("color", convert::<Color>(uint8())),
+            req("color", convert::<Color, _>(uint8())),
             req("seats", uint8()),
             req("doors", uint8()),
             req(
@@ -592,10 +624,10 @@ fn car_encoding() -> Result<Converted<CarConvert>, BuildError> {
             req("height", uint16()),
         ))?,
         obj((
-            req("weight", convert::<Uint32Bits>(int32())),
+            req("weight", convert::<Uint32Bits, _>(int32())),
             req("engine", engine_encoding()?),
-            req("fuel_capacity", convert::<Float32Bits>(int32())),
-            req("fuel_level", convert::<Float32Bits>(int32())),
+            req("fuel_capacity", convert::<Float32Bits, _>(int32())),
+            req("fuel_level", convert::<Float32Bits, _>(int32())),
             req("has_power_windows", kestrel_encoding::bool()),
             req("has_power_steering", kestrel_encoding::bool()),
             req("has_cruise_control", kestrel_encoding::bool()),
@@ -672,8 +704,8 @@ fn random_car(rng: &mut Xorshift128) -> Car<'static> {
 
 /// carsales with Kestrel's encoding.
 pub struct Carsales {
-    request: DynamicSize<VariableList<Converted<CarConvert>>>,
-    response: DynamicSize<Converted<Uint64Bits>>,
+    request: DynamicSize<VariableList<CarEncoding>>,
+    response: DynamicSize<U64Encoding>,
     reuse: bool,
     cars: Vec<Car<'static>>,
 }
@@ -713,7 +745,7 @@ impl KestrelCase for Carsales {
     fn try_new(reuse: bool) -> Result<Self, BenchError> {
         Ok(Self {
             request: dynamic_size(variable_list(car_encoding()?)?),
-            response: dynamic_size(convert::<Uint64Bits>(int64())),
+            response: dynamic_size(convert::<Uint64Bits, _>(int64())),
             reuse,
             cars: Vec::new(),
         })
@@ -729,7 +761,11 @@ impl KestrelCase for Carsales {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u64, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<u64, BenchError> {
         let expected = self.build_request(rng);
         self.request.encode_into(&self.cars, out)?;
         Ok(expected)
@@ -773,13 +809,15 @@ impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
 }
 
-impl Convert for SearchResult<'static> {
-    type Repr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
+impl Convert<SearchResultRepr> for SearchResult<'static> {
     type Value<'a> = SearchResult<'a>;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(
+        repr: <SearchResultRepr as Encoding>::Value<'a>,
+    ) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         let (url, score, snippet) = repr;
         Ok(SearchResult {
             url,
@@ -795,7 +833,7 @@ impl Convert for SearchResult<'static> {
 
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
-    list: DynamicSize<VariableList<Converted<SearchResult<'static>>>>,
+    list: DynamicSize<VariableList<SearchResultEncoding>>,
     reuse: bool,
     /// All URLs and snippets of the request being built, one after another.
     text: String,
@@ -822,7 +860,8 @@ impl Catrank {
             let url_start = self.text.len();
             self.text.push_str(URL_PREFIX);
             for _ in 0..rng.next_less_than(100) {
-                self.text.push(char::from(b'a' + rng.next_less_than(26) as u8));
+                self.text
+                    .push(char::from(b'a' + rng.next_less_than(26) as u8));
             }
             let snippet_start = self.text.len();
             let is_cat = rng.next_less_than(8) == 0;
@@ -850,7 +889,10 @@ impl Catrank {
     }
 
     /// The request vector over the drawn text, in a reused allocation when reuse is on.
-    fn take_storage(reuse: bool, storage: &mut Vec<SearchResult<'static>>) -> Vec<SearchResult<'static>> {
+    fn take_storage(
+        reuse: bool,
+        storage: &mut Vec<SearchResult<'static>>,
+    ) -> Vec<SearchResult<'static>> {
         if reuse {
             std::mem::take(storage)
         } else {
@@ -887,7 +929,7 @@ impl KestrelCase for Catrank {
     type Expectation = u32;
 
     fn try_new(reuse: bool) -> Result<Self, BenchError> {
-        let result = convert::<SearchResult<'static>>(obj((
+        let result = convert::<SearchResult<'static>, _>(obj((
             req("url", string8()),
             req("score", float()),
             req("snippet", string16()),
@@ -906,11 +948,16 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
-            url: &self.text[url.clone()],
-            score: 1000.0 - index as f64,
-            snippet: &self.text[snippet.clone()],
-        }));
+        request.extend(
+            self.spans
+                .iter()
+                .enumerate()
+                .map(|(index, (url, snippet))| SearchResult {
+                    url: &self.text[url.clone()],
+                    score: 1000.0 - index as f64,
+                    snippet: &self.text[snippet.clone()],
+                }),
+        );
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
@@ -922,14 +969,23 @@ impl KestrelCase for Catrank {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<u32, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        request.extend(self.spans.iter().enumerate().map(|(index, (url, snippet))| SearchResult {
-            url: &self.text[url.clone()],
-            score: 1000.0 - index as f64,
-            snippet: &self.text[snippet.clone()],
-        }));
+        request.extend(
+            self.spans
+                .iter()
+                .enumerate()
+                .map(|(index, (url, snippet))| SearchResult {
+                    url: &self.text[url.clone()],
+                    score: 1000.0 - index as f64,
+                    snippet: &self.text[snippet.clone()],
+                }),
+        );
         let written = self.list.encode_into(&request, out);
         self.request_storage = recycle(request);
         written?;
@@ -1001,20 +1057,20 @@ const OPERATIONS: [Operation; 5] = [
     Operation::Modulus,
 ];
 
-impl Convert for Operation {
-    type Repr = Uint8;
+impl Convert<Uint8> for Operation {
     type Value<'a> = Operation;
 
-    fn from_repr(
-        repr: <Self::Repr as Encoding>::Value<'_>,
-    ) -> Result<Self::Value<'_>, String> {
+    fn from_repr<'a>(repr: <Uint8 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
+    where
+        Self: 'a,
+    {
         OPERATIONS
             .get(usize::from(repr))
             .copied()
             .ok_or_else(|| format!("operation {repr} is not one of the 5 operations"))
     }
 
-    fn to_repr<'r>(value: &'r Operation) -> u8 {
+    fn to_repr(value: &Operation) -> u8 {
         *value as u8
     }
 }
@@ -1048,6 +1104,8 @@ fn operand_value(operand: &Operand) -> Option<&i32> {
     }
 }
 
+// The union case needs a reference to the payload as stored, which is the box.
+#[allow(clippy::borrowed_box)]
 fn operand_expression(operand: &Operand) -> Option<&Box<Expression>> {
     match operand {
         Operand::Expression(expression) => Some(expression),
@@ -1078,7 +1136,7 @@ fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
             )
         };
         obj((
-            req("op", convert::<Operation>(uint8())),
+            req("op", convert::<Operation, _>(uint8())),
             req("left", operand()?),
             req("right", operand()?),
         ))
@@ -1100,7 +1158,10 @@ fn make_expression(rng: &mut Xorshift128, depth: u32) -> (Expression, i32) {
     };
     let (left, left_value) = side(rng);
     let (right, right_value) = side(rng);
-    ((operation, left, right), apply(operation, left_value, right_value))
+    (
+        (operation, left, right),
+        apply(operation, left_value, right_value),
+    )
 }
 
 /// Evaluates an expression. Recursion is bounded by [`EXPRESSION_MAX_DEPTH`]: a decoded tree
@@ -1151,7 +1212,11 @@ impl KestrelCase for Eval {
         }
     }
 
-    fn encode_request(&mut self, rng: &mut Xorshift128, out: &mut Vec<u8>) -> Result<i32, BenchError> {
+    fn encode_request(
+        &mut self,
+        rng: &mut Xorshift128,
+        out: &mut Vec<u8>,
+    ) -> Result<i32, BenchError> {
         let (expression, expected) = make_expression(rng, 0);
         self.request.encode_into(&expression, out)?;
         Ok(expected)
