@@ -16,7 +16,7 @@
 
 use std::io::{BufRead, Write};
 
-use kestrel_encoding::bytes::{BorrowedStr, Bytes};
+use kestrel_encoding::bytes::{BorrowedBytes, BorrowedStr, Bytes};
 use kestrel_encoding::collection::VariableList;
 use kestrel_encoding::conv::Converted;
 use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
@@ -24,8 +24,8 @@ use kestrel_encoding::product::{Obj, Req, Tup};
 use kestrel_encoding::size::DynamicSize;
 use kestrel_encoding::{
     boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
-    uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert, Encoding,
-    LengthKind, Mu, TagSize,
+    uint16, uint30, uint8, union, variable_bytes, variable_list, variable_string, BuildError,
+    Convert, Encoding, LengthKind, Mu, TagSize,
 };
 
 use super::capnp_side::Fnv1a;
@@ -265,8 +265,6 @@ type EngineRepr = Obj<(
 )>;
 type EngineEncoding = Converted<Engine, EngineRepr>;
 type CarEncoding = Converted<CarConvert, CarRepr>;
-type SearchResultRepr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
-type SearchResultEncoding = Converted<SearchResult<'static>, SearchResultRepr>;
 
 /// A 32-bit float as its `int32` bit pattern.
 pub struct Float32Bits;
@@ -793,47 +791,38 @@ impl KestrelCase for Carsales {
 
 // ---------------------------------------------------------------------------------------------
 // catrank
+//
+// One wire format, read through two views: the same bytes decode as `string` (UTF-8 checked)
+// or `bytes` (not checked), so each side checks UTF-8 exactly where the peer does. The server
+// searches the snippet, so it reads snippets as strings (the peer calls `to_str()` on them);
+// URLs are only copied and the client's check only reads scores, so those stay bytes (the
+// peer's text readers do not check them either).
 
-/// A search result; `url` and `snippet` borrow from the message (or the client's text arena).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SearchResult<'a> {
-    /// URL.
-    pub url: &'a str,
-    /// Score.
-    pub score: f64,
-    /// Snippet.
-    pub snippet: &'a str,
-}
+/// A search result as the client builds it and the server reads it: URL, score, snippet.
+pub type SearchResult<'a> = (&'a [u8], f64, &'a str);
+
+/// A search result as the client reads the response: URL, score, snippet, all unchecked.
+pub type SearchResultBytes<'a> = (&'a [u8], f64, &'a [u8]);
+
+/// Bytes with a size header of a given kind.
+type SizedBytes = DynamicSize<Bytes<BorrowedBytes>>;
+
+/// `obj3 (req "url" (dynamic_size ~kind:`Uint8 Variable.bytes)) (req "score" float)
+/// (req "snippet" (dynamic_size ~kind:`Uint16 Variable.string))`, framed as a list.
+type ResultList = DynamicSize<VariableList<Obj<(Req<SizedBytes>, Req<Float>, Req<String8>)>>>;
+
+/// The same list with the snippet read as bytes.
+type ResultListBytes =
+    DynamicSize<VariableList<Obj<(Req<SizedBytes>, Req<Float>, Req<SizedBytes>)>>>;
 
 impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
 }
 
-impl Convert<SearchResultRepr> for SearchResult<'static> {
-    type Value<'a> = SearchResult<'a>;
-
-    fn from_repr<'a>(
-        repr: <SearchResultRepr as Encoding>::Value<'a>,
-    ) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (url, score, snippet) = repr;
-        Ok(SearchResult {
-            url,
-            score,
-            snippet,
-        })
-    }
-
-    fn to_repr<'r>(value: &'r SearchResult<'_>) -> (&'r str, f64, &'r str) {
-        (value.url, value.score, value.snippet)
-    }
-}
-
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
-    list: DynamicSize<VariableList<SearchResultEncoding>>,
+    list: ResultList,
+    list_bytes: ResultListBytes,
     reuse: bool,
     /// All URLs and snippets of the request being built, one after another.
     text: String,
@@ -888,7 +877,7 @@ impl Catrank {
         good_count
     }
 
-    /// The request vector over the drawn text, in a reused allocation when reuse is on.
+    /// A vector for results, in a kept allocation when reuse is on.
     fn take_storage(
         reuse: bool,
         storage: &mut Vec<SearchResult<'static>>,
@@ -899,28 +888,44 @@ impl Catrank {
             Vec::new()
         }
     }
+
+    /// The drawn request as results borrowing `text`.
+    fn fill_request<'t>(
+        text: &'t str,
+        spans: &[(std::ops::Range<usize>, std::ops::Range<usize>)],
+        request: &mut Vec<SearchResult<'t>>,
+    ) {
+        request.extend(spans.iter().enumerate().map(|(index, (url, snippet))| {
+            (
+                text[url.clone()].as_bytes(),
+                1000.0 - index as f64,
+                &text[snippet.clone()],
+            )
+        }));
+    }
 }
 
 /// The server's work: rescore, sort by score, highest first. Scores are distinct, so an
 /// unstable sort gives the same order as the peer's.
 fn rank<'a>(request: &[SearchResult<'a>], response: &mut Vec<SearchResult<'a>>) {
-    response.extend(request.iter().map(|result| {
-        let mut score = result.score;
-        if result.snippet.contains(" cat ") {
+    response.extend(request.iter().map(|&(url, score, snippet)| {
+        let mut score = score;
+        if snippet.contains(" cat ") {
             score *= 10000.0;
         }
-        if result.snippet.contains(" dog ") {
+        if snippet.contains(" dog ") {
             score /= 10000.0;
         }
-        SearchResult { score, ..*result }
+        (url, score, snippet)
     }));
-    response.sort_unstable_by(|left, right| right.score.total_cmp(&left.score));
+    response.sort_unstable_by(|left, right| right.1.total_cmp(&left.1));
 }
 
-fn count_good(results: &[SearchResult<'_>]) -> u32 {
+/// The client's check: how many leading results scored above 1001.
+fn count_good<U, S>(results: &[(U, f64, S)]) -> u32 {
     results
         .iter()
-        .take_while(|result| result.score > 1001.0)
+        .take_while(|result| result.1 > 1001.0)
         .count() as u32
 }
 
@@ -929,13 +934,23 @@ impl KestrelCase for Catrank {
     type Expectation = u32;
 
     fn try_new(reuse: bool) -> Result<Self, BenchError> {
-        let result = convert::<SearchResult<'static>, _>(obj((
-            req("url", string8()),
+        let url = || dynamic_size_with(LengthKind::Uint8, variable_bytes());
+        let list = dynamic_size(variable_list(obj((
+            req("url", url()),
             req("score", float()),
             req("snippet", string16()),
-        ))?);
+        ))?)?);
+        let list_bytes = dynamic_size(variable_list(obj((
+            req("url", url()),
+            req("score", float()),
+            req(
+                "snippet",
+                dynamic_size_with(LengthKind::Uint16, variable_bytes()),
+            ),
+        ))?)?);
         Ok(Self {
-            list: dynamic_size(variable_list(result)?),
+            list,
+            list_bytes,
             reuse,
             text: String::new(),
             spans: Vec::new(),
@@ -948,16 +963,7 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        request.extend(
-            self.spans
-                .iter()
-                .enumerate()
-                .map(|(index, (url, snippet))| SearchResult {
-                    url: &self.text[url.clone()],
-                    score: 1000.0 - index as f64,
-                    snippet: &self.text[snippet.clone()],
-                }),
-        );
+        Self::fill_request(&self.text, &self.spans, &mut request);
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
@@ -976,16 +982,7 @@ impl KestrelCase for Catrank {
     ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        request.extend(
-            self.spans
-                .iter()
-                .enumerate()
-                .map(|(index, (url, snippet))| SearchResult {
-                    url: &self.text[url.clone()],
-                    score: 1000.0 - index as f64,
-                    snippet: &self.text[snippet.clone()],
-                }),
-        );
+        Self::fill_request(&self.text, &self.spans, &mut request);
         let written = self.list.encode_into(&request, out);
         self.request_storage = recycle(request);
         written?;
@@ -1003,7 +1000,7 @@ impl KestrelCase for Catrank {
     }
 
     fn check_response(&mut self, response: &[u8], expected: u32) -> Result<(), BenchError> {
-        let results = self.list.decode(response)?;
+        let results = self.list_bytes.decode(response)?;
         let good_count = count_good(&results);
         if good_count == expected {
             Ok(())
@@ -1014,13 +1011,14 @@ impl KestrelCase for Catrank {
 
     fn digest_response(&mut self, response: &[u8], expected: u32) -> Result<u64, BenchError> {
         self.check_response(response, expected)?;
+        // The digest covers the checked form: every snippet must be valid UTF-8.
         let results = self.list.decode(response)?;
         let mut digest = Fnv1a::new();
-        for result in &results {
-            digest.write(&result.score.to_bits().to_le_bytes());
-            digest.write(result.url.as_bytes());
+        for (url, score, snippet) in &results {
+            digest.write(&score.to_bits().to_le_bytes());
+            digest.write(url);
             digest.write(&[0]);
-            digest.write(result.snippet.as_bytes());
+            digest.write(snippet.as_bytes());
             digest.write(&[0]);
         }
         Ok(digest.finish())
