@@ -14,7 +14,7 @@
 //! Reading borrows from the received bytes (`&str` into the buffer); with buffer reuse, the
 //! byte buffers and the client's request vectors keep their capacity across iterations.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 
 use kestrel_encoding::bytes::{BorrowedBytes, BorrowedStr, Bytes};
 use kestrel_encoding::collection::VariableList;
@@ -121,8 +121,12 @@ fn read_frame<R: BufRead>(input: &mut R, buffer: &mut Vec<u8>) -> Result<bool, B
         });
     }
     buffer.extend_from_slice(&header);
-    buffer.resize(FRAME_HEADER_BYTES + body_bytes, 0);
-    input.read_exact(&mut buffer[FRAME_HEADER_BYTES..])?;
+    buffer.reserve(body_bytes);
+    // `read_to_end` fills the spare capacity directly, with no zeroing pass first.
+    let read_bytes = input.take(body_bytes as u64).read_to_end(buffer)?;
+    if read_bytes != body_bytes {
+        return Err(BenchError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+    }
     Ok(true)
 }
 
