@@ -1,7 +1,7 @@
 //! A grouped bar chart of a [`Report`] as a standalone SVG document, written by hand (no
 //! plotting dependency): one panel per benchmark with time per iteration for every (mode, reuse)
 //! row — Kestrel's ratio to Cap'n Proto printed above each group — and a last panel with the
-//! mean bytes per message.
+//! mean bytes per message, relative to Cap'n Proto's.
 
 use std::fmt::Write as _;
 
@@ -202,33 +202,35 @@ pub fn render(report: &Report) -> String {
             groups,
         });
     }
+    // Sizes differ by three orders of magnitude between benchmarks, so each group is scaled to
+    // Cap'n Proto's size (1.0) and the note gives the absolute means.
     let size_groups: Vec<(String, String, Vec<Option<f64>>)> = benchmarks
         .iter()
-        .map(|&benchmark| {
+        .filter_map(|&benchmark| {
+            let capnp = report
+                .sizes(benchmark, Implementation::Capnp)?
+                .per_message_bytes();
             let values: Vec<Option<f64>> = series
                 .iter()
-                .map(|&i| report.sizes(benchmark, i).map(|s| s.per_message_bytes()))
+                .map(|&i| {
+                    report
+                        .sizes(benchmark, i)
+                        .map(|s| s.per_message_bytes() / capnp)
+                })
                 .collect();
-            let note = match (
-                report.sizes(benchmark, Implementation::Kestrel),
-                report.sizes(benchmark, Implementation::Capnp),
-            ) {
-                (Some(k), Some(c)) => format!(
-                    "k/capnp {:.2}",
-                    k.per_message_bytes() / c.per_message_bytes()
-                ),
-                _ => String::new(),
-            };
-            (benchmark.name().to_string(), note, values)
+            let note = report
+                .sizes(benchmark, Implementation::Kestrel)
+                .map_or_else(String::new, |k| {
+                    format!("kestrel {:.0} B, capnp {capnp:.0} B", k.per_message_bytes())
+                });
+            Some((benchmark.name().to_string(), note, values))
         })
         .collect();
-    let has_sizes = size_groups
-        .iter()
-        .any(|(_, _, values)| values.iter().any(Option::is_some));
-    if has_sizes {
+    if !size_groups.is_empty() {
         panels.push(Panel {
-            title: "bytes per message (mean of request and response, framing included)".into(),
-            axis_label: "bytes (lower is better)".into(),
+            title: "bytes per message relative to capnp (mean of request and response, framing included)"
+                .into(),
+            axis_label: "× capnp size (lower is better)".into(),
             series: &series,
             groups: size_groups,
         });
