@@ -318,7 +318,6 @@ mod tests {
         assert_eq!(Prim::I_IS_IMPLICIT_ACCOUNT.tag(), 158);
         assert_eq!(Prim::I_GET_ADDRESS_INDEX.tag(), 160);
         assert_eq!(ALL_PRIMS.len(), 161);
-        assert_eq!(ALL_PRIMS.len(), 158);
         assert_eq!(Prim::from_name("Stack_elt"), None);
         assert_eq!(Prim::from_name(""), None);
         assert_eq!(Prim::from_name("pair"), Some(Prim::T_pair));

@@ -24,8 +24,6 @@ use kestrel_encoding::product::{Obj, Req, Tup};
 use kestrel_encoding::size::DynamicSize;
 use kestrel_encoding::{
     boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
-    uint16, uint30, uint8, union, variable_list, variable_string, BuildError, Convert, Encoding,
-    LengthKind, Mu, TagSize,
     uint16, uint30, uint8, union, variable_bytes, variable_list, variable_string, BuildError,
     Convert, Encoding, LengthKind, Mu, TagSize,
 };
@@ -278,7 +276,6 @@ pub struct Float32Bits;
 impl Convert<Int32> for Float32Bits {
     type Value<'a> = f32;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -297,7 +294,6 @@ pub struct Uint32Bits;
 impl Convert<Int32> for Uint32Bits {
     type Value<'a> = u32;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -316,7 +312,6 @@ pub struct Uint64Bits;
 impl Convert<Int64> for Uint64Bits {
     type Value<'a> = u64;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <Int64 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -342,7 +337,6 @@ const COLOR_COUNT: u8 = 9;
 impl Convert<Uint8> for Color {
     type Value<'a> = Color;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <Uint8 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -375,7 +369,6 @@ pub struct Wheel {
 impl Convert<WheelRepr> for Wheel {
     type Value<'a> = Wheel;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <WheelRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -419,7 +412,6 @@ pub struct Engine {
 impl Convert<EngineRepr> for Engine {
     type Value<'a> = Engine;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <EngineRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -500,12 +492,6 @@ impl<'b> Recyclable<'b> for Car<'_> {
     type With = Car<'b>;
 }
 
-type Wheels = Tup<(
-    Converted<Wheel>,
-    Converted<Wheel>,
-    Converted<Wheel>,
-    Converted<Wheel>,
-)>;
 type Wheels = Tup<(WheelEncoding, WheelEncoding, WheelEncoding, WheelEncoding)>;
 
 /// The car's representation: its 18 fields in order, as two objects side by side (an object
@@ -554,7 +540,6 @@ pub struct CarConvert;
 impl Convert<CarRepr> for CarConvert {
     type Value<'a> = Car<'a>;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <CarRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
@@ -838,24 +823,6 @@ impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
 }
 
-impl Convert for SearchResult<'static> {
-    type Repr = Obj<(Req<String8>, Req<Float>, Req<String8>)>;
-    type Value<'a> = SearchResult<'a>;
-
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
-        let (url, score, snippet) = repr;
-        Ok(SearchResult {
-            url,
-            score,
-            snippet,
-        })
-    }
-
-    fn to_repr<'r>(value: &'r SearchResult<'_>) -> (&'r str, f64, &'r str) {
-        (value.url, value.score, value.snippet)
-    }
-}
-
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
     list: ResultList,
@@ -914,7 +881,6 @@ impl Catrank {
         good_count
     }
 
-    /// The request vector over the drawn text, in a reused allocation when reuse is on.
     /// A vector for results, in a kept allocation when reuse is on.
     fn take_storage(
         reuse: bool,
@@ -1001,16 +967,6 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        request.extend(
-            self.spans
-                .iter()
-                .enumerate()
-                .map(|(index, (url, snippet))| SearchResult {
-                    url: &self.text[url.clone()],
-                    score: 1000.0 - index as f64,
-                    snippet: &self.text[snippet.clone()],
-                }),
-        );
         Self::fill_request(&self.text, &self.spans, &mut request);
         rank(&request, &mut response);
         let good_count = count_good(&response);
@@ -1030,16 +986,6 @@ impl KestrelCase for Catrank {
     ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        request.extend(
-            self.spans
-                .iter()
-                .enumerate()
-                .map(|(index, (url, snippet))| SearchResult {
-                    url: &self.text[url.clone()],
-                    score: 1000.0 - index as f64,
-                    snippet: &self.text[snippet.clone()],
-                }),
-        );
         Self::fill_request(&self.text, &self.spans, &mut request);
         let written = self.list.encode_into(&request, out);
         self.request_storage = recycle(request);
@@ -1116,7 +1062,6 @@ const OPERATIONS: [Operation; 5] = [
 impl Convert<Uint8> for Operation {
     type Value<'a> = Operation;
 
-    fn from_repr(repr: <Self::Repr as Encoding>::Value<'_>) -> Result<Self::Value<'_>, String> {
     fn from_repr<'a>(repr: <Uint8 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
     where
         Self: 'a,
