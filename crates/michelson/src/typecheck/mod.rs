@@ -780,8 +780,13 @@ impl<'a> Typechecker<'a> {
                 ));
             }
             NodeKind::Prim { name, args, annots } => match name.known() {
+                // The newest instructions (tags 158-160) are typed by `instr_extension`, which also
+                // accepts them by name where an older primitive table lacks them.
+                Some(
+                    Prim::I_IS_IMPLICIT_ACCOUNT | Prim::I_INDEX_ADDRESS | Prim::I_GET_ADDRESS_INDEX,
+                )
+                | None => return self.instr_extension(b, node, name.as_str(), args, stack),
                 Some(prim) => (prim, args.as_slice(), annots),
-                None => return self.instr_extension(b, node, name.as_str(), args, stack),
             },
             _ => {
                 return Err(TcError::new(
