@@ -123,6 +123,15 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+impl std::str::FromStr for Node {
+    type Err = ParseError;
+
+    /// Parses one expression with default limits, as [`parse_expression`].
+    fn from_str(source: &str) -> Result<Node, ParseError> {
+        parse_expression(source)
+    }
+}
+
 /// Parses one expression, e.g. `Pair 1 "a"` or `{ DROP ; UNIT }`, with default limits.
 pub fn parse_expression(source: &str) -> Result<Node, ParseError> {
     parse_expression_with(source, Limits::default())

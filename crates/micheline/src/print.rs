@@ -102,6 +102,13 @@ pub fn to_script_text(node: &Node) -> String {
     out
 }
 
+impl std::fmt::Display for Node {
+    /// Octez's unwrapped layout, as [`to_text_indented`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_text_indented(self))
+    }
+}
+
 /// Appends `node` in Octez's layout to `out`. Every line after the first is shifted right by
 /// `indent_columns` spaces, as when Octez prints the expression inside a box opened at that
 /// column (e.g. 6 for a stack element after `    [ `).
@@ -530,6 +537,16 @@ mod tests {
         let mut out = String::from("    [ ");
         write_indented(&mut out, &node, Wrapping::Wrapped, 6);
         assert_eq!(out, format!("    [ (Pair 0x{hex}\n            1)"));
+    }
+
+    #[test]
+    fn display_is_the_unwrapped_layout() {
+        let node = parse_expression("Pair 1 (Some \"x\")").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(node.to_string(), "Pair 1 (Some \"x\")");
+        assert_eq!(
+            "{ DROP }".parse::<Node>().map(|n| n.to_string()),
+            Ok("{ DROP }".to_string())
+        );
     }
 
     #[test]
