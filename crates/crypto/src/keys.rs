@@ -237,8 +237,36 @@ enum KeyBytes {
 /// A public key, Michelson's `key`. Ordered as Michelson compares keys: by scheme tag, then by
 /// key bytes, except that p256 keys compare by their uncompressed coordinates `x ‖ y` (Octez
 /// keeps p256 keys uncompressed and compares those bytes).
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct PublicKey(KeyBytes);
+#[derive(Clone)]
+pub struct PublicKey {
+    bytes: KeyBytes,
+    /// The key decoded once when it is read, so verification does not decode it again.
+    parsed: ParsedKey,
+}
+
+#[derive(Clone)]
+enum ParsedKey {
+    /// `None` for 32 bytes that are not a canonical point encoding: such a key verifies nothing.
+    Ed25519(Option<ed25519_dalek::VerifyingKey>),
+    Secp256k1(secp256k1::PublicKey),
+    P256(p256::ecdsa::VerifyingKey),
+    /// blst decompresses at each verification; the pairing dominates its cost.
+    Bls,
+}
+
+impl PartialEq for PublicKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for PublicKey {}
+
+impl Hash for PublicKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.bytes.hash(state);
+    }
+}
 
 impl PartialOrd for PublicKey {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
@@ -248,7 +276,7 @@ impl PartialOrd for PublicKey {
 
 impl Ord for PublicKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        match (&self.0, &other.0) {
+        match (&self.bytes, &other.bytes) {
             (KeyBytes::P256(a), KeyBytes::P256(b)) => {
                 // x is the compressed form without its parity byte; only equal x needs y.
                 a[1..].cmp(&b[1..]).then_with(|| p256_y(a).cmp(&p256_y(b)))
@@ -280,30 +308,42 @@ impl PublicKey {
             return Err(CryptoError::length(Self::WHAT, expected, key.len()));
         }
         let invalid = CryptoError::InvalidPoint { what: Self::WHAT };
-        let inner = match scheme {
-            SignatureScheme::Ed25519 => KeyBytes::Ed25519(array(key)),
+        let (bytes, parsed) = match scheme {
+            SignatureScheme::Ed25519 => {
+                let bytes: [u8; 32] = array(key);
+                // HACL* (Octez's ed25519) refuses non-canonical encodings, which the decoder
+                // here would accept; Octez still reads such keys, they just verify nothing.
+                let parsed = ed25519_key_encoding_is_canonical(&bytes)
+                    .then(|| ed25519_dalek::VerifyingKey::from_bytes(&bytes).ok())
+                    .flatten();
+                (KeyBytes::Ed25519(bytes), ParsedKey::Ed25519(parsed))
+            }
             SignatureScheme::Secp256k1 => {
-                secp256k1::PublicKey::from_slice(key).map_err(|_| invalid)?;
-                KeyBytes::Secp256k1(array(key))
+                let parsed = secp256k1::PublicKey::from_slice(key).map_err(|_| invalid)?;
+                (
+                    KeyBytes::Secp256k1(array(key)),
+                    ParsedKey::Secp256k1(parsed),
+                )
             }
             SignatureScheme::P256 => {
-                p256::PublicKey::from_sec1_bytes(key).map_err(|_| invalid)?;
-                KeyBytes::P256(array(key))
+                let parsed =
+                    p256::ecdsa::VerifyingKey::from_sec1_bytes(key).map_err(|_| invalid)?;
+                (KeyBytes::P256(array(key)), ParsedKey::P256(parsed))
             }
             SignatureScheme::Bls => {
                 let bytes: [u8; 48] = array(key);
                 if G1Affine::from_compressed(&bytes).is_none().into() {
                     return Err(invalid);
                 }
-                KeyBytes::Bls(bytes)
+                (KeyBytes::Bls(bytes), ParsedKey::Bls)
             }
         };
-        Ok(Self(inner))
+        Ok(Self { bytes, parsed })
     }
 
     /// The scheme of the key.
     pub fn scheme(&self) -> SignatureScheme {
-        match self.0 {
+        match self.bytes {
             KeyBytes::Ed25519(_) => SignatureScheme::Ed25519,
             KeyBytes::Secp256k1(_) => SignatureScheme::Secp256k1,
             KeyBytes::P256(_) => SignatureScheme::P256,
@@ -313,7 +353,7 @@ impl PublicKey {
 
     /// The key bytes (without tag).
     pub fn key_bytes(&self) -> &[u8] {
-        match &self.0 {
+        match &self.bytes {
             KeyBytes::Ed25519(bytes) => bytes,
             KeyBytes::Secp256k1(bytes) | KeyBytes::P256(bytes) => bytes,
             KeyBytes::Bls(bytes) => bytes,
@@ -378,17 +418,17 @@ impl PublicKey {
     /// simply not a valid signature.
     pub fn verify(&self, signature: &Signature, message: &[u8]) -> bool {
         use SignatureBytes as S;
-        match (&self.0, &signature.0) {
-            (KeyBytes::Ed25519(key), S::Ed25519(bytes) | S::Unknown(bytes)) => {
-                verify_ed25519(key, bytes, message)
-            }
-            (KeyBytes::Secp256k1(key), S::Secp256k1(bytes) | S::Unknown(bytes)) => {
+        match (&self.parsed, &self.bytes, &signature.0) {
+            (ParsedKey::Ed25519(key), _, S::Ed25519(bytes) | S::Unknown(bytes)) => key
+                .as_ref()
+                .is_some_and(|key| verify_ed25519(key, bytes, message)),
+            (ParsedKey::Secp256k1(key), _, S::Secp256k1(bytes) | S::Unknown(bytes)) => {
                 verify_secp256k1(key, bytes, message)
             }
-            (KeyBytes::P256(key), S::P256(bytes) | S::Unknown(bytes)) => {
+            (ParsedKey::P256(key), _, S::P256(bytes) | S::Unknown(bytes)) => {
                 verify_p256(key, bytes, message)
             }
-            (KeyBytes::Bls(key), S::Bls(bytes)) => verify_bls(key, bytes, message),
+            (ParsedKey::Bls, KeyBytes::Bls(key), S::Bls(bytes)) => verify_bls(key, bytes, message),
             _ => false,
         }
     }
@@ -421,16 +461,8 @@ fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
     out
 }
 
-fn verify_ed25519(key: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> bool {
+fn verify_ed25519(key: &ed25519_dalek::VerifyingKey, signature: &[u8; 64], message: &[u8]) -> bool {
     use ed25519_dalek::Verifier;
-    // HACL* (Octez's ed25519) refuses non-canonical key encodings, which the decoder here would
-    // accept; checked on the bytes, which costs nothing next to the verification.
-    if !ed25519_key_encoding_is_canonical(key) {
-        return false;
-    }
-    let Ok(key) = ed25519_dalek::VerifyingKey::from_bytes(key) else {
-        return false;
-    };
     let signature = ed25519_dalek::Signature::from_bytes(signature);
     key.verify(&blake2b_256(message), &signature).is_ok()
 }
@@ -451,24 +483,18 @@ fn ed25519_key_encoding_is_canonical(key: &[u8; 32]) -> bool {
     !(sign_bit && (is_one || is_minus_one))
 }
 
-fn verify_secp256k1(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
+fn verify_secp256k1(key: &secp256k1::PublicKey, signature: &[u8; 64], message: &[u8]) -> bool {
     // libsecp256k1, as Octez: compact parsing refuses components not below the order, and
     // verification refuses zero components and high s.
-    let Ok(key) = secp256k1::PublicKey::from_slice(key) else {
-        return false;
-    };
     let Ok(signature) = secp256k1::ecdsa::Signature::from_compact(signature) else {
         return false;
     };
     let digest = secp256k1::Message::from_digest(blake2b_256(message));
-    secp256k1::ecdsa::verify(&signature, digest, &key).is_ok()
+    secp256k1::ecdsa::verify(&signature, digest, key).is_ok()
 }
 
-fn verify_p256(key: &[u8; 33], signature: &[u8; 64], message: &[u8]) -> bool {
+fn verify_p256(key: &p256::ecdsa::VerifyingKey, signature: &[u8; 64], message: &[u8]) -> bool {
     use p256::ecdsa::signature::hazmat::PrehashVerifier;
-    let Ok(key) = p256::ecdsa::VerifyingKey::from_sec1_bytes(key) else {
-        return false;
-    };
     let Ok(signature) = p256::ecdsa::Signature::from_slice(signature) else {
         return false;
     };
