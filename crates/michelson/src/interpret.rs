@@ -1662,7 +1662,7 @@ impl<'a> Interpreter<'a> {
                     None => stack.push(Value::None),
                 }
             }
-            Instr::Ticket | Instr::TicketDeprecated => {
+            Instr::Ticket(content_type) | Instr::TicketDeprecated(content_type) => {
                 charge!(cost::COST_TICKET);
                 let content = pop!(stack);
                 let Value::Nat(amount) = pop!(stack) else {
@@ -1670,11 +1670,11 @@ impl<'a> Interpreter<'a> {
                 };
                 let ticket = Value::Ticket(Rc::new(Ticket {
                     ticketer: Address::new(self.context.self_address.destination),
-                    content_type: Type::Unit,
+                    content_type: content_type.clone(),
                     content,
                     amount: amount.clone(),
                 }));
-                if matches!(instr, Instr::Ticket) {
+                if matches!(instr, Instr::Ticket(_)) {
                     stack.push(if amount.is_zero() {
                         Value::None
                     } else {

@@ -1761,11 +1761,11 @@ impl<'a> Typechecker<'a> {
                 if !t.is_comparable() || top!(1) != &Type::Nat {
                     return Err(bad_stack(&stack));
                 }
-                let ticket = Type::Ticket(Rc::new(t));
+                let ticket = Type::Ticket(Rc::new(t.clone()));
                 if prim == Prim::I_TICKET {
-                    replace!(2, Instr::Ticket, Type::option(ticket))
+                    replace!(2, Instr::Ticket(t), Type::option(ticket))
                 } else {
-                    replace!(2, Instr::TicketDeprecated, ticket)
+                    replace!(2, Instr::TicketDeprecated(t), ticket)
                 }
             }
             Prim::I_READ_TICKET => {
