@@ -217,7 +217,10 @@ impl<'a> Interpreter<'a> {
                 }
                 Instr::Dup => {
                     charge!(cost::COST_DUP);
-                    let top = stack.last().ok_or_else(bad)?.clone();
+                    let top = match stack.last() {
+                        Some(value) => clone_fast(value),
+                        None => return Err(bad()),
+                    };
                     stack.push(top);
                 }
                 Instr::DupN(n) => {
@@ -243,7 +246,7 @@ impl<'a> Interpreter<'a> {
                 }
                 Instr::Push(v) => {
                     charge!(cost::COST_PUSH);
-                    stack.push(v.clone());
+                    stack.push(clone_fast(v));
                 }
                 Instr::Unit => {
                     charge!(cost::COST_UNIT);
@@ -1662,7 +1665,7 @@ impl<'a> Interpreter<'a> {
                     None => stack.push(Value::None),
                 }
             }
-            Instr::Ticket | Instr::TicketDeprecated => {
+            Instr::Ticket(content_type) | Instr::TicketDeprecated(content_type) => {
                 charge!(cost::COST_TICKET);
                 let content = pop!(stack);
                 let Value::Nat(amount) = pop!(stack) else {
@@ -1670,11 +1673,11 @@ impl<'a> Interpreter<'a> {
                 };
                 let ticket = Value::Ticket(Rc::new(Ticket {
                     ticketer: Address::new(self.context.self_address.destination),
-                    content_type: Type::Unit,
+                    content_type: content_type.clone(),
                     content,
                     amount: amount.clone(),
                 }));
-                if matches!(instr, Instr::Ticket) {
+                if matches!(instr, Instr::Ticket(_)) {
                     stack.push(if amount.is_zero() {
                         Value::None
                     } else {
@@ -1910,6 +1913,19 @@ fn break_failed(v: Value) -> Result<(), RunError> {
 /// After `APPLY`, the new lambda's `arg` is already the remaining type; nothing to fix.
 #[inline]
 fn fix_applied_arg(_stack: &mut [Value]) {}
+
+/// `Value::clone` with the small scalars inlined (the general clone is a call with a large match).
+#[inline(always)]
+fn clone_fast(value: &Value) -> Value {
+    match value {
+        Value::Int(Int::Small(v)) => Value::Int(Int::Small(*v)),
+        Value::Nat(Int::Small(v)) => Value::Nat(Int::Small(*v)),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Unit => Value::Unit,
+        Value::Mutez(m) => Value::Mutez(*m),
+        other => other.clone(),
+    }
+}
 
 /// Takes the value out of an `Rc`, cloning only if it is shared.
 #[inline]

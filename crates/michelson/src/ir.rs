@@ -228,8 +228,10 @@ pub enum Instr {
     /// `VIEW name t`.
     View(Rc<str>, Type),
     // Tickets.
-    Ticket,
-    TicketDeprecated,
+    /// `TICKET`, with the content type.
+    Ticket(Type),
+    /// `TICKET_DEPRECATED`, with the content type.
+    TicketDeprecated(Type),
     ReadTicket,
     SplitTicket,
     JoinTickets,

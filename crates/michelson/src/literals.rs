@@ -460,13 +460,14 @@ pub fn timestamp_from_rfc3339(text: &str) -> Option<Int> {
     {
         return None;
     }
-    let mut rest = &text[19..];
+    // Byte 19 may fall inside a multi-byte character of hostile input: `get` never panics.
+    let mut rest = text.get(19..)?;
     if let Some(stripped) = rest.strip_prefix('.') {
         let digits = stripped.bytes().take_while(|b| b.is_ascii_digit()).count();
         if digits == 0 {
             return None;
         }
-        rest = &stripped[digits..];
+        rest = stripped.get(digits..)?;
     }
     let offset_seconds = match rest {
         "Z" | "z" => 0,
@@ -479,8 +480,8 @@ pub fn timestamp_from_rfc3339(text: &str) -> Option<Int> {
             if rest.len() != 6 || rest.as_bytes()[3] != b':' {
                 return None;
             }
-            let hours: i64 = rest[1..3].parse().ok()?;
-            let minutes: i64 = rest[4..6].parse().ok()?;
+            let hours: i64 = rest.get(1..3)?.parse().ok()?;
+            let minutes: i64 = rest.get(4..6)?.parse().ok()?;
             sign * (hours * 3600 + minutes * 60)
         }
     };
@@ -514,4 +515,54 @@ pub fn timestamp_to_rfc3339(seconds: &Int) -> Option<String> {
 /// A `BigInt` convenience for callers.
 pub fn big(value: i64) -> BigInt {
     BigInt::from(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_timestamp(text: &str, expected: Option<i64>) {
+        assert_eq!(
+            timestamp_from_rfc3339(text).and_then(|t| t.to_i64()),
+            expected,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn timestamps_parse_and_refuse() {
+        check_timestamp("1970-01-01T00:00:00Z", Some(0));
+        check_timestamp("2019-09-26T10:59:51Z", Some(1_569_495_591));
+        check_timestamp("2019-09-26T12:59:51+02:00", Some(1_569_495_591));
+        check_timestamp("2019-09-26T10:59:51.123Z", Some(1_569_495_591));
+        check_timestamp("2019-09-26T10:59:5é", None);
+        check_timestamp("2019-09-26T10:59:51é", None);
+        check_timestamp("2019-13-26T10:59:51Z", None);
+        check_timestamp("", None);
+    }
+
+    #[test]
+    fn timestamps_print_in_range_only() {
+        assert_eq!(
+            timestamp_to_rfc3339(&Int::from(0)).as_deref(),
+            Some("1970-01-01T00:00:00Z")
+        );
+        assert_eq!(timestamp_to_rfc3339(&Int::from(-62_167_219_201)), None);
+    }
+
+    #[test]
+    fn addresses_round_trip() {
+        for text in [
+            "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx",
+            "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi%do",
+        ] {
+            let address = Address::from_string(text).expect("valid address");
+            assert_eq!(address.to_readable(), text);
+            assert_eq!(Address::from_bytes(&address.to_bytes()), Some(address));
+        }
+        assert_eq!(
+            Address::from_string("KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi%default"),
+            None
+        );
+    }
 }

@@ -366,7 +366,13 @@ fn expand_one(
     {
         if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
             arity(0, args)?;
-            return plain(expand_set_cxr(path.as_bytes(), span));
+            let field = annots.iter().find_map(|a| a.strip_prefix('%'));
+            let vars: Vec<String> = annots
+                .iter()
+                .filter(|a| !a.starts_with('%'))
+                .cloned()
+                .collect();
+            return plain(expand_set_cxr(path.as_bytes(), span, field, &vars));
         }
     }
     if let Some(path) = name
@@ -376,7 +382,13 @@ fn expand_one(
         if !path.is_empty() && path.bytes().all(|b| b == b'A' || b == b'D') {
             arity(1, args)?;
             let code = args.pop().unwrap_or_else(|| seq(vec![], span));
-            return plain(expand_map_cxr(path.as_bytes(), code, span));
+            let field = annots.iter().find_map(|a| a.strip_prefix('%'));
+            let vars: Vec<String> = annots
+                .iter()
+                .filter(|a| !a.starts_with('%'))
+                .cloned()
+                .collect();
+            return plain(expand_map_cxr(path.as_bytes(), code, span, field, &vars));
         }
     }
     Ok(None)
@@ -529,6 +541,11 @@ fn emit_unpair(tree: &PairTree, depth: usize, out: &mut Vec<Node>, span: Span) {
     }
 }
 
+/// A primitive without arguments with `annots`.
+fn pa(name: Prim, annots: Vec<String>, span: Span) -> Node {
+    prim_annot(name, vec![], annots, span)
+}
+
 fn annotated(name: Prim, annots: &[&str], span: Span) -> Node {
     prim_annot(
         name,
@@ -538,26 +555,82 @@ fn annotated(name: Prim, annots: &[&str], span: Span) -> Node {
     )
 }
 
-/// `SET_C[AD]+R`, as Octez expands it (with its `@%%` / `%@` annotations).
-fn expand_set_cxr(path: &[u8], span: Span) -> Node {
+/// `SET_C[AD]+R`, as Octez expands it (with its `@%%` / `%@` annotations). `field` is the
+/// macro's field annotation (checked on the replaced value), `vars` its other annotations, put on
+/// the outermost `PAIR`.
+fn expand_set_cxr(path: &[u8], span: Span, field: Option<&str>, vars: &[String]) -> Node {
+    let with_vars = |mut annots: Vec<String>, outermost: bool| {
+        if outermost {
+            annots.extend(vars.iter().cloned());
+        }
+        annots
+    };
+    let own = |a: &str| a.to_string();
+    let outermost = true;
     match path {
-        [b'A'] => seq(
-            vec![
-                annotated(Prim::I_CDR, &["@%%"], span),
-                prim(Prim::I_SWAP, vec![], span),
-                annotated(Prim::I_PAIR, &["%", "%@"], span),
-            ],
-            span,
-        ),
-        [b'D'] => seq(
-            vec![
-                annotated(Prim::I_CAR, &["@%%"], span),
-                annotated(Prim::I_PAIR, &["%@", "%"], span),
-            ],
-            span,
-        ),
+        [b'A'] => match field {
+            None => seq(
+                vec![
+                    annotated(Prim::I_CDR, &["@%%"], span),
+                    prim(Prim::I_SWAP, vec![], span),
+                    pa(
+                        Prim::I_PAIR,
+                        with_vars(vec![own("%"), own("%@")], outermost),
+                        span,
+                    ),
+                ],
+                span,
+            ),
+            Some(f) => seq(
+                vec![
+                    prim(Prim::I_DUP, vec![], span),
+                    pa(Prim::I_CAR, vec![format!("%{f}")], span),
+                    prim(Prim::I_DROP, vec![], span),
+                    annotated(Prim::I_CDR, &["@%%"], span),
+                    prim(Prim::I_SWAP, vec![], span),
+                    pa(
+                        Prim::I_PAIR,
+                        with_vars(vec![format!("%{f}"), own("%@")], outermost),
+                        span,
+                    ),
+                ],
+                span,
+            ),
+        },
+        [b'D'] => match field {
+            None => seq(
+                vec![
+                    annotated(Prim::I_CAR, &["@%%"], span),
+                    pa(
+                        Prim::I_PAIR,
+                        with_vars(vec![own("%@"), own("%")], outermost),
+                        span,
+                    ),
+                ],
+                span,
+            ),
+            Some(f) => seq(
+                vec![
+                    prim(Prim::I_DUP, vec![], span),
+                    pa(Prim::I_CDR, vec![format!("%{f}")], span),
+                    prim(Prim::I_DROP, vec![], span),
+                    annotated(Prim::I_CAR, &["@%%"], span),
+                    pa(
+                        Prim::I_PAIR,
+                        with_vars(vec![own("%@"), format!("%{f}")], outermost),
+                        span,
+                    ),
+                ],
+                span,
+            ),
+        },
         [first, rest @ ..] => {
-            let inner = expand_set_cxr(rest, span);
+            let inner = expand_set_cxr(rest, span, field, &[]);
+            let pair = pa(
+                Prim::I_PAIR,
+                with_vars(vec![own("%@"), own("%@")], outermost),
+                span,
+            );
             if *first == b'A' {
                 seq(
                     vec![
@@ -565,7 +638,7 @@ fn expand_set_cxr(path: &[u8], span: Span) -> Node {
                         dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
                         annotated(Prim::I_CDR, &["@%%"], span),
                         prim(Prim::I_SWAP, vec![], span),
-                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                        pair,
                     ],
                     span,
                 )
@@ -575,7 +648,7 @@ fn expand_set_cxr(path: &[u8], span: Span) -> Node {
                         prim(Prim::I_DUP, vec![], span),
                         dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
                         annotated(Prim::I_CAR, &["@%%"], span),
-                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                        pair,
                     ],
                     span,
                 )
@@ -585,32 +658,54 @@ fn expand_set_cxr(path: &[u8], span: Span) -> Node {
     }
 }
 
-/// `MAP_C[AD]+R code`, as Octez expands it.
-fn expand_map_cxr(path: &[u8], code: Node, span: Span) -> Node {
+/// `MAP_C[AD]+R code`, as Octez expands it; `field` and `vars` as for [`expand_set_cxr`].
+fn expand_map_cxr(
+    path: &[u8],
+    code: Node,
+    span: Span,
+    field: Option<&str>,
+    vars: &[String],
+) -> Node {
+    let with_vars = |mut annots: Vec<String>| {
+        annots.extend(vars.iter().cloned());
+        annots
+    };
+    let own = |a: &str| a.to_string();
+    let field_annot = || field.map(|f| format!("%{f}")).unwrap_or_else(|| own("%"));
+    let value_var = || field.map(|f| vec![format!("@{f}")]).unwrap_or_default();
     match path {
         [b'A'] => seq(
             vec![
                 prim(Prim::I_DUP, vec![], span),
                 annotated(Prim::I_CDR, &["@%%"], span),
-                dip(1, vec![annotated(Prim::I_CAR, &[], span), code], span),
+                dip(1, vec![pa(Prim::I_CAR, value_var(), span), code], span),
                 prim(Prim::I_SWAP, vec![], span),
-                annotated(Prim::I_PAIR, &["%", "%@"], span),
+                pa(
+                    Prim::I_PAIR,
+                    with_vars(vec![field_annot(), own("%@")]),
+                    span,
+                ),
             ],
             span,
         ),
         [b'D'] => seq(
             vec![
                 prim(Prim::I_DUP, vec![], span),
-                annotated(Prim::I_CDR, &[], span),
+                pa(Prim::I_CDR, value_var(), span),
                 code,
                 prim(Prim::I_SWAP, vec![], span),
                 annotated(Prim::I_CAR, &["@%%"], span),
-                annotated(Prim::I_PAIR, &["%@", "%"], span),
+                pa(
+                    Prim::I_PAIR,
+                    with_vars(vec![own("%@"), field_annot()]),
+                    span,
+                ),
             ],
             span,
         ),
         [first, rest @ ..] => {
-            let inner = expand_map_cxr(rest, code, span);
+            let inner = expand_map_cxr(rest, code, span, field, &[]);
+            let pair = pa(Prim::I_PAIR, with_vars(vec![own("%@"), own("%@")]), span);
             if *first == b'A' {
                 seq(
                     vec![
@@ -618,7 +713,7 @@ fn expand_map_cxr(path: &[u8], code: Node, span: Span) -> Node {
                         dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
                         annotated(Prim::I_CDR, &["@%%"], span),
                         prim(Prim::I_SWAP, vec![], span),
-                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                        pair,
                     ],
                     span,
                 )
@@ -628,7 +723,7 @@ fn expand_map_cxr(path: &[u8], code: Node, span: Span) -> Node {
                         prim(Prim::I_DUP, vec![], span),
                         dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
                         annotated(Prim::I_CAR, &["@%%"], span),
-                        annotated(Prim::I_PAIR, &["%@", "%@"], span),
+                        pair,
                     ],
                     span,
                 )

@@ -91,6 +91,8 @@ pub enum TcErrorKind {
     BadScript(String),
     /// Gas ran out while typechecking.
     GasExhaustion,
+    /// A `FAILWITH` (or `NEVER`) that is not in tail position, e.g. as the end of a `DIP` body.
+    FailNotInTail,
     /// Lambdas written as data, or `CREATE_CONTRACT` scripts, nested beyond
     /// [`MAX_NESTED_TYPECHECKS`].
     TooDeep,
@@ -701,8 +703,10 @@ impl<'a> Typechecker<'a> {
                 Ok(Step::Done(Some(result)))
             }
             After::Dip { loc, n, saved } => {
+                // Octez accepts FAILWITH only in tail position: a DIP body that always fails
+                // is ill-typed.
                 let Some(mut out) = out else {
-                    return Ok(Step::Done(None));
+                    return Err(TcError::new(Span::NONE, TcErrorKind::FailNotInTail));
                 };
                 if n > 0 {
                     b.emit(Instr::DipEnd(n), loc);
@@ -1750,6 +1754,15 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_args());
                 }
                 let t = self.parse_type(&args[1])?;
+                if !view_type_allowed(&t) {
+                    return Err(TcError::new(
+                        span,
+                        TcErrorKind::ForbiddenType {
+                            property: "view result",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
                 if top!(1) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
@@ -1766,11 +1779,11 @@ impl<'a> Typechecker<'a> {
                 if !t.is_comparable() || top!(1) != &Type::Nat {
                     return Err(bad_stack(&stack));
                 }
-                let ticket = Type::Ticket(Rc::new(t));
+                let ticket = Type::Ticket(Rc::new(t.clone()));
                 if prim == Prim::I_TICKET {
-                    replace!(2, Instr::Ticket, Type::option(ticket))
+                    replace!(2, Instr::Ticket(t), Type::option(ticket))
                 } else {
-                    replace!(2, Instr::TicketDeprecated, ticket)
+                    replace!(2, Instr::TicketDeprecated(t), ticket)
                 }
             }
             Prim::I_READ_TICKET => {
@@ -2011,6 +2024,28 @@ impl<'a> Typechecker<'a> {
             }
             let input_type = self.parse_type(&args[1])?;
             let output_type = self.parse_type(&args[2])?;
+            let name_ok = name.len() <= crate::literals::MAX_ENTRYPOINT_LENGTH
+                && !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'%' | b'@'));
+            if !name_ok {
+                return Err(TcError::new(
+                    view.span,
+                    TcErrorKind::BadScript(format!("invalid view name {name:?}")),
+                ));
+            }
+            for t in [&input_type, &output_type] {
+                if !view_type_allowed(t) {
+                    return Err(TcError::new(
+                        view.span,
+                        TcErrorKind::ForbiddenType {
+                            property: "view type",
+                            ty: t.to_string(),
+                        },
+                    ));
+                }
+            }
             let view_code = crate::macros::expand_all(&args[3])?;
             let (_, out) = self.typecheck_code(
                 &view_code,
@@ -2210,6 +2245,12 @@ impl Script {
             applied: Vec::new(),
         }
     }
+}
+
+/// Whether a type may be a view's input or output: duplicable, without big maps, sapling states
+/// or operations (Octez's view typing rules).
+fn view_type_allowed(t: &Type) -> bool {
+    t.is_duplicable() && t.is_big_map_value() && !t.has_big_map() && t.is_passable()
 }
 
 /// Merges the stacks of two branches.
