@@ -90,7 +90,12 @@ fuzz_target!(|bytes: &[u8]| {
                 let length = input.byte().unwrap_or(0) as usize;
                 // Some values are long enough to be stored as their own objects.
                 let value: Vec<u8> = (0..length * (1 + length % 3)).map(|index| index as u8 ^ operation).collect();
-                tree = tree.add(&store, &key, &value).expect("add");
+                // Both update styles: copying (the old tree stays valid) and in place.
+                if operation % 7 == 0 {
+                    tree = tree.add(&store, &key, &value).expect("add");
+                } else {
+                    tree.add_in_place(&store, &key, &value).expect("add in place");
+                }
                 model_add(&mut model, &key, value.clone());
                 assert_eq!(tree.find(&store, &key).expect("find").map(|bytes| bytes.to_vec()), Some(value));
             }
@@ -100,13 +105,21 @@ fuzz_target!(|bytes: &[u8]| {
                 let salt = input.byte().unwrap_or(0);
                 for index in 0..count {
                     let key = vec![b"big".to_vec(), format!("{salt}-{index}").into_bytes()];
-                    tree = tree.add(&store, &key, &[salt]).expect("add");
+                    tree.add_in_place(&store, &key, &[salt]).expect("add in place");
                     model_add(&mut model, &key, vec![salt]);
                 }
             }
             3 => {
                 let Some(key) = input.key() else { break };
-                tree = tree.remove(&store, &key).expect("remove");
+                if input.byte().unwrap_or(0) % 2 == 0 {
+                    tree = tree.remove(&store, &key).expect("remove");
+                } else {
+                    // Keep a snapshot across the in-place removal: it must not change.
+                    let snapshot = tree.clone();
+                    let snapshot_model = model.clone();
+                    tree.remove_in_place(&store, &key).expect("remove in place");
+                    assert_eq!(leaves(&store, &snapshot), snapshot_model);
+                }
                 model_remove(&mut model, &key);
                 assert!(!tree.mem_tree(&store, &key).expect("mem_tree"));
             }
