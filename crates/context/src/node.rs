@@ -271,13 +271,45 @@ fn search(entries: &[Entry], name: &[u8]) -> Result<usize, usize> {
     entries.binary_search_by(|entry| (*entry.name).cmp(name))
 }
 
-/// The value bound to `name` in the directory `directory`.
+/// The value bound to `name` in the directory `directory`. Walks in-memory inode levels by
+/// reference (no reference-count traffic) and switches to owned handles at the first stored one.
 pub(crate) fn directory_find(
     source: &dyn ObjectSource,
-    directory: &Arc<NodeObject>,
+    directory: &NodeObject,
     name: &[u8],
 ) -> Result<Option<Value>, ContextError> {
-    let mut current = directory.clone();
+    let mut node = directory;
+    loop {
+        match &node.body {
+            NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+                return Ok(search(entries, name)
+                    .ok()
+                    .map(|index| entries[index].value.clone()));
+            }
+            NodeBody::Tree {
+                depth, pointers, ..
+            } => {
+                let index = inode_index(*depth, name);
+                match pointers.iter().find(|(slot, _)| *slot == index) {
+                    None => return Ok(None),
+                    Some((_, NodeRef::Memory(child))) => node = child,
+                    Some((_, stored)) => {
+                        let loaded = load(source, stored)?;
+                        return directory_find_owned(source, loaded, name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`directory_find`] below a stored inode: each level is a loaded (owned) object.
+fn directory_find_owned(
+    source: &dyn ObjectSource,
+    directory: Arc<NodeObject>,
+    name: &[u8],
+) -> Result<Option<Value>, ContextError> {
+    let mut current = directory;
     loop {
         let next = match &current.body {
             NodeBody::Flat(entries) | NodeBody::Values(entries) => {

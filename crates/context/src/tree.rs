@@ -73,8 +73,11 @@ impl Tree {
         let mut current = self.root.clone();
         for name in key {
             current = match current {
-                Some(Value::Node(node)) => {
-                    let directory = load(source, &node)?;
+                Some(Value::Node(NodeRef::Memory(directory))) => {
+                    directory_find(source, &directory, name.as_ref())?
+                }
+                Some(Value::Node(stored)) => {
+                    let directory = load(source, &stored)?;
                     directory_find(source, &directory, name.as_ref())?
                 }
                 _ => return Ok(None),
