@@ -5,7 +5,9 @@
 
 #![no_main]
 
-use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, Store, StoreOptions, SyncMode, Tree};
+use kestrel_context::{
+    CommitInfo, ContextHash, InMemory, Kind, Store, StoreOptions, SyncMode, Tree,
+};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 
@@ -28,7 +30,10 @@ impl Input<'_> {
     fn key(&mut self) -> Option<Vec<Vec<u8>>> {
         let depth = 1 + self.byte()? as usize % 3;
         (0..depth)
-            .map(|_| self.byte().map(|byte| NAMES[byte as usize % NAMES.len()].to_vec()))
+            .map(|_| {
+                self.byte()
+                    .map(|byte| NAMES[byte as usize % NAMES.len()].to_vec())
+            })
             .collect()
     }
 }
@@ -77,7 +82,10 @@ fn check(store: &Store, tree: &Tree, model: &Model) {
 fuzz_target!(|bytes: &[u8]| {
     let directory = std::env::temp_dir().join(format!("kestrel-fuzz-model-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
-    let options = StoreOptions { sync_mode: SyncMode::Never, ..StoreOptions::default() };
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
     let mut store = Store::open(&directory, options.clone()).expect("open");
     let mut input = Input { bytes, position: 0 };
     let mut tree = Tree::empty();
@@ -89,10 +97,23 @@ fuzz_target!(|bytes: &[u8]| {
                 let Some(key) = input.key() else { break };
                 let length = input.byte().unwrap_or(0) as usize;
                 // Some values are long enough to be stored as their own objects.
-                let value: Vec<u8> = (0..length * (1 + length % 3)).map(|index| index as u8 ^ operation).collect();
-                tree = tree.add(&store, &key, &value).expect("add");
+                let value: Vec<u8> = (0..length * (1 + length % 3))
+                    .map(|index| index as u8 ^ operation)
+                    .collect();
+                // Both update styles: copying (the old tree stays valid) and in place.
+                if operation % 7 == 0 {
+                    tree = tree.add(&store, &key, &value).expect("add");
+                } else {
+                    tree.add_in_place(&store, &key, &value)
+                        .expect("add in place");
+                }
                 model_add(&mut model, &key, value.clone());
-                assert_eq!(tree.find(&store, &key).expect("find").map(|bytes| bytes.to_vec()), Some(value));
+                assert_eq!(
+                    tree.find(&store, &key)
+                        .expect("find")
+                        .map(|bytes| bytes.to_vec()),
+                    Some(value)
+                );
             }
             2 => {
                 // Bulk add into one directory, crossing the flat/inode threshold of 256 entries.
@@ -100,19 +121,33 @@ fuzz_target!(|bytes: &[u8]| {
                 let salt = input.byte().unwrap_or(0);
                 for index in 0..count {
                     let key = vec![b"big".to_vec(), format!("{salt}-{index}").into_bytes()];
-                    tree = tree.add(&store, &key, &[salt]).expect("add");
+                    tree.add_in_place(&store, &key, &[salt])
+                        .expect("add in place");
                     model_add(&mut model, &key, vec![salt]);
                 }
             }
             3 => {
                 let Some(key) = input.key() else { break };
-                tree = tree.remove(&store, &key).expect("remove");
+                if input.byte().unwrap_or(0) % 2 == 0 {
+                    tree = tree.remove(&store, &key).expect("remove");
+                } else {
+                    // Keep a snapshot across the in-place removal: it must not change.
+                    let snapshot = tree.clone();
+                    let snapshot_model = model.clone();
+                    tree.remove_in_place(&store, &key).expect("remove in place");
+                    assert_eq!(leaves(&store, &snapshot), snapshot_model);
+                }
                 model_remove(&mut model, &key);
                 assert!(!tree.mem_tree(&store, &key).expect("mem_tree"));
             }
             4 => {
-                let parents: Vec<ContextHash> = commits.last().map(|(hash, _)| *hash).into_iter().collect();
-                let info = CommitInfo { date_seconds: commits.len() as i64, author: "f".into(), message: String::new() };
+                let parents: Vec<ContextHash> =
+                    commits.last().map(|(hash, _)| *hash).into_iter().collect();
+                let info = CommitInfo {
+                    date_seconds: commits.len() as i64,
+                    author: "f".into(),
+                    message: String::new(),
+                };
                 let hash = store.commit(&tree, &parents, &info).expect("commit");
                 commits.push((hash, model.clone()));
             }
@@ -122,7 +157,10 @@ fuzz_target!(|bytes: &[u8]| {
                 }
                 let index = input.byte().unwrap_or(0) as usize % commits.len();
                 let (hash, snapshot) = &commits[index];
-                tree = store.checkout(hash).expect("checkout").expect("known commit");
+                tree = store
+                    .checkout(hash)
+                    .expect("checkout")
+                    .expect("known commit");
                 model = snapshot.clone();
                 check(&store, &tree, &model);
             }
@@ -133,7 +171,10 @@ fuzz_target!(|bytes: &[u8]| {
                 tree = match commits.last() {
                     Some((hash, snapshot)) => {
                         model = snapshot.clone();
-                        store.checkout(hash).expect("checkout").expect("durable commit")
+                        store
+                            .checkout(hash)
+                            .expect("checkout")
+                            .expect("durable commit")
                     }
                     None => {
                         model.clear();

@@ -15,7 +15,8 @@ const FILES: [&str; 3] = ["store.pack", "store.index", "store.control"];
 fn pristine() -> &'static Vec<Vec<u8>> {
     static FILES_BYTES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     FILES_BYTES.get_or_init(|| {
-        let directory = std::env::temp_dir().join(format!("kestrel-fuzz-open-seed-{}", std::process::id()));
+        let directory =
+            std::env::temp_dir().join(format!("kestrel-fuzz-open-seed-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&directory);
         let mut store = Store::open(&directory, StoreOptions::default()).expect("open");
         let mut tree = Tree::empty();
@@ -23,15 +24,26 @@ fn pristine() -> &'static Vec<Vec<u8>> {
         for level in 0..3u8 {
             for index in 0..100u32 {
                 tree = tree
-                    .add(&store, &["data", "big", &format!("{level}-{index}")], &[level; 9])
+                    .add(
+                        &store,
+                        &["data", "big", &format!("{level}-{index}")],
+                        &[level; 9],
+                    )
                     .expect("add");
             }
             tree = tree.add(&store, &["code"], &vec![level; 300]).expect("add");
-            let info = CommitInfo { date_seconds: i64::from(level), author: "a".into(), message: "m".into() };
+            let info = CommitInfo {
+                date_seconds: i64::from(level),
+                author: "a".into(),
+                message: "m".into(),
+            };
             parents = vec![store.commit(&tree, &parents, &info).expect("commit")];
         }
         store.close().expect("close");
-        let bytes = FILES.iter().map(|name| std::fs::read(directory.join(name)).expect("read")).collect();
+        let bytes = FILES
+            .iter()
+            .map(|name| std::fs::read(directory.join(name)).expect("read"))
+            .collect();
         let _ = std::fs::remove_dir_all(&directory);
         bytes
     })
@@ -41,7 +53,9 @@ fn walk(store: &Store, tree: &Tree) {
     let mut pending: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
     let mut visited = 0;
     while let Some(key) = pending.pop() {
-        let Ok(entries) = tree.list(store, &key) else { continue };
+        let Ok(entries) = tree.list(store, &key) else {
+            continue;
+        };
         for (name, kind) in entries {
             visited += 1;
             if visited > 10_000 {
@@ -61,7 +75,9 @@ fn walk(store: &Store, tree: &Tree) {
 }
 
 fuzz_target!(|bytes: &[u8]| {
-    let Some((&selector, rest)) = bytes.split_first() else { return };
+    let Some((&selector, rest)) = bytes.split_first() else {
+        return;
+    };
     let files = pristine();
     let target = selector as usize % FILES.len();
     // Mode: the input either replaces the file, or is a list of (position, xor) patches on it.
@@ -85,10 +101,17 @@ fuzz_target!(|bytes: &[u8]| {
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).expect("mkdir");
     for (index, name) in FILES.iter().enumerate() {
-        let data = if index == target { &contents } else { &files[index] };
+        let data = if index == target {
+            &contents
+        } else {
+            &files[index]
+        };
         std::fs::write(directory.join(name), data).expect("write");
     }
-    let options = StoreOptions { sync_mode: SyncMode::Never, ..StoreOptions::default() };
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
     if let Ok(store) = Store::open(&directory, options) {
         if let Some(head) = store.head() {
             let mut next = Some(head);

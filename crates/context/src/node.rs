@@ -225,6 +225,15 @@ impl Contents {
         Contents { hash, body }
     }
 
+    /// A stand-in for a value moved out of an entry during an in-place update; always
+    /// overwritten or removed before the update returns.
+    pub(crate) fn placeholder() -> Contents {
+        Contents {
+            hash: ContextHash::default(),
+            body: ContentsBody::Inline(Arc::from(&[][..])),
+        }
+    }
+
     /// The bytes, loading them from `source` if they are stored apart.
     pub(crate) fn bytes(&self, source: &dyn ObjectSource) -> Result<Arc<[u8]>, ContextError> {
         match &self.body {
@@ -262,13 +271,45 @@ fn search(entries: &[Entry], name: &[u8]) -> Result<usize, usize> {
     entries.binary_search_by(|entry| (*entry.name).cmp(name))
 }
 
-/// The value bound to `name` in the directory `directory`.
+/// The value bound to `name` in the directory `directory`. Walks in-memory inode levels by
+/// reference (no reference-count traffic) and switches to owned handles at the first stored one.
 pub(crate) fn directory_find(
     source: &dyn ObjectSource,
-    directory: &Arc<NodeObject>,
+    directory: &NodeObject,
     name: &[u8],
 ) -> Result<Option<Value>, ContextError> {
-    let mut current = directory.clone();
+    let mut node = directory;
+    loop {
+        match &node.body {
+            NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+                return Ok(search(entries, name)
+                    .ok()
+                    .map(|index| entries[index].value.clone()));
+            }
+            NodeBody::Tree {
+                depth, pointers, ..
+            } => {
+                let index = inode_index(*depth, name);
+                match pointers.iter().find(|(slot, _)| *slot == index) {
+                    None => return Ok(None),
+                    Some((_, NodeRef::Memory(child))) => node = child,
+                    Some((_, stored)) => {
+                        let loaded = load(source, stored)?;
+                        return directory_find_owned(source, loaded, name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`directory_find`] below a stored inode: each level is a loaded (owned) object.
+fn directory_find_owned(
+    source: &dyn ObjectSource,
+    directory: Arc<NodeObject>,
+    name: &[u8],
+) -> Result<Option<Value>, ContextError> {
+    let mut current = directory;
     loop {
         let next = match &current.body {
             NodeBody::Flat(entries) | NodeBody::Values(entries) => {
@@ -367,6 +408,43 @@ pub(crate) fn directory_set(
         },
         _ => Err(directory.bad("a directory is a flat node or an inode tree of depth 0")),
     }
+}
+
+/// [`directory_set`] on a directory this tree holds alone (its hash and offset already reset):
+/// a flat directory is changed in place; an inode directory falls back to copying its path.
+pub(crate) fn directory_set_owned(
+    source: &dyn ObjectSource,
+    mut directory: NodeObject,
+    name: &[u8],
+    value: Option<Value>,
+) -> Result<Option<NodeRef>, ContextError> {
+    let NodeBody::Flat(entries) = &mut directory.body else {
+        return directory_set(source, Some(&Arc::new(directory)), name, value);
+    };
+    match (search(entries, name), value) {
+        (Ok(index), Some(value)) => entries[index].value = value,
+        (Ok(index), None) => {
+            entries.remove(index);
+            if entries.is_empty() {
+                return Ok(None);
+            }
+        }
+        (Err(_), None) => {}
+        (Err(index), Some(value)) => {
+            entries.insert(
+                index,
+                Entry {
+                    name: Arc::from(name),
+                    value,
+                },
+            );
+            if entries.len() > FLAT_NODE_MAX_ENTRIES {
+                let entries = std::mem::take(entries);
+                return Ok(Some(NodeRef::memory(partition(0, entries)?)));
+            }
+        }
+    }
+    Ok(Some(NodeRef::memory(directory)))
 }
 
 /// `partition(depth, X)` of the spec, for `entries` sorted by name.

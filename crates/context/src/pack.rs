@@ -95,16 +95,41 @@ pub fn region_checksum(bytes: &[u8]) -> u64 {
 /// Appends an object frame (`tag`, LEB128 body length, body) whose body `write_body` produces.
 pub fn write_object(out: &mut Vec<u8>, tag: u8, write_body: impl FnOnce(&mut Vec<u8>)) {
     out.push(tag);
-    // Reserve a 4-byte slot for the length, write the body, then move it if the length is
-    // shorter: avoids encoding every body twice.
+    // Write the body after a 2-byte gap (the length of any body under 16 KiB, almost all of
+    // them), then write the length into the gap, moving the body only when it needs more or
+    // fewer bytes.
+    const GAP_BYTES: usize = 2;
     let length_position = out.len();
-    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&[0; GAP_BYTES]);
     let body_start = out.len();
     write_body(out);
     let body_length = (out.len() - body_start) as u64;
-    let mut length = Vec::with_capacity(leb128::LEB128_U64_MAX_BYTES);
-    leb128::write_u64(&mut length, body_length);
-    out.splice(length_position..body_start, length);
+    let mut length = [0u8; leb128::LEB128_U64_MAX_BYTES];
+    let mut length_bytes = Vec::with_capacity(0);
+    let size = if body_length < 1 << 14 {
+        let mut value = body_length;
+        let mut size = 0;
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                length[size] = byte;
+                break size + 1;
+            }
+            length[size] = byte | 0x80;
+            size += 1;
+        }
+    } else {
+        leb128::write_u64(&mut length_bytes, body_length);
+        0
+    };
+    if size == GAP_BYTES {
+        out[length_position..body_start].copy_from_slice(&length[..GAP_BYTES]);
+    } else if size > 0 {
+        out.splice(length_position..body_start, length[..size].iter().copied());
+    } else {
+        out.splice(length_position..body_start, length_bytes);
+    }
 }
 
 fn write_entry(out: &mut Vec<u8>, entry: &Entry) {
@@ -518,4 +543,33 @@ pub fn header_bytes() -> [u8; PACK_HEADER_BYTES as usize] {
     header[..8].copy_from_slice(&PACK_MAGIC);
     header[8..12].copy_from_slice(&PACK_VERSION.to_be_bytes());
     header
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(body_length: usize) {
+        let mut out = vec![9u8; 3];
+        let body: Vec<u8> = (0..body_length).map(|index| index as u8).collect();
+        write_object(&mut out, TAG_CONTENTS, |buffer| {
+            buffer.extend_from_slice(&body)
+        });
+        let (tag, header_length, length) = read_frame_header(&out[3..]).unwrap();
+        assert_eq!(
+            (tag, length),
+            (TAG_CONTENTS, body_length as u64),
+            "{body_length}"
+        );
+        assert_eq!(&out[3 + header_length..], &body[..], "{body_length}");
+        assert_eq!(out[..3], [9, 9, 9]);
+    }
+
+    #[test]
+    fn frames_of_every_length_class() {
+        // 0, 1 and 127 take a 1-byte length; 128 and 16383 two bytes; above, three or more.
+        for length in [0, 1, 127, 128, 129, 16_383, 16_384, 100_000, 2_097_152] {
+            check(length);
+        }
+    }
 }

@@ -12,10 +12,10 @@
 use crate::error::ContextError;
 use crate::hash::{ContextHash, Kind};
 use crate::node::{
-    collect_entries, directory_find, directory_set, empty_directory_hash, ensure_hash, load,
-    Contents, InMemory, NodeBody, ObjectSource, Value,
+    collect_entries, directory_find, directory_set, directory_set_owned, empty_directory_hash,
+    ensure_hash, load, Contents, InMemory, NodeBody, NodeObject, NodeRef, ObjectSource, Value,
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// An immutable tree: empty, a directory, or (at a leaf) contents.
 #[derive(Clone, Default)]
@@ -73,8 +73,11 @@ impl Tree {
         let mut current = self.root.clone();
         for name in key {
             current = match current {
-                Some(Value::Node(node)) => {
-                    let directory = load(source, &node)?;
+                Some(Value::Node(NodeRef::Memory(directory))) => {
+                    directory_find(source, &directory, name.as_ref())?
+                }
+                Some(Value::Node(stored)) => {
+                    let directory = load(source, &stored)?;
                     directory_find(source, &directory, name.as_ref())?
                 }
                 _ => return Ok(None),
@@ -209,33 +212,129 @@ impl Tree {
         key: &[K],
         value: Option<Value>,
     ) -> Result<Tree, ContextError> {
+        let mut tree = self.clone();
+        tree.update_in_place(source, key, value)?;
+        Ok(tree)
+    }
+
+    /// [`Tree::add`] in place: directories this tree alone holds are changed where they are
+    /// instead of being copied (copy-on-write), so a block's many updates under one directory copy
+    /// it once. Snapshots (clones) of this tree are unaffected. On error the tree is left empty.
+    pub fn add_in_place<K: AsRef<[u8]>>(
+        &mut self,
+        source: &dyn ObjectSource,
+        key: &[K],
+        bytes: &[u8],
+    ) -> Result<(), ContextError> {
+        self.update_in_place(source, key, Some(Value::Contents(Contents::new(bytes))))
+    }
+
+    /// [`Tree::add_tree`] in place (see [`Tree::add_in_place`]).
+    pub fn add_tree_in_place<K: AsRef<[u8]>>(
+        &mut self,
+        source: &dyn ObjectSource,
+        key: &[K],
+        subtree: &Tree,
+    ) -> Result<(), ContextError> {
+        self.update_in_place(source, key, subtree.root.clone())
+    }
+
+    /// [`Tree::remove`] in place (see [`Tree::add_in_place`]).
+    pub fn remove_in_place<K: AsRef<[u8]>>(
+        &mut self,
+        source: &dyn ObjectSource,
+        key: &[K],
+    ) -> Result<(), ContextError> {
+        self.update_in_place(source, key, None)
+    }
+
+    /// The update itself: descend the key, taking each flat directory out of its parent when this
+    /// tree holds it alone (it is then changed in place) and loading or sharing it otherwise
+    /// (it is then copied); then rebuild upwards.
+    fn update_in_place<K: AsRef<[u8]>>(
+        &mut self,
+        source: &dyn ObjectSource,
+        key: &[K],
+        value: Option<Value>,
+    ) -> Result<(), ContextError> {
         if key.is_empty() {
-            return Ok(Tree { root: value });
+            self.root = value;
+            return Ok(());
         }
         let removing = value.is_none();
-        let mut directories = Vec::with_capacity(key.len());
-        let mut current = self.root.clone();
+        // Removing a missing key changes nothing; checking first means the descent below never
+        // has to put back what it took apart.
+        if removing && self.value_at(source, key)?.is_none() {
+            return Ok(());
+        }
+        let mut levels: Vec<Level> = Vec::with_capacity(key.len());
+        let mut current = self.root.take();
         for (position, name) in key.iter().enumerate() {
-            let directory = match current.take() {
-                Some(Value::Node(node)) => Some(load(source, &node)?),
-                _ if removing => return Ok(self.clone()),
-                _ => None,
+            let mut level = match current.take() {
+                Some(Value::Node(NodeRef::Memory(object))) => match Arc::try_unwrap(object) {
+                    Ok(mut object) => {
+                        // Held by nobody else: its cached hash and offset are about to be stale.
+                        object.hash = OnceLock::new();
+                        object.offset = OnceLock::new();
+                        Level::Owned(object)
+                    }
+                    Err(shared) => Level::Shared(shared),
+                },
+                Some(Value::Node(stored)) => Level::Shared(load(source, &stored)?),
+                _ => Level::Absent,
             };
             if position + 1 < key.len() {
-                current = match &directory {
-                    Some(directory) => directory_find(source, directory, name.as_ref())?,
-                    None => None,
+                current = match &mut level {
+                    Level::Owned(object) => match &mut object.body {
+                        NodeBody::Flat(entries) => {
+                            match entries.binary_search_by(|entry| (*entry.name).cmp(name.as_ref()))
+                            {
+                                Ok(index) => Some(std::mem::replace(
+                                    &mut entries[index].value,
+                                    Value::Contents(Contents::placeholder()),
+                                )),
+                                Err(_) => None,
+                            }
+                        }
+                        _ => {
+                            let shared = Arc::new(std::mem::replace(
+                                object,
+                                NodeObject::new(NodeBody::Flat(Vec::new())),
+                            ));
+                            let found = directory_find(source, &shared, name.as_ref())?;
+                            level = Level::Shared(shared);
+                            found
+                        }
+                    },
+                    Level::Shared(directory) => directory_find(source, directory, name.as_ref())?,
+                    Level::Absent => None,
                 };
             }
-            directories.push(directory);
+            levels.push(level);
         }
         let mut value = value;
-        for (directory, name) in directories.iter().zip(key).rev() {
-            value =
-                directory_set(source, directory.as_ref(), name.as_ref(), value)?.map(Value::Node);
+        for (level, name) in levels.into_iter().zip(key).rev() {
+            let name = name.as_ref();
+            value = match level {
+                Level::Owned(object) => directory_set_owned(source, object, name, value)?,
+                Level::Shared(directory) => directory_set(source, Some(&directory), name, value)?,
+                Level::Absent => directory_set(source, None, name, value)?,
+            }
+            .map(Value::Node);
         }
-        Ok(Tree { root: value })
+        self.root = value;
+        Ok(())
     }
+}
+
+/// A directory on the path of an in-place update.
+enum Level {
+    /// Held by this tree alone: changed in place.
+    Owned(NodeObject),
+    /// Shared with snapshots, the cache or the store: copied.
+    Shared(Arc<NodeObject>),
+    /// Not a directory yet (absent, or contents to be replaced).
+    Absent,
 }
 
 /// Convenience for trees built only in memory: the same operations with [`InMemory`] as source.

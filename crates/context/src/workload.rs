@@ -343,11 +343,11 @@ pub fn apply(
             Operation::Find(key) => found += u64::from(tree.find(store, key)?.is_some()),
             Operation::Mem(key) => found += u64::from(tree.mem(store, key)?),
             Operation::MemTree(key) => found += u64::from(tree.mem_tree(store, key)?),
-            Operation::Add(key, value) => tree = tree.add(store, key, value)?,
-            Operation::Remove(key) => tree = tree.remove(store, key)?,
+            Operation::Add(key, value) => tree.add_in_place(store, key, value)?,
+            Operation::Remove(key) => tree.remove_in_place(store, key)?,
             Operation::Copy(from, to) => {
-                if let Some(copied) = tree.copy(store, from, to)? {
-                    tree = copied;
+                if let Some(subtree) = tree.find_tree(store, from)? {
+                    tree.add_tree_in_place(store, to, &subtree)?;
                 }
             }
         }

@@ -248,3 +248,47 @@ fn flat_up_to_256_and_inodes_above() {
         assert_eq!(shrunk.hash(), build(&names[..count.min(200)]).hash());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn in_place_updates_match_copying_updates_and_leave_snapshots_alone(
+        names in names_strategy(600),
+        removals in prop::collection::vec(any::<prop::sample::Index>(), 0..300),
+    ) {
+        let mut in_place = Tree::empty();
+        let mut snapshots = Vec::new();
+        for (position, name) in names.iter().enumerate() {
+            let key = [&b"dir"[..], &name[..], b"leaf"];
+            if position % 97 == 0 {
+                snapshots.push((in_place.clone(), position));
+            }
+            in_place.add_in_place(&InMemory, &key, name).unwrap();
+        }
+        let mut copying = Tree::empty();
+        for name in &names {
+            copying = copying.add(&InMemory, &[&b"dir"[..], &name[..], b"leaf"], name).unwrap();
+        }
+        prop_assert_eq!(in_place.hash(), copying.hash());
+        if !names.is_empty() {
+            for index in &removals {
+                let name = &names[index.index(names.len())];
+                let key = [&b"dir"[..], &name[..]];
+                in_place.remove_in_place(&InMemory, &key).unwrap();
+                copying = copying.remove(&InMemory, &key).unwrap();
+            }
+        }
+        prop_assert_eq!(in_place.hash(), copying.hash());
+        for (snapshot, position) in &snapshots {
+            // A snapshot taken before later in-place updates keeps exactly its contents.
+            let before: std::collections::BTreeSet<&Vec<u8>> = names[..*position].iter().collect();
+            let dir: &[&[u8]] = &[b"dir"];
+            prop_assert_eq!(snapshot.length(&InMemory, dir).unwrap(), before.len() as u64);
+            for name in &names[*position..] {
+                let present = snapshot.mem_tree(&InMemory, &[&b"dir"[..], &name[..]]).unwrap();
+                prop_assert_eq!(present, before.contains(name));
+            }
+        }
+    }
+}
