@@ -92,7 +92,7 @@ impl<E: Encoding> Encoding for VariableList<E> {
         Layout::variable(true)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
         let element = self.element.layout();
         let mut values = Vec::with_capacity(bounded_capacity(usize::MAX, element, reader));
