@@ -1,8 +1,8 @@
 //! Kestrel's implementation of the Tezos data-encoding format (`specs/data-encoding-tutorial.md`):
 //! typed binary and JSON codecs whose bytes are those of data-encoding v1.
 //!
-//! An encoding is a value built once from combinators ([`obj`], [`tup`], [`list`], [`union`],
-//! [`mu`], [`conv`], ...), checked when it is built (a variable-size field that is not last, a
+//! An encoding is a value built once from combinators ([`obj`], [`tup`], [`list`], [`union()`],
+//! [`mu`], [`conv()`], ...), checked when it is built (a variable-size field that is not last, a
 //! list of variable-size elements, ... are [`BuildError`]s, as data-encoding raises
 //! `Invalid_argument`), and then used for any number of values:
 //!
