@@ -116,9 +116,12 @@ mod baseline {
                 Ok(Tree::Leaf(i64::from_be_bytes(array)))
             }
             1 => {
-                let left = read(input, offset, depth + 1)?;
-                let right = read(input, offset, depth + 1)?;
-                Ok(Tree::Node((Box::new(left), Box::new(right))))
+                // Each child is boxed as soon as it is read, as Kestrel's `boxed` does: holding
+                // both children on the stack and boxing them together afterwards changes the
+                // allocation order (and so the memory layout of the tree the next drop walks).
+                let left = Box::new(read(input, offset, depth + 1)?);
+                let right = Box::new(read(input, offset, depth + 1)?);
+                Ok(Tree::Node((left, right)))
             }
             _ => Err(Error::UnexpectedTag),
         }
