@@ -13,9 +13,10 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kestrel_encoding::{
-    boxed, bytes, case, convert, fixed_bytes, int32, int64, list, mu, obj, req, tup, uint8, union,
-    variable_bytes, BuildError, Convert, Encoding, Mu, TagSize,
+    boxed, bytes, case, convert, fixed_bytes, int32, int64, list_cow, mu, obj, req, tup, uint8,
+    union, variable_bytes, BuildError, Convert, Encoding, Mu, TagSize,
 };
+use std::borrow::Cow;
 use tezos_data_encoding::enc::BinWriter;
 use tezos_data_encoding::nom::NomReader;
 
@@ -201,7 +202,7 @@ type BlockHeaderRepr<'a> = (
     i64,
     u8,
     [u8; 32],
-    Vec<&'a [u8]>,
+    Cow<'a, [&'a [u8]]>,
     [u8; 32],
     &'a [u8],
 );
@@ -225,7 +226,7 @@ where
             timestamp: repr.3,
             validation_pass: repr.4,
             operations_hash: repr.5,
-            fitness: repr.6,
+            fitness: repr.6.into_owned(),
             context: repr.7,
             protocol_data: repr.8,
         })
@@ -239,7 +240,8 @@ where
             header.timestamp,
             header.validation_pass,
             header.operations_hash,
-            header.fitness.clone(),
+            // Borrowed: encoding does not copy the list.
+            Cow::Borrowed(&header.fitness),
             header.context,
             header.protocol_data,
         )
@@ -255,7 +257,7 @@ fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHead
         req("timestamp", int64()),
         req("validation_pass", uint8()),
         req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list(bytes())?),
+        req("fitness", list_cow(bytes())?),
         req("context", fixed_bytes::<32>()),
         req("protocol_data", variable_bytes()),
     ))?;

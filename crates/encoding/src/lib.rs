@@ -70,7 +70,8 @@ pub use bytes::{
     variable_bytes, variable_string,
 };
 pub use collection::{
-    fixed_list, list, list_max, list_with_length, variable_list, variable_list_max,
+    fixed_list, list, list_cow, list_max, list_with_length, variable_list, variable_list_cow,
+    variable_list_max,
 };
 pub use conv::{boxed, conv, conv_with_guard, convert, Convert};
 pub use describe::{JsonRepr, LengthKind, Schema, TagSize};
