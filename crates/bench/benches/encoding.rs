@@ -2,7 +2,8 @@
 //!
 //! - `encoding/tree`: a binary tree of 2^20 nodes as a recursive union (`Leaf of int64 |
 //!   Node of tree * tree`), encode and decode, against a hand-written codec of the same bytes
-//!   (the best a person could write for this one type; it also counts depth, as Kestrel does).
+//!   (the best a person could write for this one type; its decode counts depth as Kestrel does,
+//!   its encode does not).
 //! - `encoding/block_header`: the real 206-byte Tezos block header of the P2P test data, decode
 //!   and encode, against `tezos_data_encoding` 0.6.0 with its derived `NomReader`/`BinWriter`.
 //!
