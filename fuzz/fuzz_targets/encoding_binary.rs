@@ -8,8 +8,9 @@
 
 use kestrel_encoding::{
     bool, boxed, bytes, case, case_with, check_size, dft, dynamic_size_with, fixed_bytes, int16,
-    int31, int64, list, list_with_length, mu, n, obj, opt, option, ranged_int, req, string, tup,
-    uint8, union, variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu, TagSize,
+    int31, int64, list, list_cow, list_with_length, mu, n, obj, opt, option, ranged_int, req,
+    string, tup, uint8, union, variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu,
+    TagSize,
 };
 use libfuzzer_sys::fuzz_target;
 use std::fmt::Debug;
@@ -77,7 +78,11 @@ where
         assert_eq!(format!("{again:?}"), format!("{value:?}"));
     }
     let json = kestrel_encoding::json::binary_to_json(&encoding.schema(), input);
-    assert_eq!(json.is_ok(), decoded.is_ok(), "JSON and typed decoders disagree");
+    assert_eq!(
+        json.is_ok(),
+        decoded.is_ok(),
+        "JSON and typed decoders disagree"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -93,7 +98,7 @@ fuzz_target!(|data: &[u8]| {
                 req("level", int31()),
                 opt("hash", fixed_bytes::<4>()),
                 dft("flag", bool(), &false).expect("default"),
-                req("fitness", list(bytes()).expect("list")),
+                req("fitness", list_cow(bytes()).expect("list")),
                 varopt("tail", variable_bytes()),
             ))
             .expect("object"),
@@ -115,7 +120,10 @@ fuzz_target!(|data: &[u8]| {
             ),
             input,
         ),
-        6 => check(&check_size(40, tup((string(), variable_bytes())).expect("tuple")), input),
+        6 => check(
+            &check_size(40, tup((string(), variable_bytes())).expect("tuple")),
+            input,
+        ),
         _ => check(&tup((variable_bytes(), int64())).expect("tuple"), input),
     }
 });

@@ -302,7 +302,7 @@ impl<V: ByteValue> Encoding for Bytes<V> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
         let size_bytes = match self.size {
             BytesSize::Prefixed { kind, max_bytes } => {

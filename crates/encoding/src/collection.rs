@@ -15,6 +15,7 @@ use crate::reader::Reader;
 use crate::size::{dynamic_size, DynamicSize};
 use crate::writer::Writer;
 use crate::Encoding;
+use std::borrow::Cow;
 
 fn check_element(layout: Layout) -> Result<(), BuildError> {
     if layout.size == SizeClass::Variable {
@@ -84,6 +85,27 @@ pub fn list_max<E: Encoding>(
     Ok(dynamic_size(variable_list_max(max_length, element)?))
 }
 
+impl<E: Encoding> VariableList<E> {
+    /// Writes the elements of `values` (shared by the `Vec` and `Cow` value forms).
+    #[inline]
+    fn write_slice(
+        &self,
+        values: &[E::Value<'_>],
+        writer: &mut Writer<'_>,
+    ) -> Result<(), EncodeError> {
+        if values.len() > self.max_length {
+            return Err(writer.error(EncodeErrorKind::ListTooLong {
+                max_length: self.max_length,
+                length: values.len(),
+            }));
+        }
+        for element in values {
+            self.element.write(element, writer)?;
+        }
+        Ok(())
+    }
+}
+
 impl<E: Encoding> Encoding for VariableList<E> {
     type Value<'a> = Vec<E::Value<'a>>;
 
@@ -92,7 +114,7 @@ impl<E: Encoding> Encoding for VariableList<E> {
         Layout::variable(true)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
         let element = self.element.layout();
         let mut values = Vec::with_capacity(bounded_capacity(usize::MAX, element, reader));
@@ -107,16 +129,7 @@ impl<E: Encoding> Encoding for VariableList<E> {
 
     #[inline]
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        if value.len() > self.max_length {
-            return Err(writer.error(EncodeErrorKind::ListTooLong {
-                max_length: self.max_length,
-                length: value.len(),
-            }));
-        }
-        for element in value {
-            self.element.write(element, writer)?;
-        }
-        Ok(())
+        self.write_slice(value, writer)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {
@@ -124,6 +137,58 @@ impl<E: Encoding> Encoding for VariableList<E> {
             max_length: (self.max_length != usize::MAX).then_some(self.max_length),
             element: Box::new(self.element.describe(context)),
         }
+    }
+}
+
+/// `Variable.list e` with values as [`Cow`] slices: decoding yields `Cow::Owned`, while a value
+/// to encode may be `Cow::Borrowed` from the caller's own vector, so a
+/// [`Convert::to_repr`](crate::Convert::to_repr) or a projection can hand over a list field
+/// without cloning it. The binary form, limits and description are those of [`VariableList`].
+#[derive(Debug, Clone)]
+pub struct VariableCowList<E> {
+    list: VariableList<E>,
+}
+
+/// `Variable.list e` with [`Cow`] slice values (see [`VariableCowList`]).
+pub fn variable_list_cow<E: Encoding>(element: E) -> Result<VariableCowList<E>, BuildError> {
+    Ok(VariableCowList {
+        list: variable_list(element)?,
+    })
+}
+
+/// `list e` (a `uint30` size header, then the elements) with [`Cow`] slice values.
+pub fn list_cow<E>(element: E) -> Result<DynamicSize<VariableCowList<E>>, BuildError>
+where
+    E: Encoding,
+    for<'a> E::Value<'a>: Clone + 'a,
+{
+    Ok(dynamic_size(variable_list_cow(element)?))
+}
+
+impl<E> Encoding for VariableCowList<E>
+where
+    E: Encoding,
+    for<'a> E::Value<'a>: Clone + 'a,
+{
+    type Value<'a> = Cow<'a, [E::Value<'a>]>;
+
+    #[inline]
+    fn layout(&self) -> Layout {
+        self.list.layout()
+    }
+
+    #[inline(always)]
+    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+        Ok(Cow::Owned(self.list.read(reader)?))
+    }
+
+    #[inline]
+    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.list.write_slice(value, writer)
+    }
+
+    fn describe(&self, context: &mut DescribeContext) -> Desc {
+        self.list.describe(context)
     }
 }
 

@@ -1,8 +1,8 @@
 //! Kestrel's implementation of the Tezos data-encoding format (`specs/data-encoding-tutorial.md`):
 //! typed binary and JSON codecs whose bytes are those of data-encoding v1.
 //!
-//! An encoding is a value built once from combinators ([`obj`], [`tup`], [`list`], [`union`],
-//! [`mu`], [`conv`], ...), checked when it is built (a variable-size field that is not last, a
+//! An encoding is a value built once from combinators ([`obj`], [`tup`], [`list`], [`union()`],
+//! [`mu`], [`conv()`], ...), checked when it is built (a variable-size field that is not last, a
 //! list of variable-size elements, ... are [`BuildError`]s, as data-encoding raises
 //! `Invalid_argument`), and then used for any number of values:
 //!
@@ -70,7 +70,8 @@ pub use bytes::{
     variable_bytes, variable_string,
 };
 pub use collection::{
-    fixed_list, list, list_max, list_with_length, variable_list, variable_list_max,
+    fixed_list, list, list_cow, list_max, list_with_length, variable_list, variable_list_cow,
+    variable_list_max,
 };
 pub use conv::{boxed, conv, conv_with_guard, convert, Convert};
 pub use describe::{JsonRepr, LengthKind, Schema, TagSize};

@@ -46,7 +46,7 @@ impl<E: Encoding> Encoding for DynamicSize<E> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
         let size_bytes = read_length(self.kind, reader)?;
         let saved = reader.enter_region(size_bytes)?;

@@ -9,12 +9,13 @@
 use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
 use kestrel_encoding::{
     add_padding, bool, boxed, bytes, case, case_with, check_size, conv, convert, dft, dynamic_size,
-    empty, fixed_bytes, fixed_list, int16, int32, int64, int8, list, list_max, list_with_length,
-    mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16, uint8, union, unit,
-    variable_bytes, variable_list, variable_string, varopt, z, BuildError, Convert,
+    empty, fixed_bytes, fixed_list, int16, int32, int64, int8, list, list_cow, list_max,
+    list_with_length, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16, uint8,
+    union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError, Convert,
     DecodeErrorKind, EncodeErrorKind, Encoding, LengthKind, SizeClass, TagSize,
 };
 use serde_json::json;
+use std::borrow::Cow;
 
 /// The shell block header (Octez `Block_header.shell_header_encoding` followed by the protocol
 /// data): the layout given in `encoding/p2p/README.md`.
@@ -38,7 +39,7 @@ type BlockHeaderRepr<'a> = (
     i64,
     u8,
     [u8; 32],
-    Vec<&'a [u8]>,
+    Cow<'a, [&'a [u8]]>,
     [u8; 32],
     &'a [u8],
 );
@@ -64,7 +65,7 @@ where
             timestamp,
             validation_pass,
             operations_hash,
-            fitness: repr.6,
+            fitness: repr.6.into_owned(),
             context: repr.7,
             protocol_data: repr.8,
         })
@@ -78,7 +79,8 @@ where
             header.timestamp,
             header.validation_pass,
             header.operations_hash,
-            header.fitness.clone(),
+            // Borrowed: encoding does not copy the list.
+            Cow::Borrowed(&header.fitness),
             header.context,
             header.protocol_data,
         )
@@ -94,7 +96,7 @@ fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHead
         req("timestamp", int64()),
         req("validation_pass", uint8()),
         req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list(bytes())?),
+        req("fitness", list_cow(bytes())?),
         req("context", fixed_bytes::<32>()),
         req("protocol_data", variable_bytes()),
     ))?;
@@ -398,6 +400,13 @@ fn binary_forms() {
         list(uint16()).unwrap().encode(&vec![1, 3]).unwrap(),
         vec![0, 0, 0, 4, 0, 1, 0, 3]
     );
+    // list_cow: the same bytes from a borrowed slice, decoded as an owned vector.
+    let elements = vec![1u16, 3];
+    let cow_list = list_cow(uint16()).unwrap();
+    let cow_bytes = cow_list.encode(&Cow::Borrowed(&elements[..])).unwrap();
+    assert_eq!(cow_bytes, vec![0, 0, 0, 4, 0, 1, 0, 3]);
+    assert!(matches!(cow_list.decode(&cow_bytes).unwrap(), Cow::Owned(v) if v == elements));
+    assert_eq!(cow_list.schema(), list(uint16()).unwrap().schema());
     // padding is written as zeros and ignored when read.
     let encoding = add_padding(uint8(), 2).unwrap();
     assert_eq!(encoding.encode(&7).unwrap(), vec![7, 0, 0]);
