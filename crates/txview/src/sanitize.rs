@@ -12,6 +12,7 @@
 //! instructions again, to name the first offending one.
 
 use crate::error::SanitizeError;
+use crate::instructions_frame::InstructionsSummary;
 use crate::limits::{
     MAX_ACCOUNTS_LEGACY_AND_V0, MAX_ACCOUNTS_V1, MAX_SIGNATURES_PER_PACKET,
     MAX_TRANSACTION_SIZE_V1, PACKET_DATA_SIZE,
@@ -53,10 +54,12 @@ impl Default for SanitizeConfig {
     }
 }
 
-/// Checks `frame` (parsed from `bytes`) against the sanitization rules.
+/// Checks `frame` (parsed from `bytes`, with the instructions `summary`) against the
+/// sanitization rules.
 #[inline(always)]
 pub(crate) fn sanitize(
     frame: &TransactionFrame,
+    summary: &InstructionsSummary,
     bytes: &[u8],
     config: &SanitizeConfig,
 ) -> Result<(), SanitizeError> {
@@ -153,7 +156,6 @@ pub(crate) fn sanitize(
             num_instructions: instructions.num_instructions,
         });
     }
-    let summary = &instructions.summary;
     if summary.max_program_id_index >= num_static_account_keys
         || summary.min_program_id_index == 0
         || u16::from(summary.max_account_index) >= total_accounts

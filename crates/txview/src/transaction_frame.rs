@@ -12,7 +12,7 @@
 use crate::address_table_lookup_frame::AddressTableLookupFrame;
 use crate::bytes::{advance, has_remaining};
 use crate::error::{truncated, Field, ParseError};
-use crate::instructions_frame::InstructionsFrame;
+use crate::instructions_frame::{InstructionsFrame, InstructionsSummary};
 use crate::limits::{
     ADDRESS_BYTES, HASH_BYTES, MESSAGE_VERSION_PREFIX, SIGNATURE_BYTES, V1_FIXED_PREFIX_BYTES,
 };
@@ -38,45 +38,53 @@ pub(crate) struct TransactionFrame {
 }
 
 impl TransactionFrame {
-    /// Frames a transaction that fills `bytes` exactly.
+    /// Frames a transaction that fills `bytes` exactly. With `SUMMARIZE`, also returns the
+    /// instructions' sanitization summary (else `InstructionsSummary::EMPTY`).
     #[inline(always)]
-    pub(crate) fn try_new(bytes: &[u8]) -> Result<Self, ParseError> {
-        let frame = Self::try_new_from_prefix(bytes)?;
+    pub(crate) fn try_new<const SUMMARIZE: bool>(
+        bytes: &[u8],
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
+        let (frame, summary) = Self::try_new_from_prefix::<SUMMARIZE>(bytes)?;
         let end = usize::from(frame.data_length);
         if end != bytes.len() {
             return Err(trailing_bytes(end, bytes.len() - end));
         }
-        Ok(frame)
+        Ok((frame, summary))
     }
 
     /// Frames the transaction at the start of `bytes`; bytes after it are ignored, and
     /// `data_length` says where it ends.
     #[inline(always)]
-    pub(crate) fn try_new_from_prefix(bytes: &[u8]) -> Result<Self, ParseError> {
+    pub(crate) fn try_new_from_prefix<const SUMMARIZE: bool>(
+        bytes: &[u8],
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
         let Some(&first) = bytes.first() else {
             return Err(truncated(Field::SignatureCount, 0));
         };
         if first & MESSAGE_VERSION_PREFIX == 0 {
-            Self::try_new_legacy_or_v0(bytes)
+            Self::try_new_legacy_or_v0::<SUMMARIZE>(bytes)
         } else {
-            Self::try_new_v1(bytes)
+            Self::try_new_v1::<SUMMARIZE>(bytes)
         }
     }
 
     #[inline(always)]
-    fn try_new_legacy_or_v0(bytes: &[u8]) -> Result<Self, ParseError> {
+    fn try_new_legacy_or_v0<const SUMMARIZE: bool>(
+        bytes: &[u8],
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
         let mut offset = 0;
         let signature = SignatureFrame::try_new(bytes, &mut offset)?;
         let message_header = MessageHeaderFrame::try_new(bytes, &mut offset)?;
         let static_account_keys = StaticAccountKeysFrame::try_new(bytes, &mut offset)?;
         let recent_blockhash_offset = offset;
         advance(bytes, &mut offset, HASH_BYTES, Field::RecentBlockhash)?;
-        let instructions = InstructionsFrame::try_new_for_legacy_and_v0(bytes, &mut offset)?;
+        let (instructions, summary) =
+            InstructionsFrame::try_new_for_legacy_and_v0::<SUMMARIZE>(bytes, &mut offset)?;
         let address_table_lookups = match message_header.version {
             TransactionVersion::V0 => AddressTableLookupFrame::try_new(bytes, &mut offset)?,
             _ => AddressTableLookupFrame::NONE,
         };
-        Ok(Self {
+        let frame = Self {
             signature,
             message_header,
             static_account_keys,
@@ -85,11 +93,14 @@ impl TransactionFrame {
             address_table_lookups,
             config: None,
             data_length: end_offset(offset)?,
-        })
+        };
+        Ok((frame, summary))
     }
 
     #[inline(always)]
-    fn try_new_v1(bytes: &[u8]) -> Result<Self, ParseError> {
+    fn try_new_v1<const SUMMARIZE: bool>(
+        bytes: &[u8],
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
         if !has_remaining(bytes, 0, V1_FIXED_PREFIX_BYTES) {
             return Err(truncated(Field::MessageHeader, 0));
         }
@@ -115,7 +126,8 @@ impl TransactionFrame {
             Field::StaticAccountKeys,
         )?;
         let config = TransactionConfigFrame::try_new(bytes, MASK_OFFSET, mask, &mut offset)?;
-        let instructions = InstructionsFrame::try_new_for_v1(bytes, &mut offset, num_instructions)?;
+        let (instructions, summary) =
+            InstructionsFrame::try_new_for_v1::<SUMMARIZE>(bytes, &mut offset, num_instructions)?;
         let signatures_offset = offset;
         advance(
             bytes,
@@ -124,7 +136,7 @@ impl TransactionFrame {
             Field::Signatures,
         )?;
         let data_length = end_offset(offset)?;
-        Ok(Self {
+        let frame = Self {
             signature: SignatureFrame {
                 num_signatures: num_required_signatures,
                 offset: signatures_offset as u16,
@@ -145,7 +157,8 @@ impl TransactionFrame {
             address_table_lookups: AddressTableLookupFrame::NONE,
             config: Some(config),
             data_length,
-        })
+        };
+        Ok((frame, summary))
     }
 
     /// The signed message bytes as `[start, end)`: after the signatures for legacy and v0, before
