@@ -38,40 +38,47 @@ pub(crate) struct TransactionFrame {
 }
 
 impl TransactionFrame {
-    /// Frames a transaction that fills `bytes` exactly. With `SUMMARIZE`, also returns the
-    /// instructions' sanitization summary (else `InstructionsSummary::EMPTY`).
+    /// Frames the transaction at the start of `bytes` (with `EXACT`, it must fill them: trailing
+    /// bytes are an error, checked after all other parse rules as Agave does), then runs `check`
+    /// on the finished frame and, with `SUMMARIZE`, the instructions' sanitization summary (else
+    /// `InstructionsSummary::EMPTY`). Sanitizing inside the constructor, while the counts are
+    /// still in registers, spares copying the frame through an intermediate `Result`.
     #[inline(always)]
-    pub(crate) fn try_new<const SUMMARIZE: bool>(
+    pub(crate) fn try_new_checked<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
         bytes: &[u8],
-    ) -> Result<(Self, InstructionsSummary), ParseError> {
-        let (frame, summary) = Self::try_new_from_prefix::<SUMMARIZE>(bytes)?;
-        let end = usize::from(frame.data_length);
-        if end != bytes.len() {
-            return Err(trailing_bytes(end, bytes.len() - end));
-        }
-        Ok((frame, summary))
-    }
-
-    /// Frames the transaction at the start of `bytes`; bytes after it are ignored, and
-    /// `data_length` says where it ends.
-    #[inline(always)]
-    pub(crate) fn try_new_from_prefix<const SUMMARIZE: bool>(
-        bytes: &[u8],
-    ) -> Result<(Self, InstructionsSummary), ParseError> {
+        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let Some(&first) = bytes.first() else {
-            return Err(truncated(Field::SignatureCount, 0));
+            return Err(truncated(Field::SignatureCount, 0).into());
         };
         if first & MESSAGE_VERSION_PREFIX == 0 {
-            Self::try_new_legacy_or_v0::<SUMMARIZE>(bytes)
+            Self::try_new_legacy_or_v0::<SUMMARIZE, EXACT, E>(bytes, check)
         } else {
-            Self::try_new_v1::<SUMMARIZE>(bytes)
+            Self::try_new_v1::<SUMMARIZE, EXACT, E>(bytes, check)
         }
     }
 
+    /// The last step of both layouts: the trailing-bytes rule, then `check`.
     #[inline(always)]
-    fn try_new_legacy_or_v0<const SUMMARIZE: bool>(
+    fn finish<const EXACT: bool, E: From<ParseError>>(
+        self,
         bytes: &[u8],
-    ) -> Result<(Self, InstructionsSummary), ParseError> {
+        summary: &InstructionsSummary,
+        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+    ) -> Result<Self, E> {
+        let end = usize::from(self.data_length);
+        if EXACT && end != bytes.len() {
+            return Err(trailing_bytes(end, bytes.len() - end).into());
+        }
+        check(&self, summary)?;
+        Ok(self)
+    }
+
+    #[inline(always)]
+    fn try_new_legacy_or_v0<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
+        bytes: &[u8],
+        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let mut offset = 0;
         let signature = SignatureFrame::try_new(bytes, &mut offset)?;
         let message_header = MessageHeaderFrame::try_new(bytes, &mut offset)?;
@@ -94,22 +101,23 @@ impl TransactionFrame {
             config: None,
             data_length: end_offset(offset)?,
         };
-        Ok((frame, summary))
+        frame.finish::<EXACT, E>(bytes, &summary, check)
     }
 
     #[inline(always)]
-    fn try_new_v1<const SUMMARIZE: bool>(
+    fn try_new_v1<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
         bytes: &[u8],
-    ) -> Result<(Self, InstructionsSummary), ParseError> {
+        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+    ) -> Result<Self, E> {
         if !has_remaining(bytes, 0, V1_FIXED_PREFIX_BYTES) {
-            return Err(truncated(Field::MessageHeader, 0));
+            return Err(truncated(Field::MessageHeader, 0).into());
         }
         let Some(prefix) = bytes.first_chunk::<V1_FIXED_PREFIX_BYTES>() else {
-            return Err(truncated(Field::MessageHeader, 0));
+            return Err(truncated(Field::MessageHeader, 0).into());
         };
         let version = prefix[0] & !MESSAGE_VERSION_PREFIX;
         if version != 1 {
-            return Err(unsupported_version(version));
+            return Err(unsupported_version(version).into());
         }
         let num_required_signatures = prefix[1];
         let mask = u32::from_le_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]);
@@ -158,7 +166,7 @@ impl TransactionFrame {
             config: Some(config),
             data_length,
         };
-        Ok((frame, summary))
+        frame.finish::<EXACT, E>(bytes, &summary, check)
     }
 
     /// The signed message bytes as `[start, end)`: after the signatures for legacy and v0, before

@@ -33,7 +33,10 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// Frames `data`, which must hold exactly one transaction and nothing after it.
     #[inline]
     pub fn try_new_unsanitized(data: D) -> Result<Self, ParseError> {
-        let (frame, _) = TransactionFrame::try_new::<false>(data.as_ref())?;
+        let frame =
+            TransactionFrame::try_new_checked::<false, true, ParseError>(data.as_ref(), |_, _| {
+                Ok(())
+            })?;
         Ok(Self { data, frame })
     }
 
@@ -41,7 +44,10 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// it occupies (where the next item in the buffer starts). The view's [`Self::data`] ends there.
     #[inline]
     pub fn try_new_unsanitized_from_prefix(data: D) -> Result<(Self, usize), ParseError> {
-        let (frame, _) = TransactionFrame::try_new_from_prefix::<false>(data.as_ref())?;
+        let frame = TransactionFrame::try_new_checked::<false, false, ParseError>(
+            data.as_ref(),
+            |_, _| Ok(()),
+        )?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
@@ -77,8 +83,11 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<Self, TransactionViewError> {
-        let (frame, summary) = TransactionFrame::try_new::<true>(data.as_ref())?;
-        sanitize(&frame, &summary, data.as_ref(), config)?;
+        let bytes = data.as_ref();
+        let frame = TransactionFrame::try_new_checked::<true, true, TransactionViewError>(
+            bytes,
+            |frame, summary| Ok(sanitize(frame, summary, bytes, config)?),
+        )?;
         Ok(Self { data, frame })
     }
 
@@ -89,8 +98,11 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<(Self, usize), TransactionViewError> {
-        let (frame, summary) = TransactionFrame::try_new_from_prefix::<true>(data.as_ref())?;
-        sanitize(&frame, &summary, data.as_ref(), config)?;
+        let bytes = data.as_ref();
+        let frame = TransactionFrame::try_new_checked::<true, false, TransactionViewError>(
+            bytes,
+            |frame, summary| Ok(sanitize(frame, summary, bytes, config)?),
+        )?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
