@@ -12,13 +12,14 @@
 //! instructions again, to name the first offending one.
 
 use crate::error::SanitizeError;
+use crate::error::TransactionViewError;
 use crate::instructions_frame::InstructionsSummary;
 use crate::limits::{
     MAX_ACCOUNTS_LEGACY_AND_V0, MAX_ACCOUNTS_V1, MAX_SIGNATURES_PER_PACKET,
     MAX_TRANSACTION_SIZE_V1, PACKET_DATA_SIZE,
 };
 use crate::transaction_config_frame::REQUESTED_HEAP_SIZE_BIT;
-use crate::transaction_frame::TransactionFrame;
+use crate::transaction_frame::{FrameCheck, TransactionFrame};
 use crate::TransactionVersion;
 
 /// Protocol limits that sanitization enforces, supplied by the caller (they are consensus
@@ -51,6 +52,19 @@ impl SanitizeConfig {
 impl Default for SanitizeConfig {
     fn default() -> Self {
         Self::MAINNET
+    }
+}
+
+/// Sanitizing as the check run inside the frame constructor.
+impl FrameCheck<TransactionViewError> for &SanitizeConfig {
+    #[inline(always)]
+    fn check(
+        self,
+        frame: &TransactionFrame,
+        summary: &InstructionsSummary,
+        bytes: &[u8],
+    ) -> Result<(), TransactionViewError> {
+        Ok(sanitize(frame, summary, bytes, self)?)
     }
 }
 

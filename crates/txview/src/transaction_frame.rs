@@ -22,6 +22,35 @@ use crate::static_account_keys_frame::StaticAccountKeysFrame;
 use crate::transaction_config_frame::TransactionConfigFrame;
 use crate::TransactionVersion;
 
+/// What to check on a finished frame before it is returned: nothing ([`NoCheck`]), or the
+/// sanitization rules. A trait with an always-inlined method rather than a closure, because the
+/// compiler did not inline the closure and then had to spill the frame to pass it by reference
+/// (about 80 instructions per transaction).
+pub(crate) trait FrameCheck<E> {
+    /// Checks `frame` (parsed from `bytes`, with its instructions `summary`).
+    fn check(
+        self,
+        frame: &TransactionFrame,
+        summary: &InstructionsSummary,
+        bytes: &[u8],
+    ) -> Result<(), E>;
+}
+
+/// Accepts every frame (unsanitized parsing).
+pub(crate) struct NoCheck;
+
+impl FrameCheck<ParseError> for NoCheck {
+    #[inline(always)]
+    fn check(
+        self,
+        _frame: &TransactionFrame,
+        _summary: &InstructionsSummary,
+        _bytes: &[u8],
+    ) -> Result<(), ParseError> {
+        Ok(())
+    }
+}
+
 /// Offsets and counts of every section of one transaction.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TransactionFrame {
@@ -46,7 +75,7 @@ impl TransactionFrame {
     #[inline(always)]
     pub(crate) fn try_new_checked<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
         bytes: &[u8],
-        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+        check: impl FrameCheck<E>,
     ) -> Result<Self, E> {
         let Some(&first) = bytes.first() else {
             return Err(truncated(Field::SignatureCount, 0).into());
@@ -64,20 +93,20 @@ impl TransactionFrame {
         self,
         bytes: &[u8],
         summary: &InstructionsSummary,
-        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+        check: impl FrameCheck<E>,
     ) -> Result<Self, E> {
         let end = usize::from(self.data_length);
         if EXACT && end != bytes.len() {
             return Err(trailing_bytes(end, bytes.len() - end).into());
         }
-        check(&self, summary)?;
+        check.check(&self, summary, bytes)?;
         Ok(self)
     }
 
     #[inline(always)]
     fn try_new_legacy_or_v0<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
         bytes: &[u8],
-        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+        check: impl FrameCheck<E>,
     ) -> Result<Self, E> {
         let mut offset = 0;
         let signature = SignatureFrame::try_new(bytes, &mut offset)?;
@@ -107,7 +136,7 @@ impl TransactionFrame {
     #[inline(always)]
     fn try_new_v1<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
         bytes: &[u8],
-        check: impl FnOnce(&Self, &InstructionsSummary) -> Result<(), E>,
+        check: impl FrameCheck<E>,
     ) -> Result<Self, E> {
         if !has_remaining(bytes, 0, V1_FIXED_PREFIX_BYTES) {
             return Err(truncated(Field::MessageHeader, 0).into());

@@ -11,7 +11,7 @@ use crate::instructions_frame::{InstructionLayout, InstructionsIterator, Instruc
 use crate::limits::{ADDRESS_BYTES, HASH_BYTES, SIGNATURE_BYTES};
 use crate::sanitize::{sanitize, SanitizeConfig};
 use crate::transaction_config_frame::TransactionConfigView;
-use crate::transaction_frame::TransactionFrame;
+use crate::transaction_frame::{NoCheck, TransactionFrame};
 use crate::{Address, Hash, ParseError, Signature, TransactionVersion};
 use core::fmt;
 
@@ -34,9 +34,7 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     #[inline]
     pub fn try_new_unsanitized(data: D) -> Result<Self, ParseError> {
         let frame =
-            TransactionFrame::try_new_checked::<false, true, ParseError>(data.as_ref(), |_, _| {
-                Ok(())
-            })?;
+            TransactionFrame::try_new_checked::<false, true, ParseError>(data.as_ref(), NoCheck)?;
         Ok(Self { data, frame })
     }
 
@@ -44,10 +42,8 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// it occupies (where the next item in the buffer starts). The view's [`Self::data`] ends there.
     #[inline]
     pub fn try_new_unsanitized_from_prefix(data: D) -> Result<(Self, usize), ParseError> {
-        let frame = TransactionFrame::try_new_checked::<false, false, ParseError>(
-            data.as_ref(),
-            |_, _| Ok(()),
-        )?;
+        let frame =
+            TransactionFrame::try_new_checked::<false, false, ParseError>(data.as_ref(), NoCheck)?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
@@ -84,10 +80,8 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         config: &SanitizeConfig,
     ) -> Result<Self, TransactionViewError> {
         let bytes = data.as_ref();
-        let frame = TransactionFrame::try_new_checked::<true, true, TransactionViewError>(
-            bytes,
-            |frame, summary| Ok(sanitize(frame, summary, bytes, config)?),
-        )?;
+        let frame =
+            TransactionFrame::try_new_checked::<true, true, TransactionViewError>(bytes, config)?;
         Ok(Self { data, frame })
     }
 
@@ -99,10 +93,8 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         config: &SanitizeConfig,
     ) -> Result<(Self, usize), TransactionViewError> {
         let bytes = data.as_ref();
-        let frame = TransactionFrame::try_new_checked::<true, false, TransactionViewError>(
-            bytes,
-            |frame, summary| Ok(sanitize(frame, summary, bytes, config)?),
-        )?;
+        let frame =
+            TransactionFrame::try_new_checked::<true, false, TransactionViewError>(bytes, config)?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
