@@ -3,7 +3,8 @@
 //! noisy to compare small changes. Not a criterion benchmark: it parses the 308-transaction
 //! mainnet corpus `ROUNDS` times with one parser and prints a checksum.
 //!
-//! Usage: `txview_instructions PARSER ROUNDS` where PARSER is one of `kestrel-unsanitized`,
+//! Usage: `txview_instructions PARSER ROUNDS [atls]` (`atls`: 1024 v0 transactions with 31 lookup
+//! tables, Agave's "packed atls" shape, instead of the mainnet corpus) where PARSER is one of `kestrel-unsanitized`,
 //! `kestrel-sanitized`, `agave-unsanitized`, `agave-sanitized`, `none` (loads the corpus only, to
 //! subtract the fixed cost). Build with `cargo build --release -p kestrel-bench --bench
 //! txview_instructions` (release profile: no fat LTO, so builds stay short).
@@ -12,7 +13,10 @@
 
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
-use kestrel_txview::{SanitizeConfig, SanitizedTransactionView, UnsanitizedTransactionView};
+use kestrel_txview::{
+    AddressTableLookupSpec, MessageHeader, SanitizeConfig, SanitizedTransactionView, Transaction,
+    TransactionVersion, UnsanitizedTransactionView,
+};
 use std::hint::black_box;
 
 const AGAVE_CONFIG: AgaveConfig = AgaveConfig {
@@ -78,17 +82,22 @@ fn main() {
         .next()
         .and_then(|text| text.parse().ok())
         .unwrap_or(1000);
-    let Some(path) = kestrel_testdata::require("solana/mainnet-legacy-308.hex", "txview driver")
-    else {
-        return;
+    let transactions: Vec<Vec<u8>> = if arguments.next().as_deref() == Some("atls") {
+        packed_lookup_tables()
+    } else {
+        let Some(path) =
+            kestrel_testdata::require("solana/mainnet-legacy-308.hex", "txview driver")
+        else {
+            return;
+        };
+        std::fs::read_to_string(path)
+            .map(|text| {
+                text.lines()
+                    .filter_map(|line| hex::decode(line.trim()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
     };
-    let transactions: Vec<Vec<u8>> = std::fs::read_to_string(path)
-        .map(|text| {
-            text.lines()
-                .filter_map(|line| hex::decode(line.trim()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
     let run: fn(&[Vec<u8>]) -> usize = match parser.as_str() {
         "kestrel-unsanitized" => kestrel_unsanitized,
         "kestrel-sanitized" => kestrel_sanitized,
@@ -101,4 +110,38 @@ fn main() {
         accepted += run(black_box(&transactions));
     }
     println!("{parser}: {accepted} accepted over {rounds} rounds");
+}
+
+/// 1024 v0 transactions with one signature, one static key and 31 lookup tables of one writable
+/// index each (key values do not affect parsing cost).
+fn packed_lookup_tables() -> Vec<Vec<u8>> {
+    (0..1024u32)
+        .map(|seed| {
+            let key = |salt: u32| {
+                let mut key = [0u8; 32];
+                key[..4].copy_from_slice(&(seed * 64 + salt).to_le_bytes());
+                key
+            };
+            let mut transaction = Transaction::new(
+                TransactionVersion::V0,
+                MessageHeader {
+                    num_required_signatures: 1,
+                    num_readonly_signed_accounts: 0,
+                    num_readonly_unsigned_accounts: 0,
+                },
+                vec![key(0)],
+                [0; 32],
+                vec![],
+            );
+            transaction.address_table_lookups = (1..32)
+                .map(|salt| AddressTableLookupSpec {
+                    account_key: key(salt),
+                    writable_indexes: vec![0],
+                    readonly_indexes: vec![],
+                })
+                .collect();
+            transaction.signatures = vec![[7; 64]];
+            transaction.serialize()
+        })
+        .collect()
 }
