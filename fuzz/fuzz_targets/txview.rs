@@ -30,8 +30,13 @@ fuzz_target!(|bytes: &[u8]| {
         total += lookup.writable_indexes.len() + lookup.readonly_indexes.len() + usize::from(lookup.account_key[0]);
     }
     if let Some(config) = view.transaction_config() {
-        total += config.priority_fee_lamports().unwrap_or(0) as usize;
-        total += config.requested_heap_size().unwrap_or(0) as usize;
+        // Values are arbitrary: hand them to black_box rather than summing them.
+        std::hint::black_box((
+            config.priority_fee_lamports(),
+            config.compute_unit_limit(),
+            config.loaded_accounts_data_size_limit(),
+            config.requested_heap_size(),
+        ));
     }
     total += view.signatures().len() + view.static_account_keys().len() + view.message_data().len();
     std::hint::black_box(total);

@@ -32,7 +32,8 @@ pub(crate) struct InstructionsSummary {
 }
 
 impl InstructionsSummary {
-    const EMPTY: Self = Self {
+    /// The summary of no instructions, and what parsing returns when not asked to summarize.
+    pub(crate) const EMPTY: Self = Self {
         min_program_id_index: u8::MAX,
         max_program_id_index: 0,
         max_account_index: 0,
@@ -48,6 +49,16 @@ impl InstructionsSummary {
         self.max_account_index = accounts
             .iter()
             .fold(self.max_account_index, |max, &index| max.max(index));
+    }
+
+    /// Summarizes the instructions of a frame parsed without a summary (sanitizing a view that
+    /// was first parsed unsanitized), by walking them once, as Agave's sanitize does.
+    pub(crate) fn of(frame: &InstructionsFrame, bytes: &[u8]) -> Self {
+        let mut summary = Self::EMPTY;
+        for instruction in frame.iter(bytes) {
+            summary.record(instruction.program_id_index, instruction.accounts);
+        }
+        summary
     }
 }
 
@@ -72,17 +83,17 @@ pub(crate) struct InstructionsFrame {
     pub(crate) offset: u16,
     /// The layout.
     pub(crate) layout: InstructionLayout,
-    /// Facts for sanitization.
-    pub(crate) summary: InstructionsSummary,
 }
 
 impl InstructionsFrame {
-    /// Frames legacy or v0 instructions at `offset`, advancing it past them.
+    /// Frames legacy or v0 instructions at `offset`, advancing it past them. With `SUMMARIZE`,
+    /// also gathers the sanitization summary in the same pass (else it is `EMPTY`): unsanitized
+    /// parsing does not pay for it.
     #[inline(always)]
-    pub(crate) fn try_new_for_legacy_and_v0(
+    pub(crate) fn try_new_for_legacy_and_v0<const SUMMARIZE: bool>(
         bytes: &[u8],
         offset: &mut usize,
-    ) -> Result<Self, ParseError> {
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
         let num_instructions = read_compact_u16(bytes, offset, Field::InstructionCount)?;
         // Each instruction takes at least 3 bytes; rejecting an impossible count up front bounds
         // the loop by the packet size rather than by the count.
@@ -109,26 +120,30 @@ impl InstructionsFrame {
                 usize::from(data_length),
                 Field::InstructionData { index },
             )?;
-            summary.record(program_id_index, accounts);
+            if SUMMARIZE {
+                summary.record(program_id_index, accounts);
+            }
         }
         *offset = cursor;
-        Ok(Self {
-            num_instructions,
-            offset: instructions_offset as u16,
-            layout: InstructionLayout::Compact,
+        Ok((
+            Self {
+                num_instructions,
+                offset: instructions_offset as u16,
+                layout: InstructionLayout::Compact,
+            },
             summary,
-        })
+        ))
     }
 
     /// Frames `num_instructions` v1 instruction headers and payloads at `offset`, advancing it
     /// past them. Payload lengths are summed over the headers first, so the payload region is
     /// bounds-checked once.
     #[inline(always)]
-    pub(crate) fn try_new_for_v1(
+    pub(crate) fn try_new_for_v1<const SUMMARIZE: bool>(
         bytes: &[u8],
         offset: &mut usize,
         num_instructions: u8,
-    ) -> Result<Self, ParseError> {
+    ) -> Result<(Self, InstructionsSummary), ParseError> {
         let headers_offset = *offset;
         let headers_length = usize::from(num_instructions) * V1_INSTRUCTION_HEADER_BYTES;
         if !has_remaining(bytes, headers_offset, headers_length) {
@@ -148,7 +163,10 @@ impl InstructionsFrame {
         }
         let mut summary = InstructionsSummary::EMPTY;
         let mut payload_offset = payloads_offset;
-        for header in headers.chunks_exact(V1_INSTRUCTION_HEADER_BYTES) {
+        for header in headers
+            .chunks_exact(V1_INSTRUCTION_HEADER_BYTES)
+            .take(if SUMMARIZE { usize::MAX } else { 0 })
+        {
             let num_accounts = usize::from(header[1]);
             let data_length = usize::from(u16::from_le_bytes([header[2], header[3]]));
             summary.record(
@@ -158,14 +176,16 @@ impl InstructionsFrame {
             payload_offset += num_accounts + data_length;
         }
         *offset = payloads_offset + payloads_length;
-        Ok(Self {
-            num_instructions: u16::from(num_instructions),
-            offset: headers_offset as u16,
-            layout: InstructionLayout::FixedHeaders {
-                payloads_offset: payloads_offset as u16,
+        Ok((
+            Self {
+                num_instructions: u16::from(num_instructions),
+                offset: headers_offset as u16,
+                layout: InstructionLayout::FixedHeaders {
+                    payloads_offset: payloads_offset as u16,
+                },
             },
             summary,
-        })
+        ))
     }
 
     /// An iterator over the instructions in `bytes`, which must be the bytes this frame was
@@ -333,12 +353,19 @@ mod tests {
             bytes.extend(legacy(&instructions));
             bytes.push(0xCD);
             let mut offset = 3;
-            let frame = InstructionsFrame::try_new_for_legacy_and_v0(&bytes, &mut offset).unwrap();
+            let (frame, summary) =
+                InstructionsFrame::try_new_for_legacy_and_v0::<true>(&bytes, &mut offset).unwrap();
             assert_eq!(offset, bytes.len() - 1);
             assert_eq!(collect(&frame, &bytes), instructions);
+            assert_eq!(InstructionsSummary::of(&frame, &bytes), summary);
+            let mut offset = 3;
+            assert_eq!(
+                InstructionsFrame::try_new_for_legacy_and_v0::<false>(&bytes, &mut offset),
+                Ok((frame, InstructionsSummary::EMPTY))
+            );
             if count > 0 {
-                assert_eq!(frame.summary.min_program_id_index, 1);
-                assert_eq!(frame.summary.max_num_accounts, (count.min(5) - 1) as u16);
+                assert_eq!(summary.min_program_id_index, 1);
+                assert_eq!(summary.max_num_accounts, (count.min(5) - 1) as u16);
             }
         }
     }
@@ -348,14 +375,16 @@ mod tests {
         // The largest counts a two-byte compact-u16 can hold, and one past.
         let instructions = vec![(1u8, vec![9u8; 16383], vec![1u8; 16383])];
         let bytes = legacy(&instructions);
-        let frame = InstructionsFrame::try_new_for_legacy_and_v0(&bytes, &mut 0).unwrap();
-        assert_eq!(frame.summary.max_num_accounts, 16383);
-        assert_eq!(frame.summary.max_account_index, 9);
+        let (frame, summary) =
+            InstructionsFrame::try_new_for_legacy_and_v0::<true>(&bytes, &mut 0).unwrap();
+        assert_eq!(summary.max_num_accounts, 16383);
+        assert_eq!(summary.max_account_index, 9);
+        assert_eq!(InstructionsSummary::of(&frame, &bytes), summary);
         assert_eq!(collect(&frame, &bytes), instructions);
         let mut bytes = vec![1, 1];
         write_compact_u16(&mut bytes, 16384);
         assert_eq!(
-            InstructionsFrame::try_new_for_legacy_and_v0(&bytes, &mut 0),
+            InstructionsFrame::try_new_for_legacy_and_v0::<true>(&bytes, &mut 0),
             Err(ParseError::InvalidCompactU16 {
                 field: Field::InstructionAccountCount { index: 0 },
                 offset_bytes: 2
@@ -378,7 +407,7 @@ mod tests {
         ];
         for (length, field, offset_bytes) in expected {
             assert_eq!(
-                InstructionsFrame::try_new_for_legacy_and_v0(&bytes[..length], &mut 0),
+                InstructionsFrame::try_new_for_legacy_and_v0::<true>(&bytes[..length], &mut 0),
                 Err(ParseError::Truncated {
                     field,
                     offset_bytes
@@ -386,7 +415,7 @@ mod tests {
                 "length {length}"
             );
         }
-        assert!(InstructionsFrame::try_new_for_legacy_and_v0(&bytes, &mut 0).is_ok());
+        assert!(InstructionsFrame::try_new_for_legacy_and_v0::<true>(&bytes, &mut 0).is_ok());
     }
 
     #[test]
@@ -396,13 +425,24 @@ mod tests {
             let mut bytes = vec![0; 5];
             bytes.extend(v1(&instructions));
             let mut offset = 5;
-            let frame =
-                InstructionsFrame::try_new_for_v1(&bytes, &mut offset, count as u8).unwrap();
+            let (frame, summary) =
+                InstructionsFrame::try_new_for_v1::<true>(&bytes, &mut offset, count as u8)
+                    .unwrap();
             assert_eq!(offset, bytes.len());
             assert_eq!(collect(&frame, &bytes), instructions);
+            assert_eq!(InstructionsSummary::of(&frame, &bytes), summary);
+            let mut offset = 5;
+            assert_eq!(
+                InstructionsFrame::try_new_for_v1::<false>(&bytes, &mut offset, count as u8),
+                Ok((frame, InstructionsSummary::EMPTY))
+            );
             if count > 0 {
                 assert_eq!(
-                    InstructionsFrame::try_new_for_v1(&bytes[..4 + 4 * count], &mut 5, count as u8),
+                    InstructionsFrame::try_new_for_v1::<true>(
+                        &bytes[..4 + 4 * count],
+                        &mut 5,
+                        count as u8
+                    ),
                     Err(ParseError::Truncated {
                         field: Field::InstructionHeaders,
                         offset_bytes: 5
@@ -412,7 +452,7 @@ mod tests {
         }
         let bytes = v1(&[(1, vec![1, 2], vec![3])]);
         assert_eq!(
-            InstructionsFrame::try_new_for_v1(&bytes[..6], &mut 0, 1),
+            InstructionsFrame::try_new_for_v1::<true>(&bytes[..6], &mut 0, 1),
             Err(ParseError::Truncated {
                 field: Field::InstructionPayloads,
                 offset_bytes: 4

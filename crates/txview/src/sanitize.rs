@@ -12,12 +12,14 @@
 //! instructions again, to name the first offending one.
 
 use crate::error::SanitizeError;
+use crate::error::TransactionViewError;
+use crate::instructions_frame::InstructionsSummary;
 use crate::limits::{
     MAX_ACCOUNTS_LEGACY_AND_V0, MAX_ACCOUNTS_V1, MAX_SIGNATURES_PER_PACKET,
     MAX_TRANSACTION_SIZE_V1, PACKET_DATA_SIZE,
 };
 use crate::transaction_config_frame::REQUESTED_HEAP_SIZE_BIT;
-use crate::transaction_frame::TransactionFrame;
+use crate::transaction_frame::{FrameCheck, TransactionFrame};
 use crate::TransactionVersion;
 
 /// Protocol limits that sanitization enforces, supplied by the caller (they are consensus
@@ -53,10 +55,25 @@ impl Default for SanitizeConfig {
     }
 }
 
-/// Checks `frame` (parsed from `bytes`) against the sanitization rules.
+/// Sanitizing as the check run inside the frame constructor.
+impl FrameCheck<TransactionViewError> for &SanitizeConfig {
+    #[inline(always)]
+    fn check(
+        self,
+        frame: &TransactionFrame,
+        summary: &InstructionsSummary,
+        bytes: &[u8],
+    ) -> Result<(), TransactionViewError> {
+        Ok(sanitize(frame, summary, bytes, self)?)
+    }
+}
+
+/// Checks `frame` (parsed from `bytes`, with the instructions `summary`) against the
+/// sanitization rules.
 #[inline(always)]
 pub(crate) fn sanitize(
     frame: &TransactionFrame,
+    summary: &InstructionsSummary,
     bytes: &[u8],
     config: &SanitizeConfig,
 ) -> Result<(), SanitizeError> {
@@ -153,7 +170,6 @@ pub(crate) fn sanitize(
             num_instructions: instructions.num_instructions,
         });
     }
-    let summary = &instructions.summary;
     if summary.max_program_id_index >= num_static_account_keys
         || summary.min_program_id_index == 0
         || u16::from(summary.max_account_index) >= total_accounts

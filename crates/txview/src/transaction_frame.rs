@@ -12,7 +12,7 @@
 use crate::address_table_lookup_frame::AddressTableLookupFrame;
 use crate::bytes::{advance, has_remaining};
 use crate::error::{truncated, Field, ParseError};
-use crate::instructions_frame::InstructionsFrame;
+use crate::instructions_frame::{InstructionsFrame, InstructionsSummary};
 use crate::limits::{
     ADDRESS_BYTES, HASH_BYTES, MESSAGE_VERSION_PREFIX, SIGNATURE_BYTES, V1_FIXED_PREFIX_BYTES,
 };
@@ -21,6 +21,35 @@ use crate::signature_frame::SignatureFrame;
 use crate::static_account_keys_frame::StaticAccountKeysFrame;
 use crate::transaction_config_frame::TransactionConfigFrame;
 use crate::TransactionVersion;
+
+/// What to check on a finished frame before it is returned: nothing ([`NoCheck`]), or the
+/// sanitization rules. A trait with an always-inlined method rather than a closure, because the
+/// compiler did not inline the closure and then had to spill the frame to pass it by reference
+/// (about 80 instructions per transaction).
+pub(crate) trait FrameCheck<E> {
+    /// Checks `frame` (parsed from `bytes`, with its instructions `summary`).
+    fn check(
+        self,
+        frame: &TransactionFrame,
+        summary: &InstructionsSummary,
+        bytes: &[u8],
+    ) -> Result<(), E>;
+}
+
+/// Accepts every frame (unsanitized parsing).
+pub(crate) struct NoCheck;
+
+impl FrameCheck<ParseError> for NoCheck {
+    #[inline(always)]
+    fn check(
+        self,
+        _frame: &TransactionFrame,
+        _summary: &InstructionsSummary,
+        _bytes: &[u8],
+    ) -> Result<(), ParseError> {
+        Ok(())
+    }
+}
 
 /// Offsets and counts of every section of one transaction.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -38,45 +67,60 @@ pub(crate) struct TransactionFrame {
 }
 
 impl TransactionFrame {
-    /// Frames a transaction that fills `bytes` exactly.
+    /// Frames the transaction at the start of `bytes` (with `EXACT`, it must fill them: trailing
+    /// bytes are an error, checked after all other parse rules as Agave does), then runs `check`
+    /// on the finished frame and, with `SUMMARIZE`, the instructions' sanitization summary (else
+    /// `InstructionsSummary::EMPTY`). Sanitizing inside the constructor, while the counts are
+    /// still in registers, spares copying the frame through an intermediate `Result`.
     #[inline(always)]
-    pub(crate) fn try_new(bytes: &[u8]) -> Result<Self, ParseError> {
-        let frame = Self::try_new_from_prefix(bytes)?;
-        let end = usize::from(frame.data_length);
-        if end != bytes.len() {
-            return Err(trailing_bytes(end, bytes.len() - end));
-        }
-        Ok(frame)
-    }
-
-    /// Frames the transaction at the start of `bytes`; bytes after it are ignored, and
-    /// `data_length` says where it ends.
-    #[inline(always)]
-    pub(crate) fn try_new_from_prefix(bytes: &[u8]) -> Result<Self, ParseError> {
+    pub(crate) fn try_new_checked<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
+        bytes: &[u8],
+        check: impl FrameCheck<E>,
+    ) -> Result<Self, E> {
         let Some(&first) = bytes.first() else {
-            return Err(truncated(Field::SignatureCount, 0));
+            return Err(truncated(Field::SignatureCount, 0).into());
         };
         if first & MESSAGE_VERSION_PREFIX == 0 {
-            Self::try_new_legacy_or_v0(bytes)
+            Self::try_new_legacy_or_v0::<SUMMARIZE, EXACT, E>(bytes, check)
         } else {
-            Self::try_new_v1(bytes)
+            Self::try_new_v1::<SUMMARIZE, EXACT, E>(bytes, check)
         }
     }
 
+    /// The last step of both layouts: the trailing-bytes rule, then `check`.
     #[inline(always)]
-    fn try_new_legacy_or_v0(bytes: &[u8]) -> Result<Self, ParseError> {
+    fn finish<const EXACT: bool, E: From<ParseError>>(
+        self,
+        bytes: &[u8],
+        summary: &InstructionsSummary,
+        check: impl FrameCheck<E>,
+    ) -> Result<Self, E> {
+        let end = usize::from(self.data_length);
+        if EXACT && end != bytes.len() {
+            return Err(trailing_bytes(end, bytes.len() - end).into());
+        }
+        check.check(&self, summary, bytes)?;
+        Ok(self)
+    }
+
+    #[inline(always)]
+    fn try_new_legacy_or_v0<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
+        bytes: &[u8],
+        check: impl FrameCheck<E>,
+    ) -> Result<Self, E> {
         let mut offset = 0;
         let signature = SignatureFrame::try_new(bytes, &mut offset)?;
         let message_header = MessageHeaderFrame::try_new(bytes, &mut offset)?;
         let static_account_keys = StaticAccountKeysFrame::try_new(bytes, &mut offset)?;
         let recent_blockhash_offset = offset;
         advance(bytes, &mut offset, HASH_BYTES, Field::RecentBlockhash)?;
-        let instructions = InstructionsFrame::try_new_for_legacy_and_v0(bytes, &mut offset)?;
+        let (instructions, summary) =
+            InstructionsFrame::try_new_for_legacy_and_v0::<SUMMARIZE>(bytes, &mut offset)?;
         let address_table_lookups = match message_header.version {
             TransactionVersion::V0 => AddressTableLookupFrame::try_new(bytes, &mut offset)?,
             _ => AddressTableLookupFrame::NONE,
         };
-        Ok(Self {
+        let frame = Self {
             signature,
             message_header,
             static_account_keys,
@@ -85,20 +129,24 @@ impl TransactionFrame {
             address_table_lookups,
             config: None,
             data_length: end_offset(offset)?,
-        })
+        };
+        frame.finish::<EXACT, E>(bytes, &summary, check)
     }
 
     #[inline(always)]
-    fn try_new_v1(bytes: &[u8]) -> Result<Self, ParseError> {
+    fn try_new_v1<const SUMMARIZE: bool, const EXACT: bool, E: From<ParseError>>(
+        bytes: &[u8],
+        check: impl FrameCheck<E>,
+    ) -> Result<Self, E> {
         if !has_remaining(bytes, 0, V1_FIXED_PREFIX_BYTES) {
-            return Err(truncated(Field::MessageHeader, 0));
+            return Err(truncated(Field::MessageHeader, 0).into());
         }
         let Some(prefix) = bytes.first_chunk::<V1_FIXED_PREFIX_BYTES>() else {
-            return Err(truncated(Field::MessageHeader, 0));
+            return Err(truncated(Field::MessageHeader, 0).into());
         };
         let version = prefix[0] & !MESSAGE_VERSION_PREFIX;
         if version != 1 {
-            return Err(unsupported_version(version));
+            return Err(unsupported_version(version).into());
         }
         let num_required_signatures = prefix[1];
         let mask = u32::from_le_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]);
@@ -115,7 +163,8 @@ impl TransactionFrame {
             Field::StaticAccountKeys,
         )?;
         let config = TransactionConfigFrame::try_new(bytes, MASK_OFFSET, mask, &mut offset)?;
-        let instructions = InstructionsFrame::try_new_for_v1(bytes, &mut offset, num_instructions)?;
+        let (instructions, summary) =
+            InstructionsFrame::try_new_for_v1::<SUMMARIZE>(bytes, &mut offset, num_instructions)?;
         let signatures_offset = offset;
         advance(
             bytes,
@@ -124,7 +173,7 @@ impl TransactionFrame {
             Field::Signatures,
         )?;
         let data_length = end_offset(offset)?;
-        Ok(Self {
+        let frame = Self {
             signature: SignatureFrame {
                 num_signatures: num_required_signatures,
                 offset: signatures_offset as u16,
@@ -145,7 +194,8 @@ impl TransactionFrame {
             address_table_lookups: AddressTableLookupFrame::NONE,
             config: Some(config),
             data_length,
-        })
+        };
+        frame.finish::<EXACT, E>(bytes, &summary, check)
     }
 
     /// The signed message bytes as `[start, end)`: after the signatures for legacy and v0, before

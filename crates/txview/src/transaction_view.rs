@@ -7,11 +7,11 @@
 
 use crate::address_table_lookup_frame::AddressTableLookupIterator;
 use crate::error::{SanitizeError, TransactionViewError};
-use crate::instructions_frame::{InstructionLayout, InstructionsIterator};
+use crate::instructions_frame::{InstructionLayout, InstructionsIterator, InstructionsSummary};
 use crate::limits::{ADDRESS_BYTES, HASH_BYTES, SIGNATURE_BYTES};
 use crate::sanitize::{sanitize, SanitizeConfig};
 use crate::transaction_config_frame::TransactionConfigView;
-use crate::transaction_frame::TransactionFrame;
+use crate::transaction_frame::{NoCheck, TransactionFrame};
 use crate::{Address, Hash, ParseError, Signature, TransactionVersion};
 use core::fmt;
 
@@ -33,7 +33,8 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// Frames `data`, which must hold exactly one transaction and nothing after it.
     #[inline]
     pub fn try_new_unsanitized(data: D) -> Result<Self, ParseError> {
-        let frame = TransactionFrame::try_new(data.as_ref())?;
+        let frame =
+            TransactionFrame::try_new_checked::<false, true, ParseError>(data.as_ref(), NoCheck)?;
         Ok(Self { data, frame })
     }
 
@@ -41,15 +42,19 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// it occupies (where the next item in the buffer starts). The view's [`Self::data`] ends there.
     #[inline]
     pub fn try_new_unsanitized_from_prefix(data: D) -> Result<(Self, usize), ParseError> {
-        let frame = TransactionFrame::try_new_from_prefix(data.as_ref())?;
+        let frame =
+            TransactionFrame::try_new_checked::<false, false, ParseError>(data.as_ref(), NoCheck)?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
 
-    /// Checks the sanitization rules without consuming the view.
+    /// Checks the sanitization rules without consuming the view. Walks the instructions once
+    /// (unsanitized parsing does not gather what their rules need).
     #[inline]
     pub fn check_sanitized(&self, config: &SanitizeConfig) -> Result<(), SanitizeError> {
-        sanitize(&self.frame, self.data.as_ref(), config)
+        let bytes = self.data.as_ref();
+        let summary = InstructionsSummary::of(&self.frame.instructions, bytes);
+        sanitize(&self.frame, &summary, bytes, config)
     }
 
     /// Sanitizes the view. On failure the view is dropped, as Agave's `sanitize` does; use
@@ -74,8 +79,9 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<Self, TransactionViewError> {
-        let frame = TransactionFrame::try_new(data.as_ref())?;
-        sanitize(&frame, data.as_ref(), config)?;
+        let bytes = data.as_ref();
+        let frame =
+            TransactionFrame::try_new_checked::<true, true, TransactionViewError>(bytes, config)?;
         Ok(Self { data, frame })
     }
 
@@ -86,8 +92,9 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<(Self, usize), TransactionViewError> {
-        let frame = TransactionFrame::try_new_from_prefix(data.as_ref())?;
-        sanitize(&frame, data.as_ref(), config)?;
+        let bytes = data.as_ref();
+        let frame =
+            TransactionFrame::try_new_checked::<true, false, TransactionViewError>(bytes, config)?;
         let consumed_bytes = usize::from(frame.data_length);
         Ok((Self { data, frame }, consumed_bytes))
     }
