@@ -59,35 +59,88 @@ impl AddressTableLookupFrame {
             return Err(truncated(Field::AddressTableLookupCount, count_offset));
         }
         let lookups_offset = *offset;
-        // 31 * 2 * 16383 fits u32 easily; Agave sums in u32 too.
-        let mut total_writable: u32 = 0;
-        let mut total_readonly: u32 = 0;
-        let mut first_empty_lookup = None;
-        for index in 0..num_address_table_lookups {
-            let field = Field::AddressTableLookup { index };
-            advance(bytes, offset, ADDRESS_BYTES, field)?;
-            let num_writable = read_compact_u16(bytes, offset, field)?;
-            advance(bytes, offset, usize::from(num_writable), field)?;
-            let num_readonly = read_compact_u16(bytes, offset, field)?;
-            advance(bytes, offset, usize::from(num_readonly), field)?;
-            total_writable += u32::from(num_writable);
-            total_readonly += u32::from(num_readonly);
-            if num_writable == 0 && num_readonly == 0 && first_empty_lookup.is_none() {
-                first_empty_lookup = Some(index);
-            }
-        }
-        let (Ok(total_writable_lookup_accounts), Ok(total_readonly_lookup_accounts)) =
-            (u16::try_from(total_writable), u16::try_from(total_readonly))
-        else {
-            return Err(lookup_totals_overflow(lookups_offset));
+        // Totals: at most 31 lookups (checked above) of at most 127 + 127 indexes on the fast
+        // path, 16383 + 16383 on the slow one, so neither u32 sum can overflow; whether they fit
+        // u16 is checked at the end, as Agave does.
+        let mut totals = LookupTotals {
+            writable: 0,
+            readonly: 0,
+            empty_lookups: 0,
         };
-        Ok(Self {
-            num_address_table_lookups,
-            offset: lookups_offset as u16,
-            total_writable_lookup_accounts,
-            total_readonly_lookup_accounts,
-            first_empty_lookup,
-        })
+        let length_bytes = bytes.len();
+        let mut position = lookups_offset;
+        for index in 0..num_address_table_lookups {
+            // Fast path: both counts are single-byte compact-u16s (every count below 128, which
+            // is nearly every lookup on mainnet), checked with two `get`s and one end check.
+            // No addition here can overflow usize: `position <= length_bytes` on entry, a
+            // successful `get` bounds its index by `length_bytes`, and each step adds at most
+            // `ADDRESS_BYTES + 1 + 127`. Anything else (a two-byte count, a truncation, an
+            // invalid encoding) hands this and the remaining lookups to the checked slow path,
+            // so errors and their offsets are exactly those of the checked reads.
+            let writable_count_position = position + ADDRESS_BYTES;
+            let Some(&num_writable) = bytes.get(writable_count_position) else {
+                return Self::try_new_checked_from(
+                    bytes,
+                    offset,
+                    num_address_table_lookups,
+                    index,
+                    position,
+                    totals,
+                );
+            };
+            let readonly_count_position = writable_count_position + 1 + usize::from(num_writable);
+            let Some(&num_readonly) = bytes.get(readonly_count_position) else {
+                return Self::try_new_checked_from(
+                    bytes,
+                    offset,
+                    num_address_table_lookups,
+                    index,
+                    position,
+                    totals,
+                );
+            };
+            let end = readonly_count_position + 1 + usize::from(num_readonly);
+            if (num_writable | num_readonly) >= 0x80 || end > length_bytes {
+                return Self::try_new_checked_from(
+                    bytes,
+                    offset,
+                    num_address_table_lookups,
+                    index,
+                    position,
+                    totals,
+                );
+            }
+            totals.add(index, u16::from(num_writable), u16::from(num_readonly));
+            position = end;
+        }
+        *offset = position;
+        totals.finish(num_address_table_lookups, lookups_offset)
+    }
+
+    /// The slow path of [`Self::try_new`]: frames lookups `first_index..num_address_table_lookups`
+    /// from `position` with every read checked (two-byte counts, and every error).
+    #[cold]
+    #[inline(never)]
+    fn try_new_checked_from(
+        bytes: &[u8],
+        offset: &mut usize,
+        num_address_table_lookups: u8,
+        first_index: u8,
+        mut position: usize,
+        mut totals: LookupTotals,
+    ) -> Result<Self, ParseError> {
+        let lookups_offset = *offset;
+        for index in first_index..num_address_table_lookups {
+            let field = Field::AddressTableLookup { index };
+            advance(bytes, &mut position, ADDRESS_BYTES, field)?;
+            let num_writable = read_compact_u16(bytes, &mut position, field)?;
+            advance(bytes, &mut position, usize::from(num_writable), field)?;
+            let num_readonly = read_compact_u16(bytes, &mut position, field)?;
+            advance(bytes, &mut position, usize::from(num_readonly), field)?;
+            totals.add(index, num_writable, num_readonly);
+        }
+        *offset = position;
+        totals.finish(num_address_table_lookups, lookups_offset)
     }
 
     /// An iterator over the lookups in `bytes`, which must be the bytes this frame was parsed from.
@@ -98,6 +151,51 @@ impl AddressTableLookupFrame {
             offset: usize::from(self.offset),
             remaining: self.num_address_table_lookups,
         }
+    }
+}
+
+/// Index totals accumulated while framing lookups.
+#[derive(Copy, Clone)]
+struct LookupTotals {
+    writable: u32,
+    readonly: u32,
+    /// Bit `index` is set when lookup `index` has no index at all; `index < 31` (the count is
+    /// checked against `MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET` first), so every shift fits a u32.
+    empty_lookups: u32,
+}
+
+impl LookupTotals {
+    /// Counts lookup `index` with its writable and readonly index counts.
+    #[inline(always)]
+    fn add(&mut self, index: u8, num_writable: u16, num_readonly: u16) {
+        self.writable += u32::from(num_writable);
+        self.readonly += u32::from(num_readonly);
+        self.empty_lookups |= u32::from((num_writable | num_readonly) == 0) << index;
+    }
+
+    /// The frame of `num_address_table_lookups` lookups at `lookups_offset`, or the overflow
+    /// error Agave reports when a total exceeds u16.
+    #[inline(always)]
+    fn finish(
+        self,
+        num_address_table_lookups: u8,
+        lookups_offset: usize,
+    ) -> Result<AddressTableLookupFrame, ParseError> {
+        let (Ok(total_writable_lookup_accounts), Ok(total_readonly_lookup_accounts)) =
+            (u16::try_from(self.writable), u16::try_from(self.readonly))
+        else {
+            return Err(lookup_totals_overflow(lookups_offset));
+        };
+        // The lowest set bit is the first empty lookup (`trailing_zeros` is below 32: fits u8).
+        let first_empty_lookup =
+            (self.empty_lookups != 0).then(|| self.empty_lookups.trailing_zeros() as u8);
+        Ok(AddressTableLookupFrame {
+            num_address_table_lookups,
+            offset: lookups_offset as u16,
+            total_writable_lookup_accounts,
+            total_readonly_lookup_accounts,
+            first_empty_lookup,
+        })
     }
 }
 
@@ -249,6 +347,70 @@ mod tests {
         bytes.extend([0, 0]);
         let frame = AddressTableLookupFrame::try_new(&bytes, &mut 0).unwrap();
         assert_eq!(frame.first_empty_lookup, Some(1));
+    }
+
+    #[test]
+    fn fast_and_slow_paths_agree() {
+        // Single-byte counts take the fast path; a two-byte count (128 and up) hands that lookup
+        // and the rest to the checked path, which must carry the totals and empty lookups on.
+        type Lookups<'a> = &'a [(u8, Vec<u8>, Vec<u8>)];
+        let cases: [(Lookups, (u16, u16), Option<u8>); 4] = [
+            (&[(1, vec![7; 127], vec![8; 127])], (127, 127), None),
+            (
+                &[
+                    (1, vec![0; 2], vec![]),
+                    (2, vec![], vec![]),
+                    (3, vec![9; 128], vec![1]),
+                ],
+                (130, 1),
+                Some(1),
+            ),
+            (
+                &[
+                    (1, vec![9; 200], vec![]),
+                    (2, vec![1], vec![]),
+                    (3, vec![], vec![]),
+                ],
+                (201, 0),
+                Some(2),
+            ),
+            (
+                &[
+                    (1, vec![], vec![]),
+                    (2, vec![], vec![5; 300]),
+                    (3, vec![], vec![]),
+                ],
+                (0, 300),
+                Some(0),
+            ),
+        ];
+        for (lookups, totals, first_empty_lookup) in cases {
+            let mut bytes = encode(lookups);
+            // Empty lookups are shorter than the up-front size check assumes.
+            bytes.extend([0; 4]);
+            let mut offset = 0;
+            let frame = AddressTableLookupFrame::try_new(&bytes, &mut offset).unwrap();
+            assert_eq!(offset, bytes.len() - 4);
+            assert_eq!(
+                (
+                    frame.total_writable_lookup_accounts,
+                    frame.total_readonly_lookup_accounts
+                ),
+                totals
+            );
+            assert_eq!(frame.first_empty_lookup, first_empty_lookup);
+            let decoded: Vec<_> = frame
+                .iter(&bytes)
+                .map(|lookup| {
+                    (
+                        lookup.account_key[0],
+                        lookup.writable_indexes.to_vec(),
+                        lookup.readonly_indexes.to_vec(),
+                    )
+                })
+                .collect();
+            assert_eq!(decoded, lookups);
+        }
     }
 
     #[test]
