@@ -168,9 +168,9 @@ impl<T: 'static> Encoding for Mu<T> {
     #[inline]
     fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         writer.enter_recursion(self.cell.max_depth)?;
-        self.body().write_dyn(value, writer)?;
+        let result = self.body().write_dyn(value, writer);
         writer.leave_recursion();
-        Ok(())
+        result
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {

@@ -83,10 +83,17 @@ impl<'b> Writer<'b> {
     #[inline]
     pub fn enter_recursion(&mut self, max_depth: usize) -> Result<(), EncodeError> {
         if self.depth >= max_depth {
-            return Err(self.error(EncodeErrorKind::DepthLimitExceeded { max_depth }));
+            return Err(self.depth_limit_exceeded(max_depth));
         }
         self.depth += 1;
         Ok(())
+    }
+
+    /// The error of `enter_recursion`, kept out of line so the inlined check stays small.
+    #[cold]
+    #[inline(never)]
+    fn depth_limit_exceeded(&self, max_depth: usize) -> EncodeError {
+        self.error(EncodeErrorKind::DepthLimitExceeded { max_depth })
     }
 
     /// Leaves the level entered by `enter_recursion`.
