@@ -13,11 +13,7 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kestrel_encoding::{
-    boxed, bytes, case, convert, fixed_bytes, int32, int64, list_cow, mu, obj, req, tup, uint8,
-    union, variable_bytes, BuildError, Convert, Encoding, Mu, TagSize,
-};
-use std::borrow::Cow;
+use kestrel_encoding::{boxed, case, int64, mu, tup, union, BuildError, Encoding, Mu, TagSize};
 use tezos_data_encoding::enc::BinWriter;
 use tezos_data_encoding::nom::NomReader;
 
@@ -182,88 +178,9 @@ fn tree_benchmarks(c: &mut Criterion) {
 
 // ---------------------------------------------------------------------------------------------
 // Workload 2: the shell block header.
-
-#[derive(Debug, PartialEq)]
-struct BlockHeader<'a> {
-    level: i32,
-    proto: u8,
-    predecessor: [u8; 32],
-    timestamp: i64,
-    validation_pass: u8,
-    operations_hash: [u8; 32],
-    fitness: Vec<&'a [u8]>,
-    context: [u8; 32],
-    protocol_data: &'a [u8],
-}
-
-type BlockHeaderRepr<'a> = (
-    i32,
-    u8,
-    [u8; 32],
-    i64,
-    u8,
-    [u8; 32],
-    Cow<'a, [&'a [u8]]>,
-    [u8; 32],
-    &'a [u8],
-);
-
-struct BlockHeaderConvert;
-
-impl<R> Convert<R> for BlockHeaderConvert
-where
-    R: for<'a> Encoding<Value<'a> = BlockHeaderRepr<'a>>,
-{
-    type Value<'a> = BlockHeader<'a>;
-
-    fn from_repr<'a>(repr: BlockHeaderRepr<'a>) -> Result<BlockHeader<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(BlockHeader {
-            level: repr.0,
-            proto: repr.1,
-            predecessor: repr.2,
-            timestamp: repr.3,
-            validation_pass: repr.4,
-            operations_hash: repr.5,
-            fitness: repr.6.into_owned(),
-            context: repr.7,
-            protocol_data: repr.8,
-        })
-    }
-
-    fn to_repr<'r>(header: &'r BlockHeader<'_>) -> BlockHeaderRepr<'r> {
-        (
-            header.level,
-            header.proto,
-            header.predecessor,
-            header.timestamp,
-            header.validation_pass,
-            header.operations_hash,
-            // Borrowed: encoding does not copy the list.
-            Cow::Borrowed(&header.fitness),
-            header.context,
-            header.protocol_data,
-        )
-    }
-}
-
-fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHeader<'a>>, BuildError>
-{
-    let repr = obj((
-        req("level", int32()),
-        req("proto", uint8()),
-        req("predecessor", fixed_bytes::<32>()),
-        req("timestamp", int64()),
-        req("validation_pass", uint8()),
-        req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list_cow(bytes())?),
-        req("context", fixed_bytes::<32>()),
-        req("protocol_data", variable_bytes()),
-    ))?;
-    Ok(convert::<BlockHeaderConvert, _>(repr))
-}
+#[path = "../../encoding/tests/support/block_header.rs"]
+mod block_header;
+use block_header::block_header_encoding;
 
 /// The peer's block header, with its derives (the layout of tezedge's `BlockHeader`).
 #[derive(Debug, PartialEq, NomReader, BinWriter)]

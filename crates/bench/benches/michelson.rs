@@ -4,6 +4,9 @@
 //!     the FA1.2 reference's `transfer`;
 //! (c) a `LOOP { PUSH bool True }` run to the 1,040,000 gas operation limit.
 
+// criterion's `criterion_group!` generates an undocumented function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use kestrel_micheline::Node;
 use kestrel_michelson::context::{Context, OtherContract};
@@ -133,10 +136,13 @@ fn fa12() -> Option<Prepared> {
     )?;
     let text = std::fs::read_to_string(path).ok()?;
     let script = parse(&text);
-    let mut context = Context::default();
-    context.self_param = match &script.kind {
+    let self_param = match &script.kind {
         kestrel_micheline::NodeKind::Seq(items) => items.first()?.children().first()?.clone(),
         _ => return None,
+    };
+    let context = Context {
+        self_param,
+        ..Context::default()
     };
     let typed = typecheck(&context, &script);
     let storage = data(

@@ -8,101 +8,18 @@
 
 use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
 use kestrel_encoding::{
-    add_padding, bool, boxed, bytes, case, case_with, check_size, conv, convert, dft, dynamic_size,
-    empty, fixed_bytes, fixed_list, int16, int32, int64, int8, list, list_cow, list_max,
-    list_with_length, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16, uint8,
-    union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError, Convert,
-    DecodeErrorKind, EncodeErrorKind, Encoding, LengthKind, SizeClass, TagSize,
+    add_padding, bool, boxed, bytes, case, case_with, check_size, conv, dft, dynamic_size, empty,
+    fixed_list, int16, int64, int8, list, list_cow, list_max, list_with_length, mu, n, null, obj,
+    opt, option, req, string, string_enum, tup, uint16, uint8, union, unit, variable_bytes,
+    variable_list, variable_string, varopt, z, BuildError, DecodeErrorKind, EncodeErrorKind,
+    Encoding, LengthKind, SizeClass, TagSize,
 };
 use serde_json::json;
 use std::borrow::Cow;
 
-/// The shell block header (Octez `Block_header.shell_header_encoding` followed by the protocol
-/// data): the layout given in `encoding/p2p/README.md`.
-#[derive(Debug, Clone, PartialEq)]
-struct BlockHeader<'a> {
-    level: i32,
-    proto: u8,
-    predecessor: [u8; 32],
-    timestamp: i64,
-    validation_pass: u8,
-    operations_hash: [u8; 32],
-    fitness: Vec<&'a [u8]>,
-    context: [u8; 32],
-    protocol_data: &'a [u8],
-}
-
-type BlockHeaderRepr<'a> = (
-    i32,
-    u8,
-    [u8; 32],
-    i64,
-    u8,
-    [u8; 32],
-    Cow<'a, [&'a [u8]]>,
-    [u8; 32],
-    &'a [u8],
-);
-
-struct BlockHeaderConvert;
-
-impl<R> Convert<R> for BlockHeaderConvert
-where
-    R: for<'a> Encoding<Value<'a> = BlockHeaderRepr<'a>>,
-{
-    type Value<'a> = BlockHeader<'a>;
-
-    fn from_repr<'a>(repr: BlockHeaderRepr<'a>) -> Result<BlockHeader<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (level, proto, predecessor, timestamp, validation_pass, operations_hash) =
-            (repr.0, repr.1, repr.2, repr.3, repr.4, repr.5);
-        Ok(BlockHeader {
-            level,
-            proto,
-            predecessor,
-            timestamp,
-            validation_pass,
-            operations_hash,
-            fitness: repr.6.into_owned(),
-            context: repr.7,
-            protocol_data: repr.8,
-        })
-    }
-
-    fn to_repr<'r>(header: &'r BlockHeader<'_>) -> BlockHeaderRepr<'r> {
-        (
-            header.level,
-            header.proto,
-            header.predecessor,
-            header.timestamp,
-            header.validation_pass,
-            header.operations_hash,
-            // Borrowed: encoding does not copy the list.
-            Cow::Borrowed(&header.fitness),
-            header.context,
-            header.protocol_data,
-        )
-    }
-}
-
-fn block_header_encoding() -> Result<impl for<'a> Encoding<Value<'a> = BlockHeader<'a>>, BuildError>
-{
-    let repr = obj((
-        req("level", int32()),
-        req("proto", uint8()),
-        req("predecessor", fixed_bytes::<32>()),
-        req("timestamp", int64()),
-        req("validation_pass", uint8()),
-        req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list_cow(bytes())?),
-        req("context", fixed_bytes::<32>()),
-        req("protocol_data", variable_bytes()),
-    ))?;
-    Ok(convert::<BlockHeaderConvert, _>(repr))
-}
-
+#[path = "support/block_header.rs"]
+mod block_header;
+use block_header::block_header_encoding;
 #[test]
 fn block_header_round_trip() {
     let Some(path) = kestrel_testdata::require("encoding/p2p/block-header.msg", "block_header")
