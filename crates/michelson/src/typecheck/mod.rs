@@ -103,6 +103,31 @@ impl TcError {
     pub fn new(span: Span, kind: TcErrorKind) -> TcError {
         TcError { span, kind }
     }
+
+    /// `instr` at `span` was applied to a stack it does not accept.
+    fn bad_stack(span: Span, instr: &str, stack: &[Type]) -> TcError {
+        TcError::new(
+            span,
+            TcErrorKind::BadStack {
+                instr: instr.to_string(),
+                stack: stack_to_string(stack),
+            },
+        )
+    }
+
+    /// `instr` at `span` was given the wrong arguments.
+    fn bad_arguments(span: Span, instr: &str) -> TcError {
+        TcError::new(span, TcErrorKind::BadArguments(instr.to_string()))
+    }
+
+    /// `Ok` when `args` has exactly `count` elements, else a bad-arguments error for `instr`.
+    fn check_arity(span: Span, instr: &str, args: &[Node], count: usize) -> Result<(), TcError> {
+        if args.len() == count {
+            Ok(())
+        } else {
+            Err(TcError::bad_arguments(span, instr))
+        }
+    }
 }
 
 impl fmt::Display for TcError {
@@ -382,23 +407,9 @@ impl<'a> Typechecker<'a> {
             },
             _ => return Ok(Step::Done(self.instr(b, node, stack)?)),
         };
-        let bad_stack = |stack: &[Type]| {
-            TcError::new(
-                span,
-                TcErrorKind::BadStack {
-                    instr: prim.name().to_string(),
-                    stack: stack_to_string(stack),
-                },
-            )
-        };
-        let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
-        let arity = |n: usize| {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(bad_args())
-            }
-        };
+        let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
+        let bad_args = || TcError::bad_arguments(span, prim.name());
+        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
         match prim {
             Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
                 self.charge_typecheck(1)?;
@@ -801,23 +812,9 @@ impl<'a> Typechecker<'a> {
         };
         crate::types::check_annotations(annots)
             .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
-        let bad_stack = |stack: &[Type]| {
-            TcError::new(
-                span,
-                TcErrorKind::BadStack {
-                    instr: prim.name().to_string(),
-                    stack: stack_to_string(stack),
-                },
-            )
-        };
-        let bad_args = || TcError::new(span, TcErrorKind::BadArguments(prim.name().to_string()));
-        let arity = |n: usize| {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(bad_args())
-            }
-        };
+        let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
+        let bad_args = || TcError::bad_arguments(span, prim.name());
+        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
         let len = stack.len();
         // Helpers to look at the top of the stack (index 0 = top).
         macro_rules! top {
@@ -1860,13 +1857,7 @@ impl<'a> Typechecker<'a> {
             }
         };
         if !args.is_empty() || stack.last() != Some(&Type::Address) {
-            return Err(TcError::new(
-                span,
-                TcErrorKind::BadStack {
-                    instr: name.to_string(),
-                    stack: stack_to_string(&stack),
-                },
-            ));
+            return Err(TcError::bad_stack(span, name, &stack));
         }
         stack.pop();
         stack.push(out);
