@@ -5,18 +5,12 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
+mod support;
+
+/// Runs `kestrel` with `arguments` and an empty stdin: (exit code, stdout, stderr).
 fn kestrel(arguments: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(arguments)
-        .output()
-        .expect("kestrel runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    support::run_kestrel(arguments, "")
 }
 
 fn temporary(name: &str) -> PathBuf {

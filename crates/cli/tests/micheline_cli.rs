@@ -1,29 +1,8 @@
 //! `kestrel micheline ...` run as a process: outputs, error messages and exit codes.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
-/// Runs `kestrel` with `args` and `stdin`, returning (exit code, stdout, stderr).
-fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run kestrel: {e}"));
-    if let Some(mut input) = child.stdin.take() {
-        input
-            .write_all(stdin.as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use support::run_kestrel as run;
 
 fn check(args: &[&str], stdin: &str, expected_code: i32, expected_stdout: &str) {
     let (code, stdout, stderr) = run(args, stdin);

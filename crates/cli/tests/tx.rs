@@ -4,18 +4,12 @@
 #![allow(clippy::unwrap_used)]
 
 use kestrel_txview::{InstructionSpec, MessageHeader, Transaction, TransactionVersion};
-use std::process::Command;
 
+mod support;
+
+/// Runs `kestrel` with `arguments` and an empty stdin: (exit code, stdout, stderr).
 fn kestrel(arguments: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(arguments)
-        .output()
-        .expect("kestrel runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    support::run_kestrel(arguments, "")
 }
 
 /// A signed legacy transfer-shaped transaction, and the same with the fee payer as program.
