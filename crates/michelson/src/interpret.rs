@@ -1973,7 +1973,8 @@ pub fn comparable_size(v: &Value) -> u64 {
     total
 }
 
-fn compare_cost(a: &Value, b: &Value) -> u64 {
+/// What `COMPARE` of two values costs (also paid per key while reading a literal set or map).
+pub(crate) fn compare_cost(a: &Value, b: &Value) -> u64 {
     match (a, b) {
         (
             Value::Int(x) | Value::Nat(x) | Value::Timestamp(x),

@@ -234,9 +234,16 @@ pub fn run_script(
         let (entry_type, path) =
             crate::typecheck::entrypoints::find_with_path(&script_typed.param_node, entrypoint)
                 .ok_or_else(|| RunScriptError::BadOption(format!("no entrypoint {entrypoint}")))?;
+        // `Script_interpreter.execute`: the entrypoint search, the argument, then
+        // `collect_lazy_storage` of the argument and of the storage.
+        tc.charge_gas(
+            crate::typecheck::entrypoints::search_steps(&script_typed.param_node, entrypoint)
+                .saturating_mul(crate::gas::typecheck::COST_FIND_ENTRYPOINT_CYCLE),
+        );
         let mut param = tc
             .parse_data(&input_node, &entry_type)
             .map_err(RunScriptError::Typecheck)?;
+
         for left in path.iter().rev() {
             param = if *left {
                 Value::Left(Rc::new(param))
@@ -244,6 +251,13 @@ pub fn run_script(
                 Value::Right(Rc::new(param))
             };
         }
+        tc.charge_gas(
+            crate::typecheck::charges::collect_lazy_storage(&script_typed.param_type, &param)
+                .saturating_add(crate::typecheck::charges::collect_lazy_storage(
+                    &script_typed.storage_type,
+                    &storage,
+                )),
+        );
         (script_typed, storage, param, tc.gas_consumed_milli)
     };
 

@@ -12,6 +12,9 @@ use kestrel_michelson::run_script::{parse_tez, run_script, RunScriptError, RunSc
 
 /// Runs whose storage, operations and big_map diff (or failure) must match; raise it as more do.
 const MINIMUM_MATCHING_RUNS: usize = 183;
+/// Runs whose trace must match step for step, the first step's gas (Octez's parsing and
+/// typechecking) included; raise it as more do.
+const MINIMUM_MATCHING_TRACES: usize = 125;
 
 fn one_line(text: &str) -> String {
     text.lines()
@@ -125,6 +128,19 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
         .first()
         .zip(run.trace.first())
         .is_some_and(|(a, e)| a.gas_milli as u64 == e.gas_milli);
+    if let (Some(actual), Some(expected)) = (trace.first(), run.trace.first()) {
+        if !first_gas {
+            println!(
+                "FIRST {} storage {} input {}: expected {} got {} (diff {})",
+                run.command.script,
+                run.command.storage,
+                run.command.input,
+                expected.gas_milli,
+                actual.gas_milli,
+                expected.gas_milli as i64 - actual.gas_milli
+            );
+        }
+    }
     Ok((same_steps, same_steps && first_gas))
 }
 
@@ -200,6 +216,10 @@ fn run_all() {
     assert!(
         matching >= MINIMUM_MATCHING_RUNS,
         "{matching} runs match, below {MINIMUM_MATCHING_RUNS}"
+    );
+    assert!(
+        traces_full >= MINIMUM_MATCHING_TRACES,
+        "{traces_full} traces match fully, below {MINIMUM_MATCHING_TRACES}"
     );
 }
 

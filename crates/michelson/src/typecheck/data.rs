@@ -29,6 +29,35 @@ pub fn valid_string(text: &str) -> bool {
     text.bytes().all(|b| (32..=126).contains(&b) || b == b'\n')
 }
 
+/// What Octez's `parse_data` charges for a leaf of type `ty` written as `node`, besides the
+/// `parse_data_cycle` of every call: printable checks, readable and optimized decodings
+/// (`Michelson_v1_gas.Cost_of.Typechecking`).
+fn leaf_cost(ty: &Type, node: &Node) -> u64 {
+    use crate::gas::typecheck as cost;
+    match (ty, &node.kind) {
+        (Type::String, NodeKind::String(text)) => cost::cost_check_printable(text.len() as u64),
+        (Type::Timestamp, NodeKind::String(text)) => {
+            cost::cost_timestamp_readable_decoding(text.len() as u64)
+        }
+        (Type::KeyHash | Type::Address | Type::Contract(_), NodeKind::String(_)) => {
+            cost::COST_DECODE_KEY_HASH_READABLE
+        }
+        (Type::KeyHash | Type::Address | Type::Contract(_), NodeKind::Bytes(_)) => {
+            cost::COST_DECODE_KEY_HASH_OPTIMIZED
+        }
+        (Type::Key, NodeKind::String(_)) => cost::COST_DECODE_PUBLIC_KEY_READABLE,
+        (Type::Key, NodeKind::Bytes(_)) => cost::COST_DECODE_PUBLIC_KEY_OPTIMIZED,
+        (Type::Signature, NodeKind::String(_)) => cost::COST_DECODE_SIGNATURE_READABLE,
+        (Type::Signature, NodeKind::Bytes(_)) => cost::COST_DECODE_SIGNATURE_OPTIMIZED,
+        (Type::ChainId, NodeKind::String(_)) => cost::COST_DECODE_CHAIN_ID_READABLE,
+        (Type::ChainId, NodeKind::Bytes(_)) => cost::COST_DECODE_CHAIN_ID_OPTIMIZED,
+        (Type::Bls12381Fr, NodeKind::Bytes(_) | NodeKind::Int(_)) => cost::COST_DECODE_BLS12_381_FR,
+        (Type::Bls12381G1, NodeKind::Bytes(_)) => cost::COST_DECODE_BLS12_381_G1,
+        (Type::Bls12381G2, NodeKind::Bytes(_)) => cost::COST_DECODE_BLS12_381_G2,
+        _ => 0,
+    }
+}
+
 /// The arguments of `node` when it is primitive `expected`.
 fn prim_args(node: &Node, expected: Prim) -> Option<&[Node]> {
     match &node.kind {
@@ -40,7 +69,7 @@ fn prim_args(node: &Node, expected: Prim) -> Option<&[Node]> {
 impl Typechecker<'_> {
     /// Reads `node` as a value of type `ty`.
     pub fn parse_data(&mut self, node: &Node, ty: &Type) -> Result<Value, TcError> {
-        self.charge_typecheck(1)?;
+        self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE + leaf_cost(ty, node));
         let bad = || invalid(node, ty);
         match ty {
             Type::Unit => prim_args(node, Prim::D_Unit)
@@ -184,10 +213,15 @@ impl Typechecker<'_> {
                     for item in items {
                         let value = self.parse_data(item, inner)?;
                         if let Some(previous) = &previous {
+                            self.charge_gas(crate::interpret::compare_cost(previous, &value));
                             if previous >= &value {
                                 return Err(TcError::new(item.span, TcErrorKind::UnorderedSet));
                             }
                         }
+                        self.charge_gas(crate::gas::interpreter::cost_set_update(
+                            crate::interpret::comparable_size(&value),
+                            set.len() as u64,
+                        ));
                         previous = Some(value.clone());
                         set.insert(value);
                     }
@@ -359,10 +393,15 @@ impl Typechecker<'_> {
             let key = self.parse_data(key, key_type)?;
             let value = self.parse_data(value, value_type)?;
             if let Some(previous) = &previous {
+                self.charge_gas(crate::interpret::compare_cost(previous, &key));
                 if previous >= &key {
                     return Err(TcError::new(item.span, TcErrorKind::UnorderedMap));
                 }
             }
+            self.charge_gas(crate::gas::interpreter::cost_map_update(
+                crate::interpret::comparable_size(&key),
+                map.len() as u64,
+            ));
             previous = Some(key.clone());
             map.insert(key, value);
         }
@@ -376,6 +415,7 @@ impl Typechecker<'_> {
         let mut lefts: Vec<Value> = Vec::new();
         let mut current_ty = ty;
         let mut pending: Vec<&Node> = vec![node];
+        let mut first_level = true;
         loop {
             let Type::Pair(left_ty, right_ty) = current_ty else {
                 // Last component: a single node.
@@ -389,6 +429,12 @@ impl Typechecker<'_> {
                 }
                 return Ok(result);
             };
+            // Octez parses each level of a right comb with its own `parse_data` call; the first
+            // was charged by the caller.
+            if !first_level {
+                self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE);
+            }
+            first_level = false;
             // `pending` holds the nodes still to match `current_ty`: either one node (a Pair
             // or sequence) or several (the rest of an n-ary Pair).
             if pending.len() == 1 {
@@ -431,10 +477,26 @@ impl Typechecker<'_> {
         if recursive {
             stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
         }
+        // The lambda's descriptor in the typed IR, then its code.
+        self.charge(super::charges::Charge {
+            gas_milli: 0,
+            ir_nodes: super::charges::lambda_descriptor_nodes(&stack, ret),
+        });
         let (compiled, out) = self.typecheck_code(code, stack)?;
+        self.charge_body_end(&out, None);
+        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`), which
+        // expands constants and visits every node.
+        let nodes = super::charges::micheline_nodes(code);
+        self.charge_gas(
+            crate::gas::typecheck::cost_expand_no_constants(nodes).saturating_add(
+                nodes.saturating_mul(crate::gas::typecheck::COST_UNPARSE_INSTRUCTION_CYCLE),
+            ),
+        );
         match out {
             None => {}
-            Some(out) if out.len() == 1 && &out[0] == ret => {}
+            Some(out) if out.len() == 1 && &out[0] == ret => {
+                self.charge_gas(super::charges::ty_eq(&out[0], ret));
+            }
             Some(out) => {
                 return Err(TcError::new(
                     code.span,
