@@ -124,6 +124,32 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
                     && stack == e.stack
                     && (index == 0 || a.gas_milli as u64 == e.gas_milli)
             });
+    if !same_steps {
+        let first_difference = trace.iter().zip(&run.trace).enumerate().find(|(index, (a, e))| {
+            let stack: Vec<String> = a.stack.iter().map(print).collect();
+            a.location != e.location
+                || stack != e.stack
+                || (*index > 0 && a.gas_milli as u64 != e.gas_milli)
+        });
+        match first_difference {
+            Some((index, (a, e))) => println!(
+                "STEP {} step {index}: expected location {} gas {} stack {:?}, got location {} gas {} stack {:?}",
+                run.command.script,
+                e.location,
+                e.gas_milli,
+                e.stack,
+                a.location,
+                a.gas_milli,
+                a.stack.iter().map(print).collect::<Vec<_>>()
+            ),
+            None => println!(
+                "STEP {}: {} steps expected, {} got",
+                run.command.script,
+                run.trace.len(),
+                trace.len()
+            ),
+        }
+    }
     let first_gas = trace
         .first()
         .zip(run.trace.first())

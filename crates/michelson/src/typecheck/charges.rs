@@ -121,6 +121,25 @@ pub fn micheline_nodes(node: &Node) -> u64 {
     count
 }
 
+/// The node count `Script_typed_ir_size.node_size` gives a Micheline expression (the code of
+/// a script, of its views, of a `CREATE_CONTRACT`): one per node and one per annotation.
+pub fn node_size_nodes(node: &Node) -> u64 {
+    let mut count = 0u64;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        count += 1;
+        match &node.kind {
+            NodeKind::Prim { args, annots, .. } => {
+                count = count.saturating_add(annots.len() as u64);
+                pending.extend(args.iter());
+            }
+            NodeKind::Seq(items) => pending.extend(items.iter()),
+            _ => {}
+        }
+    }
+    count
+}
+
 /// Nodes of a stack type as `Script_typed_ir_size.stack_ty_size` counts them: one per level
 /// plus its type's nodes, and one for the bottom.
 pub fn stack_type_nodes(stack: &[Type]) -> u64 {

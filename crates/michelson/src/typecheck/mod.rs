@@ -1782,7 +1782,7 @@ impl<'a> Typechecker<'a> {
                         + charges::ty_eq(&output, &output)
                         + charges::ty_eq(&parsed.storage_type, top!(2)),
                     ir_nodes: charges::type_size(&parsed.storage_type)
-                        + charges::micheline_nodes(script),
+                        + charges::node_size_nodes(script),
                 });
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
@@ -2093,7 +2093,7 @@ impl<'a> Typechecker<'a> {
                 view.children()
                     .iter()
                     .skip(1)
-                    .map(charges::micheline_nodes)
+                    .map(charges::node_size_nodes)
                     .sum::<u64>(),
             );
         }
@@ -2169,7 +2169,7 @@ impl<'a> Typechecker<'a> {
         match level {
             Level::Toplevel => {
                 self.gas_consumed_milli = gas_before_views;
-                let nodes = charges::micheline_nodes(code_node)
+                let nodes = charges::node_size_nodes(code_node)
                     .saturating_add(charges::lambda_descriptor_nodes(&[input], &expected))
                     .saturating_add(code_ir_nodes)
                     .saturating_add(views_nodes);
