@@ -201,7 +201,18 @@ impl<'a> Interpreter<'a> {
                     }
                 }
             };
-            if T::ENABLED && !matches!(instr, Instr::Jump(_)) {
+            // Octez logs `ITER` and `MAP` together with their first `KIter`/`KMap_enter_body`
+            // (the element already pushed, or the exit), so their start logs nothing.
+            if T::ENABLED
+                && !matches!(
+                    instr,
+                    Instr::Jump(_)
+                        | Instr::IterStart(_)
+                        | Instr::IterBack(_)
+                        | Instr::MapStart(_)
+                        | Instr::MapCollect
+                )
+            {
                 pending_log = Some(code.locations[pc]);
             }
             pc += 1;
@@ -380,7 +391,8 @@ impl<'a> Interpreter<'a> {
                             stack.push(v);
                         }
                         None => {
-                            charge!(cost::COST_ITER);
+                            // The last `KIter` hands over to the continuation (`KCons`).
+                            charge!(cost::COST_ITER + cost::COST_CONS_CONTINUATION);
                             iters.pop();
                             pc = *exit;
                         }
@@ -396,6 +408,9 @@ impl<'a> Interpreter<'a> {
                         (IterKind::Set, Value::None) => {
                             charge!(cost::COST_OPT_MAP);
                             stack.push(Value::None);
+                            if T::ENABLED {
+                                pending_log = Some(code.locations[pc - 1]);
+                            }
                             // An option MAP on None skips the body: jump over it.
                             match code.instrs.get(pc) {
                                 Some(Instr::MapNext(exit)) => pc = *exit,
@@ -430,7 +445,7 @@ impl<'a> Interpreter<'a> {
                         Some(v) => {
                             charge!(match frame.kind {
                                 IterKind::Map =>
-                                    cost::cost_map_enter_body(frame.remaining.len() as u64 + 1),
+                                    cost::cost_map_enter_body(frame.map_results.len() as u64),
                                 _ => cost::cost_list_enter_body(
                                     false,
                                     frame.list_results.len() as u64
@@ -449,10 +464,12 @@ impl<'a> Interpreter<'a> {
                             };
                             let result = match frame.kind {
                                 IterKind::List => {
-                                    charge!(cost::cost_list_enter_body(
-                                        true,
-                                        frame.list_results.len() as u64
-                                    ));
+                                    charge!(
+                                        cost::cost_list_enter_body(
+                                            true,
+                                            frame.list_results.len() as u64
+                                        ) + cost::COST_CONS_CONTINUATION
+                                    );
                                     Value::list_from(frame.list_results)
                                 }
                                 IterKind::Set => {
@@ -463,7 +480,10 @@ impl<'a> Interpreter<'a> {
                                     }
                                 }
                                 IterKind::Map => {
-                                    charge!(cost::cost_map_enter_body(0));
+                                    charge!(
+                                        cost::cost_map_enter_body(frame.map_results.len() as u64)
+                                            + cost::COST_CONS_CONTINUATION
+                                    );
                                     Value::Map(Rc::new(frame.map_results))
                                 }
                             };
@@ -475,13 +495,23 @@ impl<'a> Interpreter<'a> {
                 Instr::MapCollect => {
                     let result = pop!(stack);
                     let frame = maps.last_mut().ok_or_else(bad)?;
-                    charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
                     match frame.kind {
                         IterKind::Map => {
+                            // `KMap_exit_body` inserts the result into the map built so far.
                             let key = frame.current_key.take().ok_or_else(bad)?;
+                            charge!(
+                                cost::COST_HALT
+                                    + cost::cost_map_update(
+                                        comparable_size(&key),
+                                        frame.map_results.len() as u64
+                                    )
+                            );
                             frame.map_results.insert(key, result);
                         }
-                        _ => frame.list_results.push(result),
+                        _ => {
+                            charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
+                            frame.list_results.push(result)
+                        }
                     }
                 }
                 Instr::Failwith => {
