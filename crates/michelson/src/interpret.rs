@@ -178,7 +178,8 @@ impl<'a> Interpreter<'a> {
                 // End of a code block: return from a lambda, or finish.
                 match calls.pop() {
                     Some(frame) => {
-                        charge!(cost::COST_HALT + cost::COST_RETURN);
+                        // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
+                        charge!(cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION);
                         let result = pop!(stack);
                         if let Some(saved) = frame.restore {
                             self.context.self_address = saved.self_address;
@@ -211,9 +212,22 @@ impl<'a> Interpreter<'a> {
                         | Instr::IterBack(_)
                         | Instr::MapStart(_)
                         | Instr::MapCollect
+                        | Instr::LoopEnter
+                        | Instr::LoopBack(_)
+                        // `EXEC`'s cost is logged with the lambda's first instruction.
+                        | Instr::Exec
                 )
             {
-                pending_log = Some(code.locations[pc]);
+                pending_log = Some(match instr {
+                    // A loop's entry, iterations and exit are logged where its continuation
+                    // starts (Octez's `kinstr_location k`).
+                    Instr::LoopHead(exit) | Instr::LoopLeftHead(exit) => code
+                        .locations
+                        .get(*exit)
+                        .copied()
+                        .unwrap_or(code.locations[pc]),
+                    _ => code.locations[pc],
+                });
             }
             pc += 1;
             match instr {
@@ -322,6 +336,7 @@ impl<'a> Interpreter<'a> {
                 Instr::LoopHead(exit) => {
                     charge!(cost::COST_LOOP_IN);
                     if let Value::Bool(false) = pop!(stack) {
+                        charge!(cost::COST_CONS_CONTINUATION);
                         pc = *exit;
                     }
                 }
@@ -330,6 +345,7 @@ impl<'a> Interpreter<'a> {
                     match pop!(stack) {
                         Value::Left(v) => stack.push(unwrap_rc(v)),
                         Value::Right(v) => {
+                            charge!(cost::COST_CONS_CONTINUATION);
                             stack.push(unwrap_rc(v));
                             pc = *exit;
                         }
@@ -2003,20 +2019,45 @@ pub fn comparable_size(v: &Value) -> u64 {
     total
 }
 
-/// What `COMPARE` of two values costs (also paid per key while reading a literal set or map).
+/// What `COMPARE` of two values costs (also paid per key while reading a literal set or map):
+/// Octez's model walked over both values ([`cost::cost_compare_values`]).
 pub(crate) fn compare_cost(a: &Value, b: &Value) -> u64 {
-    match (a, b) {
-        (
-            Value::Int(x) | Value::Nat(x) | Value::Timestamp(x),
-            Value::Int(y) | Value::Nat(y) | Value::Timestamp(y),
-        ) => cost::cost_compare_int(int_size(x), int_size(y)),
-        (Value::String(x), Value::String(y)) => {
-            cost::cost_compare_string(x.len() as u64, y.len() as u64)
-        }
-        (Value::Bytes(x), Value::Bytes(y)) => {
-            cost::cost_compare_string(x.len() as u64, y.len() as u64)
-        }
-        _ => cost::cost_compare(comparable_size(a), comparable_size(b)),
+    cost::cost_compare_values(a, b, compare_view)
+}
+
+/// One node of a comparable value as the comparison cost model sees it.
+fn compare_view(value: &Value) -> crate::gas::size::CompareView<&Value> {
+    use crate::gas::size::{CompareView as View, Curve};
+    match value {
+        Value::Unit => View::Unit,
+        Value::Bool(_) => View::Bool,
+        Value::Int(n) | Value::Nat(n) => View::Int { numbits: n.bits() },
+        Value::Timestamp(n) => View::Timestamp { numbits: n.bits() },
+        Value::String(text) => View::String {
+            length: text.len() as u64,
+        },
+        Value::Bytes(bytes) => View::Bytes {
+            length: bytes.len() as u64,
+        },
+        Value::Mutez(_) => View::Mutez,
+        Value::KeyHash(_) => View::KeyHash,
+        Value::Address(address) => View::Address {
+            entrypoint_length: address.entrypoint.len() as u64,
+        },
+        Value::Key(key) => View::Key(match key.kind {
+            0 => Curve::Ed25519,
+            1 => Curve::Secp256k1,
+            2 => Curve::P256,
+            _ => Curve::Bls12_381,
+        }),
+        Value::Signature(_) => View::Signature,
+        Value::ChainId(_) => View::ChainId,
+        Value::Pair(pair) => View::Pair(&pair.0, &pair.1),
+        Value::Left(inner) => View::Left(inner),
+        Value::Right(inner) => View::Right(inner),
+        Value::Some(inner) => View::Some(inner),
+        // Values that are not comparable never reach `COMPARE`.
+        _ => View::None,
     }
 }
 
