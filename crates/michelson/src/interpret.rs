@@ -578,10 +578,15 @@ impl<'a> Interpreter<'a> {
                     let Value::Lambda(lambda) = pop!(stack) else {
                         return Err(bad());
                     };
-                    charge!(cost::cost_apply(lambda.recursive));
                     let Type::Pair(captured_type, rest) = &lambda.arg else {
                         return Err(bad());
                     };
+                    // Octez unparses the captured value and its type into the new code.
+                    charge!(
+                        cost::cost_apply(lambda.recursive)
+                            + crate::pack::pack_cost(&captured)
+                            + crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
+                    );
                     let mut applied = lambda.applied.clone();
                     applied.push(((**captured_type).clone(), captured));
                     stack.push(Value::Lambda(Rc::new(Lambda {
@@ -1326,17 +1331,21 @@ impl<'a> Interpreter<'a> {
             }
             Instr::Pack(ty) => {
                 let v = pop!(stack);
-                let bytes =
-                    crate::pack::pack_value(&v, ty).map_err(|e| RunError::Other(e.to_string()))?;
-                charge!(cost::COST_PUSH);
+                let _ = ty;
+                let (bytes, pack_cost) =
+                    crate::pack::pack_with_cost(&v).map_err(|e| RunError::Other(e.to_string()))?;
+                charge!(pack_cost);
                 stack.push(Value::Bytes(Rc::from(bytes)));
             }
             Instr::Unpack(ty) => {
                 let Value::Bytes(b) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_unpack(b.len() as u64));
-                let v = crate::pack::unpack_value(&b, ty, self.context);
+                // Charge the decoding first: it does not depend on what the bytes hold.
+                charge!(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64));
+                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context);
+                charge!(total
+                    .saturating_sub(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64)));
                 stack.push(match v {
                     Some(v) => Value::some(v),
                     None => Value::None,
@@ -1466,7 +1475,10 @@ impl<'a> Interpreter<'a> {
                 let Value::BigMap(map) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_big_map_mem(map.overlay.len() as u64));
+                charge!(
+                    cost::cost_big_map_mem(map.overlay.len() as u64)
+                        + crate::pack::big_map_key_hash_cost(&key)
+                );
                 let found = self.big_map_get(&map, &key);
                 if matches!(instr, Instr::MemBigMap) {
                     stack.push(Value::Bool(found.is_some()));
@@ -1529,7 +1541,10 @@ impl<'a> Interpreter<'a> {
                 let Value::BigMap(mut map) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_big_map_update(map.overlay.len() as u64));
+                charge!(
+                    cost::cost_big_map_update(map.overlay.len() as u64)
+                        + crate::pack::big_map_key_hash_cost(&key)
+                );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
                     self.big_map_get(&map, &key)
                 } else {
@@ -1617,6 +1632,10 @@ impl<'a> Interpreter<'a> {
                 let Value::Address(address) = pop!(stack) else {
                     return Err(bad());
                 };
+                charge!(crate::gas::typecheck::cost_parse_contract(
+                    &address.destination,
+                    ty
+                ));
                 stack.push(self.contract(&address, entrypoint, ty));
             }
             Instr::ImplicitAccount => {

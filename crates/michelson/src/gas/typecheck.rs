@@ -109,6 +109,20 @@ pub const fn cost_proof_argument(n: u64) -> u64 {
     mul(safe(n), 50)
 }
 
+/// `parse_contract` of an address, as `CONTRACT` and a `contract` literal pay it: one
+/// `parse_instr_cycle`, and for an implicit account the unification of the expected parameter
+/// type with `unit`. (An originated contract's script is read from the context: not modelled.)
+pub fn cost_parse_contract(
+    destination: &crate::literals::Destination,
+    expected: &crate::types::Type,
+) -> u64 {
+    let unify = match destination {
+        crate::literals::Destination::Implicit(_) => cost_ty_eq(expected.size() as u64, 1),
+        _ => 0,
+    };
+    add(COST_PARSE_INSTRUCTION_CYCLE, unify)
+}
+
 /// Reading `read_bytes` bytes at a context path of `path_length` segments
 /// (`Storage_costs.read_access`): `200000 + 5000 · path_length + 2 · read_bytes` milligas.
 pub const fn cost_read_access(path_length: u64, read_bytes: u64) -> u64 {

@@ -163,6 +163,10 @@ impl Typechecker<'_> {
                 .ok_or_else(bad),
             Type::Contract(param) => {
                 let address = self.parse_address(node).ok_or_else(bad)?;
+                self.charge_gas(crate::gas::typecheck::cost_parse_contract(
+                    &address.destination,
+                    param,
+                ));
                 let entrypoint = address.entrypoint.clone();
                 let found = self
                     .contract_entrypoint_type(&address, &entrypoint)

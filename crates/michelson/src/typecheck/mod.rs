@@ -938,7 +938,15 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(t);
-                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, loc);
+                // `DUP 1` is Octez's `IDup_n`, with its own cost; only a bare `DUP` is `IDup`.
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Dup
+                    } else {
+                        Instr::DupN(n)
+                    },
+                    loc,
+                );
                 Ok(Some(stack))
             }
             Prim::I_SWAP => {
