@@ -51,9 +51,31 @@ pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
 }
 
 /// `parse_ty` of a type: one `parse_type_cycle` per node (a flat `pair a b c` is parsed as
-/// `pair a (pair b c)`, whose nodes [`Type`] has too).
+/// `pair a (pair b c)`, whose nodes [`Type`] has too), and one more per `big_map`, whose
+/// arguments `parse_big_map_ty` parses after a cycle of its own.
 pub fn parse_type(ty: &Type) -> u64 {
-    type_size(ty).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
+    let mut big_maps = 0u64;
+    let mut pending = vec![ty];
+    while let Some(ty) = pending.pop() {
+        match ty {
+            Type::BigMap(key, value) => {
+                big_maps += 1;
+                pending.push(key);
+                pending.push(value);
+            }
+            Type::Pair(a, b) | Type::Or(a, b) | Type::Lambda(a, b) | Type::Map(a, b) => {
+                pending.push(a);
+                pending.push(b);
+            }
+            Type::Option(a)
+            | Type::List(a)
+            | Type::Set(a)
+            | Type::Contract(a)
+            | Type::Ticket(a) => pending.push(a),
+            _ => {}
+        }
+    }
+    (type_size(ty).saturating_add(big_maps)).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
 }
 
 /// The nodes `check_dupable_ty` visits: it stops at sets (their elements are comparable),

@@ -29,6 +29,14 @@ pub fn valid_string(text: &str) -> bool {
     text.bytes().all(|b| (32..=126).contains(&b) || b == b'\n')
 }
 
+/// How a literal map's bindings are charged: a `map` inserts each key, a `big_map` hashes each
+/// key and inserts the hash (`parse_items` and `parse_big_map_items`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ElementCost {
+    Map,
+    BigMap,
+}
+
 /// What Octez's `parse_data` charges for a leaf of type `ty` written as `node`, besides the
 /// `parse_data_cycle` of every call: printable checks, readable and optimized decodings
 /// (`Michelson_v1_gas.Cost_of.Typechecking`).
@@ -234,14 +242,18 @@ impl Typechecker<'_> {
                 _ => Err(bad()),
             },
             Type::Map(key_type, value_type) => match &node.kind {
-                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(
-                    self.parse_elts(items, key_type, value_type)?,
-                ))),
+                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(self.parse_elts(
+                    items,
+                    key_type,
+                    value_type,
+                    ElementCost::Map,
+                )?))),
                 _ => Err(bad()),
             },
             Type::BigMap(key_type, value_type) => match &node.kind {
                 NodeKind::Seq(items) => {
-                    let contents = self.parse_elts(items, key_type, value_type)?;
+                    let contents =
+                        self.parse_elts(items, key_type, value_type, ElementCost::BigMap)?;
                     Ok(Value::BigMap(Rc::new(BigMap {
                         id: None,
                         key_type: (**key_type).clone(),
@@ -263,8 +275,12 @@ impl Typechecker<'_> {
                     let NodeKind::Seq(items) = &args[1].kind else {
                         return Err(bad());
                     };
-                    let diff =
-                        self.parse_elts(items, key_type, &Type::option((**value_type).clone()))?;
+                    let diff = self.parse_elts(
+                        items,
+                        key_type,
+                        &Type::option((**value_type).clone()),
+                        ElementCost::BigMap,
+                    )?;
                     let overlay = diff
                         .into_iter()
                         .map(|(k, v)| match v {
@@ -382,6 +398,7 @@ impl Typechecker<'_> {
         items: &[Node],
         key_type: &Type,
         value_type: &Type,
+        element_cost: ElementCost,
     ) -> Result<BTreeMap<Value, Value>, TcError> {
         let mut map = BTreeMap::new();
         let mut previous: Option<Value> = None;
@@ -395,6 +412,10 @@ impl Typechecker<'_> {
                 ));
             };
             let key = self.parse_data(key, key_type)?;
+            if element_cost == ElementCost::BigMap {
+                // A big map's bindings are indexed by the hash of the packed key.
+                self.charge_gas(crate::pack::big_map_key_hash_cost(&key));
+            }
             let value = self.parse_data(value, value_type)?;
             if let Some(previous) = &previous {
                 self.charge_gas(crate::interpret::compare_cost(previous, &key));
@@ -402,10 +423,15 @@ impl Typechecker<'_> {
                     return Err(TcError::new(item.span, TcErrorKind::UnorderedMap));
                 }
             }
-            self.charge_gas(crate::gas::interpreter::cost_map_update(
-                crate::interpret::comparable_size(&key),
-                map.len() as u64,
-            ));
+            self.charge_gas(match element_cost {
+                ElementCost::Map => crate::gas::interpreter::cost_map_update(
+                    crate::interpret::comparable_size(&key),
+                    map.len() as u64,
+                ),
+                ElementCost::BigMap => {
+                    crate::gas::interpreter::cost_big_map_update(map.len() as u64)
+                }
+            });
             previous = Some(key.clone());
             map.insert(key, value);
         }
