@@ -8,6 +8,7 @@
 pub mod charges;
 pub mod data;
 pub mod entrypoints;
+pub mod operators;
 
 use crate::context::Context;
 use crate::ir::{Code, Instr, IterKind};
@@ -905,6 +906,14 @@ impl<'a> Typechecker<'a> {
                 _ => Err(bad_args()),
             }
         };
+        if operators::is_operator(prim) {
+            arity(0)?;
+            let Some((instr, consumed, out)) = operators::type_operator(prim, &stack, self.legacy)
+            else {
+                return Err(bad_stack(&stack));
+            };
+            replace!(consumed, instr, out)
+        }
         match prim {
             Prim::I_DROP => {
                 let n = if args.is_empty() { 1 } else { int_arg(0)? };
@@ -1074,189 +1083,7 @@ impl<'a> Typechecker<'a> {
                 b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
-            // Arithmetic.
-            Prim::I_ADD => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::AddNatNat, Type::Nat),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::AddIntInt, Type::Int),
-                    (Type::Timestamp, Type::Int) => (Instr::AddTimestampInt, Type::Timestamp),
-                    (Type::Int, Type::Timestamp) => (Instr::AddIntTimestamp, Type::Timestamp),
-                    (Type::Mutez, Type::Mutez) => (Instr::AddMutez, Type::Mutez),
-                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::AddFr, Type::Bls12381Fr),
-                    (Type::Bls12381G1, Type::Bls12381G1) => (Instr::AddG1, Type::Bls12381G1),
-                    (Type::Bls12381G2, Type::Bls12381G2) => (Instr::AddG2, Type::Bls12381G2),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_SUB => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::SubInt, Type::Int),
-                    (Type::Timestamp, Type::Int) => (Instr::SubTimestampInt, Type::Timestamp),
-                    (Type::Timestamp, Type::Timestamp) => (Instr::SubTimestampTimestamp, Type::Int),
-                    (Type::Mutez, Type::Mutez) if self.legacy => {
-                        (Instr::SubMutezLegacy, Type::Mutez)
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_SUB_MUTEZ => {
-                arity(0)?;
-                match (top!(0), top!(1)) {
-                    (Type::Mutez, Type::Mutez) => {
-                        replace!(2, Instr::SubMutez, Type::option(Type::Mutez))
-                    }
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_MUL => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::MulNatNat, Type::Nat),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::MulIntInt, Type::Int),
-                    (Type::Mutez, Type::Nat) => (Instr::MulMutezNat, Type::Mutez),
-                    (Type::Nat, Type::Mutez) => (Instr::MulNatMutez, Type::Mutez),
-                    (Type::Bls12381G1, Type::Bls12381Fr) => (Instr::MulG1Fr, Type::Bls12381G1),
-                    (Type::Bls12381G2, Type::Bls12381Fr) => (Instr::MulG2Fr, Type::Bls12381G2),
-                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::MulFrFr, Type::Bls12381Fr),
-                    (Type::Nat | Type::Int, Type::Bls12381Fr) => {
-                        (Instr::MulIntFr, Type::Bls12381Fr)
-                    }
-                    (Type::Bls12381Fr, Type::Nat | Type::Int) => {
-                        (Instr::MulFrInt, Type::Bls12381Fr)
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_EDIV => {
-                arity(0)?;
-                let result = |q: Type, r: Type| Type::option(Type::pair(q, r));
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::EdivNatNat, result(Type::Nat, Type::Nat)),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => {
-                        (Instr::EdivIntInt, result(Type::Int, Type::Nat))
-                    }
-                    (Type::Mutez, Type::Nat) => {
-                        (Instr::EdivMutezNat, result(Type::Mutez, Type::Mutez))
-                    }
-                    (Type::Mutez, Type::Mutez) => {
-                        (Instr::EdivMutezMutez, result(Type::Nat, Type::Mutez))
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_ABS => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::Abs, Type::Nat),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_ISNAT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::IsNat, Type::option(Type::Nat)),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_INT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Nat => replace!(1, Instr::Int, Type::Int),
-                    Type::Bls12381Fr => replace!(1, Instr::IntFr, Type::Int),
-                    Type::Bytes => replace!(1, Instr::IntBytes, Type::Int),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_NAT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Bytes => replace!(1, Instr::NatBytes, Type::Nat),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_BYTES => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::BytesInt, Type::Bytes),
-                    Type::Nat => replace!(1, Instr::BytesNat, Type::Bytes),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_NEG => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int | Type::Nat => replace!(1, Instr::NegInt, Type::Int),
-                    Type::Bls12381Fr => replace!(1, Instr::NegFr, Type::Bls12381Fr),
-                    Type::Bls12381G1 => replace!(1, Instr::NegG1, Type::Bls12381G1),
-                    Type::Bls12381G2 => replace!(1, Instr::NegG2, Type::Bls12381G2),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_LSL | Prim::I_LSR => {
-                arity(0)?;
-                let left = prim == Prim::I_LSL;
-                match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => replace!(
-                        2,
-                        if left { Instr::LslNat } else { Instr::LsrNat },
-                        Type::Nat
-                    ),
-                    (Type::Bytes, Type::Nat) => replace!(
-                        2,
-                        if left {
-                            Instr::LslBytes
-                        } else {
-                            Instr::LsrBytes
-                        },
-                        Type::Bytes
-                    ),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_OR | Prim::I_XOR => {
-                arity(0)?;
-                let or = prim == Prim::I_OR;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Bool, Type::Bool) => {
-                        (if or { Instr::OrBool } else { Instr::XorBool }, Type::Bool)
-                    }
-                    (Type::Nat, Type::Nat) => {
-                        (if or { Instr::OrNat } else { Instr::XorNat }, Type::Nat)
-                    }
-                    (Type::Bytes, Type::Bytes) => (
-                        if or { Instr::OrBytes } else { Instr::XorBytes },
-                        Type::Bytes,
-                    ),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_AND => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Bool, Type::Bool) => (Instr::AndBool, Type::Bool),
-                    (Type::Nat, Type::Nat) => (Instr::AndNat, Type::Nat),
-                    (Type::Int, Type::Nat) => (Instr::AndIntNat, Type::Nat),
-                    (Type::Bytes, Type::Bytes) => (Instr::AndBytes, Type::Bytes),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_NOT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Bool => replace!(1, Instr::NotBool, Type::Bool),
-                    Type::Nat | Type::Int => replace!(1, Instr::NotInt, Type::Int),
-                    Type::Bytes => replace!(1, Instr::NotBytes, Type::Bytes),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
+            // Comparison (arithmetic and bitwise operators are typed by `operators`).
             Prim::I_COMPARE => {
                 arity(0)?;
                 let (a, c) = (top!(0), top!(1));
