@@ -581,31 +581,32 @@ fn expand_set_cxr(path: &[u8], span: Span, field: Option<&str>, vars: &[String])
                 with_vars(vec![own("%@"), own("%@")], outermost),
                 span,
             );
-            if *first == b'A' {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CDR, &["@%%"], span),
-                        prim(Prim::I_SWAP, vec![], span),
-                        pair,
-                    ],
-                    span,
-                )
-            } else {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CAR, &["@%%"], span),
-                        pair,
-                    ],
-                    span,
-                )
-            }
+            descend_cxr(*first, inner, pair, span)
         }
         [] => seq(vec![], span),
     }
+}
+
+/// One inner step of `SET_C[AD]+R` and `MAP_C[AD]+R`: open the pair on the side `first`
+/// names (`A` for the left), rewrite that side with `inner` under a `DIP`, and rebuild the
+/// pair with `pair` (which carries the field annotations).
+fn descend_cxr(first: u8, inner: Node, pair: Node, span: Span) -> Node {
+    let (open, keep) = if first == b'A' {
+        (Prim::I_CAR, Prim::I_CDR)
+    } else {
+        (Prim::I_CDR, Prim::I_CAR)
+    };
+    let mut items = vec![
+        prim(Prim::I_DUP, vec![], span),
+        dip(1, vec![annotated(open, &["@%%"], span), inner], span),
+        annotated(keep, &["@%%"], span),
+    ];
+    // The rewritten left half must go back under the untouched right one.
+    if first == b'A' {
+        items.push(prim(Prim::I_SWAP, vec![], span));
+    }
+    items.push(pair);
+    seq(items, span)
 }
 
 /// `MAP_C[AD]+R code`, as Octez expands it; `field` and `vars` as for [`expand_set_cxr`].
@@ -656,28 +657,7 @@ fn expand_map_cxr(
         [first, rest @ ..] => {
             let inner = expand_map_cxr(rest, code, span, field, &[]);
             let pair = pa(Prim::I_PAIR, with_vars(vec![own("%@"), own("%@")]), span);
-            if *first == b'A' {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CDR, &["@%%"], span),
-                        prim(Prim::I_SWAP, vec![], span),
-                        pair,
-                    ],
-                    span,
-                )
-            } else {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CAR, &["@%%"], span),
-                        pair,
-                    ],
-                    span,
-                )
-            }
+            descend_cxr(*first, inner, pair, span)
         }
         [] => code,
     }

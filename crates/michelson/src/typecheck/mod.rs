@@ -651,6 +651,30 @@ impl<'a> Typechecker<'a> {
         }
     }
 
+    /// Closes the body of a `LOOP`, `LOOP_LEFT` or `ITER`: charges its end, checks that it
+    /// leaves `expected` (unless it always fails), emits the jump `back` to the loop's `head`
+    /// and makes the head's exit land after it.
+    #[allow(clippy::too_many_arguments)]
+    fn close_loop(
+        &mut self,
+        b: &mut Builder,
+        out: &StackOut,
+        expected: &[Type],
+        span: Span,
+        back: Instr,
+        loc: u32,
+        head: usize,
+    ) -> Result<(), TcError> {
+        self.charge_body_end(out, Some(expected));
+        if out.as_ref().is_some_and(|out| out != expected) {
+            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+        }
+        b.emit(back, loc);
+        let here = b.here();
+        b.patch(head, here);
+        Ok(())
+    }
+
     /// Continues a structured instruction once its body's result `out` is known.
     fn after<'n>(
         &mut self,
@@ -755,15 +779,7 @@ impl<'a> Typechecker<'a> {
                 expected,
                 result,
             } => {
-                self.charge_body_end(&out, Some(&expected));
-                if let Some(out) = out {
-                    if out != expected {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::LoopBack(head), loc);
-                let here = b.here();
-                b.patch(head, here);
+                self.close_loop(b, &out, &expected, span, Instr::LoopBack(head), loc, head)?;
                 Ok(Step::Done(Some(result)))
             }
             After::Dip { loc, n, saved } => {
@@ -785,15 +801,7 @@ impl<'a> Typechecker<'a> {
                 head,
                 expected,
             } => {
-                self.charge_body_end(&out, Some(&expected));
-                if let Some(out) = out {
-                    if out != expected {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::IterBack(head), loc);
-                let here = b.here();
-                b.patch(head, here);
+                self.close_loop(b, &out, &expected, span, Instr::IterBack(head), loc, head)?;
                 Ok(Step::Done(Some(expected)))
             }
             After::Map {
