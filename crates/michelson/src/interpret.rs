@@ -216,6 +216,8 @@ impl<'a> Interpreter<'a> {
                         | Instr::LoopBack(_)
                         // `EXEC`'s cost is logged with the lambda's first instruction.
                         | Instr::Exec
+                        // `CAST` and `RENAME` compile to nothing in Octez: no step.
+                        | Instr::Nop
                 )
             {
                 pending_log = Some(match instr {
@@ -1120,7 +1122,11 @@ impl<'a> Interpreter<'a> {
                 let Value::Bytes(b) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_int_bytes(b.len() as u64));
+                charge!(if matches!(instr, Instr::IntBytes) {
+                    cost::cost_int_bytes(b.len() as u64)
+                } else {
+                    cost::cost_nat_bytes(b.len() as u64)
+                });
                 let v = if matches!(instr, Instr::IntBytes) {
                     Value::Int(Int::from(num_bigint::BigInt::from_signed_bytes_be(&b)))
                 } else {
@@ -1135,7 +1141,11 @@ impl<'a> Interpreter<'a> {
                 let (Value::Int(i) | Value::Nat(i)) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_bytes_int(int_size(&i)));
+                charge!(if matches!(instr, Instr::BytesNat) {
+                    cost::cost_bytes_nat(int_size(&i))
+                } else {
+                    cost::cost_bytes_int(int_size(&i))
+                });
                 let big = i.to_bigint();
                 let bytes = if big.sign() == num_bigint::Sign::NoSign {
                     Vec::new()
@@ -1208,7 +1218,12 @@ impl<'a> Interpreter<'a> {
                 let (Value::Bytes(a), Value::Bytes(b)) = (pop!(stack), pop!(stack)) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_or_bytes(a.len() as u64, b.len() as u64));
+                let (length_a, length_b) = (a.len() as u64, b.len() as u64);
+                charge!(match instr {
+                    Instr::AndBytes => cost::cost_and_bytes(length_a, length_b),
+                    Instr::XorBytes => cost::cost_xor_bytes(length_a, length_b),
+                    _ => cost::cost_or_bytes(length_a, length_b),
+                });
                 let out = bytes_bitwise(&a, &b, instr);
                 stack.push(Value::Bytes(Rc::from(out)));
             }

@@ -261,7 +261,15 @@ pub fn run_script(
         (script_typed, storage, param, tc.gas_consumed_milli)
     };
 
-    let gas = context.gas_limit_milli;
+    // Typechecking and running share one gas counter, as in Octez: what the parsing and
+    // typechecking consumed is no longer available to the code.
+    let gas = context.gas_limit_milli.saturating_sub(typecheck_gas);
+    if gas < 0 {
+        return Err(RunScriptError::Runtime {
+            error: RunError::GasExhaustion,
+            trace: Vec::new(),
+        });
+    }
     let initial = vec![Value::pair(param, storage)];
     let mut collector = Collector {
         steps: Vec::new(),
