@@ -543,9 +543,24 @@ impl<'a> Interpreter<'a> {
                     let Value::Lambda(lambda) = pop!(stack) else {
                         return Err(bad());
                     };
+                    // Each `APPLY` put `PUSH captured ; PAIR` in front of the code: run (and,
+                    // when tracing, log) them, the last applied value first.
                     let mut arg = arg;
                     for (_, captured) in lambda.applied.iter().rev() {
+                        charge!(cost::COST_PUSH);
+                        if T::ENABLED {
+                            let mut pushed = stack.clone();
+                            pushed.push(arg.clone());
+                            pushed.push(captured.clone());
+                            tracer.log(lambda.code.location, gas, &pushed);
+                        }
+                        charge!(cost::COST_PAIR);
                         arg = Value::pair(captured.clone(), arg);
+                        if T::ENABLED {
+                            let mut paired = stack.clone();
+                            paired.push(arg.clone());
+                            tracer.log(lambda.code.location, gas, &paired);
+                        }
                     }
                     let mut new_stack = Vec::with_capacity(8);
                     if lambda.recursive {

@@ -512,7 +512,8 @@ impl Typechecker<'_> {
             gas_milli: 0,
             ir_nodes: super::charges::lambda_descriptor_nodes(&stack, ret),
         });
-        let (compiled, out) = self.typecheck_code(code, stack)?;
+        let (mut compiled, out) = self.typecheck_code(code, stack)?;
+        compiled.location = self.location_of(code);
         self.charge_body_end(&out, None);
         // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`), which
         // expands constants and visits every node.

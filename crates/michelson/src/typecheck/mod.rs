@@ -713,9 +713,11 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
             }
+            let mut body_code = body.code;
+            body_code.location = self.location_of(code);
             let lambda = crate::value::Lambda {
                 node: code.clone(),
-                code: Rc::new(body.code),
+                code: Rc::new(body_code),
                 recursive,
                 arg: arg.clone(),
                 ret: ret.clone(),
