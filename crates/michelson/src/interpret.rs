@@ -178,7 +178,8 @@ impl<'a> Interpreter<'a> {
                 // End of a code block: return from a lambda, or finish.
                 match calls.pop() {
                     Some(frame) => {
-                        charge!(cost::COST_HALT + cost::COST_RETURN);
+                        // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
+                        charge!(cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION);
                         let result = pop!(stack);
                         if let Some(saved) = frame.restore {
                             self.context.self_address = saved.self_address;
@@ -201,8 +202,34 @@ impl<'a> Interpreter<'a> {
                     }
                 }
             };
-            if T::ENABLED && !matches!(instr, Instr::Jump(_)) {
-                pending_log = Some(code.locations[pc]);
+            // Octez logs `ITER` and `MAP` together with their first `KIter`/`KMap_enter_body`
+            // (the element already pushed, or the exit), so their start logs nothing.
+            if T::ENABLED
+                && !matches!(
+                    instr,
+                    Instr::Jump(_)
+                        | Instr::IterStart(_)
+                        | Instr::IterBack(_)
+                        | Instr::MapStart(_)
+                        | Instr::MapCollect
+                        | Instr::LoopEnter
+                        | Instr::LoopBack(_)
+                        // `EXEC`'s cost is logged with the lambda's first instruction.
+                        | Instr::Exec
+                        // `CAST` and `RENAME` compile to nothing in Octez: no step.
+                        | Instr::Nop
+                )
+            {
+                pending_log = Some(match instr {
+                    // A loop's entry, iterations and exit are logged where its continuation
+                    // starts (Octez's `kinstr_location k`).
+                    Instr::LoopHead(exit) | Instr::LoopLeftHead(exit) => code
+                        .locations
+                        .get(*exit)
+                        .copied()
+                        .unwrap_or(code.locations[pc]),
+                    _ => code.locations[pc],
+                });
             }
             pc += 1;
             match instr {
@@ -311,6 +338,7 @@ impl<'a> Interpreter<'a> {
                 Instr::LoopHead(exit) => {
                     charge!(cost::COST_LOOP_IN);
                     if let Value::Bool(false) = pop!(stack) {
+                        charge!(cost::COST_CONS_CONTINUATION);
                         pc = *exit;
                     }
                 }
@@ -319,6 +347,7 @@ impl<'a> Interpreter<'a> {
                     match pop!(stack) {
                         Value::Left(v) => stack.push(unwrap_rc(v)),
                         Value::Right(v) => {
+                            charge!(cost::COST_CONS_CONTINUATION);
                             stack.push(unwrap_rc(v));
                             pc = *exit;
                         }
@@ -380,7 +409,8 @@ impl<'a> Interpreter<'a> {
                             stack.push(v);
                         }
                         None => {
-                            charge!(cost::COST_ITER);
+                            // The last `KIter` hands over to the continuation (`KCons`).
+                            charge!(cost::COST_ITER + cost::COST_CONS_CONTINUATION);
                             iters.pop();
                             pc = *exit;
                         }
@@ -396,6 +426,9 @@ impl<'a> Interpreter<'a> {
                         (IterKind::Set, Value::None) => {
                             charge!(cost::COST_OPT_MAP);
                             stack.push(Value::None);
+                            if T::ENABLED {
+                                pending_log = Some(code.locations[pc - 1]);
+                            }
                             // An option MAP on None skips the body: jump over it.
                             match code.instrs.get(pc) {
                                 Some(Instr::MapNext(exit)) => pc = *exit,
@@ -430,7 +463,7 @@ impl<'a> Interpreter<'a> {
                         Some(v) => {
                             charge!(match frame.kind {
                                 IterKind::Map =>
-                                    cost::cost_map_enter_body(frame.remaining.len() as u64 + 1),
+                                    cost::cost_map_enter_body(frame.map_results.len() as u64),
                                 _ => cost::cost_list_enter_body(
                                     false,
                                     frame.list_results.len() as u64
@@ -449,10 +482,12 @@ impl<'a> Interpreter<'a> {
                             };
                             let result = match frame.kind {
                                 IterKind::List => {
-                                    charge!(cost::cost_list_enter_body(
-                                        true,
-                                        frame.list_results.len() as u64
-                                    ));
+                                    charge!(
+                                        cost::cost_list_enter_body(
+                                            true,
+                                            frame.list_results.len() as u64
+                                        ) + cost::COST_CONS_CONTINUATION
+                                    );
                                     Value::list_from(frame.list_results)
                                 }
                                 IterKind::Set => {
@@ -463,7 +498,10 @@ impl<'a> Interpreter<'a> {
                                     }
                                 }
                                 IterKind::Map => {
-                                    charge!(cost::cost_map_enter_body(0));
+                                    charge!(
+                                        cost::cost_map_enter_body(frame.map_results.len() as u64)
+                                            + cost::COST_CONS_CONTINUATION
+                                    );
                                     Value::Map(Rc::new(frame.map_results))
                                 }
                             };
@@ -475,13 +513,23 @@ impl<'a> Interpreter<'a> {
                 Instr::MapCollect => {
                     let result = pop!(stack);
                     let frame = maps.last_mut().ok_or_else(bad)?;
-                    charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
                     match frame.kind {
                         IterKind::Map => {
+                            // `KMap_exit_body` inserts the result into the map built so far.
                             let key = frame.current_key.take().ok_or_else(bad)?;
+                            charge!(
+                                cost::COST_HALT
+                                    + cost::cost_map_update(
+                                        comparable_size(&key),
+                                        frame.map_results.len() as u64
+                                    )
+                            );
                             frame.map_results.insert(key, result);
                         }
-                        _ => frame.list_results.push(result),
+                        _ => {
+                            charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
+                            frame.list_results.push(result)
+                        }
                     }
                 }
                 Instr::Failwith => {
@@ -495,9 +543,24 @@ impl<'a> Interpreter<'a> {
                     let Value::Lambda(lambda) = pop!(stack) else {
                         return Err(bad());
                     };
+                    // Each `APPLY` put `PUSH captured ; PAIR` in front of the code: run (and,
+                    // when tracing, log) them, the last applied value first.
                     let mut arg = arg;
                     for (_, captured) in lambda.applied.iter().rev() {
+                        charge!(cost::COST_PUSH);
+                        if T::ENABLED {
+                            let mut pushed = stack.clone();
+                            pushed.push(arg.clone());
+                            pushed.push(captured.clone());
+                            tracer.log(lambda.code.location, gas, &pushed);
+                        }
+                        charge!(cost::COST_PAIR);
                         arg = Value::pair(captured.clone(), arg);
+                        if T::ENABLED {
+                            let mut paired = stack.clone();
+                            paired.push(arg.clone());
+                            tracer.log(lambda.code.location, gas, &paired);
+                        }
                     }
                     let mut new_stack = Vec::with_capacity(8);
                     if lambda.recursive {
@@ -532,10 +595,15 @@ impl<'a> Interpreter<'a> {
                     let Value::Lambda(lambda) = pop!(stack) else {
                         return Err(bad());
                     };
-                    charge!(cost::cost_apply(lambda.recursive));
                     let Type::Pair(captured_type, rest) = &lambda.arg else {
                         return Err(bad());
                     };
+                    // Octez unparses the captured value and its type into the new code.
+                    charge!(
+                        cost::cost_apply(lambda.recursive)
+                            + crate::pack::pack_cost(&captured)
+                            + crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
+                    );
                     let mut applied = lambda.applied.clone();
                     applied.push(((**captured_type).clone(), captured));
                     stack.push(Value::Lambda(Rc::new(Lambda {
@@ -1069,7 +1137,11 @@ impl<'a> Interpreter<'a> {
                 let Value::Bytes(b) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_int_bytes(b.len() as u64));
+                charge!(if matches!(instr, Instr::IntBytes) {
+                    cost::cost_int_bytes(b.len() as u64)
+                } else {
+                    cost::cost_nat_bytes(b.len() as u64)
+                });
                 let v = if matches!(instr, Instr::IntBytes) {
                     Value::Int(Int::from(num_bigint::BigInt::from_signed_bytes_be(&b)))
                 } else {
@@ -1084,7 +1156,11 @@ impl<'a> Interpreter<'a> {
                 let (Value::Int(i) | Value::Nat(i)) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_bytes_int(int_size(&i)));
+                charge!(if matches!(instr, Instr::BytesNat) {
+                    cost::cost_bytes_nat(int_size(&i))
+                } else {
+                    cost::cost_bytes_int(int_size(&i))
+                });
                 let big = i.to_bigint();
                 let bytes = if big.sign() == num_bigint::Sign::NoSign {
                     Vec::new()
@@ -1157,7 +1233,12 @@ impl<'a> Interpreter<'a> {
                 let (Value::Bytes(a), Value::Bytes(b)) = (pop!(stack), pop!(stack)) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_or_bytes(a.len() as u64, b.len() as u64));
+                let (length_a, length_b) = (a.len() as u64, b.len() as u64);
+                charge!(match instr {
+                    Instr::AndBytes => cost::cost_and_bytes(length_a, length_b),
+                    Instr::XorBytes => cost::cost_xor_bytes(length_a, length_b),
+                    _ => cost::cost_or_bytes(length_a, length_b),
+                });
                 let out = bytes_bitwise(&a, &b, instr);
                 stack.push(Value::Bytes(Rc::from(out)));
             }
@@ -1280,17 +1361,21 @@ impl<'a> Interpreter<'a> {
             }
             Instr::Pack(ty) => {
                 let v = pop!(stack);
-                let bytes =
-                    crate::pack::pack_value(&v, ty).map_err(|e| RunError::Other(e.to_string()))?;
-                charge!(cost::COST_PUSH);
+                let _ = ty;
+                let (bytes, pack_cost) =
+                    crate::pack::pack_with_cost(&v).map_err(|e| RunError::Other(e.to_string()))?;
+                charge!(pack_cost);
                 stack.push(Value::Bytes(Rc::from(bytes)));
             }
             Instr::Unpack(ty) => {
                 let Value::Bytes(b) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_unpack(b.len() as u64));
-                let v = crate::pack::unpack_value(&b, ty, self.context);
+                // Charge the decoding first: it does not depend on what the bytes hold.
+                charge!(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64));
+                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context);
+                charge!(total
+                    .saturating_sub(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64)));
                 stack.push(match v {
                     Some(v) => Value::some(v),
                     None => Value::None,
@@ -1420,7 +1505,10 @@ impl<'a> Interpreter<'a> {
                 let Value::BigMap(map) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_big_map_mem(map.overlay.len() as u64));
+                charge!(
+                    cost::cost_big_map_mem(map.overlay.len() as u64)
+                        + crate::pack::big_map_key_hash_cost(&key)
+                );
                 let found = self.big_map_get(&map, &key);
                 if matches!(instr, Instr::MemBigMap) {
                     stack.push(Value::Bool(found.is_some()));
@@ -1483,7 +1571,10 @@ impl<'a> Interpreter<'a> {
                 let Value::BigMap(mut map) = pop!(stack) else {
                     return Err(bad());
                 };
-                charge!(cost::cost_big_map_update(map.overlay.len() as u64));
+                charge!(
+                    cost::cost_big_map_update(map.overlay.len() as u64)
+                        + crate::pack::big_map_key_hash_cost(&key)
+                );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
                     self.big_map_get(&map, &key)
                 } else {
@@ -1571,6 +1662,10 @@ impl<'a> Interpreter<'a> {
                 let Value::Address(address) = pop!(stack) else {
                     return Err(bad());
                 };
+                charge!(crate::gas::typecheck::cost_parse_contract(
+                    &address.destination,
+                    ty
+                ));
                 stack.push(self.contract(&address, entrypoint, ty));
             }
             Instr::ImplicitAccount => {
@@ -1973,19 +2068,45 @@ pub fn comparable_size(v: &Value) -> u64 {
     total
 }
 
-fn compare_cost(a: &Value, b: &Value) -> u64 {
-    match (a, b) {
-        (
-            Value::Int(x) | Value::Nat(x) | Value::Timestamp(x),
-            Value::Int(y) | Value::Nat(y) | Value::Timestamp(y),
-        ) => cost::cost_compare_int(int_size(x), int_size(y)),
-        (Value::String(x), Value::String(y)) => {
-            cost::cost_compare_string(x.len() as u64, y.len() as u64)
-        }
-        (Value::Bytes(x), Value::Bytes(y)) => {
-            cost::cost_compare_string(x.len() as u64, y.len() as u64)
-        }
-        _ => cost::cost_compare(comparable_size(a), comparable_size(b)),
+/// What `COMPARE` of two values costs (also paid per key while reading a literal set or map):
+/// Octez's model walked over both values ([`cost::cost_compare_values`]).
+pub(crate) fn compare_cost(a: &Value, b: &Value) -> u64 {
+    cost::cost_compare_values(a, b, compare_view)
+}
+
+/// One node of a comparable value as the comparison cost model sees it.
+fn compare_view(value: &Value) -> crate::gas::size::CompareView<&Value> {
+    use crate::gas::size::{CompareView as View, Curve};
+    match value {
+        Value::Unit => View::Unit,
+        Value::Bool(_) => View::Bool,
+        Value::Int(n) | Value::Nat(n) => View::Int { numbits: n.bits() },
+        Value::Timestamp(n) => View::Timestamp { numbits: n.bits() },
+        Value::String(text) => View::String {
+            length: text.len() as u64,
+        },
+        Value::Bytes(bytes) => View::Bytes {
+            length: bytes.len() as u64,
+        },
+        Value::Mutez(_) => View::Mutez,
+        Value::KeyHash(_) => View::KeyHash,
+        Value::Address(address) => View::Address {
+            entrypoint_length: address.entrypoint.len() as u64,
+        },
+        Value::Key(key) => View::Key(match key.kind {
+            0 => Curve::Ed25519,
+            1 => Curve::Secp256k1,
+            2 => Curve::P256,
+            _ => Curve::Bls12_381,
+        }),
+        Value::Signature(_) => View::Signature,
+        Value::ChainId(_) => View::ChainId,
+        Value::Pair(pair) => View::Pair(&pair.0, &pair.1),
+        Value::Left(inner) => View::Left(inner),
+        Value::Right(inner) => View::Right(inner),
+        Value::Some(inner) => View::Some(inner),
+        // Values that are not comparable never reach `COMPARE`.
+        _ => View::None,
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Code {
     pub instrs: Vec<Instr>,
     /// The canonical Micheline location of each instruction (for traces and errors).
     pub locations: Vec<u32>,
+    /// The location of the block itself (a lambda's code): where the `PUSH` and `PAIR` that
+    /// `APPLY` puts in front of a lambda are logged.
+    pub location: u32,
 }
 
 /// What `ITER` iterates over.

@@ -78,6 +78,49 @@ fn fail(span: Span) -> Node {
     )
 }
 
+/// The branching of an assertion: `PRIM {} { FAIL }`, or `PRIM { FAIL } {}` when the failing
+/// branch comes first.
+fn assertion(branching: Prim, fail_first: bool, span: Span) -> Node {
+    let (pass, failing) = (seq(vec![], span), seq(vec![fail(span)], span));
+    let branches = if fail_first {
+        vec![failing, pass]
+    } else {
+        vec![pass, failing]
+    };
+    prim(branching, branches, span)
+}
+
+/// The assertion macros that take no comparison: name, branching instruction, and whether the
+/// failing branch is the first.
+const ASSERTIONS: &[(&str, Prim, bool)] = &[
+    ("ASSERT", Prim::I_IF, false),
+    ("ASSERT_NONE", Prim::I_IF_NONE, false),
+    ("ASSERT_SOME", Prim::I_IF_NONE, true),
+    ("ASSERT_LEFT", Prim::I_IF_LEFT, false),
+    ("ASSERT_RIGHT", Prim::I_IF_LEFT, true),
+];
+
+/// The branching macros that are an instruction with its branches swapped.
+const SWAPPED_BRANCHES: &[(&str, Prim)] =
+    &[("IF_SOME", Prim::I_IF_NONE), ("IF_RIGHT", Prim::I_IF_LEFT)];
+
+/// The depth `n` of a name made of `first`, `repeated` one or more times and `last`
+/// (`DUUP` is `DUP 2`, `DIIIP` is `DIP 3`), counting the repeated letters and the first one.
+fn repeated_letter_depth(name: &str, first: u8, repeated: u8, last: u8) -> Option<usize> {
+    let bytes = name.as_bytes();
+    let len = bytes.len();
+    let matches = len > 3
+        && bytes[0] == first
+        && bytes[len - 1] == last
+        && bytes[1..len - 1].iter().all(|&b| b == repeated);
+    // `len - 2` only once `len > 3` is known: evaluated eagerly it would underflow.
+    if matches {
+        Some(len - 2)
+    } else {
+        None
+    }
+}
+
 /// The result of expanding one node: the node and whether it must be spliced into the
 /// enclosing sequence (Octez's `C[AD]+R` expansions are).
 struct Expanded {
@@ -150,11 +193,7 @@ fn expand_one(
                     vec![prim(Prim::I_COMPARE, vec![], span), prim(op, vec![], span)],
                     span,
                 ),
-                prim(
-                    Prim::I_IF,
-                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
-                    span,
-                ),
+                assertion(Prim::I_IF, false, span),
             ],
             span,
         ));
@@ -162,115 +201,31 @@ fn expand_one(
     if let Some(op) = name.strip_prefix("ASSERT_").and_then(comparison) {
         arity(0, args)?;
         return plain(seq(
-            vec![
-                prim(op, vec![], span),
-                prim(
-                    Prim::I_IF,
-                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
-                    span,
-                ),
-            ],
+            vec![prim(op, vec![], span), assertion(Prim::I_IF, false, span)],
             span,
         ));
     }
-    match name {
-        "FAIL" => {
-            arity(0, args)?;
-            return plain(fail(span));
-        }
-        "ASSERT" => {
-            arity(0, args)?;
-            return plain(seq(
-                vec![prim(
-                    Prim::I_IF,
-                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
-                    span,
-                )],
-                span,
-            ));
-        }
-        "ASSERT_NONE" => {
-            arity(0, args)?;
-            return plain(seq(
-                vec![prim(
-                    Prim::I_IF_NONE,
-                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
-                    span,
-                )],
-                span,
-            ));
-        }
-        "ASSERT_SOME" => {
-            arity(0, args)?;
-            return plain(seq(
-                vec![prim(
-                    Prim::I_IF_NONE,
-                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
-                    span,
-                )],
-                span,
-            ));
-        }
-        "ASSERT_LEFT" => {
-            arity(0, args)?;
-            return plain(seq(
-                vec![prim(
-                    Prim::I_IF_LEFT,
-                    vec![seq(vec![], span), seq(vec![fail(span)], span)],
-                    span,
-                )],
-                span,
-            ));
-        }
-        "ASSERT_RIGHT" => {
-            arity(0, args)?;
-            return plain(seq(
-                vec![prim(
-                    Prim::I_IF_LEFT,
-                    vec![seq(vec![fail(span)], span), seq(vec![], span)],
-                    span,
-                )],
-                span,
-            ));
-        }
-        "IF_SOME" => {
-            arity(2, args)?;
-            let (bt, bf) = take2(args);
-            return plain(seq(
-                vec![prim_annot(
-                    Prim::I_IF_NONE,
-                    vec![bf, bt],
-                    annots.to_vec(),
-                    span,
-                )],
-                span,
-            ));
-        }
-        "IF_RIGHT" => {
-            arity(2, args)?;
-            let (bt, bf) = take2(args);
-            return plain(seq(
-                vec![prim_annot(
-                    Prim::I_IF_LEFT,
-                    vec![bf, bt],
-                    annots.to_vec(),
-                    span,
-                )],
-                span,
-            ));
-        }
-        _ => {}
+    if let Some(&(_, branching, fail_first)) = ASSERTIONS.iter().find(|(n, ..)| *n == name) {
+        arity(0, args)?;
+        return plain(seq(vec![assertion(branching, fail_first, span)], span));
+    }
+    if let Some(&(_, branching)) = SWAPPED_BRANCHES.iter().find(|(n, _)| *n == name) {
+        arity(2, args)?;
+        let (bt, bf) = take2(args);
+        return plain(seq(
+            vec![prim_annot(branching, vec![bf, bt], annots.to_vec(), span)],
+            span,
+        ));
+    }
+    if name == "FAIL" {
+        arity(0, args)?;
+        return plain(fail(span));
     }
     let bytes = name.as_bytes();
     let len = bytes.len();
     // DUU+P: DUP n.
-    if len > 3
-        && name.starts_with("DU")
-        && name.ends_with('P')
-        && bytes[1..len - 1].iter().all(|&b| b == b'U')
-    {
+    if let Some(depth) = repeated_letter_depth(name, b'D', b'U', b'P') {
         arity(0, args)?;
-        let depth = len - 2;
         return plain(seq(
             vec![prim_annot(
                 Prim::I_DUP,
@@ -282,13 +237,8 @@ fn expand_one(
         ));
     }
     // DII+P code: DIP n code.
-    if len > 3
-        && name.starts_with("DI")
-        && name.ends_with('P')
-        && bytes[1..len - 1].iter().all(|&b| b == b'I')
-    {
+    if let Some(depth) = repeated_letter_depth(name, b'D', b'I', b'P') {
         arity(1, args)?;
-        let depth = len - 2;
         let code = args.pop().unwrap_or_else(|| seq(vec![], span));
         return plain(seq(
             vec![prim_annot(
@@ -631,31 +581,32 @@ fn expand_set_cxr(path: &[u8], span: Span, field: Option<&str>, vars: &[String])
                 with_vars(vec![own("%@"), own("%@")], outermost),
                 span,
             );
-            if *first == b'A' {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CDR, &["@%%"], span),
-                        prim(Prim::I_SWAP, vec![], span),
-                        pair,
-                    ],
-                    span,
-                )
-            } else {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CAR, &["@%%"], span),
-                        pair,
-                    ],
-                    span,
-                )
-            }
+            descend_cxr(*first, inner, pair, span)
         }
         [] => seq(vec![], span),
     }
+}
+
+/// One inner step of `SET_C[AD]+R` and `MAP_C[AD]+R`: open the pair on the side `first`
+/// names (`A` for the left), rewrite that side with `inner` under a `DIP`, and rebuild the
+/// pair with `pair` (which carries the field annotations).
+fn descend_cxr(first: u8, inner: Node, pair: Node, span: Span) -> Node {
+    let (open, keep) = if first == b'A' {
+        (Prim::I_CAR, Prim::I_CDR)
+    } else {
+        (Prim::I_CDR, Prim::I_CAR)
+    };
+    let mut items = vec![
+        prim(Prim::I_DUP, vec![], span),
+        dip(1, vec![annotated(open, &["@%%"], span), inner], span),
+        annotated(keep, &["@%%"], span),
+    ];
+    // The rewritten left half must go back under the untouched right one.
+    if first == b'A' {
+        items.push(prim(Prim::I_SWAP, vec![], span));
+    }
+    items.push(pair);
+    seq(items, span)
 }
 
 /// `MAP_C[AD]+R code`, as Octez expands it; `field` and `vars` as for [`expand_set_cxr`].
@@ -706,28 +657,7 @@ fn expand_map_cxr(
         [first, rest @ ..] => {
             let inner = expand_map_cxr(rest, code, span, field, &[]);
             let pair = pa(Prim::I_PAIR, with_vars(vec![own("%@"), own("%@")]), span);
-            if *first == b'A' {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CAR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CDR, &["@%%"], span),
-                        prim(Prim::I_SWAP, vec![], span),
-                        pair,
-                    ],
-                    span,
-                )
-            } else {
-                seq(
-                    vec![
-                        prim(Prim::I_DUP, vec![], span),
-                        dip(1, vec![annotated(Prim::I_CDR, &["@%%"], span), inner], span),
-                        annotated(Prim::I_CAR, &["@%%"], span),
-                        pair,
-                    ],
-                    span,
-                )
-            }
+            descend_cxr(*first, inner, pair, span)
         }
         [] => code,
     }

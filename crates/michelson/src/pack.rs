@@ -19,6 +19,141 @@ pub fn pack_value(
     kestrel_micheline::pack::pack(&unparse(value, Mode::Optimized))
 }
 
+/// `PACK` with what Octez charges for it (`Script_ir_translator.pack_data`): unparsing the
+/// value in optimized mode ([`unparse_cost`]), then stripping locations and serializing the
+/// expression ([`crate::gas::typecheck::cost_pack`] of its node, integer-byte and string-byte
+/// counts).
+pub fn pack_with_cost(
+    value: &Value,
+) -> Result<(Vec<u8>, u64), kestrel_micheline::binary::EncodeError> {
+    let node = unparse(value, Mode::Optimized);
+    let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
+    let cost =
+        crate::gas::typecheck::cost_pack(unparse_cost(value), nodes, int_bytes, string_bytes);
+    Ok((kestrel_micheline::pack::pack(&node)?, cost))
+}
+
+/// What packing `value` costs, without the bytes (`APPLY` unparses its captured value the same
+/// way).
+pub fn pack_cost(value: &Value) -> u64 {
+    let node = unparse(value, Mode::Optimized);
+    let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
+    crate::gas::typecheck::cost_pack(unparse_cost(value), nodes, int_bytes, string_bytes)
+}
+
+/// Hashing a big-map key (`Script_ir_translator.hash_comparable_data`): packing it, then
+/// `BLAKE2B` of the packed bytes.
+pub fn big_map_key_hash_cost(key: &Value) -> u64 {
+    match pack_with_cost(key) {
+        Ok((bytes, cost)) => {
+            cost.saturating_add(crate::gas::interpreter::cost_blake2b(bytes.len() as u64))
+        }
+        Err(_) => pack_cost(key),
+    }
+}
+
+/// `unparse_data` of a value in optimized mode (`Michelson_v1_gas.Cost_of.Unparsing`): one
+/// `unparse_data_cycle` per value node (map bindings are not nodes of their own), the optimized
+/// encoding of keys, key hashes, addresses, contracts, signatures, chain ids and BLS values,
+/// and for a lambda one `unparse_instr_cycle` per node of its code.
+pub fn unparse_cost(value: &Value) -> u64 {
+    use crate::gas::typecheck as cost;
+    let mut total = 0u64;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        let leaf = match value {
+            Value::Key(_) => cost::COST_ENCODE_PUBLIC_KEY_OPTIMIZED,
+            Value::KeyHash(_) | Value::Address(_) | Value::Contract(_) => {
+                cost::COST_ENCODE_KEY_HASH_OPTIMIZED
+            }
+            Value::Signature(_) => cost::COST_ENCODE_SIGNATURE_OPTIMIZED,
+            Value::ChainId(_) => cost::COST_ENCODE_CHAIN_ID_OPTIMIZED,
+            Value::Bls12381Fr(_) => cost::COST_ENCODE_BLS12_381_FR,
+            Value::Bls12381G1(_) => cost::COST_ENCODE_BLS12_381_G1,
+            Value::Bls12381G2(_) => cost::COST_ENCODE_BLS12_381_G2,
+            Value::Lambda(_) => {
+                crate::typecheck::charges::micheline_nodes(&unparse(value, Mode::Optimized))
+                    .saturating_mul(cost::COST_UNPARSE_INSTRUCTION_CYCLE)
+            }
+            Value::Pair(pair) => {
+                pending.push(&pair.1);
+                pending.push(&pair.0);
+                0
+            }
+            Value::Left(inner) | Value::Right(inner) | Value::Some(inner) => {
+                pending.push(inner);
+                0
+            }
+            Value::List(items) => {
+                pending.extend(items.iter());
+                0
+            }
+            Value::Set(items) => {
+                pending.extend(items.iter());
+                0
+            }
+            Value::Map(map) => {
+                for (key, bound) in map.iter() {
+                    pending.push(bound);
+                    pending.push(key);
+                }
+                0
+            }
+            _ => 0,
+        };
+        total = total
+            .saturating_add(cost::COST_UNPARSE_DATA_CYCLE)
+            .saturating_add(leaf);
+    }
+    total
+}
+
+/// Nodes (`Elt` included), integer bytes (magnitudes rounded up to bytes) and string/bytes
+/// lengths of an expression, as `Script_repr`'s serialization costs count them.
+pub fn micheline_counts(node: &kestrel_micheline::Node) -> (u64, u64, u64) {
+    use kestrel_micheline::NodeKind;
+    let (mut nodes, mut int_bytes, mut string_bytes) = (0u64, 0u64, 0u64);
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        nodes += 1;
+        match &node.kind {
+            NodeKind::Int(value) => int_bytes += crate::gas::size::int_bytes(value),
+            NodeKind::String(text) => string_bytes += text.len() as u64,
+            NodeKind::Bytes(bytes) => string_bytes += bytes.len() as u64,
+            NodeKind::Prim { args, .. } => pending.extend(args.iter()),
+            NodeKind::Seq(items) => pending.extend(items.iter()),
+        }
+    }
+    (nodes, int_bytes, string_bytes)
+}
+
+/// `UNPACK` with what Octez charges for it: the instruction and the Micheline decoding of the
+/// whole input ([`crate::gas::typecheck::cost_unpack_decoding`]), then the typechecking of the
+/// decoded value (`parse_data`), or, when it does not typecheck,
+/// [`crate::gas::typecheck::cost_unpack_failed`]; input without the `0x05` prefix or that does
+/// not decode costs only the decoding.
+pub fn unpack_with_cost(bytes: &[u8], ty: &Type, context: &Context) -> (Option<Value>, u64) {
+    use crate::gas::typecheck as cost;
+    let decoding = cost::cost_unpack_decoding(bytes.len() as u64);
+    let Ok(node) = kestrel_micheline::pack::unpack(bytes) else {
+        return (None, decoding);
+    };
+    let mut tc = crate::typecheck::Typechecker::new(context);
+    tc.allow_self = false;
+    match tc.parse_data(&node, ty) {
+        Ok(value) => (
+            Some(value),
+            decoding.saturating_add(u64::try_from(tc.gas_consumed_milli).unwrap_or(0)),
+        ),
+        Err(_) => (
+            None,
+            decoding.saturating_add(cost::cost_unpack_failed(
+                (bytes.len() as u64).saturating_sub(1),
+            )),
+        ),
+    }
+}
+
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if any.
 pub fn unpack_value(bytes: &[u8], ty: &Type, context: &Context) -> Option<Value> {
     let node = kestrel_micheline::pack::unpack(bytes).ok()?;

@@ -234,9 +234,16 @@ pub fn run_script(
         let (entry_type, path) =
             crate::typecheck::entrypoints::find_with_path(&script_typed.param_node, entrypoint)
                 .ok_or_else(|| RunScriptError::BadOption(format!("no entrypoint {entrypoint}")))?;
+        // `Script_interpreter.execute`: the entrypoint search, the argument, then
+        // `collect_lazy_storage` of the argument and of the storage.
+        tc.charge_gas(
+            crate::typecheck::entrypoints::search_steps(&script_typed.param_node, entrypoint)
+                .saturating_mul(crate::gas::typecheck::COST_FIND_ENTRYPOINT_CYCLE),
+        );
         let mut param = tc
             .parse_data(&input_node, &entry_type)
             .map_err(RunScriptError::Typecheck)?;
+
         for left in path.iter().rev() {
             param = if *left {
                 Value::Left(Rc::new(param))
@@ -244,10 +251,25 @@ pub fn run_script(
                 Value::Right(Rc::new(param))
             };
         }
+        tc.charge_gas(
+            crate::typecheck::charges::collect_lazy_storage(&script_typed.param_type, &param)
+                .saturating_add(crate::typecheck::charges::collect_lazy_storage(
+                    &script_typed.storage_type,
+                    &storage,
+                )),
+        );
         (script_typed, storage, param, tc.gas_consumed_milli)
     };
 
-    let gas = context.gas_limit_milli;
+    // Typechecking and running share one gas counter, as in Octez: what the parsing and
+    // typechecking consumed is no longer available to the code.
+    let gas = context.gas_limit_milli.saturating_sub(typecheck_gas);
+    if gas < 0 {
+        return Err(RunScriptError::Runtime {
+            error: RunError::GasExhaustion,
+            trace: Vec::new(),
+        });
+    }
     let initial = vec![Value::pair(param, storage)];
     let mut collector = Collector {
         steps: Vec::new(),

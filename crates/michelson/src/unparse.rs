@@ -159,6 +159,14 @@ pub fn normalize_code(code: &Node) -> Node {
             NodeKind::Prim { name, args, .. } => {
                 if name.known() == Some(Prim::I_PUSH) && args.len() == 2 {
                     if let Ok(ty) = crate::types::parse_type(&args[0]) {
+                        // A pushed lambda is code: normalize it in place rather than
+                        // typechecking it again (which, for lambdas nesting lambdas, would
+                        // redo the inner ones at every level).
+                        if matches!(ty, crate::types::Type::Lambda(..)) {
+                            let (_, data) = args.split_at_mut(1);
+                            pending.push(&mut data[0]);
+                            continue;
+                        }
                         let mut tc = crate::typecheck::Typechecker::new(&context);
                         tc.allow_self = false;
                         if let Ok(value) = tc.parse_data(&args[1], &ty) {

@@ -12,6 +12,9 @@ use kestrel_michelson::run_script::{parse_tez, run_script, RunScriptError, RunSc
 
 /// Runs whose storage, operations and big_map diff (or failure) must match; raise it as more do.
 const MINIMUM_MATCHING_RUNS: usize = 183;
+/// Runs whose trace must match step for step, the first step's gas (Octez's parsing and
+/// typechecking) included; raise it as more do.
+const MINIMUM_MATCHING_TRACES: usize = 180;
 
 fn one_line(text: &str) -> String {
     text.lines()
@@ -121,10 +124,53 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
                     && stack == e.stack
                     && (index == 0 || a.gas_milli as u64 == e.gas_milli)
             });
+    if !same_steps {
+        let first_difference = trace
+            .iter()
+            .zip(&run.trace)
+            .enumerate()
+            .find(|(index, (a, e))| {
+                let stack: Vec<String> = a.stack.iter().map(print).collect();
+                a.location != e.location
+                    || stack != e.stack
+                    || (*index > 0 && a.gas_milli as u64 != e.gas_milli)
+            });
+        match first_difference {
+            Some((index, (a, e))) => println!(
+                "STEP {} step {index}: expected location {} gas {} stack {:?}, got location {} gas {} stack {:?}",
+                run.command.script,
+                e.location,
+                e.gas_milli,
+                e.stack,
+                a.location,
+                a.gas_milli,
+                a.stack.iter().map(print).collect::<Vec<_>>()
+            ),
+            None => println!(
+                "STEP {}: {} steps expected, {} got",
+                run.command.script,
+                run.trace.len(),
+                trace.len()
+            ),
+        }
+    }
     let first_gas = trace
         .first()
         .zip(run.trace.first())
         .is_some_and(|(a, e)| a.gas_milli as u64 == e.gas_milli);
+    if let (Some(actual), Some(expected)) = (trace.first(), run.trace.first()) {
+        if !first_gas {
+            println!(
+                "FIRST {} storage {} input {}: expected {} got {} (diff {})",
+                run.command.script,
+                run.command.storage,
+                run.command.input,
+                expected.gas_milli,
+                actual.gas_milli,
+                expected.gas_milli as i64 - actual.gas_milli
+            );
+        }
+    }
     Ok((same_steps, same_steps && first_gas))
 }
 
@@ -200,6 +246,10 @@ fn run_all() {
     assert!(
         matching >= MINIMUM_MATCHING_RUNS,
         "{matching} runs match, below {MINIMUM_MATCHING_RUNS}"
+    );
+    assert!(
+        traces_full >= MINIMUM_MATCHING_TRACES,
+        "{traces_full} traces match fully, below {MINIMUM_MATCHING_TRACES}"
     );
 }
 

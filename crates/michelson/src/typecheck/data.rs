@@ -29,6 +29,43 @@ pub fn valid_string(text: &str) -> bool {
     text.bytes().all(|b| (32..=126).contains(&b) || b == b'\n')
 }
 
+/// How a literal map's bindings are charged: a `map` inserts each key, a `big_map` hashes each
+/// key and inserts the hash (`parse_items` and `parse_big_map_items`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ElementCost {
+    Map,
+    BigMap,
+}
+
+/// What Octez's `parse_data` charges for a leaf of type `ty` written as `node`, besides the
+/// `parse_data_cycle` of every call: printable checks, readable and optimized decodings
+/// (`Michelson_v1_gas.Cost_of.Typechecking`).
+fn leaf_cost(ty: &Type, node: &Node) -> u64 {
+    use crate::gas::typecheck as cost;
+    match (ty, &node.kind) {
+        (Type::String, NodeKind::String(text)) => cost::cost_check_printable(text.len() as u64),
+        (Type::Timestamp, NodeKind::String(text)) => {
+            cost::cost_timestamp_readable_decoding(text.len() as u64)
+        }
+        (Type::KeyHash | Type::Address | Type::Contract(_), NodeKind::String(_)) => {
+            cost::COST_DECODE_KEY_HASH_READABLE
+        }
+        (Type::KeyHash | Type::Address | Type::Contract(_), NodeKind::Bytes(_)) => {
+            cost::COST_DECODE_KEY_HASH_OPTIMIZED
+        }
+        (Type::Key, NodeKind::String(_)) => cost::COST_DECODE_PUBLIC_KEY_READABLE,
+        (Type::Key, NodeKind::Bytes(_)) => cost::COST_DECODE_PUBLIC_KEY_OPTIMIZED,
+        (Type::Signature, NodeKind::String(_)) => cost::COST_DECODE_SIGNATURE_READABLE,
+        (Type::Signature, NodeKind::Bytes(_)) => cost::COST_DECODE_SIGNATURE_OPTIMIZED,
+        (Type::ChainId, NodeKind::String(_)) => cost::COST_DECODE_CHAIN_ID_READABLE,
+        (Type::ChainId, NodeKind::Bytes(_)) => cost::COST_DECODE_CHAIN_ID_OPTIMIZED,
+        (Type::Bls12381Fr, NodeKind::Bytes(_) | NodeKind::Int(_)) => cost::COST_DECODE_BLS12_381_FR,
+        (Type::Bls12381G1, NodeKind::Bytes(_)) => cost::COST_DECODE_BLS12_381_G1,
+        (Type::Bls12381G2, NodeKind::Bytes(_)) => cost::COST_DECODE_BLS12_381_G2,
+        _ => 0,
+    }
+}
+
 /// The arguments of `node` when it is primitive `expected`.
 fn prim_args(node: &Node, expected: Prim) -> Option<&[Node]> {
     match &node.kind {
@@ -40,7 +77,7 @@ fn prim_args(node: &Node, expected: Prim) -> Option<&[Node]> {
 impl Typechecker<'_> {
     /// Reads `node` as a value of type `ty`.
     pub fn parse_data(&mut self, node: &Node, ty: &Type) -> Result<Value, TcError> {
-        self.charge_typecheck(1)?;
+        self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE + leaf_cost(ty, node));
         let bad = || invalid(node, ty);
         match ty {
             Type::Unit => prim_args(node, Prim::D_Unit)
@@ -134,6 +171,10 @@ impl Typechecker<'_> {
                 .ok_or_else(bad),
             Type::Contract(param) => {
                 let address = self.parse_address(node).ok_or_else(bad)?;
+                self.charge_gas(crate::gas::typecheck::cost_parse_contract(
+                    &address.destination,
+                    param,
+                ));
                 let entrypoint = address.entrypoint.clone();
                 let found = self
                     .contract_entrypoint_type(&address, &entrypoint)
@@ -184,10 +225,15 @@ impl Typechecker<'_> {
                     for item in items {
                         let value = self.parse_data(item, inner)?;
                         if let Some(previous) = &previous {
+                            self.charge_gas(crate::interpret::compare_cost(previous, &value));
                             if previous >= &value {
                                 return Err(TcError::new(item.span, TcErrorKind::UnorderedSet));
                             }
                         }
+                        self.charge_gas(crate::gas::interpreter::cost_set_update(
+                            crate::interpret::comparable_size(&value),
+                            set.len() as u64,
+                        ));
                         previous = Some(value.clone());
                         set.insert(value);
                     }
@@ -196,14 +242,18 @@ impl Typechecker<'_> {
                 _ => Err(bad()),
             },
             Type::Map(key_type, value_type) => match &node.kind {
-                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(
-                    self.parse_elts(items, key_type, value_type)?,
-                ))),
+                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(self.parse_elts(
+                    items,
+                    key_type,
+                    value_type,
+                    ElementCost::Map,
+                )?))),
                 _ => Err(bad()),
             },
             Type::BigMap(key_type, value_type) => match &node.kind {
                 NodeKind::Seq(items) => {
-                    let contents = self.parse_elts(items, key_type, value_type)?;
+                    let contents =
+                        self.parse_elts(items, key_type, value_type, ElementCost::BigMap)?;
                     Ok(Value::BigMap(Rc::new(BigMap {
                         id: None,
                         key_type: (**key_type).clone(),
@@ -225,8 +275,12 @@ impl Typechecker<'_> {
                     let NodeKind::Seq(items) = &args[1].kind else {
                         return Err(bad());
                     };
-                    let diff =
-                        self.parse_elts(items, key_type, &Type::option((**value_type).clone()))?;
+                    let diff = self.parse_elts(
+                        items,
+                        key_type,
+                        &Type::option((**value_type).clone()),
+                        ElementCost::BigMap,
+                    )?;
                     let overlay = diff
                         .into_iter()
                         .map(|(k, v)| match v {
@@ -344,6 +398,7 @@ impl Typechecker<'_> {
         items: &[Node],
         key_type: &Type,
         value_type: &Type,
+        element_cost: ElementCost,
     ) -> Result<BTreeMap<Value, Value>, TcError> {
         let mut map = BTreeMap::new();
         let mut previous: Option<Value> = None;
@@ -357,12 +412,26 @@ impl Typechecker<'_> {
                 ));
             };
             let key = self.parse_data(key, key_type)?;
+            if element_cost == ElementCost::BigMap {
+                // A big map's bindings are indexed by the hash of the packed key.
+                self.charge_gas(crate::pack::big_map_key_hash_cost(&key));
+            }
             let value = self.parse_data(value, value_type)?;
             if let Some(previous) = &previous {
+                self.charge_gas(crate::interpret::compare_cost(previous, &key));
                 if previous >= &key {
                     return Err(TcError::new(item.span, TcErrorKind::UnorderedMap));
                 }
             }
+            self.charge_gas(match element_cost {
+                ElementCost::Map => crate::gas::interpreter::cost_map_update(
+                    crate::interpret::comparable_size(&key),
+                    map.len() as u64,
+                ),
+                ElementCost::BigMap => {
+                    crate::gas::interpreter::cost_big_map_update(map.len() as u64)
+                }
+            });
             previous = Some(key.clone());
             map.insert(key, value);
         }
@@ -376,6 +445,7 @@ impl Typechecker<'_> {
         let mut lefts: Vec<Value> = Vec::new();
         let mut current_ty = ty;
         let mut pending: Vec<&Node> = vec![node];
+        let mut first_level = true;
         loop {
             let Type::Pair(left_ty, right_ty) = current_ty else {
                 // Last component: a single node.
@@ -389,6 +459,12 @@ impl Typechecker<'_> {
                 }
                 return Ok(result);
             };
+            // Octez parses each level of a right comb with its own `parse_data` call; the first
+            // was charged by the caller.
+            if !first_level {
+                self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE);
+            }
+            first_level = false;
             // `pending` holds the nodes still to match `current_ty`: either one node (a Pair
             // or sequence) or several (the rest of an n-ary Pair).
             if pending.len() == 1 {
@@ -431,10 +507,27 @@ impl Typechecker<'_> {
         if recursive {
             stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
         }
-        let (compiled, out) = self.typecheck_code(code, stack)?;
+        // The lambda's descriptor in the typed IR, then its code.
+        self.charge(super::charges::Charge {
+            gas_milli: 0,
+            ir_nodes: super::charges::lambda_descriptor_nodes(&stack, ret),
+        });
+        let (mut compiled, out) = self.typecheck_code(code, stack)?;
+        compiled.location = self.location_of(code);
+        self.charge_body_end(&out, None);
+        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`), which
+        // expands constants and visits every node.
+        let nodes = super::charges::micheline_nodes(code);
+        self.charge_gas(
+            crate::gas::typecheck::cost_expand_no_constants(nodes).saturating_add(
+                nodes.saturating_mul(crate::gas::typecheck::COST_UNPARSE_INSTRUCTION_CYCLE),
+            ),
+        );
         match out {
             None => {}
-            Some(out) if out.len() == 1 && &out[0] == ret => {}
+            Some(out) if out.len() == 1 && &out[0] == ret => {
+                self.charge_gas(super::charges::ty_eq(&out[0], ret));
+            }
             Some(out) => {
                 return Err(TcError::new(
                     code.span,

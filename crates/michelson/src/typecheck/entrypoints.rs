@@ -87,3 +87,23 @@ pub fn find_with_path(param: &Node, name: &str) -> Option<(Type, Vec<bool>)> {
     }
     None
 }
+
+/// How many nodes of the parameter's `or` tree Octez's `find_entrypoint` visits looking for
+/// `name` (one `find_entrypoint_cycle` each): a depth-first search, left before right, that
+/// stops at the node named `name`; when no node has that name, every node of the `or` tree
+/// (the `or` nodes and their non-`or` children) is visited.
+pub fn search_steps(param: &Node, name: &str) -> u64 {
+    let mut visited = 0u64;
+    let mut pending = vec![param];
+    while let Some(node) = pending.pop() {
+        visited += 1;
+        if field(node) == Some(name) {
+            return visited;
+        }
+        if let Some(args) = or_args(node) {
+            pending.push(&args[1]);
+            pending.push(&args[0]);
+        }
+    }
+    visited
+}

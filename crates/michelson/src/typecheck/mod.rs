@@ -5,8 +5,10 @@
 //! Structured instructions are compiled to jumps (see `ir.rs`). Nested code blocks are handled
 //! by recursion on the block structure of the program.
 
+pub mod charges;
 pub mod data;
 pub mod entrypoints;
+pub mod operators;
 
 use crate::context::Context;
 use crate::ir::{Code, Instr, IterKind};
@@ -161,8 +163,11 @@ pub fn stack_to_string(stack: &[Type]) -> String {
 pub struct Typechecker<'a> {
     /// The context whose contracts and big maps data literals may name.
     pub context: &'a Context,
-    /// Milligas consumed by typechecking so far.
+    /// Milligas consumed by typechecking so far, as Octez charges it (see [`charges`]).
     pub gas_consumed_milli: i64,
+    /// Nodes of Octez's typed IR for the code typechecked so far (`Script_typed_ir_size`),
+    /// which Octez charges once a script's code is typechecked.
+    pub ir_nodes: u64,
     /// Whether `SELF` is allowed (not inside views and lambdas... Octez forbids it in lambdas).
     pub allow_self: bool,
     /// Whether the legacy mode is on (accepts deprecated instructions).
@@ -177,6 +182,14 @@ pub struct Typechecker<'a> {
     /// Canonical Micheline locations of the nodes being typechecked, by node address (set by
     /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
     locations: std::collections::HashMap<usize, u32>,
+}
+
+/// Whether a script is the one being run or the argument of a `CREATE_CONTRACT` in it: only
+/// the former pays for constant expansion and its typed code's size.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Level {
+    Toplevel,
+    Nested,
 }
 
 /// The stack type after a block: `None` when the block always fails.
@@ -235,6 +248,7 @@ impl<'a> Typechecker<'a> {
         Typechecker {
             context,
             gas_consumed_milli: 0,
+            ir_nodes: 0,
             allow_self: true,
             legacy: false,
             self_param_override: None,
@@ -261,15 +275,23 @@ impl<'a> Typechecker<'a> {
             .unwrap_or(node.span.start)
     }
 
-    /// Charges typechecking gas (one unit per node, a coarse model).
-    pub fn charge_typecheck(&mut self, nodes: i64) -> Result<(), TcError> {
-        self.gas_consumed_milli += nodes;
-        Ok(())
+    /// Charges `milligas` of typechecking gas (saturating, as Octez's counters do).
+    pub fn charge_gas(&mut self, milligas: u64) {
+        let milligas = i64::try_from(milligas).unwrap_or(i64::MAX);
+        self.gas_consumed_milli = self.gas_consumed_milli.saturating_add(milligas);
     }
 
-    /// Parses a type node.
-    pub fn parse_type(&self, node: &Node) -> Result<Type, TcError> {
-        parse_type(node).map_err(|e| TcError::new(node.span, TcErrorKind::Type(e)))
+    /// Charges one typechecking step: its gas and the typed-IR nodes it builds.
+    pub fn charge(&mut self, charge: charges::Charge) {
+        self.charge_gas(charge.gas_milli);
+        self.ir_nodes = self.ir_nodes.saturating_add(charge.ir_nodes);
+    }
+
+    /// Parses a type node, charging Octez's `parse_ty` (one cycle per type node).
+    pub fn parse_type(&mut self, node: &Node) -> Result<Type, TcError> {
+        let ty = parse_type(node).map_err(|e| TcError::new(node.span, TcErrorKind::Type(e)))?;
+        self.charge_gas(charges::parse_type(&ty));
+        Ok(ty)
     }
 
     /// Typechecks code (already macro-expanded) against `stack`.
@@ -284,6 +306,9 @@ impl<'a> Typechecker<'a> {
         let mut builders = vec![Builder {
             code: Code::default(),
         }];
+        if let NodeKind::Seq(items) = &node.kind {
+            self.charge(charges::block(items.len()));
+        }
         let mut frames: Vec<Frame<'_>> = vec![Frame::Block {
             items: block_items(node),
             next: 0,
@@ -375,6 +400,9 @@ impl<'a> Typechecker<'a> {
                 code: Code::default(),
             });
         }
+        if let NodeKind::Seq(items) = &body.kind {
+            self.charge(charges::block(items.len()));
+        }
         frames.push(Frame::After(after));
         frames.push(Frame::Block {
             items: block_items(body),
@@ -403,16 +431,22 @@ impl<'a> Typechecker<'a> {
             }
             NodeKind::Prim { name, args, .. } => match name.known() {
                 Some(prim) => (prim, args.as_slice()),
-                None => return Ok(Step::Done(self.instr(b, node, stack)?)),
+                None => {
+                    self.charge(charges::PLAIN_INSTRUCTION);
+                    return Ok(Step::Done(self.instr(b, node, stack)?));
+                }
             },
-            _ => return Ok(Step::Done(self.instr(b, node, stack)?)),
+            _ => {
+                self.charge(charges::PLAIN_INSTRUCTION);
+                return Ok(Step::Done(self.instr(b, node, stack)?));
+            }
         };
+        self.charge(charges::instruction(prim, args, &stack));
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
         let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
         match prim {
             Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
-                self.charge_typecheck(1)?;
                 crate::types::check_annotations(annots_of(node))
                     .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
                 arity(2)?;
@@ -458,7 +492,6 @@ impl<'a> Typechecker<'a> {
                 })
             }
             Prim::I_LOOP | Prim::I_LOOP_LEFT => {
-                self.charge_typecheck(1)?;
                 arity(1)?;
                 let Some(top) = stack.last().cloned() else {
                     return Err(bad_stack(&stack));
@@ -497,7 +530,6 @@ impl<'a> Typechecker<'a> {
                 })
             }
             Prim::I_DIP => {
-                self.charge_typecheck(1)?;
                 let (n, code) = match (args.len(), args.first().map(|a| &a.kind)) {
                     (1, _) => (1, &args[0]),
                     (2, Some(NodeKind::Int(n))) => (
@@ -520,7 +552,6 @@ impl<'a> Typechecker<'a> {
                 })
             }
             Prim::I_ITER => {
-                self.charge_typecheck(1)?;
                 arity(1)?;
                 let (kind, element) = match stack.last() {
                     Some(Type::List(t)) => (IterKind::List, (**t).clone()),
@@ -547,7 +578,6 @@ impl<'a> Typechecker<'a> {
                 })
             }
             Prim::I_MAP => {
-                self.charge_typecheck(1)?;
                 arity(1)?;
                 let (kind, element, key) = match stack.last() {
                     Some(Type::List(t)) => (IterKind::List, (**t).clone(), MapResult::List),
@@ -577,7 +607,6 @@ impl<'a> Typechecker<'a> {
                 })
             }
             Prim::I_LAMBDA | Prim::I_LAMBDA_REC => {
-                self.charge_typecheck(1)?;
                 arity(3)?;
                 let arg = self.parse_type(&args[0])?;
                 let ret = self.parse_type(&args[1])?;
@@ -586,6 +615,10 @@ impl<'a> Typechecker<'a> {
                 if recursive {
                     body_stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
                 }
+                self.charge(charges::Charge {
+                    gas_milli: 0,
+                    ir_nodes: charges::lambda_descriptor_nodes(&body_stack, &ret),
+                });
                 let saved_allow_self = self.allow_self;
                 self.allow_self = false;
                 Ok(Step::Enter {
@@ -605,6 +638,41 @@ impl<'a> Typechecker<'a> {
             }
             _ => Ok(Step::Done(self.instr(b, node, stack)?)),
         }
+    }
+
+    /// Charges the end of a body: its `IHalt` when it does not always fail, and the
+    /// `stack_eq` against `expected` (loops, iterations) when the stacks can be unified.
+    fn charge_body_end(&mut self, out: &StackOut, expected: Option<&[Type]>) {
+        if let Some(out) = out {
+            self.charge(charges::BLOCK_END);
+            if let Some(expected) = expected.filter(|e| e.len() == out.len()) {
+                self.charge_gas(charges::stack_eq(out, expected));
+            }
+        }
+    }
+
+    /// Closes the body of a `LOOP`, `LOOP_LEFT` or `ITER`: charges its end, checks that it
+    /// leaves `expected` (unless it always fails), emits the jump `back` to the loop's `head`
+    /// and makes the head's exit land after it.
+    #[allow(clippy::too_many_arguments)]
+    fn close_loop(
+        &mut self,
+        b: &mut Builder,
+        out: &StackOut,
+        expected: &[Type],
+        span: Span,
+        back: Instr,
+        loc: u32,
+        head: usize,
+    ) -> Result<(), TcError> {
+        self.charge_body_end(out, Some(expected));
+        if out.as_ref().is_some_and(|out| out != expected) {
+            return Err(TcError::new(span, TcErrorKind::BadLoopBody));
+        }
+        b.emit(back, loc);
+        let here = b.here();
+        b.patch(head, here);
+        Ok(())
     }
 
     /// Continues a structured instruction once its body's result `out` is known.
@@ -629,9 +697,12 @@ impl<'a> Typechecker<'a> {
             let body = builders
                 .pop()
                 .ok_or_else(|| TcError::new(span, TcErrorKind::BadScript("builder".into())))?;
+            self.charge_body_end(&out, None);
             match &out {
                 None => {}
-                Some(out) if out.len() == 1 && out[0] == ret => {}
+                Some(out) if out.len() == 1 && out[0] == ret => {
+                    self.charge_gas(charges::ty_eq(&out[0], &ret));
+                }
                 Some(out) => {
                     return Err(TcError::new(
                         span,
@@ -642,9 +713,11 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
             }
+            let mut body_code = body.code;
+            body_code.location = self.location_of(code);
             let lambda = crate::value::Lambda {
                 node: code.clone(),
-                code: Rc::new(body.code),
+                code: Rc::new(body_code),
                 recursive,
                 arg: arg.clone(),
                 ret: ret.clone(),
@@ -670,6 +743,7 @@ impl<'a> Typechecker<'a> {
                 second,
                 second_stack,
             } => {
+                self.charge_body_end(&out, None);
                 let jump = b.emit(Instr::BranchEnd(0), loc);
                 let here = b.here();
                 b.patch(branch, here);
@@ -690,6 +764,10 @@ impl<'a> Typechecker<'a> {
                 jump,
                 first,
             } => {
+                self.charge_body_end(&out, None);
+                if let (Some(first), Some(second)) = (&first, &out) {
+                    self.charge_gas(charges::stack_eq(first, second));
+                }
                 let else_end = b.emit(Instr::BranchEnd(0), loc);
                 let end = b.here();
                 b.patch(else_end, end);
@@ -703,17 +781,11 @@ impl<'a> Typechecker<'a> {
                 expected,
                 result,
             } => {
-                if let Some(out) = out {
-                    if out != expected {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::LoopBack(head), loc);
-                let here = b.here();
-                b.patch(head, here);
+                self.close_loop(b, &out, &expected, span, Instr::LoopBack(head), loc, head)?;
                 Ok(Step::Done(Some(result)))
             }
             After::Dip { loc, n, saved } => {
+                self.charge_body_end(&out, None);
                 // Octez accepts FAILWITH only in tail position: a DIP body that always fails
                 // is ill-typed.
                 let Some(mut out) = out else {
@@ -731,14 +803,7 @@ impl<'a> Typechecker<'a> {
                 head,
                 expected,
             } => {
-                if let Some(out) = out {
-                    if out != expected {
-                        return Err(TcError::new(span, TcErrorKind::BadLoopBody));
-                    }
-                }
-                b.emit(Instr::IterBack(head), loc);
-                let here = b.here();
-                b.patch(head, here);
+                self.close_loop(b, &out, &expected, span, Instr::IterBack(head), loc, head)?;
                 Ok(Step::Done(Some(expected)))
             }
             After::Map {
@@ -748,6 +813,7 @@ impl<'a> Typechecker<'a> {
                 rest,
                 result,
             } => {
+                self.charge_body_end(&out, None);
                 let Some(mut out) = out else {
                     return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                 };
@@ -757,6 +823,7 @@ impl<'a> Typechecker<'a> {
                 if out != rest {
                     return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                 }
+                self.charge_gas(charges::stack_eq(&out, &rest));
                 b.emit(Instr::MapCollect, loc);
                 b.emit(Instr::Jump(head), loc);
                 let here = b.here();
@@ -783,7 +850,6 @@ impl<'a> Typechecker<'a> {
         node: &Node,
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
-        self.charge_typecheck(1)?;
         let span = node.span;
         let loc = self.location_of(node);
         let (prim, args, annots) = match &node.kind {
@@ -850,6 +916,14 @@ impl<'a> Typechecker<'a> {
                 _ => Err(bad_args()),
             }
         };
+        if operators::is_operator(prim) {
+            arity(0)?;
+            let Some((instr, consumed, out)) = operators::type_operator(prim, &stack, self.legacy)
+            else {
+                return Err(bad_stack(&stack));
+            };
+            replace!(consumed, instr, out)
+        }
         match prim {
             Prim::I_DROP => {
                 let n = if args.is_empty() { 1 } else { int_arg(0)? };
@@ -883,7 +957,15 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 stack.push(t);
-                b.emit(if n == 1 { Instr::Dup } else { Instr::DupN(n) }, loc);
+                // `DUP 1` is Octez's `IDup_n`, with its own cost; only a bare `DUP` is `IDup`.
+                b.emit(
+                    if args.is_empty() {
+                        Instr::Dup
+                    } else {
+                        Instr::DupN(n)
+                    },
+                    loc,
+                );
                 Ok(Some(stack))
             }
             Prim::I_SWAP => {
@@ -924,6 +1006,11 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 let value = self.parse_data(&args[1], &t)?;
+                self.charge(charges::stored_type(&t));
+                self.charge(charges::Charge {
+                    gas_milli: 0,
+                    ir_nodes: charges::value_nodes(&value),
+                });
                 stack.push(t);
                 b.emit(Instr::Push(value), loc);
                 Ok(Some(stack))
@@ -1006,189 +1093,7 @@ impl<'a> Typechecker<'a> {
                 b.emit(Instr::Nop, loc);
                 Ok(Some(stack))
             }
-            // Arithmetic.
-            Prim::I_ADD => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::AddNatNat, Type::Nat),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::AddIntInt, Type::Int),
-                    (Type::Timestamp, Type::Int) => (Instr::AddTimestampInt, Type::Timestamp),
-                    (Type::Int, Type::Timestamp) => (Instr::AddIntTimestamp, Type::Timestamp),
-                    (Type::Mutez, Type::Mutez) => (Instr::AddMutez, Type::Mutez),
-                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::AddFr, Type::Bls12381Fr),
-                    (Type::Bls12381G1, Type::Bls12381G1) => (Instr::AddG1, Type::Bls12381G1),
-                    (Type::Bls12381G2, Type::Bls12381G2) => (Instr::AddG2, Type::Bls12381G2),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_SUB => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::SubInt, Type::Int),
-                    (Type::Timestamp, Type::Int) => (Instr::SubTimestampInt, Type::Timestamp),
-                    (Type::Timestamp, Type::Timestamp) => (Instr::SubTimestampTimestamp, Type::Int),
-                    (Type::Mutez, Type::Mutez) if self.legacy => {
-                        (Instr::SubMutezLegacy, Type::Mutez)
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_SUB_MUTEZ => {
-                arity(0)?;
-                match (top!(0), top!(1)) {
-                    (Type::Mutez, Type::Mutez) => {
-                        replace!(2, Instr::SubMutez, Type::option(Type::Mutez))
-                    }
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_MUL => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::MulNatNat, Type::Nat),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => (Instr::MulIntInt, Type::Int),
-                    (Type::Mutez, Type::Nat) => (Instr::MulMutezNat, Type::Mutez),
-                    (Type::Nat, Type::Mutez) => (Instr::MulNatMutez, Type::Mutez),
-                    (Type::Bls12381G1, Type::Bls12381Fr) => (Instr::MulG1Fr, Type::Bls12381G1),
-                    (Type::Bls12381G2, Type::Bls12381Fr) => (Instr::MulG2Fr, Type::Bls12381G2),
-                    (Type::Bls12381Fr, Type::Bls12381Fr) => (Instr::MulFrFr, Type::Bls12381Fr),
-                    (Type::Nat | Type::Int, Type::Bls12381Fr) => {
-                        (Instr::MulIntFr, Type::Bls12381Fr)
-                    }
-                    (Type::Bls12381Fr, Type::Nat | Type::Int) => {
-                        (Instr::MulFrInt, Type::Bls12381Fr)
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_EDIV => {
-                arity(0)?;
-                let result = |q: Type, r: Type| Type::option(Type::pair(q, r));
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => (Instr::EdivNatNat, result(Type::Nat, Type::Nat)),
-                    (Type::Nat | Type::Int, Type::Nat | Type::Int) => {
-                        (Instr::EdivIntInt, result(Type::Int, Type::Nat))
-                    }
-                    (Type::Mutez, Type::Nat) => {
-                        (Instr::EdivMutezNat, result(Type::Mutez, Type::Mutez))
-                    }
-                    (Type::Mutez, Type::Mutez) => {
-                        (Instr::EdivMutezMutez, result(Type::Nat, Type::Mutez))
-                    }
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_ABS => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::Abs, Type::Nat),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_ISNAT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::IsNat, Type::option(Type::Nat)),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_INT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Nat => replace!(1, Instr::Int, Type::Int),
-                    Type::Bls12381Fr => replace!(1, Instr::IntFr, Type::Int),
-                    Type::Bytes => replace!(1, Instr::IntBytes, Type::Int),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_NAT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Bytes => replace!(1, Instr::NatBytes, Type::Nat),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_BYTES => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int => replace!(1, Instr::BytesInt, Type::Bytes),
-                    Type::Nat => replace!(1, Instr::BytesNat, Type::Bytes),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_NEG => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Int | Type::Nat => replace!(1, Instr::NegInt, Type::Int),
-                    Type::Bls12381Fr => replace!(1, Instr::NegFr, Type::Bls12381Fr),
-                    Type::Bls12381G1 => replace!(1, Instr::NegG1, Type::Bls12381G1),
-                    Type::Bls12381G2 => replace!(1, Instr::NegG2, Type::Bls12381G2),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_LSL | Prim::I_LSR => {
-                arity(0)?;
-                let left = prim == Prim::I_LSL;
-                match (top!(0), top!(1)) {
-                    (Type::Nat, Type::Nat) => replace!(
-                        2,
-                        if left { Instr::LslNat } else { Instr::LsrNat },
-                        Type::Nat
-                    ),
-                    (Type::Bytes, Type::Nat) => replace!(
-                        2,
-                        if left {
-                            Instr::LslBytes
-                        } else {
-                            Instr::LsrBytes
-                        },
-                        Type::Bytes
-                    ),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
-            Prim::I_OR | Prim::I_XOR => {
-                arity(0)?;
-                let or = prim == Prim::I_OR;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Bool, Type::Bool) => {
-                        (if or { Instr::OrBool } else { Instr::XorBool }, Type::Bool)
-                    }
-                    (Type::Nat, Type::Nat) => {
-                        (if or { Instr::OrNat } else { Instr::XorNat }, Type::Nat)
-                    }
-                    (Type::Bytes, Type::Bytes) => (
-                        if or { Instr::OrBytes } else { Instr::XorBytes },
-                        Type::Bytes,
-                    ),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_AND => {
-                arity(0)?;
-                let (instr, out) = match (top!(0), top!(1)) {
-                    (Type::Bool, Type::Bool) => (Instr::AndBool, Type::Bool),
-                    (Type::Nat, Type::Nat) => (Instr::AndNat, Type::Nat),
-                    (Type::Int, Type::Nat) => (Instr::AndIntNat, Type::Nat),
-                    (Type::Bytes, Type::Bytes) => (Instr::AndBytes, Type::Bytes),
-                    _ => return Err(bad_stack(&stack)),
-                };
-                replace!(2, instr, out)
-            }
-            Prim::I_NOT => {
-                arity(0)?;
-                match top!(0) {
-                    Type::Bool => replace!(1, Instr::NotBool, Type::Bool),
-                    Type::Nat | Type::Int => replace!(1, Instr::NotInt, Type::Int),
-                    Type::Bytes => replace!(1, Instr::NotBytes, Type::Bytes),
-                    _ => Err(bad_stack(&stack)),
-                }
-            }
+            // Comparison (arithmetic and bitwise operators are typed by `operators`).
             Prim::I_COMPARE => {
                 arity(0)?;
                 let (a, c) = (top!(0), top!(1));
@@ -1282,6 +1187,7 @@ impl<'a> Typechecker<'a> {
                 if top!(0) != &Type::Bytes {
                     return Err(bad_stack(&stack));
                 }
+                self.charge(charges::stored_type(&t));
                 replace!(1, Instr::Unpack(t.clone()), Type::option(t))
             }
             // Pairs, unions, options.
@@ -1372,6 +1278,7 @@ impl<'a> Typechecker<'a> {
             Prim::I_LEFT | Prim::I_RIGHT => {
                 arity(1)?;
                 let other = self.parse_type(&args[0])?;
+                self.charge(charges::stored_type(&other));
                 let t = top!(0).clone();
                 if prim == Prim::I_LEFT {
                     replace!(1, Instr::Left, Type::or(t, other))
@@ -1387,6 +1294,7 @@ impl<'a> Typechecker<'a> {
             Prim::I_NONE => {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
+                self.charge(charges::stored_type(&t));
                 stack.push(Type::option(t));
                 b.emit(Instr::None, loc);
                 Ok(Some(stack))
@@ -1395,6 +1303,7 @@ impl<'a> Typechecker<'a> {
             Prim::I_NIL => {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
+                self.charge(charges::stored_type(&t));
                 stack.push(Type::list(t));
                 b.emit(Instr::Nil, loc);
                 Ok(Some(stack))
@@ -1422,6 +1331,7 @@ impl<'a> Typechecker<'a> {
                         },
                     ));
                 }
+                self.charge(charges::stored_type(&t));
                 stack.push(Type::Set(Rc::new(t)));
                 b.emit(Instr::EmptySet, loc);
                 Ok(Some(stack))
@@ -1439,6 +1349,7 @@ impl<'a> Typechecker<'a> {
                         },
                     ));
                 }
+                self.charge(charges::stored_type(&k));
                 if prim == Prim::I_EMPTY_MAP {
                     stack.push(Type::Map(Rc::new(k), Rc::new(v)));
                     b.emit(Instr::EmptyMap, loc);
@@ -1452,6 +1363,7 @@ impl<'a> Typechecker<'a> {
                             },
                         ));
                     }
+                    self.charge(charges::stored_type(&v));
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
                     b.emit(Instr::EmptyBigMap(k, v), loc);
                 }
@@ -1608,15 +1520,16 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
                 let entrypoint = field_annot(node).unwrap_or("default").to_string();
-                let t = entrypoints::find(
-                    self.self_param_override
-                        .as_ref()
-                        .unwrap_or(&self.context.self_param),
-                    &entrypoint,
-                )
-                .ok_or_else(|| {
+                let param = self
+                    .self_param_override
+                    .as_ref()
+                    .unwrap_or(&self.context.self_param);
+                let search_steps = entrypoints::search_steps(param, &entrypoint);
+                let t = entrypoints::find(param, &entrypoint).ok_or_else(|| {
                     TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
                 })?;
+                self.charge_gas(search_steps * crate::gas::typecheck::COST_FIND_ENTRYPOINT_CYCLE);
+                self.charge(charges::stored_type(&t));
                 let stored = if entrypoint == "default" {
                     String::new()
                 } else {
@@ -1659,6 +1572,7 @@ impl<'a> Typechecker<'a> {
                 if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
                     return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
                 }
+                self.charge(charges::stored_type(&t));
                 replace!(
                     1,
                     Instr::Contract(Rc::from(entrypoint.as_str()), t.clone()),
@@ -1700,9 +1614,21 @@ impl<'a> Typechecker<'a> {
                     return Err(TcError::new(span, TcErrorKind::TooDeep));
                 }
                 self.nesting += 1;
-                let parsed = self.typecheck_script(script);
+                let parsed = self.typecheck_script_at(script, Level::Nested);
                 self.nesting -= 1;
                 let parsed = parsed?;
+                // Octez unifies the checked code's input and output with the script's types
+                // and the storage type with the stack's, and keeps the storage type and the
+                // code in the instruction.
+                let input = Type::pair(parsed.param_type.clone(), parsed.storage_type.clone());
+                let output = Type::pair(Type::list(Type::Operation), parsed.storage_type.clone());
+                self.charge(charges::Charge {
+                    gas_milli: charges::ty_eq(&input, &input)
+                        + charges::ty_eq(&output, &output)
+                        + charges::ty_eq(&parsed.storage_type, top!(2)),
+                    ir_nodes: charges::type_size(&parsed.storage_type)
+                        + charges::node_size_nodes(script),
+                });
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
                     || top!(2) != &parsed.storage_type
@@ -1763,6 +1689,7 @@ impl<'a> Typechecker<'a> {
                 if top!(1) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
+                self.charge(charges::stored_type(&t));
                 replace!(
                     2,
                     Instr::View(Rc::from(name.as_str()), t.clone()),
@@ -1887,8 +1814,13 @@ impl<'a> Typechecker<'a> {
         Ok(Some(stack))
     }
 
-    /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too).
+    /// Typechecks a script `{ parameter ..; storage ..; code .. }` (views are checked too),
+    /// charging what Octez's `parse_code` charges before a run.
     pub fn typecheck_script(&mut self, node: &Node) -> Result<Script, TcError> {
+        self.typecheck_script_at(node, Level::Toplevel)
+    }
+
+    fn typecheck_script_at(&mut self, node: &Node, level: Level) -> Result<Script, TcError> {
         let expanded_holder;
         let node = if self.record_locations {
             // The caller expanded the whole script and wants its canonical locations.
@@ -1899,6 +1831,13 @@ impl<'a> Typechecker<'a> {
             expanded_holder = crate::macros::expand_all(node)?;
             &expanded_holder
         };
+        if level == Level::Toplevel {
+            // `Global_constants_storage.expand` walks the whole script first.
+            self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(
+                charges::micheline_nodes(node),
+            ));
+        }
+        let ir_nodes_before = self.ir_nodes;
         let NodeKind::Seq(items) = &node.kind else {
             return Err(TcError::new(
                 node.span,
@@ -1972,11 +1911,14 @@ impl<'a> Typechecker<'a> {
         let expected = Type::pair(Type::list(Type::Operation), storage_type.clone());
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
-            tc.typecheck_code(code_expanded, vec![input])
+            tc.typecheck_code(code_expanded, vec![input.clone()])
         })?;
+        self.charge_body_end(&out, None);
         match out {
             None => {}
-            Some(out) if out.len() == 1 && out[0] == expected => {}
+            Some(out) if out.len() == 1 && out[0] == expected => {
+                self.charge_gas(charges::ty_eq(&out[0], &expected));
+            }
             Some(out) => {
                 return Err(TcError::new(
                     code_node.span,
@@ -1987,6 +1929,20 @@ impl<'a> Typechecker<'a> {
                 ))
             }
         }
+        // `code_size`: the typed code, its descriptor and the Micheline of the code and of the
+        // views (which a run does not typecheck, so their typechecking is not charged here).
+        let code_ir_nodes = self.ir_nodes.saturating_sub(ir_nodes_before);
+        let mut views_nodes = 0u64;
+        for view in &views {
+            views_nodes = views_nodes.saturating_add(
+                view.children()
+                    .iter()
+                    .skip(1)
+                    .map(charges::node_size_nodes)
+                    .sum::<u64>(),
+            );
+        }
+        let gas_before_views = self.gas_consumed_milli;
         let mut typed_views = Vec::new();
         for view in views {
             let NodeKind::Prim { args, .. } = &view.kind else {
@@ -2054,6 +2010,18 @@ impl<'a> Typechecker<'a> {
                 }
             }
             typed_views.push((name.clone(), input_type, output_type, view_code));
+        }
+        match level {
+            Level::Toplevel => {
+                self.gas_consumed_milli = gas_before_views;
+                let nodes = charges::node_size_nodes(code_node)
+                    .saturating_add(charges::lambda_descriptor_nodes(&[input], &expected))
+                    .saturating_add(code_ir_nodes)
+                    .saturating_add(views_nodes);
+                self.charge_gas(crate::gas::typecheck::cost_typed_ir_size_nodes(nodes));
+            }
+            // The enclosing code counts a `CREATE_CONTRACT`'s script as Micheline only.
+            Level::Nested => self.ir_nodes = ir_nodes_before,
         }
         Ok(Script {
             param_node: param_node.clone(),

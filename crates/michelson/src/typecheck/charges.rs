@@ -1,0 +1,459 @@
+//! What Octez charges while it typechecks a script, and the size of the typed code it builds
+//! (`Script_ir_translator.parse_instr`, `parse_data`, `parse_ty`, `ty_eq`, `stack_eq`,
+//! `check_dupable_ty`, `find_entrypoint`, `code_size` and `Script_typed_ir_size`, proto_alpha).
+//!
+//! The typechecker calls these at the same points as Octez does: [`instruction`] once per
+//! instruction node before its arguments or bodies are looked at, [`block`] once per sequence,
+//! [`ty_eq`] and [`stack_eq`] wherever Octez unifies types. The costs are the ones of
+//! [`crate::gas::typecheck`]. Octez's typed IR is not ours, so its node count (charged at 45
+//! milligas per node once the code is typechecked, `Script_typed_ir_size_costs.nodes_cost`) is
+//! counted here from what each Octez instruction holds: one node per instruction, per type node
+//! it stores and per value node it pushes (`Script_typed_ir_size.kinstr_size`).
+//!
+//! Callers pass stacks top last, as the typechecker keeps them.
+
+use crate::gas::typecheck as cost;
+use crate::types::Type;
+use crate::value::Value;
+use kestrel_micheline::{Node, NodeKind, Prim};
+
+/// Milligas and typed-IR nodes charged for one typechecking step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Charge {
+    /// Milligas consumed.
+    pub gas_milli: u64,
+    /// Nodes of Octez's typed IR the step builds (counted for `code_size`).
+    pub ir_nodes: u64,
+}
+
+impl Charge {
+    fn add(&mut self, other: Charge) {
+        self.gas_milli = self.gas_milli.saturating_add(other.gas_milli);
+        self.ir_nodes = self.ir_nodes.saturating_add(other.ir_nodes);
+    }
+}
+
+/// Octez's type size (`Type_size`): one per type node.
+pub fn type_size(ty: &Type) -> u64 {
+    ty.size() as u64
+}
+
+/// `ty_eq` of two types: `cost_TY_EQ` of the smaller size.
+pub fn ty_eq(left: &Type, right: &Type) -> u64 {
+    cost::cost_ty_eq(type_size(left), type_size(right))
+}
+
+/// `stack_eq` of two stacks of the same depth: one `ty_eq` per level.
+pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
+    left.iter()
+        .zip(right)
+        .fold(0u64, |total, (a, b)| total.saturating_add(ty_eq(a, b)))
+}
+
+/// `parse_ty` of a type: one `parse_type_cycle` per node (a flat `pair a b c` is parsed as
+/// `pair a (pair b c)`, whose nodes [`Type`] has too), and one more per `big_map`, whose
+/// arguments `parse_big_map_ty` parses after a cycle of its own.
+pub fn parse_type(ty: &Type) -> u64 {
+    let mut big_maps = 0u64;
+    let mut pending = vec![ty];
+    while let Some(ty) = pending.pop() {
+        match ty {
+            Type::BigMap(key, value) => {
+                big_maps += 1;
+                pending.push(key);
+                pending.push(value);
+            }
+            Type::Pair(a, b) | Type::Or(a, b) | Type::Lambda(a, b) | Type::Map(a, b) => {
+                pending.push(a);
+                pending.push(b);
+            }
+            Type::Option(a)
+            | Type::List(a)
+            | Type::Set(a)
+            | Type::Contract(a)
+            | Type::Ticket(a) => pending.push(a),
+            _ => {}
+        }
+    }
+    (type_size(ty).saturating_add(big_maps)).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
+}
+
+/// The nodes `check_dupable_ty` visits: it stops at sets (their elements are comparable),
+/// lambdas and contracts, and follows only the value type of maps and big maps.
+pub fn dupable_check_nodes(ty: &Type) -> u64 {
+    let mut visited = 0u64;
+    let mut pending = vec![ty];
+    while let Some(ty) = pending.pop() {
+        visited += 1;
+        match ty {
+            Type::Pair(a, b) | Type::Or(a, b) => {
+                pending.push(b);
+                pending.push(a);
+            }
+            Type::Option(a) | Type::List(a) | Type::Map(_, a) | Type::BigMap(_, a) => {
+                pending.push(a)
+            }
+            _ => {}
+        }
+    }
+    visited
+}
+
+/// The nodes of a value `Script_typed_ir_size.value_size` counts: one per value node (a pair, an
+/// option, each list or set element, each map key and value). A lambda counts one here; the
+/// nodes of its code are counted when it is typechecked.
+pub fn value_nodes(value: &Value) -> u64 {
+    let mut count = 0u64;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        count += 1;
+        match value {
+            Value::Pair(pair) => {
+                pending.push(&pair.0);
+                pending.push(&pair.1);
+            }
+            Value::Left(inner) | Value::Right(inner) | Value::Some(inner) => pending.push(inner),
+            Value::List(items) => pending.extend(items.iter()),
+            Value::Set(items) => pending.extend(items.iter()),
+            Value::Map(map) => {
+                for (key, bound) in map.iter() {
+                    pending.push(key);
+                    pending.push(bound);
+                }
+            }
+            _ => {}
+        }
+    }
+    count
+}
+
+/// The number of Micheline nodes of an expression (`Script_repr.micheline_nodes`, and the node
+/// count of `Script_typed_ir_size.node_size`).
+pub fn micheline_nodes(node: &Node) -> u64 {
+    let mut count = 0u64;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        count += 1;
+        match &node.kind {
+            NodeKind::Prim { args, .. } => pending.extend(args.iter()),
+            NodeKind::Seq(items) => pending.extend(items.iter()),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// The node count `Script_typed_ir_size.node_size` gives a Micheline expression (the code of
+/// a script, of its views, of a `CREATE_CONTRACT`): one per node and one per annotation.
+pub fn node_size_nodes(node: &Node) -> u64 {
+    let mut count = 0u64;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        count += 1;
+        match &node.kind {
+            NodeKind::Prim { args, annots, .. } => {
+                count = count.saturating_add(annots.len() as u64);
+                pending.extend(args.iter());
+            }
+            NodeKind::Seq(items) => pending.extend(items.iter()),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// Nodes of a stack type as `Script_typed_ir_size.stack_ty_size` counts them: one per level
+/// plus its type's nodes, and one for the bottom.
+pub fn stack_type_nodes(stack: &[Type]) -> u64 {
+    stack
+        .iter()
+        .fold(1u64, |total, ty| total.saturating_add(1 + type_size(ty)))
+}
+
+/// The descriptor of a lambda (or of the script's code) in the typed IR: its input and output
+/// stack types (`kdescr_size`); its instructions are counted as they are typechecked.
+pub fn lambda_descriptor_nodes(input: &[Type], output: &Type) -> u64 {
+    stack_type_nodes(input).saturating_add(stack_type_nodes(std::slice::from_ref(output)))
+}
+
+/// A proof argument's typed-IR witness (`KPrefix` per level, with the type of that level).
+fn prefix_witness_nodes<'a>(levels: impl Iterator<Item = &'a Type>) -> u64 {
+    levels.fold(0u64, |total, ty| total.saturating_add(1 + type_size(ty)))
+}
+
+/// `parse_instr` of a sequence of `count` instructions: one cycle for each non-empty suffix
+/// (`{a; b; c}`, `{b; c}`, `{c}`), or one for `{}`.
+pub fn block(count: usize) -> Charge {
+    Charge {
+        gas_milli: (count.max(1) as u64).saturating_mul(cost::COST_PARSE_INSTRUCTION_CYCLE),
+        ir_nodes: 0,
+    }
+}
+
+/// An instruction Octez charges nothing more for: one `parse_instr` cycle, one IR node.
+pub const PLAIN_INSTRUCTION: Charge = Charge {
+    gas_milli: cost::COST_PARSE_INSTRUCTION_CYCLE,
+    ir_nodes: 1,
+};
+
+/// The end of a block that does not always fail: its `IHalt`.
+pub const BLOCK_END: Charge = Charge {
+    gas_milli: 0,
+    ir_nodes: 1,
+};
+
+/// The integer argument of `DROP n`, `DIG n`, ... when there is one.
+fn small_argument(args: &[Node]) -> Option<usize> {
+    use num_traits::ToPrimitive;
+    match args.first().map(|a| &a.kind) {
+        Some(NodeKind::Int(n)) => n.to_usize(),
+        _ => None,
+    }
+}
+
+/// The type `n` levels below the top (0 = top) of a stack kept top last.
+fn level(stack: &[Type], n: usize) -> Option<&Type> {
+    stack.len().checked_sub(n + 1).map(|index| &stack[index])
+}
+
+/// The top `count` levels of a stack kept top last, top first.
+fn top_levels(stack: &[Type], count: usize) -> impl Iterator<Item = &Type> {
+    stack.iter().rev().take(count)
+}
+
+/// What Octez charges for instruction `prim` with arguments `args` on `stack`, before it
+/// parses any type or data argument and before any body ([`parse_type`] and the data costs are
+/// charged where those are parsed): its `parse_instr` cycle, proof arguments, dupable checks
+/// and type unifications, and the typed-IR nodes the instruction holds besides parsed types and
+/// pushed values. Ill-typed input charges what can be computed; the typechecker rejects it
+/// right after.
+pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
+    let mut charge = Charge {
+        gas_milli: cost::COST_PARSE_INSTRUCTION_CYCLE,
+        ir_nodes: 1,
+    };
+    let top = level(stack, 0);
+    let second = level(stack, 1);
+    let third = level(stack, 2);
+    let n = small_argument(args);
+    let proof = |n: usize| cost::cost_proof_argument(n as u64);
+    let mut extra = Charge::default();
+    match prim {
+        // No typed instruction: `CAST` keeps the stack, `RENAME` drops an annotation.
+        Prim::I_CAST => {
+            charge.ir_nodes = 0;
+            if let (Some(top), Some(Ok(cast))) = (top, args.first().map(crate::types::parse_type)) {
+                extra.gas_milli = ty_eq(&cast, top);
+            }
+        }
+        Prim::I_RENAME => charge.ir_nodes = 0,
+        Prim::I_DROP | Prim::I_DIP if args.len() == 2 || (prim == Prim::I_DROP && n.is_some()) => {
+            let n = n.unwrap_or(0);
+            extra.gas_milli = proof(n);
+            extra.ir_nodes = prefix_witness_nodes(top_levels(stack, n));
+        }
+        Prim::I_DIG => {
+            let n = n.unwrap_or(0);
+            extra.gas_milli = proof(n);
+            extra.ir_nodes = prefix_witness_nodes(top_levels(stack, n));
+        }
+        Prim::I_DUG => {
+            let n = n.unwrap_or(0);
+            extra.gas_milli = proof(n);
+            extra.ir_nodes = prefix_witness_nodes(stack.iter().rev().skip(1).take(n));
+        }
+        Prim::I_DUP => {
+            let depth = n.unwrap_or(1);
+            if n.is_some() {
+                extra.gas_milli = proof(depth);
+            }
+            if let Some(ty) = depth.checked_sub(1).and_then(|d| level(stack, d)) {
+                extra.gas_milli = extra
+                    .gas_milli
+                    .saturating_add(dupable_check_nodes(ty) * cost::COST_CHECK_DUPABLE_CYCLE);
+            }
+        }
+        Prim::I_PAIR | Prim::I_UNPAIR | Prim::I_GET | Prim::I_UPDATE if n.is_some() => {
+            extra.gas_milli = proof(n.unwrap_or(0));
+        }
+        Prim::I_CONS => {
+            if let (Some(element), Some(Type::List(expected))) = (top, second) {
+                extra.gas_milli = ty_eq(element, expected);
+            }
+        }
+        Prim::I_MEM | Prim::I_GET => match (top, second) {
+            (Some(key), Some(Type::Set(expected) | Type::Map(expected, _))) => {
+                extra.gas_milli = ty_eq(key, expected)
+            }
+            (Some(key), Some(Type::BigMap(expected, _))) => extra.gas_milli = ty_eq(key, expected),
+            _ => {}
+        },
+        Prim::I_UPDATE | Prim::I_GET_AND_UPDATE => match (top, second, third) {
+            (Some(element), Some(Type::Bool), Some(Type::Set(expected))) => {
+                extra.gas_milli = ty_eq(element, expected)
+            }
+            (
+                Some(key),
+                Some(Type::Option(bound)),
+                Some(Type::Map(key_type, value_type) | Type::BigMap(key_type, value_type)),
+            ) => {
+                extra.gas_milli = ty_eq(key, key_type).saturating_add(ty_eq(bound, value_type));
+            }
+            _ => {}
+        },
+        Prim::I_EXEC => {
+            if let (Some(argument), Some(Type::Lambda(parameter, _))) = (top, second) {
+                extra.gas_milli = ty_eq(argument, parameter);
+            }
+        }
+        Prim::I_APPLY => {
+            if let (Some(captured), Some(Type::Lambda(parameter, _))) = (top, second) {
+                if let Type::Pair(captured_type, _) = parameter.as_ref() {
+                    extra.gas_milli = ty_eq(captured, captured_type);
+                    extra.ir_nodes = type_size(captured_type);
+                }
+            }
+        }
+        Prim::I_COMPARE => {
+            if let (Some(a), Some(b)) = (top, second) {
+                extra.gas_milli = ty_eq(a, b);
+                extra.ir_nodes = type_size(a);
+            }
+        }
+        Prim::I_TRANSFER_TOKENS => {
+            if let (Some(argument), Some(Type::Contract(parameter))) = (top, third) {
+                extra.gas_milli = ty_eq(argument, parameter);
+            }
+        }
+        Prim::I_JOIN_TICKETS => {
+            if let Some(Type::Pair(a, b)) = top {
+                if let (Type::Ticket(a), Type::Ticket(b)) = (a.as_ref(), b.as_ref()) {
+                    extra.gas_milli = ty_eq(a, b);
+                    extra.ir_nodes = type_size(a);
+                }
+            }
+        }
+        Prim::I_FAILWITH | Prim::I_PACK => {
+            if let Some(ty) = top {
+                extra.ir_nodes = type_size(ty);
+            }
+        }
+        Prim::I_VIEW => {
+            if let Some(NodeKind::String(name)) = args.first().map(|a| &a.kind) {
+                extra.gas_milli = cost::cost_check_printable(name.len() as u64);
+            }
+            if let Some(input) = top {
+                extra.ir_nodes = type_size(input);
+            }
+        }
+        _ => {}
+    }
+    charge.add(extra);
+    charge
+}
+
+/// The typed-IR nodes of a type an instruction stores once parsed (`PUSH`, `NIL`, `NONE`,
+/// `LEFT`, `RIGHT`, `EMPTY_SET`, `EMPTY_MAP`'s key, `EMPTY_BIG_MAP`, `UNPACK`, `CONTRACT`,
+/// `VIEW`'s output, `SELF`'s parameter); `EMPTY_MAP`'s value type is kept only for logging.
+pub fn stored_type(ty: &Type) -> Charge {
+    Charge {
+        gas_milli: 0,
+        ir_nodes: type_size(ty),
+    }
+}
+
+/// `collect_lazy_storage` of a value before the code runs (`fold_lazy_storage`): one
+/// `parse_data_cycle` per call, where a call on a type without big maps stops at once and the
+/// others follow the value (both halves of a pair, the present side of an `or`, a `Some`, every
+/// list element and map value); a stored big map (with an id) costs one more cycle.
+pub fn collect_lazy_storage(ty: &Type, value: &Value) -> u64 {
+    let mut calls = 0u64;
+    let mut pending = vec![(ty, value)];
+    while let Some((ty, value)) = pending.pop() {
+        calls += 1;
+        if !ty.has_big_map() {
+            continue;
+        }
+        match (ty, value) {
+            (Type::BigMap(..), Value::BigMap(big_map)) if big_map.id.is_some() => calls += 1,
+            (Type::Pair(left, right), Value::Pair(pair)) => {
+                pending.push((right, &pair.1));
+                pending.push((left, &pair.0));
+            }
+            (Type::Or(left, _), Value::Left(inner)) => pending.push((left, inner)),
+            (Type::Or(_, right), Value::Right(inner)) => pending.push((right, inner)),
+            (Type::Option(inner_type), Value::Some(inner)) => pending.push((inner_type, inner)),
+            (Type::List(element), Value::List(items)) => {
+                pending.extend(items.iter().map(|item| (element.as_ref(), item)))
+            }
+            (Type::Map(_, bound), Value::Map(map)) => {
+                pending.extend(map.values().map(|item| (bound.as_ref(), item)))
+            }
+            _ => {}
+        }
+    }
+    calls.saturating_mul(cost::COST_COLLECT_LAZY_STORAGE_CYCLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(prim: Prim, args: &[Node], stack: &[Type], expected: (u64, u64)) {
+        let charge = instruction(prim, args, stack);
+        assert_eq!(
+            (charge.gas_milli, charge.ir_nodes),
+            expected,
+            "{prim:?} on {stack:?}"
+        );
+    }
+
+    fn int(n: i64) -> Node {
+        Node::int(n)
+    }
+
+    #[test]
+    fn instruction_charges_as_data() {
+        let pair = Type::pair(Type::Nat, Type::Unit);
+        check(Prim::I_CAR, &[], std::slice::from_ref(&pair), (220, 1));
+        // DUP of a pair: three dupable-check steps.
+        check(
+            Prim::I_DUP,
+            &[],
+            std::slice::from_ref(&pair),
+            (220 + 300, 1),
+        );
+        // COMPARE of two nats: one ty_eq of size 1 and the type stored in the IR.
+        check(Prim::I_COMPARE, &[], &[Type::Nat, Type::Nat], (220 + 57, 2));
+        // DIG 2: a proof argument of 2 and a witness holding the two levels above.
+        check(
+            Prim::I_DIG,
+            &[int(2)],
+            &[Type::Unit, pair.clone(), Type::Nat],
+            (220 + 100, 1 + (1 + 1) + (1 + 3)),
+        );
+        // DROP 1 goes through the proof-argument path too.
+        check(
+            Prim::I_DROP,
+            &[int(1)],
+            std::slice::from_ref(&pair),
+            (220 + 50, 1 + 4),
+        );
+        check(Prim::I_DROP, &[], &[pair], (220, 1));
+        check(Prim::I_RENAME, &[], &[Type::Nat], (220, 0));
+    }
+
+    #[test]
+    fn sizes_as_data() {
+        assert_eq!(block(0).gas_milli, 220);
+        assert_eq!(block(3).gas_milli, 660);
+        assert_eq!(stack_type_nodes(&[Type::pair(Type::Nat, Type::Unit)]), 5);
+        let set = Type::Set(std::rc::Rc::new(Type::pair(Type::Nat, Type::Nat)));
+        assert_eq!(dupable_check_nodes(&set), 1);
+        let map = Type::Map(
+            std::rc::Rc::new(Type::Nat),
+            std::rc::Rc::new(Type::option(Type::Unit)),
+        );
+        assert_eq!(dupable_check_nodes(&map), 3);
+    }
+}
