@@ -6,9 +6,9 @@
 //! [`mu`](crate::mu) reads a recursive value into a tree of owned values: one heap allocation
 //! per `Box`ed level on decode, one per level when a program builds the value, and one free
 //! each, with host recursion bounded by a depth limit. This module is the arena alternative for
-//! the same bytes: a [`RecursiveArena`] walks the value with a stack of its own (a `Vec` kept in
-//! the arena), so it allocates nothing per node once the arena has grown, and no input can grow
-//! the native stack, whatever the depth limit.
+//! the same bytes: a [`RecursiveArena`] walks the value with a stack of its own (a fixed array,
+//! spilling to the heap only past 32 levels), so it allocates nothing per node
+//! once the arena has grown, and no input can grow the native stack, whatever the depth limit.
 //!
 //! **The format is unchanged.** A recursive occurrence in data-encoding is written in place: a
 //! node's bytes are its own fields with each sub-value's bytes spliced in where the recursive
@@ -36,7 +36,7 @@ use crate::writer::Writer;
 
 /// The default nesting limit: that of [`mu`](crate::mu), so that the arena and the tree of
 /// owned values accept the same inputs. The arena itself needs no limit for the stack's sake
-/// (its stack is on the heap, one frame of two words per level); the limit bounds the work an
+/// (past a few levels its stack is on the heap, two words per level); the limit bounds the work an
 /// input can ask for and keeps both readers of one format in agreement.
 pub const DEFAULT_MAX_DEPTH: usize = crate::recursive::DEFAULT_MAX_DEPTH;
 
@@ -54,6 +54,10 @@ pub enum Step {
 pub trait NodeCodec {
     /// A node as stored in the arena; it may borrow from an input that lives for `'a`.
     type Node<'a>;
+
+    /// The fewest bytes a node reads itself (at least 1, the module's precondition); with it
+    /// [`RecursiveArena::decode_into`] reserves room for the most nodes an input can hold.
+    const MIN_NODE_BYTES: usize = 1;
 
     /// Reads a node's head: the fields before its first child (all of them if it has none).
     fn read_head<'a>(&self, reader: &mut Reader<'a>)
@@ -84,21 +88,87 @@ pub trait NodeCodec {
 }
 
 /// A node whose children are being read or written: its index and how many children are done.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Frame {
     index: usize,
     children_done: usize,
+}
+
+/// Frames kept inline on the host stack before the walk spills to the heap: 32 levels cover
+/// the values these formats carry in practice (an eval expression is at most 10 deep, Tezos
+/// tree-shaped P2P and RPC values a few levels), in 512 bytes of native stack per walk.
+const INLINE_FRAMES: usize = 32;
+
+/// The walk's stack: the first [`INLINE_FRAMES`] frames in an array, deeper ones in a `Vec`
+/// (allocated only by values deeper than that), so a walk of a shallow value allocates nothing.
+struct FrameStack {
+    inline: [Frame; INLINE_FRAMES],
+    inline_length: usize,
+    spilled: Vec<Frame>,
+}
+
+impl FrameStack {
+    #[inline]
+    fn new() -> Self {
+        FrameStack {
+            inline: [Frame::default(); INLINE_FRAMES],
+            inline_length: 0,
+            spilled: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.inline_length + self.spilled.len()
+    }
+
+    #[inline]
+    fn push(&mut self, frame: Frame) {
+        if self.inline_length < INLINE_FRAMES {
+            self.inline[self.inline_length] = frame;
+            self.inline_length += 1;
+        } else {
+            self.spilled.push(frame);
+        }
+    }
+
+    #[inline]
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        if self.spilled.is_empty() {
+            let top = self.inline_length.checked_sub(1)?;
+            self.inline.get_mut(top)
+        } else {
+            self.spilled.last_mut()
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.spilled.pop().is_none() {
+            self.inline_length = self.inline_length.saturating_sub(1);
+        }
+    }
+}
+
+/// The most nodes [`RecursiveArena::decode_into`] reserves room for from the input's size
+/// before reading: a fresh arena is then allocated once for typical values, while a large
+/// input cannot make it reserve more than this (about 100 KiB for small nodes) before the
+/// nodes are actually read; past it the arena grows as a `Vec` does.
+pub const RESERVE_MAX_NODES: usize = 4096;
+
+/// One node and the end of its subtree, side by side (one allocation for both).
+#[derive(Debug, Clone)]
+struct Entry<N> {
+    node: N,
+    /// The index one past the last node of this node's subtree.
+    subtree_end: usize,
 }
 
 /// Nodes of recursive values in preorder, addressed by index; clear and reuse it across values
 /// so that steady-state decoding allocates nothing.
 #[derive(Debug, Clone)]
 pub struct Arena<N> {
-    nodes: Vec<N>,
-    /// Per node: the index one past the last node of its subtree.
-    subtree_ends: Vec<usize>,
-    /// The walk's stack, kept here so its allocation is reused too.
-    stack: Vec<Frame>,
+    entries: Vec<Entry<N>>,
 }
 
 impl<N> Default for Arena<N> {
@@ -111,80 +181,81 @@ impl<N> Arena<N> {
     /// An empty arena (no allocation until the first node).
     pub fn new() -> Self {
         Arena {
-            nodes: Vec::new(),
-            subtree_ends: Vec::new(),
-            stack: Vec::new(),
+            entries: Vec::new(),
         }
     }
 
-    /// Removes every node, keeping the allocations.
+    /// An empty arena with room for `nodes_capacity` nodes.
+    pub fn with_capacity(nodes_capacity: usize) -> Self {
+        Arena {
+            entries: Vec::with_capacity(nodes_capacity),
+        }
+    }
+
+    /// Removes every node, keeping the allocation.
     pub fn clear(&mut self) {
-        self.nodes.clear();
-        self.subtree_ends.clear();
-        self.stack.clear();
+        self.entries.clear();
+    }
+
+    /// Makes room for at least `additional_nodes` more nodes.
+    pub fn reserve(&mut self, additional_nodes: usize) {
+        self.entries.reserve(additional_nodes);
     }
 
     /// The same arena, emptied, for nodes of another type, typically the same node type with
-    /// another input lifetime (`Arena<Node<'old>>` to `Arena<Node<'new>>`); the allocations are
+    /// another input lifetime (`Arena<Node<'old>>` to `Arena<Node<'new>>`); the allocation is
     /// kept when the two node types have the same size and alignment.
     pub fn recycle<M>(self) -> Arena<M> {
-        let Arena {
-            mut nodes,
-            mut subtree_ends,
-            mut stack,
-        } = self;
-        nodes.clear();
-        subtree_ends.clear();
-        stack.clear();
+        let mut entries = self.entries;
+        entries.clear();
         Arena {
             // The vector is empty, so the closure never runs; collecting an empty `IntoIter`
             // into a `Vec` of a same-layout type reuses its buffer.
-            nodes: nodes.into_iter().map(|_| unreachable_node()).collect(),
-            subtree_ends,
-            stack,
+            entries: entries.into_iter().map(|_| unreachable_node()).collect(),
         }
     }
 
     /// The number of nodes.
     #[inline]
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.entries.len()
     }
 
     /// How many nodes the arena holds without allocating.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.nodes.capacity()
+        self.entries.capacity()
     }
 
     /// Whether the arena holds no node.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.entries.is_empty()
     }
 
-    /// All nodes in preorder (a parent before its children, children in order).
+    /// All nodes in preorder (a parent before its children, children in order); reversed, every
+    /// node comes after all of its descendants.
     #[inline]
-    pub fn nodes(&self) -> &[N] {
-        &self.nodes
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &N> + ExactSizeIterator + '_ {
+        self.entries.iter().map(|entry| &entry.node)
     }
 
     /// The node at `index`, if any.
     #[inline]
     pub fn get(&self, index: usize) -> Option<&N> {
-        self.nodes.get(index)
+        self.entries.get(index).map(|entry| &entry.node)
     }
 
     /// The node at `index`, mutably, if any (to fill in fields after its children were built).
     #[inline]
     pub fn get_mut(&mut self, index: usize) -> Option<&mut N> {
-        self.nodes.get_mut(index)
+        self.entries.get_mut(index).map(|entry| &mut entry.node)
     }
 
     /// One past the last node of the subtree rooted at `index` (for a node still open, the
-    /// current length).
+    /// index after its head).
     pub fn subtree_end(&self, index: usize) -> Option<usize> {
-        self.subtree_ends.get(index).copied()
+        self.entries.get(index).map(|entry| entry.subtree_end)
     }
 
     /// The indices of the children of the node at `index`, in order.
@@ -201,18 +272,20 @@ impl<N> Arena<N> {
     /// [`Arena::close`]; returns its index.
     #[inline]
     pub fn open(&mut self, node: N) -> usize {
-        let index = self.nodes.len();
-        self.nodes.push(node);
-        self.subtree_ends.push(index + 1);
+        let index = self.entries.len();
+        self.entries.push(Entry {
+            node,
+            subtree_end: index + 1,
+        });
         index
     }
 
     /// Builder: ends the subtree of the node at `index` after the nodes pushed so far.
     #[inline]
     pub fn close(&mut self, index: usize) {
-        let end = self.nodes.len();
-        if let Some(slot) = self.subtree_ends.get_mut(index) {
-            *slot = end;
+        let end = self.entries.len();
+        if let Some(entry) = self.entries.get_mut(index) {
+            entry.subtree_end = end;
         }
     }
 
@@ -353,32 +426,20 @@ impl<C: NodeCodec> RecursiveArena<C> {
         reader: &mut Reader<'a>,
         arena: &mut Arena<C::Node<'a>>,
     ) -> Result<usize, DecodeError> {
-        let root = arena.nodes.len();
-        let mut stack = std::mem::take(&mut arena.stack);
-        stack.clear();
-        let result = self.read_nodes(reader, arena, &mut stack);
-        arena.stack = stack;
-        result?;
-        Ok(root)
-    }
-
-    fn read_nodes<'a>(
-        &self,
-        reader: &mut Reader<'a>,
-        arena: &mut Arena<C::Node<'a>>,
-        stack: &mut Vec<Frame>,
-    ) -> Result<(), DecodeError> {
+        let root = arena.len();
+        // With at least one byte per node (the module's precondition), a value has at most
+        // as many nodes as there are bytes left.
         let nodes_limit = reader.remaining_bytes();
-        let first = arena.nodes.len();
+        let mut stack = FrameStack::new();
         loop {
             // A new node starts here: the root, or the next child of the node on top.
             if stack.len() >= self.max_depth {
                 return Err(self.depth_exceeded_on_read(reader));
             }
-            // With at least one byte per node, more nodes than bytes means the codec reads
-            // nothing: stop rather than loop for ever.
+            // More nodes than bytes means the codec read nothing: stop rather than loop for
+            // ever (a bug in the codec, not bad input).
             assert!(
-                arena.nodes.len() - first <= nodes_limit,
+                arena.len() - root <= nodes_limit,
                 "a NodeCodec read a node of zero bytes"
             );
             let (node, step) = self.codec.read_head(reader)?;
@@ -395,14 +456,16 @@ impl<C: NodeCodec> RecursiveArena<C> {
             loop {
                 arena.close(index);
                 let Some(frame) = stack.last_mut() else {
-                    return Ok(());
+                    return Ok(root);
                 };
                 index = frame.index;
                 let child_index = frame.children_done;
                 frame.children_done += 1;
-                let step =
-                    self.codec
-                        .read_after_child(&mut arena.nodes[index], child_index, reader)?;
+                let step = self.codec.read_after_child(
+                    &mut arena.entries[index].node,
+                    child_index,
+                    reader,
+                )?;
                 if step == Step::Child {
                     break;
                 }
@@ -419,6 +482,7 @@ impl<C: NodeCodec> RecursiveArena<C> {
         arena: &mut Arena<C::Node<'a>>,
     ) -> Result<(), DecodeError> {
         arena.clear();
+        arena.reserve((input.len() / C::MIN_NODE_BYTES.max(1)).min(RESERVE_MAX_NODES));
         let mut reader = Reader::new(input);
         self.read_into(&mut reader, arena)?;
         reader.finish()
@@ -432,16 +496,14 @@ impl<C: NodeCodec> RecursiveArena<C> {
         root: usize,
         writer: &mut Writer<'_>,
     ) -> Result<usize, ArenaEncodeError> {
-        let nodes = arena.nodes();
+        let nodes = &arena.entries;
         if root >= nodes.len() {
             return Err(ArenaEncodeError::MissingRoot {
                 root_index: root,
                 length: nodes.len(),
             });
         }
-        // The writer only reads the arena, so it keeps its own stack (one allocation per
-        // write of a value with children; encode_into reuses none either way).
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack = FrameStack::new();
         let mut next = root;
         loop {
             if stack.len() >= self.max_depth {
@@ -449,7 +511,7 @@ impl<C: NodeCodec> RecursiveArena<C> {
             }
             let index = next;
             next += 1;
-            if self.codec.write_head(&nodes[index], writer)? == Step::Child {
+            if self.codec.write_head(&nodes[index].node, writer)? == Step::Child {
                 if next >= nodes.len() {
                     return Err(ArenaEncodeError::MissingChild {
                         parent_index: index,
@@ -470,7 +532,7 @@ impl<C: NodeCodec> RecursiveArena<C> {
                 frame.children_done += 1;
                 if self
                     .codec
-                    .write_after_child(&nodes[parent], child_index, writer)?
+                    .write_after_child(&nodes[parent].node, child_index, writer)?
                     == Step::Child
                 {
                     if next >= nodes.len() {

@@ -16,16 +16,19 @@
 
 use std::io::{BufRead, Read, Write};
 
+use kestrel_encoding::arena::{self, Arena, NodeCodec, RecursiveArena, Step};
 use kestrel_encoding::bytes::{BorrowedBytes, BorrowedStr, Bytes};
 use kestrel_encoding::collection::VariableList;
 use kestrel_encoding::conv::Converted;
 use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
 use kestrel_encoding::product::{Obj, Req, Tup};
+use kestrel_encoding::reader::Reader;
 use kestrel_encoding::size::DynamicSize;
+use kestrel_encoding::writer::Writer;
 use kestrel_encoding::{
     boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
     uint16, uint30, uint8, union, variable_bytes, variable_list, variable_string, BuildError,
-    Convert, Encoding, LengthKind, Mu, TagSize,
+    Convert, DecodeError, EncodeError, EncodeErrorKind, Encoding, LengthKind, Mu, TagSize,
 };
 
 use super::capnp_side::Fnv1a;
@@ -1087,10 +1090,13 @@ fn apply(operation: Operation, left: i32, right: i32) -> i32 {
     }
 }
 
-/// An expression: the operation and its two operands (the value of the recursive encoding).
+/// An expression as a tree of boxes: the operation and its two operands (the value of the
+/// `mu` encoding). The benchmark builds and reads [`ExpressionNode`]s in an arena instead; this
+/// form is kept as the reference the arena's bytes are checked against
+/// ([`eval_request_matches_mu`]).
 pub type Expression = (Operation, Operand, Operand);
 
-/// One side of an expression.
+/// One side of an [`Expression`].
 #[derive(Debug, PartialEq)]
 pub enum Operand {
     /// A literal.
@@ -1120,7 +1126,11 @@ fn operand_expression(operand: &Operand) -> Option<&Box<Expression>> {
 /// (capnp `ReaderOptions::nesting_limit`), so both implementations reject the same inputs.
 pub const EXPRESSION_MAX_DEPTH: usize = 64;
 
-fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
+/// The request's format as a `mu` over boxes: `mu expression (obj3 (req "op" uint8)
+/// (req "left" operand) (req "right" operand))` with `operand = union ~tag_size:`Uint8
+/// [case 0 "value" int32; case 1 "expression" expression]`. [`ExpressionCodec`] reads and
+/// writes the same bytes into an arena.
+pub fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
     kestrel_encoding::mu_with_max_depth("expression", EXPRESSION_MAX_DEPTH, |expression| {
         let operand = || {
             union(
@@ -1145,41 +1155,273 @@ fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
     })
 }
 
-/// Builds an expression at `depth`; returns it with its value. Recursion is bounded by the
-/// generator itself: from depth 8 on, every side is a leaf.
-fn make_expression(rng: &mut Xorshift128, depth: u32) -> (Expression, i32) {
+/// One side of an expression in the arena: a literal, or a sub-expression (the next child).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A literal.
+    Value(i32),
+    /// A sub-expression: the node's next child in the arena.
+    Expression,
+}
+
+/// One expression in the arena: its operation and two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpressionNode {
+    /// The operation.
+    pub operation: Operation,
+    /// The left side.
+    pub left: Side,
+    /// The right side.
+    pub right: Side,
+}
+
+/// The operand union's tags, as in [`expression_encoding`].
+const OPERAND_VALUE_TAG: u16 = 0;
+const OPERAND_EXPRESSION_TAG: u16 = 1;
+
+/// The expression format node by node (the bytes of [`expression_encoding`]): a node's head is
+/// its operation and left side, and its right side too when the left is a literal; the right
+/// side follows the left sub-expression otherwise.
+pub struct ExpressionCodec {
+    operation: Converted<Operation, Uint8>,
+    value: Int32,
+}
+
+impl ExpressionCodec {
+    #[inline]
+    fn read_side(&self, reader: &mut Reader<'_>) -> Result<Side, DecodeError> {
+        let (tag, offset) = arena::read_tag(reader, TagSize::Uint8)?;
+        match tag {
+            OPERAND_VALUE_TAG => Ok(Side::Value(self.value.read(reader)?)),
+            OPERAND_EXPRESSION_TAG => Ok(Side::Expression),
+            _ => Err(arena::unexpected_tag(tag, offset)),
+        }
+    }
+
+    #[inline]
+    fn write_side(&self, side: Side, writer: &mut Writer<'_>) -> Result<Step, EncodeError> {
+        match side {
+            Side::Value(value) => {
+                arena::write_tag(writer, OPERAND_VALUE_TAG, TagSize::Uint8);
+                self.value.write(&value, writer)?;
+                Ok(Step::End)
+            }
+            Side::Expression => {
+                arena::write_tag(writer, OPERAND_EXPRESSION_TAG, TagSize::Uint8);
+                Ok(Step::Child)
+            }
+        }
+    }
+}
+
+/// The step after a side: a sub-expression's bytes follow, or nothing of this side.
+#[inline]
+fn step_after(side: Side) -> Step {
+    match side {
+        Side::Value(_) => Step::End,
+        Side::Expression => Step::Child,
+    }
+}
+
+impl NodeCodec for ExpressionCodec {
+    type Node<'a> = ExpressionNode;
+
+    /// An operation and two operand tags.
+    const MIN_NODE_BYTES: usize = 3;
+
+    #[inline]
+    fn read_head<'a>(
+        &self,
+        reader: &mut Reader<'a>,
+    ) -> Result<(ExpressionNode, Step), DecodeError> {
+        let operation = self.operation.read(reader)?;
+        let left = self.read_side(reader)?;
+        let mut node = ExpressionNode {
+            operation,
+            left,
+            right: Side::Expression,
+        };
+        if left == Side::Expression {
+            return Ok((node, Step::Child));
+        }
+        node.right = self.read_side(reader)?;
+        Ok((node, step_after(node.right)))
+    }
+
+    #[inline]
+    fn read_after_child<'a>(
+        &self,
+        node: &mut ExpressionNode,
+        child_index: usize,
+        reader: &mut Reader<'a>,
+    ) -> Result<Step, DecodeError> {
+        // The right side follows a left sub-expression; nothing follows a right one.
+        if child_index == 0 && node.left == Side::Expression {
+            node.right = self.read_side(reader)?;
+            return Ok(step_after(node.right));
+        }
+        Ok(Step::End)
+    }
+
+    #[inline]
+    fn write_head(
+        &self,
+        node: &ExpressionNode,
+        writer: &mut Writer<'_>,
+    ) -> Result<Step, EncodeError> {
+        self.operation.write(&node.operation, writer)?;
+        if self.write_side(node.left, writer)? == Step::Child {
+            return Ok(Step::Child);
+        }
+        self.write_side(node.right, writer)
+    }
+
+    #[inline]
+    fn write_after_child(
+        &self,
+        node: &ExpressionNode,
+        child_index: usize,
+        writer: &mut Writer<'_>,
+    ) -> Result<Step, EncodeError> {
+        if child_index == 0 && node.left == Side::Expression {
+            return self.write_side(node.right, writer);
+        }
+        Ok(Step::End)
+    }
+}
+
+/// Builds an expression at `depth` into `arena` (preorder: the node, then its sub-expressions)
+/// and returns its value, drawing from the generator in the spec's order. Recursion is bounded
+/// by the generator itself: from depth 8 on, every side is a leaf.
+fn make_expression(rng: &mut Xorshift128, depth: u32, arena: &mut Arena<ExpressionNode>) -> i32 {
     let operation = OPERATIONS[rng.next_less_than(5) as usize];
-    let side = |rng: &mut Xorshift128| {
+    let index = arena.open(ExpressionNode {
+        operation,
+        left: Side::Expression,
+        right: Side::Expression,
+    });
+    let side = |rng: &mut Xorshift128, arena: &mut Arena<ExpressionNode>| {
         if rng.next_less_than(8) < depth {
             let value = rng.next_less_than(128) as i32 + 1;
-            (Operand::Value(value), value)
+            (Side::Value(value), value)
         } else {
-            let (expression, value) = make_expression(rng, depth + 1);
-            (Operand::Expression(Box::new(expression)), value)
+            (Side::Expression, make_expression(rng, depth + 1, arena))
         }
     };
-    let (left, left_value) = side(rng);
-    let (right, right_value) = side(rng);
-    (
-        (operation, left, right),
-        apply(operation, left_value, right_value),
-    )
+    let (left, left_value) = side(rng, arena);
+    let (right, right_value) = side(rng, arena);
+    if let Some(node) = arena.get_mut(index) {
+        node.left = left;
+        node.right = right;
+    }
+    arena.close(index);
+    apply(operation, left_value, right_value)
 }
 
-/// Evaluates an expression. Recursion is bounded by [`EXPRESSION_MAX_DEPTH`]: a decoded tree
-/// is never deeper (the decoder rejects deeper input), and the client's trees are at most 9 deep.
-fn evaluate((operation, left, right): &Expression) -> i32 {
-    let side = |operand: &Operand| match operand {
-        Operand::Value(value) => *value,
-        Operand::Expression(expression) => evaluate(expression),
+/// The most values [`evaluate`] holds at once: one per level of the expression plus one
+/// (in reverse preorder, the pending values are those of right sub-expressions along the path
+/// to the root, and the node's own two), and levels are at most [`EXPRESSION_MAX_DEPTH`].
+const EVALUATION_STACK_VALUES: usize = EXPRESSION_MAX_DEPTH + 1;
+
+/// Evaluates the expression rooted at node 0 of `arena` with no recursion and no allocation:
+/// in reverse preorder every node comes after its sub-expressions, the left one last, so their
+/// values are on top of the stack (left above right). `None` if the arena is not one whole
+/// expression of at most [`EXPRESSION_MAX_DEPTH`] levels.
+fn evaluate(arena: &Arena<ExpressionNode>) -> Option<i32> {
+    let mut values = [0_i32; EVALUATION_STACK_VALUES];
+    let mut length = 0;
+    for node in arena.iter().rev() {
+        let left = match node.left {
+            Side::Value(value) => value,
+            Side::Expression => {
+                length = usize::checked_sub(length, 1)?;
+                values[length]
+            }
+        };
+        let right = match node.right {
+            Side::Value(value) => value,
+            Side::Expression => {
+                length = usize::checked_sub(length, 1)?;
+                values[length]
+            }
+        };
+        // `length` is below the array's size here: it only grows by one per node, after
+        // this check.
+        *values.get_mut(length)? = apply(node.operation, left, right);
+        length += 1;
+    }
+    match values.get(..length)? {
+        [value] => Some(*value),
+        _ => None,
+    }
+}
+
+/// The arena's expression as boxes (for [`eval_request_matches_mu`]; recursion bounded by the
+/// generator's depth).
+fn expression_from_arena(arena: &Arena<ExpressionNode>, index: usize) -> Option<Expression> {
+    let node = arena.get(index)?;
+    let mut children = arena.children(index);
+    let mut operand = |side: Side| -> Option<Operand> {
+        Some(match side {
+            Side::Value(value) => Operand::Value(value),
+            Side::Expression => {
+                Operand::Expression(Box::new(expression_from_arena(arena, children.next()?)?))
+            }
+        })
     };
-    apply(*operation, side(left), side(right))
+    let left = operand(node.left)?;
+    let right = operand(node.right)?;
+    Some((node.operation, left, right))
 }
 
-/// eval with Kestrel's encoding.
+/// Checks the wire format against the `mu` reference for `count` requests from the generator:
+/// the arena writes exactly the bytes `mu` writes for the same expression, and `mu` reads them
+/// back to it. Returns the number of bytes compared.
+pub fn eval_request_matches_mu(count: u64) -> Result<u64, BenchError> {
+    let mut eval = Eval::try_new(false)?;
+    let reference = dynamic_size(expression_encoding()?);
+    let mut rng = Xorshift128::new();
+    let mut compared_bytes = 0;
+    for _ in 0..count {
+        let mut from_arena = Vec::new();
+        eval.encode_request(&mut rng, &mut from_arena)?;
+        let expression = expression_from_arena(&eval.client_arena, 0)
+            .ok_or(BenchError::MalformedArena(Eval::NAME))?;
+        let from_mu = reference.encode(&expression)?;
+        if from_arena != from_mu {
+            return Err(check_failed(
+                Eval::NAME,
+                format!("{from_mu:02x?}"),
+                format!("{from_arena:02x?}"),
+            ));
+        }
+        if reference.decode(&from_arena)? != expression {
+            return Err(check_failed(
+                Eval::NAME,
+                "mu reads the same expression",
+                "another",
+            ));
+        }
+        compared_bytes += from_arena.len() as u64;
+    }
+    Ok(compared_bytes)
+}
+
+/// The first allocation of a fresh client arena (without reuse): 256 nodes of 32 bytes (node
+/// and subtree end), the
+/// 8 KiB of the first segment the peer's default message allocator starts a fresh message with
+/// (capnp `SUGGESTED_FIRST_SEGMENT_WORDS`, 1024 words); an expression of the generator has
+/// about 33 nodes on average, so it grows past this only for the rare large one.
+const CLIENT_ARENA_NODES: usize = 256;
+
+/// eval with Kestrel's encoding: requests are built in and written from an arena, and read into
+/// one, with the `uint30` frame header of `dynamic_size`.
 pub struct Eval {
-    request: DynamicSize<Mu<Expression>>,
+    request: RecursiveArena<ExpressionCodec>,
     response: DynamicSize<Int32>,
+    reuse: bool,
+    client_arena: Arena<ExpressionNode>,
+    server_arena: Arena<ExpressionNode>,
 }
 
 impl Eval {
@@ -1191,22 +1433,47 @@ impl Eval {
             Err(check_failed(Self::NAME, expected, value))
         }
     }
+
+    /// Builds a request into the client arena (cleared, or a fresh one without reuse); returns
+    /// its value.
+    fn build_request(&mut self, rng: &mut Xorshift128) -> i32 {
+        if self.reuse {
+            self.client_arena.clear();
+        } else {
+            self.client_arena = Arena::with_capacity(CLIENT_ARENA_NODES);
+        }
+        make_expression(rng, 0, &mut self.client_arena)
+    }
+
+    /// Evaluates the expression in `arena`.
+    fn evaluate(arena: &Arena<ExpressionNode>) -> Result<i32, BenchError> {
+        evaluate(arena).ok_or(BenchError::MalformedArena(Self::NAME))
+    }
 }
 
 impl KestrelCase for Eval {
     const NAME: &'static str = "eval";
     type Expectation = i32;
 
-    fn try_new(_reuse: bool) -> Result<Self, BenchError> {
+    fn try_new(reuse: bool) -> Result<Self, BenchError> {
         Ok(Self {
-            request: dynamic_size(expression_encoding()?),
+            request: RecursiveArena::with_max_depth(
+                ExpressionCodec {
+                    operation: convert::<Operation, _>(uint8()),
+                    value: int32(),
+                },
+                EXPRESSION_MAX_DEPTH,
+            ),
             response: dynamic_size(int32()),
+            reuse,
+            client_arena: Arena::new(),
+            server_arena: Arena::new(),
         })
     }
 
     fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
-        let (expression, expected) = make_expression(rng, 0);
-        let value = evaluate(&expression);
+        let expected = self.build_request(rng);
+        let value = Self::evaluate(&self.client_arena)?;
         if value == expected {
             Ok(())
         } else {
@@ -1219,14 +1486,29 @@ impl KestrelCase for Eval {
         rng: &mut Xorshift128,
         out: &mut Vec<u8>,
     ) -> Result<i32, BenchError> {
-        let (expression, expected) = make_expression(rng, 0);
-        self.request.encode_into(&expression, out)?;
+        let expected = self.build_request(rng);
+        write_frame(out, |writer| {
+            self.request.write(&self.client_arena, 0, writer)?;
+            Ok(())
+        })?;
         Ok(expected)
     }
 
     fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
-        let expression = self.request.decode(request)?;
-        self.response.encode_into(&evaluate(&expression), out)?;
+        let mut arena = if self.reuse {
+            std::mem::take(&mut self.server_arena)
+        } else {
+            Arena::new()
+        };
+        arena.clear();
+        let encoding = &self.request;
+        let read = read_frame_body(request, |reader| {
+            encoding.read_into(reader, &mut arena)?;
+            Ok(())
+        });
+        let value = read.and_then(|()| Self::evaluate(&arena));
+        self.server_arena = arena;
+        self.response.encode_into(&value?, out)?;
         Ok(())
     }
 
@@ -1241,4 +1523,46 @@ impl KestrelCase for Eval {
     fn expectation_number(expected: i32) -> i64 {
         i64::from(expected)
     }
+}
+
+/// Appends a `dynamic_size` frame to `out`: a `uint30` size header, then what `body` writes
+/// (the bytes `dynamic_size(e)` writes for `e`'s value).
+fn write_frame(
+    out: &mut Vec<u8>,
+    body: impl FnOnce(&mut Writer<'_>) -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let header_offset = out.len();
+    let mut writer = Writer::new(out);
+    writer.put(&[0; FRAME_HEADER_BYTES]);
+    body(&mut writer)?;
+    let body_bytes = writer.len() - header_offset - FRAME_HEADER_BYTES;
+    if body_bytes > UINT30_MAX {
+        return Err(BenchError::KestrelEncode(EncodeError::new(
+            EncodeErrorKind::SizeLimitExceeded {
+                limit_bytes: UINT30_MAX,
+                size_bytes: body_bytes,
+            },
+            header_offset,
+        )));
+    }
+    writer.patch(header_offset, &(body_bytes as u32).to_be_bytes());
+    Ok(())
+}
+
+/// The largest `uint30`: the largest body a frame header can announce.
+const UINT30_MAX: usize = (1 << 30) - 1;
+
+/// Reads a frame that must fill `input`: the `uint30` header, then `body` reads exactly the
+/// announced bytes (the checks `dynamic_size(e)` makes: `Not_enough_data`, `Extra_bytes`).
+fn read_frame_body<'a>(
+    input: &'a [u8],
+    body: impl FnOnce(&mut Reader<'a>) -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let mut reader = Reader::new(input);
+    let body_bytes = uint30().read(&mut reader)? as usize;
+    let saved = reader.enter_region(body_bytes)?;
+    body(&mut reader)?;
+    reader.leave_region(saved)?;
+    reader.finish()?;
+    Ok(())
 }
