@@ -56,8 +56,17 @@ pub trait NodeCodec {
     type Node<'a>;
 
     /// The fewest bytes a node reads itself (at least 1, the module's precondition); with it
-    /// [`RecursiveArena::decode_into`] reserves room for the most nodes an input can hold.
+    /// [`RecursiveArena::read_into`] reserves room for the most nodes an input can hold.
     const MIN_NODE_BYTES: usize = 1;
+
+    /// The bytes `node` writes itself (all its segments, not its children), so that a write can
+    /// reserve its output once: exact if the codec says so, else a lower bound (by default
+    /// [`NodeCodec::MIN_NODE_BYTES`]). Only the allocation depends on it, never the bytes.
+    #[inline]
+    fn node_size_bytes(&self, node: &Self::Node<'_>) -> usize {
+        let _ = node;
+        Self::MIN_NODE_BYTES
+    }
 
     /// Reads a node's head: the fields before its first child (all of them if it has none).
     fn read_head<'a>(&self, reader: &mut Reader<'a>)
@@ -150,7 +159,7 @@ impl FrameStack {
     }
 }
 
-/// The most nodes [`RecursiveArena::decode_into`] reserves room for from the input's size
+/// The most nodes [`RecursiveArena::read_into`] reserves room for from the input's size
 /// before reading: a fresh arena is then allocated once for typical values, while a large
 /// input cannot make it reserve more than this (about 100 KiB for small nodes) before the
 /// nodes are actually read; past it the arena grows as a `Vec` does.
@@ -430,6 +439,9 @@ impl<C: NodeCodec> RecursiveArena<C> {
         // With at least one byte per node (the module's precondition), a value has at most
         // as many nodes as there are bytes left.
         let nodes_limit = reader.remaining_bytes();
+        // Room for as many nodes as the bytes left can hold, up to a bound, so a fresh arena
+        // is allocated once for a typical value (a reused one has room already).
+        arena.reserve((nodes_limit / C::MIN_NODE_BYTES.max(1)).min(RESERVE_MAX_NODES));
         let mut stack = FrameStack::new();
         loop {
             // A new node starts here: the root, or the next child of the node on top.
@@ -482,14 +494,28 @@ impl<C: NodeCodec> RecursiveArena<C> {
         arena: &mut Arena<C::Node<'a>>,
     ) -> Result<(), DecodeError> {
         arena.clear();
-        arena.reserve((input.len() / C::MIN_NODE_BYTES.max(1)).min(RESERVE_MAX_NODES));
         let mut reader = Reader::new(input);
         self.read_into(&mut reader, arena)?;
         reader.finish()
     }
 
-    /// Writes the value rooted at `root` (its subtree, as the codec's steps walk it); returns
-    /// the index one past its last node.
+    /// The bytes the value rooted at `root` takes, as far as [`NodeCodec::node_size_bytes`]
+    /// knows (exact when it is): the sum over the root's subtree. 0 if `root` is not in the
+    /// arena.
+    pub fn size_hint_bytes(&self, arena: &Arena<C::Node<'_>>, root: usize) -> usize {
+        let end = arena.subtree_end(root).unwrap_or(root);
+        arena
+            .entries
+            .get(root..end)
+            .unwrap_or_default()
+            .iter()
+            .map(|entry| self.codec.node_size_bytes(&entry.node))
+            .sum()
+    }
+
+    /// Writes the value rooted at `root` (its subtree, as the codec's steps walk it), after
+    /// reserving [`RecursiveArena::size_hint_bytes`] in the output; returns the index one past
+    /// its last node.
     pub fn write(
         &self,
         arena: &Arena<C::Node<'_>>,
@@ -503,6 +529,7 @@ impl<C: NodeCodec> RecursiveArena<C> {
                 length: nodes.len(),
             });
         }
+        writer.buffer().reserve(self.size_hint_bytes(arena, root));
         let mut stack = FrameStack::new();
         let mut next = root;
         loop {

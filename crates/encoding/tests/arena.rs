@@ -114,6 +114,16 @@ fn write_side(side: Side, writer: &mut Writer<'_>) -> Result<Step, EncodeError> 
 impl NodeCodec for ExpressionCodec {
     type Node<'a> = ExpressionNode;
 
+    const MIN_NODE_BYTES: usize = 3;
+
+    fn node_size_bytes(&self, node: &ExpressionNode) -> usize {
+        let literal = |side: Side| match side {
+            Side::Value(_) => 4,
+            Side::Child => 0,
+        };
+        3 + literal(node.left) + literal(node.right)
+    }
+
     fn read_head<'a>(
         &self,
         reader: &mut Reader<'a>,
@@ -469,6 +479,11 @@ proptest! {
         let from_arena = RecursiveArena::new(ExpressionCodec).encode(&arena).unwrap();
         let from_mu = expression_mu(64).encode(&expression).unwrap();
         prop_assert_eq!(&from_arena, &from_mu);
+        // This codec gives exact node sizes, so the hint is the encoded size.
+        prop_assert_eq!(
+            RecursiveArena::new(ExpressionCodec).size_hint_bytes(&arena, 0),
+            from_arena.len()
+        );
         let mut decoded = Arena::new();
         RecursiveArena::new(ExpressionCodec).decode_into(&from_mu, &mut decoded).unwrap();
         prop_assert_eq!(decoded.iter().collect::<Vec<_>>(), arena.iter().collect::<Vec<_>>());
@@ -482,6 +497,9 @@ proptest! {
         let from_arena = RecursiveArena::new(TreeCodec).encode(&arena).unwrap();
         let from_mu = tree_mu(64).encode(&tree).unwrap();
         prop_assert_eq!(&from_arena, &from_mu);
+        // With the default node size (one byte), the hint is the node count, a lower bound.
+        let hint = RecursiveArena::new(TreeCodec).size_hint_bytes(&arena, 0);
+        prop_assert!(hint == arena.len() && hint <= from_arena.len());
         let mut decoded = Arena::new();
         RecursiveArena::new(TreeCodec).decode_into(&from_mu, &mut decoded).unwrap();
         prop_assert_eq!(tree_from_arena(&decoded, 0), tree);

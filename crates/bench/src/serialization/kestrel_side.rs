@@ -826,6 +826,28 @@ impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
 }
 
+/// The longest of [`WORDS`], in bytes.
+const WORD_MAX_BYTES: usize = {
+    let mut longest = 0;
+    let mut index = 0;
+    while index < WORDS.len() {
+        if WORDS[index].len() > longest {
+            longest = WORDS[index].len();
+        }
+        index += 1;
+    }
+    longest
+};
+
+/// The most text one search result draws (spec, "catrank"): the URL prefix and at most 99
+/// letters; a space, at most 19 + 19 words, and "cat " and "dog ".
+const RESULT_TEXT_MAX_BYTES: usize =
+    URL_PREFIX.len() + 99 + 1 + 2 * 19 * WORD_MAX_BYTES + "cat ".len() + "dog ".len();
+
+/// A search result's bytes on the wire besides its text: the URL's `uint8` size header, the
+/// score's `float` and the snippet's `uint16` size header.
+const RESULT_WIRE_OVERHEAD_BYTES: usize = 1 + 8 + 2;
+
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
     list: ResultList,
@@ -843,14 +865,16 @@ pub struct Catrank {
 impl Catrank {
     /// Draws a request into `self.text` and `self.spans`; returns the expected good count.
     fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
+        let count = rng.next_less_than(1000) as usize;
         if self.reuse {
             self.text.clear();
             self.spans.clear();
         } else {
-            self.text = String::new();
-            self.spans = Vec::new();
+            // Fresh buffers, each allocated once: the text at its largest possible size, so
+            // that it never grows (and copies) while it is drawn.
+            self.text = String::with_capacity(count * RESULT_TEXT_MAX_BYTES);
+            self.spans = Vec::with_capacity(count);
         }
-        let count = rng.next_less_than(1000);
         let mut good_count = 0;
         for _ in 0..count {
             let url_start = self.text.len();
@@ -990,7 +1014,14 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         Self::fill_request(&self.text, &self.spans, &mut request);
+        // The exact size of the frame, computed from the drawn text, so that a fresh buffer is
+        // allocated once (a reused one has room already).
+        let frame_bytes =
+            FRAME_HEADER_BYTES + self.text.len() + request.len() * RESULT_WIRE_OVERHEAD_BYTES;
+        out.reserve(frame_bytes);
+        let start = out.len();
         let written = self.list.encode_into(&request, out);
+        debug_assert!(written.is_err() || out.len() - start == frame_bytes);
         self.request_storage = recycle(request);
         written?;
         Ok(expected)
@@ -1000,7 +1031,11 @@ impl KestrelCase for Catrank {
         let results = self.list.decode(request)?;
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
         rank(&results, &mut response);
+        // The response holds the same results, rescored: its frame is the request's size.
+        out.reserve(request.len());
+        let start = out.len();
         let written = self.list.encode_into(&response, out);
+        debug_assert!(written.is_err() || out.len() - start == request.len());
         self.response_storage = recycle(response);
         written?;
         Ok(())
@@ -1175,6 +1210,9 @@ pub struct ExpressionNode {
     pub right: Side,
 }
 
+/// Bytes of an `int32`.
+const INT32_BYTES: usize = 4;
+
 /// The operand union's tags, as in [`expression_encoding`].
 const OPERAND_VALUE_TAG: u16 = 0;
 const OPERAND_EXPRESSION_TAG: u16 = 1;
@@ -1228,6 +1266,16 @@ impl NodeCodec for ExpressionCodec {
 
     /// An operation and two operand tags.
     const MIN_NODE_BYTES: usize = 3;
+
+    /// Exact: the operation, two tags, and an `int32` per literal side.
+    #[inline]
+    fn node_size_bytes(&self, node: &ExpressionNode) -> usize {
+        let literal_bytes = |side: Side| match side {
+            Side::Value(_) => INT32_BYTES,
+            Side::Expression => 0,
+        };
+        Self::MIN_NODE_BYTES + literal_bytes(node.left) + literal_bytes(node.right)
+    }
 
     #[inline]
     fn read_head<'a>(
@@ -1487,6 +1535,8 @@ impl KestrelCase for Eval {
         out: &mut Vec<u8>,
     ) -> Result<i32, BenchError> {
         let expected = self.build_request(rng);
+        // One allocation of the exact size for a fresh buffer (a reused one has room already).
+        out.reserve(FRAME_HEADER_BYTES + self.request.size_hint_bytes(&self.client_arena, 0));
         write_frame(out, |writer| {
             self.request.write(&self.client_arena, 0, writer)?;
             Ok(())
