@@ -839,10 +839,11 @@ const WORD_MAX_BYTES: usize = {
     longest
 };
 
-/// The most text one search result draws (spec, "catrank"): the URL prefix and at most 99
-/// letters; a space, at most 19 + 19 words, and "cat " and "dog ".
-const RESULT_TEXT_MAX_BYTES: usize =
-    URL_PREFIX.len() + 99 + 1 + 2 * 19 * WORD_MAX_BYTES + "cat ".len() + "dog ".len();
+/// The longest URL a search result draws (spec, "catrank"): the prefix and at most 99 letters.
+const URL_MAX_BYTES: usize = URL_PREFIX.len() + 99;
+
+/// The longest snippet a search result draws: a space, at most 19 + 19 words, "cat " and "dog ".
+const SNIPPET_MAX_BYTES: usize = 1 + 2 * 19 * WORD_MAX_BYTES + "cat ".len() + "dog ".len();
 
 /// A search result's bytes on the wire besides its text: the URL's `uint8` size header, the
 /// score's `float` and the snippet's `uint16` size header.
@@ -854,8 +855,12 @@ pub struct Catrank {
     list_bytes: ResultListBytes,
     reuse: bool,
     /// All URLs and snippets of the request being built, one after another.
-    text: String,
-    /// Per result: where its URL and snippet are in `text`.
+    /// All URLs of the request being built, one after another (bytes: they are ASCII, and the
+    /// message carries them as bytes).
+    urls: Vec<u8>,
+    /// All snippets of the request being built, one after another.
+    snippets: String,
+    /// Per result: where its URL is in `urls` and its snippet in `snippets`.
     spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Kept allocations for the request and response vectors.
     request_storage: Vec<SearchResult<'static>>,
@@ -863,47 +868,51 @@ pub struct Catrank {
 }
 
 impl Catrank {
-    /// Draws a request into `self.text` and `self.spans`; returns the expected good count.
+    /// Draws a request into `self.urls`, `self.snippets` and `self.spans`; returns the
+    /// expected good count.
     fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
         let count = rng.next_less_than(1000) as usize;
         if self.reuse {
-            self.text.clear();
+            self.urls.clear();
+            self.snippets.clear();
             self.spans.clear();
         } else {
             // Fresh buffers, each allocated once: the text at its largest possible size, so
             // that it never grows (and copies) while it is drawn.
-            self.text = String::with_capacity(count * RESULT_TEXT_MAX_BYTES);
+            self.urls = Vec::with_capacity(count * URL_MAX_BYTES);
+            self.snippets = String::with_capacity(count * SNIPPET_MAX_BYTES);
             self.spans = Vec::with_capacity(count);
         }
         let mut good_count = 0;
         for _ in 0..count {
-            let url_start = self.text.len();
-            self.text.push_str(URL_PREFIX);
-            for _ in 0..rng.next_less_than(100) {
-                self.text
-                    .push(char::from(b'a' + rng.next_less_than(26) as u8));
-            }
-            let snippet_start = self.text.len();
+            let url_start = self.urls.len();
+            self.urls.extend_from_slice(URL_PREFIX.as_bytes());
+            let letter_count = rng.next_less_than(100);
+            self.urls
+                .extend((0..letter_count).map(|_| b'a' + rng.next_less_than(26) as u8));
+            let snippet_start = self.snippets.len();
             let is_cat = rng.next_less_than(8) == 0;
             let is_dog = rng.next_less_than(8) == 0;
             if is_cat && !is_dog {
                 good_count += 1;
             }
-            self.text.push(' ');
+            self.snippets.push(' ');
             for _ in 0..rng.next_less_than(20) {
-                self.text.push_str(rng.pick(&WORDS));
+                self.snippets.push_str(rng.pick(&WORDS));
             }
             if is_cat {
-                self.text.push_str("cat ");
+                self.snippets.push_str("cat ");
             }
             if is_dog {
-                self.text.push_str("dog ");
+                self.snippets.push_str("dog ");
             }
             for _ in 0..rng.next_less_than(20) {
-                self.text.push_str(rng.pick(&WORDS));
+                self.snippets.push_str(rng.pick(&WORDS));
             }
-            self.spans
-                .push((url_start..snippet_start, snippet_start..self.text.len()));
+            self.spans.push((
+                url_start..self.urls.len(),
+                snippet_start..self.snippets.len(),
+            ));
         }
         good_count
     }
@@ -920,17 +929,18 @@ impl Catrank {
         }
     }
 
-    /// The drawn request as results borrowing `text`.
+    /// The drawn request as results borrowing `urls` and `snippets`.
     fn fill_request<'t>(
-        text: &'t str,
+        urls: &'t [u8],
+        snippets: &'t str,
         spans: &[(std::ops::Range<usize>, std::ops::Range<usize>)],
         request: &mut Vec<SearchResult<'t>>,
     ) {
         request.extend(spans.iter().enumerate().map(|(index, (url, snippet))| {
             (
-                text[url.clone()].as_bytes(),
+                &urls[url.clone()],
                 1000.0 - index as f64,
-                &text[snippet.clone()],
+                &snippets[snippet.clone()],
             )
         }));
     }
@@ -983,7 +993,8 @@ impl KestrelCase for Catrank {
             list,
             list_bytes,
             reuse,
-            text: String::new(),
+            urls: Vec::new(),
+            snippets: String::new(),
             spans: Vec::new(),
             request_storage: Vec::new(),
             response_storage: Vec::new(),
@@ -994,7 +1005,7 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        Self::fill_request(&self.text, &self.spans, &mut request);
+        Self::fill_request(&self.urls, &self.snippets, &self.spans, &mut request);
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
@@ -1013,11 +1024,13 @@ impl KestrelCase for Catrank {
     ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        Self::fill_request(&self.text, &self.spans, &mut request);
+        Self::fill_request(&self.urls, &self.snippets, &self.spans, &mut request);
         // The exact size of the frame, computed from the drawn text, so that a fresh buffer is
         // allocated once (a reused one has room already).
-        let frame_bytes =
-            FRAME_HEADER_BYTES + self.text.len() + request.len() * RESULT_WIRE_OVERHEAD_BYTES;
+        let frame_bytes = FRAME_HEADER_BYTES
+            + self.urls.len()
+            + self.snippets.len()
+            + request.len() * RESULT_WIRE_OVERHEAD_BYTES;
         out.reserve(frame_bytes);
         let start = out.len();
         let written = self.list.encode_into(&request, out);
