@@ -226,6 +226,19 @@ impl<'s, T: KestrelCase> Contender<'s> for KestrelContender<T> {
     }
 }
 
+/// `actual` if it is what the client expected, else the failed check.
+fn checked<T: PartialEq + std::fmt::Display>(
+    benchmark: &'static str,
+    expected: T,
+    actual: T,
+) -> Result<T, BenchError> {
+    if actual == expected {
+        Ok(actual)
+    } else {
+        Err(check_failed(benchmark, expected, actual))
+    }
+}
+
 /// Empties `vector` and gives back its allocation for values of another lifetime (the
 /// in-place `collect` keeps the capacity, since the element layout is the same).
 fn recycle<'b, T: Recyclable<'b>>(mut vector: Vec<T>) -> Vec<T::With> {
@@ -273,58 +286,75 @@ type EngineRepr = Obj<(
 type EngineEncoding = Converted<Engine, EngineRepr>;
 type CarEncoding = Converted<CarConvert, CarRepr>;
 
-/// A 32-bit float as its `int32` bit pattern.
-pub struct Float32Bits;
+/// Declares a unit struct converting a value to and from the bit pattern of an integer
+/// encoding (data-encoding has no 32-bit float nor unsigned 32/64-bit integers); the casts
+/// keep every bit.
+macro_rules! bit_pattern {
+    ($(#[$doc:meta])* $name:ident: $value:ty as $repr_encoding:ty, $repr:ty,
+     from |$from:ident| $from_body:expr, to |$to:ident| $to_body:expr) => {
+        $(#[$doc])*
+        pub struct $name;
 
-impl Convert<Int32> for Float32Bits {
-    type Value<'a> = f32;
+        impl Convert<$repr_encoding> for $name {
+            type Value<'a> = $value;
 
-    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(f32::from_bits(repr as u32))
-    }
+            fn from_repr<'a>($from: $repr) -> Result<$value, String>
+            where
+                Self: 'a,
+            {
+                Ok($from_body)
+            }
 
-    fn to_repr(value: &f32) -> i32 {
-        value.to_bits() as i32
-    }
+            fn to_repr($to: &$value) -> $repr {
+                $to_body
+            }
+        }
+    };
 }
 
-/// An unsigned 32-bit integer as its `int32` bit pattern.
-pub struct Uint32Bits;
+bit_pattern!(
+    /// A 32-bit float as its `int32` bit pattern.
+    Float32Bits: f32 as Int32, i32,
+    from |repr| f32::from_bits(repr as u32),
+    to |value| value.to_bits() as i32
+);
 
-impl Convert<Int32> for Uint32Bits {
-    type Value<'a> = u32;
+bit_pattern!(
+    /// An unsigned 32-bit integer as its `int32` bit pattern.
+    Uint32Bits: u32 as Int32, i32,
+    from |repr| repr as u32,
+    to |value| *value as i32
+);
 
-    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(repr as u32)
-    }
+bit_pattern!(
+    /// An unsigned 64-bit integer as its `int64` bit pattern.
+    Uint64Bits: u64 as Int64, i64,
+    from |repr| repr as u64,
+    to |value| *value as i64
+);
 
-    fn to_repr(value: &u32) -> i32 {
-        *value as i32
-    }
-}
+/// Implements the [`Convert`] of a struct of `Copy` fields to and from the tuple of its fields,
+/// in order (an `obj` of the same fields).
+macro_rules! convert_fields {
+    ($name:ident: $repr_encoding:ty, ($($field:ident: $type:ty),+)) => {
+        impl Convert<$repr_encoding> for $name {
+            type Value<'a> = $name;
 
-/// An unsigned 64-bit integer as its `int64` bit pattern.
-pub struct Uint64Bits;
+            fn from_repr<'a>(
+                repr: <$repr_encoding as Encoding>::Value<'a>,
+            ) -> Result<$name, String>
+            where
+                Self: 'a,
+            {
+                let ($($field,)+) = repr;
+                Ok($name { $($field),+ })
+            }
 
-impl Convert<Int64> for Uint64Bits {
-    type Value<'a> = u64;
-
-    fn from_repr<'a>(repr: <Int64 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(repr as u64)
-    }
-
-    fn to_repr(value: &u64) -> i64 {
-        *value as i64
-    }
+            fn to_repr(value: &$name) -> ($($type,)+) {
+                ($(value.$field,)+)
+            }
+        }
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,25 +399,7 @@ pub struct Wheel {
     pub snow_tires: bool,
 }
 
-impl Convert<WheelRepr> for Wheel {
-    type Value<'a> = Wheel;
-
-    fn from_repr<'a>(repr: <WheelRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (diameter, air_pressure, snow_tires) = repr;
-        Ok(Wheel {
-            diameter,
-            air_pressure,
-            snow_tires,
-        })
-    }
-
-    fn to_repr(value: &Wheel) -> (u16, f32, bool) {
-        (value.diameter, value.air_pressure, value.snow_tires)
-    }
-}
+convert_fields!(Wheel: WheelRepr, (diameter: u16, air_pressure: f32, snow_tires: bool));
 
 fn wheel_encoding() -> Result<WheelEncoding, BuildError> {
     Ok(convert::<Wheel, _>(obj((
@@ -412,33 +424,10 @@ pub struct Engine {
     pub uses_electric: bool,
 }
 
-impl Convert<EngineRepr> for Engine {
-    type Value<'a> = Engine;
-
-    fn from_repr<'a>(repr: <EngineRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (horsepower, cylinders, cc, uses_gas, uses_electric) = repr;
-        Ok(Engine {
-            horsepower,
-            cylinders,
-            cc,
-            uses_gas,
-            uses_electric,
-        })
-    }
-
-    fn to_repr(value: &Engine) -> (u16, u8, u32, bool, bool) {
-        (
-            value.horsepower,
-            value.cylinders,
-            value.cc,
-            value.uses_gas,
-            value.uses_electric,
-        )
-    }
-}
+convert_fields!(
+    Engine: EngineRepr,
+    (horsepower: u16, cylinders: u8, cc: u32, uses_gas: bool, uses_electric: bool)
+);
 
 fn engine_encoding() -> Result<EngineEncoding, BuildError> {
     Ok(convert::<Engine, _>(obj((
@@ -735,11 +724,7 @@ impl Carsales {
 
     fn decode_total(&self, response: &[u8], expected: u64) -> Result<u64, BenchError> {
         let amount = self.response.decode(response)?;
-        if amount == expected {
-            Ok(amount)
-        } else {
-            Err(check_failed(Self::NAME, expected, amount))
-        }
+        checked(Self::NAME, expected, amount)
     }
 }
 
@@ -759,11 +744,7 @@ impl KestrelCase for Carsales {
     fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
         let expected = self.build_request(rng);
         let amount: u64 = self.cars.iter().map(car_value).sum();
-        if amount == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, amount))
-        }
+        checked(Self::NAME, expected, amount).map(drop)
     }
 
     fn encode_request(
@@ -1010,11 +991,7 @@ impl KestrelCase for Catrank {
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
         self.response_storage = recycle(response);
-        if good_count == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, good_count))
-        }
+        checked(Self::NAME, expected, good_count).map(drop)
     }
 
     fn encode_request(
@@ -1057,11 +1034,7 @@ impl KestrelCase for Catrank {
     fn check_response(&mut self, response: &[u8], expected: u32) -> Result<(), BenchError> {
         let results = self.list_bytes.decode(response)?;
         let good_count = count_good(&results);
-        if good_count == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, good_count))
-        }
+        checked(Self::NAME, expected, good_count).map(drop)
     }
 
     fn digest_response(&mut self, response: &[u8], expected: u32) -> Result<u64, BenchError> {
@@ -1488,11 +1461,7 @@ pub struct Eval {
 impl Eval {
     fn decode_value(&self, response: &[u8], expected: i32) -> Result<i32, BenchError> {
         let value = self.response.decode(response)?;
-        if value == expected {
-            Ok(value)
-        } else {
-            Err(check_failed(Self::NAME, expected, value))
-        }
+        checked(Self::NAME, expected, value)
     }
 
     /// Builds a request into the client arena (cleared, or a fresh one without reuse); returns
@@ -1535,11 +1504,7 @@ impl KestrelCase for Eval {
     fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
         let expected = self.build_request(rng);
         let value = Self::evaluate(&self.client_arena)?;
-        if value == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, value))
-        }
+        checked(Self::NAME, expected, value).map(drop)
     }
 
     fn encode_request(
