@@ -513,9 +513,9 @@ impl<C: NodeCodec> RecursiveArena<C> {
             .sum()
     }
 
-    /// Writes the value rooted at `root` (its subtree, as the codec's steps walk it), after
-    /// reserving [`RecursiveArena::size_hint_bytes`] in the output; returns the index one past
-    /// its last node.
+    /// Writes the value rooted at `root` (its subtree, as the codec's steps walk it); returns
+    /// the index one past its last node. It reserves nothing: a caller writing into a fresh
+    /// buffer reserves [`RecursiveArena::size_hint_bytes`] first, as `encode_into` does.
     pub fn write(
         &self,
         arena: &Arena<C::Node<'_>>,
@@ -529,7 +529,6 @@ impl<C: NodeCodec> RecursiveArena<C> {
                 length: nodes.len(),
             });
         }
-        writer.buffer().reserve(self.size_hint_bytes(arena, root));
         let mut stack = FrameStack::new();
         let mut next = root;
         loop {
@@ -574,12 +573,14 @@ impl<C: NodeCodec> RecursiveArena<C> {
         }
     }
 
-    /// Appends the binary form of the whole arena, one value rooted at node 0, to `out`.
+    /// Appends the binary form of the whole arena, one value rooted at node 0, to `out`, after
+    /// reserving [`RecursiveArena::size_hint_bytes`] there.
     pub fn encode_into(
         &self,
         arena: &Arena<C::Node<'_>>,
         out: &mut Vec<u8>,
     ) -> Result<(), ArenaEncodeError> {
+        out.reserve(self.size_hint_bytes(arena, 0));
         let end = self.write(arena, 0, &mut Writer::new(out))?;
         if end != arena.len() {
             return Err(ArenaEncodeError::UnreachedNodes { first_index: end });
