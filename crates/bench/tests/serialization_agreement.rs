@@ -181,3 +181,12 @@ fn client_checks_reject_wrong_responses() {
         |e| e ^ 1,
     );
 }
+
+#[test]
+fn eval_requests_are_the_bytes_mu_writes() {
+    // The Kestrel side builds and writes eval requests from an arena; the bytes must be those
+    // of the `mu` encoding over boxes, request by request, and `mu` must read them back.
+    let compared_bytes = kestrel_bench::serialization::kestrel_side::eval_request_matches_mu(2_000)
+        .unwrap_or_else(|error| panic!("eval: {error}"));
+    assert!(compared_bytes > 2_000 * 12, "{compared_bytes}");
+}

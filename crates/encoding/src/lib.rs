@@ -47,6 +47,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod arena;
 pub mod bytes;
 pub mod collection;
 pub mod conv;
@@ -65,6 +66,7 @@ pub mod union;
 pub mod writer;
 pub mod zarith;
 
+pub use arena::{Arena, ArenaEncodeError, NodeCodec, RecursiveArena, Step};
 pub use bytes::{
     bounded_bytes, bounded_string, bytes, fixed_bytes, fixed_bytes_slice, fixed_string, string,
     variable_bytes, variable_string,

@@ -26,6 +26,13 @@ pub enum BenchError {
     /// Kestrel's encoding could not write a value.
     #[error("kestrel encoding, encoding: {0}")]
     KestrelEncode(#[from] kestrel_encoding::EncodeError),
+    /// Kestrel's arena could not write a value (a node's child missing from the arena).
+    #[error("kestrel encoding, encoding from an arena: {0}")]
+    KestrelArenaEncode(#[from] kestrel_encoding::ArenaEncodeError),
+    /// An arena the client built or the server read does not hold one whole value (a bug in
+    /// the builder or the codec, since a successful decode guarantees the shape).
+    #[error("{0}: the arena does not hold one whole expression")]
+    MalformedArena(&'static str),
     /// One of the benchmark's encodings could not be built (a bug in its definition).
     #[error("kestrel encoding, building the benchmark's encodings: {0}")]
     KestrelBuild(#[from] kestrel_encoding::BuildError),

@@ -16,16 +16,19 @@
 
 use std::io::{BufRead, Read, Write};
 
+use kestrel_encoding::arena::{self, Arena, NodeCodec, RecursiveArena, Step};
 use kestrel_encoding::bytes::{BorrowedBytes, BorrowedStr, Bytes};
 use kestrel_encoding::collection::VariableList;
 use kestrel_encoding::conv::Converted;
 use kestrel_encoding::primitive::{Bool, Float, Int32, Int64, Uint16, Uint8};
 use kestrel_encoding::product::{Obj, Req, Tup};
+use kestrel_encoding::reader::Reader;
 use kestrel_encoding::size::DynamicSize;
+use kestrel_encoding::writer::Writer;
 use kestrel_encoding::{
     boxed, case, convert, dynamic_size, dynamic_size_with, float, int32, int64, obj, req, tup,
     uint16, uint30, uint8, union, variable_bytes, variable_list, variable_string, BuildError,
-    Convert, Encoding, LengthKind, Mu, TagSize,
+    Convert, DecodeError, EncodeError, EncodeErrorKind, Encoding, LengthKind, Mu, TagSize,
 };
 
 use super::capnp_side::Fnv1a;
@@ -223,6 +226,19 @@ impl<'s, T: KestrelCase> Contender<'s> for KestrelContender<T> {
     }
 }
 
+/// `actual` if it is what the client expected, else the failed check.
+fn checked<T: PartialEq + std::fmt::Display>(
+    benchmark: &'static str,
+    expected: T,
+    actual: T,
+) -> Result<T, BenchError> {
+    if actual == expected {
+        Ok(actual)
+    } else {
+        Err(check_failed(benchmark, expected, actual))
+    }
+}
+
 /// Empties `vector` and gives back its allocation for values of another lifetime (the
 /// in-place `collect` keeps the capacity, since the element layout is the same).
 fn recycle<'b, T: Recyclable<'b>>(mut vector: Vec<T>) -> Vec<T::With> {
@@ -270,58 +286,75 @@ type EngineRepr = Obj<(
 type EngineEncoding = Converted<Engine, EngineRepr>;
 type CarEncoding = Converted<CarConvert, CarRepr>;
 
-/// A 32-bit float as its `int32` bit pattern.
-pub struct Float32Bits;
+/// Declares a unit struct converting a value to and from the bit pattern of an integer
+/// encoding (data-encoding has no 32-bit float nor unsigned 32/64-bit integers); the casts
+/// keep every bit.
+macro_rules! bit_pattern {
+    ($(#[$doc:meta])* $name:ident: $value:ty as $repr_encoding:ty, $repr:ty,
+     from |$from:ident| $from_body:expr, to |$to:ident| $to_body:expr) => {
+        $(#[$doc])*
+        pub struct $name;
 
-impl Convert<Int32> for Float32Bits {
-    type Value<'a> = f32;
+        impl Convert<$repr_encoding> for $name {
+            type Value<'a> = $value;
 
-    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(f32::from_bits(repr as u32))
-    }
+            fn from_repr<'a>($from: $repr) -> Result<$value, String>
+            where
+                Self: 'a,
+            {
+                Ok($from_body)
+            }
 
-    fn to_repr(value: &f32) -> i32 {
-        value.to_bits() as i32
-    }
+            fn to_repr($to: &$value) -> $repr {
+                $to_body
+            }
+        }
+    };
 }
 
-/// An unsigned 32-bit integer as its `int32` bit pattern.
-pub struct Uint32Bits;
+bit_pattern!(
+    /// A 32-bit float as its `int32` bit pattern.
+    Float32Bits: f32 as Int32, i32,
+    from |repr| f32::from_bits(repr as u32),
+    to |value| value.to_bits() as i32
+);
 
-impl Convert<Int32> for Uint32Bits {
-    type Value<'a> = u32;
+bit_pattern!(
+    /// An unsigned 32-bit integer as its `int32` bit pattern.
+    Uint32Bits: u32 as Int32, i32,
+    from |repr| repr as u32,
+    to |value| *value as i32
+);
 
-    fn from_repr<'a>(repr: <Int32 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(repr as u32)
-    }
+bit_pattern!(
+    /// An unsigned 64-bit integer as its `int64` bit pattern.
+    Uint64Bits: u64 as Int64, i64,
+    from |repr| repr as u64,
+    to |value| *value as i64
+);
 
-    fn to_repr(value: &u32) -> i32 {
-        *value as i32
-    }
-}
+/// Implements the [`Convert`] of a struct of `Copy` fields to and from the tuple of its fields,
+/// in order (an `obj` of the same fields).
+macro_rules! convert_fields {
+    ($name:ident: $repr_encoding:ty, ($($field:ident: $type:ty),+)) => {
+        impl Convert<$repr_encoding> for $name {
+            type Value<'a> = $name;
 
-/// An unsigned 64-bit integer as its `int64` bit pattern.
-pub struct Uint64Bits;
+            fn from_repr<'a>(
+                repr: <$repr_encoding as Encoding>::Value<'a>,
+            ) -> Result<$name, String>
+            where
+                Self: 'a,
+            {
+                let ($($field,)+) = repr;
+                Ok($name { $($field),+ })
+            }
 
-impl Convert<Int64> for Uint64Bits {
-    type Value<'a> = u64;
-
-    fn from_repr<'a>(repr: <Int64 as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        Ok(repr as u64)
-    }
-
-    fn to_repr(value: &u64) -> i64 {
-        *value as i64
-    }
+            fn to_repr(value: &$name) -> ($($type,)+) {
+                ($(value.$field,)+)
+            }
+        }
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,25 +399,7 @@ pub struct Wheel {
     pub snow_tires: bool,
 }
 
-impl Convert<WheelRepr> for Wheel {
-    type Value<'a> = Wheel;
-
-    fn from_repr<'a>(repr: <WheelRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (diameter, air_pressure, snow_tires) = repr;
-        Ok(Wheel {
-            diameter,
-            air_pressure,
-            snow_tires,
-        })
-    }
-
-    fn to_repr(value: &Wheel) -> (u16, f32, bool) {
-        (value.diameter, value.air_pressure, value.snow_tires)
-    }
-}
+convert_fields!(Wheel: WheelRepr, (diameter: u16, air_pressure: f32, snow_tires: bool));
 
 fn wheel_encoding() -> Result<WheelEncoding, BuildError> {
     Ok(convert::<Wheel, _>(obj((
@@ -409,33 +424,10 @@ pub struct Engine {
     pub uses_electric: bool,
 }
 
-impl Convert<EngineRepr> for Engine {
-    type Value<'a> = Engine;
-
-    fn from_repr<'a>(repr: <EngineRepr as Encoding>::Value<'a>) -> Result<Self::Value<'a>, String>
-    where
-        Self: 'a,
-    {
-        let (horsepower, cylinders, cc, uses_gas, uses_electric) = repr;
-        Ok(Engine {
-            horsepower,
-            cylinders,
-            cc,
-            uses_gas,
-            uses_electric,
-        })
-    }
-
-    fn to_repr(value: &Engine) -> (u16, u8, u32, bool, bool) {
-        (
-            value.horsepower,
-            value.cylinders,
-            value.cc,
-            value.uses_gas,
-            value.uses_electric,
-        )
-    }
-}
+convert_fields!(
+    Engine: EngineRepr,
+    (horsepower: u16, cylinders: u8, cc: u32, uses_gas: bool, uses_electric: bool)
+);
 
 fn engine_encoding() -> Result<EngineEncoding, BuildError> {
     Ok(convert::<Engine, _>(obj((
@@ -732,11 +724,7 @@ impl Carsales {
 
     fn decode_total(&self, response: &[u8], expected: u64) -> Result<u64, BenchError> {
         let amount = self.response.decode(response)?;
-        if amount == expected {
-            Ok(amount)
-        } else {
-            Err(check_failed(Self::NAME, expected, amount))
-        }
+        checked(Self::NAME, expected, amount)
     }
 }
 
@@ -756,11 +744,7 @@ impl KestrelCase for Carsales {
     fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
         let expected = self.build_request(rng);
         let amount: u64 = self.cars.iter().map(car_value).sum();
-        if amount == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, amount))
-        }
+        checked(Self::NAME, expected, amount).map(drop)
     }
 
     fn encode_request(
@@ -823,14 +807,41 @@ impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
 }
 
+/// The longest of [`WORDS`], in bytes.
+const WORD_MAX_BYTES: usize = {
+    let mut longest = 0;
+    let mut index = 0;
+    while index < WORDS.len() {
+        if WORDS[index].len() > longest {
+            longest = WORDS[index].len();
+        }
+        index += 1;
+    }
+    longest
+};
+
+/// The longest URL a search result draws (spec, "catrank"): the prefix and at most 99 letters.
+const URL_MAX_BYTES: usize = URL_PREFIX.len() + 99;
+
+/// The longest snippet a search result draws: a space, at most 19 + 19 words, "cat " and "dog ".
+const SNIPPET_MAX_BYTES: usize = 1 + 2 * 19 * WORD_MAX_BYTES + "cat ".len() + "dog ".len();
+
+/// A search result's bytes on the wire besides its text: the URL's `uint8` size header, the
+/// score's `float` and the snippet's `uint16` size header.
+const RESULT_WIRE_OVERHEAD_BYTES: usize = 1 + 8 + 2;
+
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
     list: ResultList,
     list_bytes: ResultListBytes,
     reuse: bool,
     /// All URLs and snippets of the request being built, one after another.
-    text: String,
-    /// Per result: where its URL and snippet are in `text`.
+    /// All URLs of the request being built, one after another (bytes: they are ASCII, and the
+    /// message carries them as bytes).
+    urls: Vec<u8>,
+    /// All snippets of the request being built, one after another.
+    snippets: String,
+    /// Per result: where its URL is in `urls` and its snippet in `snippets`.
     spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Kept allocations for the request and response vectors.
     request_storage: Vec<SearchResult<'static>>,
@@ -838,45 +849,51 @@ pub struct Catrank {
 }
 
 impl Catrank {
-    /// Draws a request into `self.text` and `self.spans`; returns the expected good count.
+    /// Draws a request into `self.urls`, `self.snippets` and `self.spans`; returns the
+    /// expected good count.
     fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
+        let count = rng.next_less_than(1000) as usize;
         if self.reuse {
-            self.text.clear();
+            self.urls.clear();
+            self.snippets.clear();
             self.spans.clear();
         } else {
-            self.text = String::new();
-            self.spans = Vec::new();
+            // Fresh buffers, each allocated once: the text at its largest possible size, so
+            // that it never grows (and copies) while it is drawn.
+            self.urls = Vec::with_capacity(count * URL_MAX_BYTES);
+            self.snippets = String::with_capacity(count * SNIPPET_MAX_BYTES);
+            self.spans = Vec::with_capacity(count);
         }
-        let count = rng.next_less_than(1000);
         let mut good_count = 0;
         for _ in 0..count {
-            let url_start = self.text.len();
-            self.text.push_str(URL_PREFIX);
-            for _ in 0..rng.next_less_than(100) {
-                self.text
-                    .push(char::from(b'a' + rng.next_less_than(26) as u8));
-            }
-            let snippet_start = self.text.len();
+            let url_start = self.urls.len();
+            self.urls.extend_from_slice(URL_PREFIX.as_bytes());
+            let letter_count = rng.next_less_than(100);
+            self.urls
+                .extend((0..letter_count).map(|_| b'a' + rng.next_less_than(26) as u8));
+            let snippet_start = self.snippets.len();
             let is_cat = rng.next_less_than(8) == 0;
             let is_dog = rng.next_less_than(8) == 0;
             if is_cat && !is_dog {
                 good_count += 1;
             }
-            self.text.push(' ');
+            self.snippets.push(' ');
             for _ in 0..rng.next_less_than(20) {
-                self.text.push_str(rng.pick(&WORDS));
+                self.snippets.push_str(rng.pick(&WORDS));
             }
             if is_cat {
-                self.text.push_str("cat ");
+                self.snippets.push_str("cat ");
             }
             if is_dog {
-                self.text.push_str("dog ");
+                self.snippets.push_str("dog ");
             }
             for _ in 0..rng.next_less_than(20) {
-                self.text.push_str(rng.pick(&WORDS));
+                self.snippets.push_str(rng.pick(&WORDS));
             }
-            self.spans
-                .push((url_start..snippet_start, snippet_start..self.text.len()));
+            self.spans.push((
+                url_start..self.urls.len(),
+                snippet_start..self.snippets.len(),
+            ));
         }
         good_count
     }
@@ -893,17 +910,18 @@ impl Catrank {
         }
     }
 
-    /// The drawn request as results borrowing `text`.
+    /// The drawn request as results borrowing `urls` and `snippets`.
     fn fill_request<'t>(
-        text: &'t str,
+        urls: &'t [u8],
+        snippets: &'t str,
         spans: &[(std::ops::Range<usize>, std::ops::Range<usize>)],
         request: &mut Vec<SearchResult<'t>>,
     ) {
         request.extend(spans.iter().enumerate().map(|(index, (url, snippet))| {
             (
-                text[url.clone()].as_bytes(),
+                &urls[url.clone()],
                 1000.0 - index as f64,
-                &text[snippet.clone()],
+                &snippets[snippet.clone()],
             )
         }));
     }
@@ -956,7 +974,8 @@ impl KestrelCase for Catrank {
             list,
             list_bytes,
             reuse,
-            text: String::new(),
+            urls: Vec::new(),
+            snippets: String::new(),
             spans: Vec::new(),
             request_storage: Vec::new(),
             response_storage: Vec::new(),
@@ -967,16 +986,12 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        Self::fill_request(&self.text, &self.spans, &mut request);
+        Self::fill_request(&self.urls, &self.snippets, &self.spans, &mut request);
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
         self.response_storage = recycle(response);
-        if good_count == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, good_count))
-        }
+        checked(Self::NAME, expected, good_count).map(drop)
     }
 
     fn encode_request(
@@ -986,8 +1001,17 @@ impl KestrelCase for Catrank {
     ) -> Result<u32, BenchError> {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
-        Self::fill_request(&self.text, &self.spans, &mut request);
+        Self::fill_request(&self.urls, &self.snippets, &self.spans, &mut request);
+        // The exact size of the frame, computed from the drawn text, so that a fresh buffer is
+        // allocated once (a reused one has room already).
+        let frame_bytes = FRAME_HEADER_BYTES
+            + self.urls.len()
+            + self.snippets.len()
+            + request.len() * RESULT_WIRE_OVERHEAD_BYTES;
+        out.reserve(frame_bytes);
+        let start = out.len();
         let written = self.list.encode_into(&request, out);
+        debug_assert!(written.is_err() || out.len() - start == frame_bytes);
         self.request_storage = recycle(request);
         written?;
         Ok(expected)
@@ -997,7 +1021,11 @@ impl KestrelCase for Catrank {
         let results = self.list.decode(request)?;
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
         rank(&results, &mut response);
+        // The response holds the same results, rescored: its frame is the request's size.
+        out.reserve(request.len());
+        let start = out.len();
         let written = self.list.encode_into(&response, out);
+        debug_assert!(written.is_err() || out.len() - start == request.len());
         self.response_storage = recycle(response);
         written?;
         Ok(())
@@ -1006,11 +1034,7 @@ impl KestrelCase for Catrank {
     fn check_response(&mut self, response: &[u8], expected: u32) -> Result<(), BenchError> {
         let results = self.list_bytes.decode(response)?;
         let good_count = count_good(&results);
-        if good_count == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, good_count))
-        }
+        checked(Self::NAME, expected, good_count).map(drop)
     }
 
     fn digest_response(&mut self, response: &[u8], expected: u32) -> Result<u64, BenchError> {
@@ -1087,10 +1111,13 @@ fn apply(operation: Operation, left: i32, right: i32) -> i32 {
     }
 }
 
-/// An expression: the operation and its two operands (the value of the recursive encoding).
+/// An expression as a tree of boxes: the operation and its two operands (the value of the
+/// `mu` encoding). The benchmark builds and reads [`ExpressionNode`]s in an arena instead; this
+/// form is kept as the reference the arena's bytes are checked against
+/// ([`eval_request_matches_mu`]).
 pub type Expression = (Operation, Operand, Operand);
 
-/// One side of an expression.
+/// One side of an [`Expression`].
 #[derive(Debug, PartialEq)]
 pub enum Operand {
     /// A literal.
@@ -1120,7 +1147,11 @@ fn operand_expression(operand: &Operand) -> Option<&Box<Expression>> {
 /// (capnp `ReaderOptions::nesting_limit`), so both implementations reject the same inputs.
 pub const EXPRESSION_MAX_DEPTH: usize = 64;
 
-fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
+/// The request's format as a `mu` over boxes: `mu expression (obj3 (req "op" uint8)
+/// (req "left" operand) (req "right" operand))` with `operand = union ~tag_size:`Uint8
+/// [case 0 "value" int32; case 1 "expression" expression]`. [`ExpressionCodec`] reads and
+/// writes the same bytes into an arena.
+pub fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
     kestrel_encoding::mu_with_max_depth("expression", EXPRESSION_MAX_DEPTH, |expression| {
         let operand = || {
             union(
@@ -1145,51 +1176,308 @@ fn expression_encoding() -> Result<Mu<Expression>, BuildError> {
     })
 }
 
-/// Builds an expression at `depth`; returns it with its value. Recursion is bounded by the
-/// generator itself: from depth 8 on, every side is a leaf.
-fn make_expression(rng: &mut Xorshift128, depth: u32) -> (Expression, i32) {
+/// One side of an expression in the arena: a literal, or a sub-expression (the next child).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A literal.
+    Value(i32),
+    /// A sub-expression: the node's next child in the arena.
+    Expression,
+}
+
+/// One expression in the arena: its operation and two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpressionNode {
+    /// The operation.
+    pub operation: Operation,
+    /// The left side.
+    pub left: Side,
+    /// The right side.
+    pub right: Side,
+}
+
+/// Bytes of an `int32`.
+const INT32_BYTES: usize = 4;
+
+/// The operand union's tags, as in [`expression_encoding`].
+const OPERAND_VALUE_TAG: u16 = 0;
+const OPERAND_EXPRESSION_TAG: u16 = 1;
+
+/// The expression format node by node (the bytes of [`expression_encoding`]): a node's head is
+/// its operation and left side, and its right side too when the left is a literal; the right
+/// side follows the left sub-expression otherwise.
+pub struct ExpressionCodec {
+    operation: Converted<Operation, Uint8>,
+    value: Int32,
+}
+
+impl ExpressionCodec {
+    #[inline]
+    fn read_side(&self, reader: &mut Reader<'_>) -> Result<Side, DecodeError> {
+        let (tag, offset) = arena::read_tag(reader, TagSize::Uint8)?;
+        match tag {
+            OPERAND_VALUE_TAG => Ok(Side::Value(self.value.read(reader)?)),
+            OPERAND_EXPRESSION_TAG => Ok(Side::Expression),
+            _ => Err(arena::unexpected_tag(tag, offset)),
+        }
+    }
+
+    #[inline]
+    fn write_side(&self, side: Side, writer: &mut Writer<'_>) -> Result<Step, EncodeError> {
+        match side {
+            Side::Value(value) => {
+                arena::write_tag(writer, OPERAND_VALUE_TAG, TagSize::Uint8);
+                self.value.write(&value, writer)?;
+                Ok(Step::End)
+            }
+            Side::Expression => {
+                arena::write_tag(writer, OPERAND_EXPRESSION_TAG, TagSize::Uint8);
+                Ok(Step::Child)
+            }
+        }
+    }
+}
+
+/// The step after a side: a sub-expression's bytes follow, or nothing of this side.
+#[inline]
+fn step_after(side: Side) -> Step {
+    match side {
+        Side::Value(_) => Step::End,
+        Side::Expression => Step::Child,
+    }
+}
+
+impl NodeCodec for ExpressionCodec {
+    type Node<'a> = ExpressionNode;
+
+    /// An operation and two operand tags.
+    const MIN_NODE_BYTES: usize = 3;
+
+    /// Exact: the operation, two tags, and an `int32` per literal side.
+    #[inline]
+    fn node_size_bytes(&self, node: &ExpressionNode) -> usize {
+        let literal_bytes = |side: Side| match side {
+            Side::Value(_) => INT32_BYTES,
+            Side::Expression => 0,
+        };
+        Self::MIN_NODE_BYTES + literal_bytes(node.left) + literal_bytes(node.right)
+    }
+
+    #[inline]
+    fn read_head<'a>(
+        &self,
+        reader: &mut Reader<'a>,
+    ) -> Result<(ExpressionNode, Step), DecodeError> {
+        let operation = self.operation.read(reader)?;
+        let left = self.read_side(reader)?;
+        let mut node = ExpressionNode {
+            operation,
+            left,
+            right: Side::Expression,
+        };
+        if left == Side::Expression {
+            return Ok((node, Step::Child));
+        }
+        node.right = self.read_side(reader)?;
+        Ok((node, step_after(node.right)))
+    }
+
+    #[inline]
+    fn read_after_child<'a>(
+        &self,
+        node: &mut ExpressionNode,
+        child_index: usize,
+        reader: &mut Reader<'a>,
+    ) -> Result<Step, DecodeError> {
+        // The right side follows a left sub-expression; nothing follows a right one.
+        if child_index == 0 && node.left == Side::Expression {
+            node.right = self.read_side(reader)?;
+            return Ok(step_after(node.right));
+        }
+        Ok(Step::End)
+    }
+
+    #[inline]
+    fn write_head(
+        &self,
+        node: &ExpressionNode,
+        writer: &mut Writer<'_>,
+    ) -> Result<Step, EncodeError> {
+        self.operation.write(&node.operation, writer)?;
+        if self.write_side(node.left, writer)? == Step::Child {
+            return Ok(Step::Child);
+        }
+        self.write_side(node.right, writer)
+    }
+
+    #[inline]
+    fn write_after_child(
+        &self,
+        node: &ExpressionNode,
+        child_index: usize,
+        writer: &mut Writer<'_>,
+    ) -> Result<Step, EncodeError> {
+        if child_index == 0 && node.left == Side::Expression {
+            return self.write_side(node.right, writer);
+        }
+        Ok(Step::End)
+    }
+}
+
+/// Builds an expression at `depth` into `arena` (preorder: the node, then its sub-expressions)
+/// and returns its value, drawing from the generator in the spec's order. Recursion is bounded
+/// by the generator itself: from depth 8 on, every side is a leaf.
+fn make_expression(rng: &mut Xorshift128, depth: u32, arena: &mut Arena<ExpressionNode>) -> i32 {
     let operation = OPERATIONS[rng.next_less_than(5) as usize];
-    let side = |rng: &mut Xorshift128| {
+    let index = arena.open(ExpressionNode {
+        operation,
+        left: Side::Expression,
+        right: Side::Expression,
+    });
+    let side = |rng: &mut Xorshift128, arena: &mut Arena<ExpressionNode>| {
         if rng.next_less_than(8) < depth {
             let value = rng.next_less_than(128) as i32 + 1;
-            (Operand::Value(value), value)
+            (Side::Value(value), value)
         } else {
-            let (expression, value) = make_expression(rng, depth + 1);
-            (Operand::Expression(Box::new(expression)), value)
+            (Side::Expression, make_expression(rng, depth + 1, arena))
         }
     };
-    let (left, left_value) = side(rng);
-    let (right, right_value) = side(rng);
-    (
-        (operation, left, right),
-        apply(operation, left_value, right_value),
-    )
+    let (left, left_value) = side(rng, arena);
+    let (right, right_value) = side(rng, arena);
+    if let Some(node) = arena.get_mut(index) {
+        node.left = left;
+        node.right = right;
+    }
+    arena.close(index);
+    apply(operation, left_value, right_value)
 }
 
-/// Evaluates an expression. Recursion is bounded by [`EXPRESSION_MAX_DEPTH`]: a decoded tree
-/// is never deeper (the decoder rejects deeper input), and the client's trees are at most 9 deep.
-fn evaluate((operation, left, right): &Expression) -> i32 {
-    let side = |operand: &Operand| match operand {
-        Operand::Value(value) => *value,
-        Operand::Expression(expression) => evaluate(expression),
+/// The most values [`evaluate`] holds at once: one per level of the expression plus one
+/// (in reverse preorder, the pending values are those of right sub-expressions along the path
+/// to the root, and the node's own two), and levels are at most [`EXPRESSION_MAX_DEPTH`].
+const EVALUATION_STACK_VALUES: usize = EXPRESSION_MAX_DEPTH + 1;
+
+/// Evaluates the expression rooted at node 0 of `arena` with no recursion and no allocation:
+/// in reverse preorder every node comes after its sub-expressions, the left one last, so their
+/// values are on top of the stack (left above right). `None` if the arena is not one whole
+/// expression of at most [`EXPRESSION_MAX_DEPTH`] levels.
+fn evaluate(arena: &Arena<ExpressionNode>) -> Option<i32> {
+    let mut values = [0_i32; EVALUATION_STACK_VALUES];
+    let mut length = 0;
+    for node in arena.iter().rev() {
+        let left = match node.left {
+            Side::Value(value) => value,
+            Side::Expression => {
+                length = usize::checked_sub(length, 1)?;
+                values[length]
+            }
+        };
+        let right = match node.right {
+            Side::Value(value) => value,
+            Side::Expression => {
+                length = usize::checked_sub(length, 1)?;
+                values[length]
+            }
+        };
+        // `length` is below the array's size here: it only grows by one per node, after
+        // this check.
+        *values.get_mut(length)? = apply(node.operation, left, right);
+        length += 1;
+    }
+    match values.get(..length)? {
+        [value] => Some(*value),
+        _ => None,
+    }
+}
+
+/// The arena's expression as boxes (for [`eval_request_matches_mu`]; recursion bounded by the
+/// generator's depth).
+fn expression_from_arena(arena: &Arena<ExpressionNode>, index: usize) -> Option<Expression> {
+    let node = arena.get(index)?;
+    let mut children = arena.children(index);
+    let mut operand = |side: Side| -> Option<Operand> {
+        Some(match side {
+            Side::Value(value) => Operand::Value(value),
+            Side::Expression => {
+                Operand::Expression(Box::new(expression_from_arena(arena, children.next()?)?))
+            }
+        })
     };
-    apply(*operation, side(left), side(right))
+    let left = operand(node.left)?;
+    let right = operand(node.right)?;
+    Some((node.operation, left, right))
 }
 
-/// eval with Kestrel's encoding.
+/// Checks the wire format against the `mu` reference for `count` requests from the generator:
+/// the arena writes exactly the bytes `mu` writes for the same expression, and `mu` reads them
+/// back to it. Returns the number of bytes compared.
+pub fn eval_request_matches_mu(count: u64) -> Result<u64, BenchError> {
+    let mut eval = Eval::try_new(false)?;
+    let reference = dynamic_size(expression_encoding()?);
+    let mut rng = Xorshift128::new();
+    let mut compared_bytes = 0;
+    for _ in 0..count {
+        let mut from_arena = Vec::new();
+        eval.encode_request(&mut rng, &mut from_arena)?;
+        let expression = expression_from_arena(&eval.client_arena, 0)
+            .ok_or(BenchError::MalformedArena(Eval::NAME))?;
+        let from_mu = reference.encode(&expression)?;
+        if from_arena != from_mu {
+            return Err(check_failed(
+                Eval::NAME,
+                format!("{from_mu:02x?}"),
+                format!("{from_arena:02x?}"),
+            ));
+        }
+        if reference.decode(&from_arena)? != expression {
+            return Err(check_failed(
+                Eval::NAME,
+                "mu reads the same expression",
+                "another",
+            ));
+        }
+        compared_bytes += from_arena.len() as u64;
+    }
+    Ok(compared_bytes)
+}
+
+/// The first allocation of a fresh client arena (without reuse): 256 nodes of 32 bytes (node
+/// and subtree end), the
+/// 8 KiB of the first segment the peer's default message allocator starts a fresh message with
+/// (capnp `SUGGESTED_FIRST_SEGMENT_WORDS`, 1024 words); an expression of the generator has
+/// about 33 nodes on average, so it grows past this only for the rare large one.
+const CLIENT_ARENA_NODES: usize = 256;
+
+/// eval with Kestrel's encoding: requests are built in and written from an arena, and read into
+/// one, with the `uint30` frame header of `dynamic_size`.
 pub struct Eval {
-    request: DynamicSize<Mu<Expression>>,
+    request: RecursiveArena<ExpressionCodec>,
     response: DynamicSize<Int32>,
+    reuse: bool,
+    client_arena: Arena<ExpressionNode>,
+    server_arena: Arena<ExpressionNode>,
 }
 
 impl Eval {
     fn decode_value(&self, response: &[u8], expected: i32) -> Result<i32, BenchError> {
         let value = self.response.decode(response)?;
-        if value == expected {
-            Ok(value)
+        checked(Self::NAME, expected, value)
+    }
+
+    /// Builds a request into the client arena (cleared, or a fresh one without reuse); returns
+    /// its value.
+    fn build_request(&mut self, rng: &mut Xorshift128) -> i32 {
+        if self.reuse {
+            self.client_arena.clear();
         } else {
-            Err(check_failed(Self::NAME, expected, value))
+            self.client_arena = Arena::with_capacity(CLIENT_ARENA_NODES);
         }
+        make_expression(rng, 0, &mut self.client_arena)
+    }
+
+    /// Evaluates the expression in `arena`.
+    fn evaluate(arena: &Arena<ExpressionNode>) -> Result<i32, BenchError> {
+        evaluate(arena).ok_or(BenchError::MalformedArena(Self::NAME))
     }
 }
 
@@ -1197,21 +1485,26 @@ impl KestrelCase for Eval {
     const NAME: &'static str = "eval";
     type Expectation = i32;
 
-    fn try_new(_reuse: bool) -> Result<Self, BenchError> {
+    fn try_new(reuse: bool) -> Result<Self, BenchError> {
         Ok(Self {
-            request: dynamic_size(expression_encoding()?),
+            request: RecursiveArena::with_max_depth(
+                ExpressionCodec {
+                    operation: convert::<Operation, _>(uint8()),
+                    value: int32(),
+                },
+                EXPRESSION_MAX_DEPTH,
+            ),
             response: dynamic_size(int32()),
+            reuse,
+            client_arena: Arena::new(),
+            server_arena: Arena::new(),
         })
     }
 
     fn run_object(&mut self, rng: &mut Xorshift128) -> Result<(), BenchError> {
-        let (expression, expected) = make_expression(rng, 0);
-        let value = evaluate(&expression);
-        if value == expected {
-            Ok(())
-        } else {
-            Err(check_failed(Self::NAME, expected, value))
-        }
+        let expected = self.build_request(rng);
+        let value = Self::evaluate(&self.client_arena)?;
+        checked(Self::NAME, expected, value).map(drop)
     }
 
     fn encode_request(
@@ -1219,14 +1512,31 @@ impl KestrelCase for Eval {
         rng: &mut Xorshift128,
         out: &mut Vec<u8>,
     ) -> Result<i32, BenchError> {
-        let (expression, expected) = make_expression(rng, 0);
-        self.request.encode_into(&expression, out)?;
+        let expected = self.build_request(rng);
+        // One allocation of the exact size for a fresh buffer (a reused one has room already).
+        out.reserve(FRAME_HEADER_BYTES + self.request.size_hint_bytes(&self.client_arena, 0));
+        write_frame(out, |writer| {
+            self.request.write(&self.client_arena, 0, writer)?;
+            Ok(())
+        })?;
         Ok(expected)
     }
 
     fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
-        let expression = self.request.decode(request)?;
-        self.response.encode_into(&evaluate(&expression), out)?;
+        let mut arena = if self.reuse {
+            std::mem::take(&mut self.server_arena)
+        } else {
+            Arena::new()
+        };
+        arena.clear();
+        let encoding = &self.request;
+        let read = read_frame_body(request, |reader| {
+            encoding.read_into(reader, &mut arena)?;
+            Ok(())
+        });
+        let value = read.and_then(|()| Self::evaluate(&arena));
+        self.server_arena = arena;
+        self.response.encode_into(&value?, out)?;
         Ok(())
     }
 
@@ -1241,4 +1551,46 @@ impl KestrelCase for Eval {
     fn expectation_number(expected: i32) -> i64 {
         i64::from(expected)
     }
+}
+
+/// Appends a `dynamic_size` frame to `out`: a `uint30` size header, then what `body` writes
+/// (the bytes `dynamic_size(e)` writes for `e`'s value).
+fn write_frame(
+    out: &mut Vec<u8>,
+    body: impl FnOnce(&mut Writer<'_>) -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let header_offset = out.len();
+    let mut writer = Writer::new(out);
+    writer.put(&[0; FRAME_HEADER_BYTES]);
+    body(&mut writer)?;
+    let body_bytes = writer.len() - header_offset - FRAME_HEADER_BYTES;
+    if body_bytes > UINT30_MAX {
+        return Err(BenchError::KestrelEncode(EncodeError::new(
+            EncodeErrorKind::SizeLimitExceeded {
+                limit_bytes: UINT30_MAX,
+                size_bytes: body_bytes,
+            },
+            header_offset,
+        )));
+    }
+    writer.patch(header_offset, &(body_bytes as u32).to_be_bytes());
+    Ok(())
+}
+
+/// The largest `uint30`: the largest body a frame header can announce.
+const UINT30_MAX: usize = (1 << 30) - 1;
+
+/// Reads a frame that must fill `input`: the `uint30` header, then `body` reads exactly the
+/// announced bytes (the checks `dynamic_size(e)` makes: `Not_enough_data`, `Extra_bytes`).
+fn read_frame_body<'a>(
+    input: &'a [u8],
+    body: impl FnOnce(&mut Reader<'a>) -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let mut reader = Reader::new(input);
+    let body_bytes = uint30().read(&mut reader)? as usize;
+    let saved = reader.enter_region(body_bytes)?;
+    body(&mut reader)?;
+    reader.leave_region(saved)?;
+    reader.finish()?;
+    Ok(())
 }
