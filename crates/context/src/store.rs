@@ -593,45 +593,51 @@ impl Store {
         }
     }
 
-    /// Reads the object frame at `offset`: its tag and body (in `buffer`, from `body_start`).
-    fn read_object(&self, offset: u64, buffer: &mut Vec<u8>) -> Result<(u8, usize), ContextError> {
+    /// Reads the object frame at `offset` into `buffer`: returns its tag and the range of its body
+    /// in `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
+    fn read_object(
+        &self,
+        offset: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(u8, std::ops::Range<usize>), ContextError> {
         if offset < PACK_HEADER_BYTES || offset >= self.pack_length_bytes {
             return Err(self.corrupt(offset, CorruptionKind::BadChildOffset(offset)));
         }
         let available = self.pack_length_bytes - offset;
         let first = available.min(READ_AHEAD_BYTES as u64) as usize;
-        buffer.clear();
-        buffer.resize(first, 0);
+        if buffer.len() < READ_AHEAD_BYTES {
+            buffer.resize(READ_AHEAD_BYTES, 0);
+        }
         self.pack
-            .read_exact_at(buffer, offset)
+            .read_exact_at(&mut buffer[..first], offset)
             .map_err(io_error(&self.pack_path, "read"))?;
-        let (tag, header_length, body_length) = read_frame_header(buffer)
+        let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
             .map_err(|error| self.corrupt(offset + error.body_offset_bytes as u64, error.kind))?;
         let total = header_length as u64 + body_length;
         if total > available {
             return Err(self.corrupt(offset, CorruptionKind::Truncated));
         }
         let total = total as usize;
-        if total > buffer.len() {
-            let have = buffer.len();
-            buffer.resize(total, 0);
+        if total > first {
+            if buffer.len() < total {
+                buffer.resize(total, 0);
+            }
             self.pack
-                .read_exact_at(&mut buffer[have..], offset + have as u64)
+                .read_exact_at(&mut buffer[first..total], offset + first as u64)
                 .map_err(io_error(&self.pack_path, "read"))?;
-        } else {
-            buffer.truncate(total);
         }
         self.statistics.borrow_mut().objects_read += 1;
-        Ok((tag, header_length))
+        Ok((tag, header_length..total))
     }
 
     fn read_commit_record(&self, offset: u64) -> Result<CommitRecord, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        let body_start = body.start;
         if tag != TAG_COMMIT {
             return Err(self.corrupt(offset, CorruptionKind::UnexpectedObject("a commit")));
         }
-        pack::read_commit(&buffer[body_start..], offset).map_err(|error| {
+        pack::read_commit(&buffer[body], offset).map_err(|error| {
             self.corrupt(
                 offset + (body_start + error.body_offset_bytes) as u64,
                 error.kind,
@@ -861,8 +867,9 @@ impl ObjectSource for Store {
             return Ok(object);
         }
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
-        let object = pack::read_node(tag, &buffer[body_start..], offset).map_err(|error| {
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        let body_start = body.start;
+        let object = pack::read_node(tag, &buffer[body], offset).map_err(|error| {
             self.corrupt(
                 offset + (body_start + error.body_offset_bytes) as u64,
                 error.kind,
@@ -879,14 +886,14 @@ impl ObjectSource for Store {
 
     fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
-        if tag != TAG_CONTENTS || (buffer.len() - body_start) as u64 != length_bytes {
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        if tag != TAG_CONTENTS || body.len() as u64 != length_bytes {
             return Err(self.corrupt(
                 offset,
                 CorruptionKind::UnexpectedObject("contents of the recorded length"),
             ));
         }
-        Ok(Arc::from(&buffer[body_start..]))
+        Ok(Arc::from(&buffer[body]))
     }
 }
 
