@@ -15,6 +15,7 @@ use crate::hash::{
     FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX,
 };
 use crate::ocaml_hash::ocaml_hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Inode tries deeper than this are refused. Each depth re-seeds OCaml's 30-bit hash, so 33 names
@@ -55,6 +56,37 @@ pub struct NodeObject {
     pub(crate) body: NodeBody,
     pub(crate) hash: OnceLock<ContextHash>,
     pub(crate) offset: OnceLock<u64>,
+    /// For a flat directory of more than [`FLAT_SPLIT_MIN_ENTRIES`] entries: where each of its
+    /// parts is in the pack (docs/formats/pack-file.md, tags 6 and 7), by inode index at depth 0;
+    /// 0 for a part that must be written. Inherited from the version this object was derived
+    /// from with the changed parts zeroed, so a commit rewrites only the parts that changed.
+    /// Atomics only because written objects are shared: a store fills them from one thread.
+    pub(crate) parts: OnceLock<Box<FlatParts>>,
+}
+
+/// Flat directories with more entries than this are stored in parts (by inode index at depth 0,
+/// as Irmin stores directories of more than 32 entries as inodes), while their hash stays the
+/// flat hash up to 256 entries (tezos-context-hash-SPEC.md, "Nodes").
+pub const FLAT_SPLIT_MIN_ENTRIES: usize = INODE_ENTRIES_MAX;
+
+/// The pack offsets of a split flat directory's parts, by part index (0: not written).
+pub(crate) type FlatParts = [AtomicU64; INODE_ENTRIES_MAX];
+
+/// Fresh part offsets, all to be written.
+pub(crate) fn flat_parts_empty() -> Box<FlatParts> {
+    Box::new(std::array::from_fn(|_| AtomicU64::new(0)))
+}
+
+/// The part offsets of `parts` with the part holding `name` marked for rewriting.
+fn flat_parts_derived(parts: Option<&FlatParts>, name: &[u8]) -> OnceLock<Box<FlatParts>> {
+    let Some(parts) = parts else {
+        return OnceLock::new();
+    };
+    let derived: Box<FlatParts> = Box::new(std::array::from_fn(|index| {
+        AtomicU64::new(parts[index].load(Ordering::Relaxed))
+    }));
+    derived[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
+    OnceLock::from(derived)
 }
 
 /// The three shapes of node objects.
@@ -119,6 +151,7 @@ impl NodeObject {
             body,
             hash: OnceLock::new(),
             offset: OnceLock::new(),
+            parts: OnceLock::new(),
         }
     }
 
@@ -378,9 +411,9 @@ pub(crate) fn directory_set(
                     }
                 }
             }
-            Ok(Some(NodeRef::memory(NodeObject::new(NodeBody::Flat(
-                entries_new,
-            )))))
+            let mut object = NodeObject::new(NodeBody::Flat(entries_new));
+            object.parts = flat_parts_derived(directory.parts.get().map(|parts| &**parts), name);
+            Ok(Some(NodeRef::memory(object)))
         }
         NodeBody::Tree { depth: 0, .. } => match value {
             Some(value) => {
@@ -421,6 +454,9 @@ pub(crate) fn directory_set_owned(
     let NodeBody::Flat(entries) = &mut directory.body else {
         return directory_set(source, Some(&Arc::new(directory)), name, value);
     };
+    if let Some(parts) = directory.parts.get() {
+        parts[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
+    }
     match (search(entries, name), value) {
         (Ok(index), Some(value)) => entries[index].value = value,
         (Ok(index), None) => {
