@@ -667,6 +667,22 @@ impl Store {
         }))
     }
 
+    /// [`Store::checkout`] for building the next commit on top of `hash`: when `hash` is the last
+    /// commit, its tree is handed over instead of shared, so the caller's updates change the
+    /// directories written by that commit in place rather than copying them (and freeing the
+    /// old copies at the next commit). A later checkout of `hash` reads it from the pack.
+    pub fn checkout_for_update(
+        &mut self,
+        hash: &ContextHash,
+    ) -> Result<Option<Tree>, ContextError> {
+        if matches!(&self.last_commit, Some((last, _)) if last == hash) {
+            if let Some((_, tree)) = self.last_commit.take() {
+                return Ok(Some(tree));
+            }
+        }
+        self.checkout(hash)
+    }
+
     /// The metadata, parents and tree hash of commit `hash`.
     pub fn commit_record(&self, hash: &ContextHash) -> Result<Option<CommitRecord>, ContextError> {
         match self.commits.get(hash) {

@@ -320,6 +320,54 @@ fn a_flat_directory_is_stored_in_parts_and_one_change_rewrites_one_part() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+#[test]
+fn building_on_the_handed_over_head_changes_no_earlier_commit() {
+    // `checkout_for_update` hands the last commit's tree over, and in-place updates then change
+    // the directories that commit wrote. Every earlier commit must still read back with its hash,
+    // and the commits must equal those of the same blocks built on shared snapshots.
+    let handed = temporary_directory("handed");
+    let shared = temporary_directory("shared");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let mut stores = [
+        Store::open(&handed, options.clone()).unwrap(),
+        Store::open(&shared, options).unwrap(),
+    ];
+    let mut heads: Vec<Vec<(ContextHash, ContextHash)>> = vec![Vec::new(), Vec::new()];
+    for (which, store) in stores.iter_mut().enumerate() {
+        let mut parent: Option<ContextHash> = None;
+        for level in 0..8u64 {
+            let mut tree = match (parent, which) {
+                (None, _) => Tree::empty(),
+                (Some(head), 0) => store.checkout_for_update(&head).unwrap().unwrap(),
+                (Some(head), _) => store.checkout(&head).unwrap().unwrap(),
+            };
+            for index in 0..150 {
+                tree.add_in_place(&*store, &key(level, index), &value(level, index))
+                    .unwrap();
+            }
+            tree.remove_in_place(&*store, &key(level.saturating_sub(1), 3))
+                .unwrap();
+            let tree_hash = tree.hash();
+            let parents: Vec<ContextHash> = parent.into_iter().collect();
+            let head = store.commit(&tree, &parents, &info(level)).unwrap();
+            heads[which].push((head, tree_hash));
+            parent = Some(head);
+        }
+    }
+    assert_eq!(heads[0], heads[1]);
+    for (head, tree_hash) in &heads[0] {
+        let tree = stores[0].checkout(head).unwrap().unwrap();
+        assert_eq!(tree.hash(), *tree_hash);
+        assert_eq!(rebuild_from_leaves(&stores[0], &tree).hash(), *tree_hash);
+    }
+    drop(stores);
+    let _ = std::fs::remove_dir_all(&handed);
+    let _ = std::fs::remove_dir_all(&shared);
+}
+
 fn check_error_names_file(error: &ContextError) {
     let text = error.to_string();
     assert!(
