@@ -116,15 +116,20 @@ pub fn encode_flat_node<'a>(
     assert!(entries.len() <= FLAT_NODE_MAX_ENTRIES, "flat node size");
     out.extend_from_slice(&(entries.len() as u64).to_be_bytes());
     for (name, kind, hash) in entries {
-        out.extend_from_slice(match kind {
-            Kind::Contents => &FLAT_KIND_CONTENTS,
-            Kind::Node => &FLAT_KIND_NODE,
-        });
-        leb128::write_u64(out, name.len() as u64);
-        out.extend_from_slice(name);
-        out.extend_from_slice(&(HASH_BYTES as u64).to_be_bytes());
-        out.extend_from_slice(&hash.0);
+        encode_flat_entry(out, name, kind, hash);
     }
+}
+
+/// Appends the encoding of one entry of a flat node (after the node's 8-byte entry count).
+pub fn encode_flat_entry(out: &mut Vec<u8>, name: &[u8], kind: Kind, hash: &ContextHash) {
+    out.extend_from_slice(match kind {
+        Kind::Contents => &FLAT_KIND_CONTENTS,
+        Kind::Node => &FLAT_KIND_NODE,
+    });
+    leb128::write_u64(out, name.len() as u64);
+    out.extend_from_slice(name);
+    out.extend_from_slice(&(HASH_BYTES as u64).to_be_bytes());
+    out.extend_from_slice(&hash.0);
 }
 
 /// Appends the inode-value encoding of `entries` (sorted by name, at most 32) to `out`.
@@ -204,13 +209,13 @@ pub fn hash_encoding(encoding: &[u8]) -> ContextHash {
 /// BLAKE2b with a 32-byte digest. `blake2b_simd` picks its AVX2 code at run time: hashing every
 /// new object is the largest single cost of a commit, and this is about twice as fast as the
 /// portable implementation on the x86-64 baseline target.
-fn blake2b_params() -> blake2b_simd::Params {
+pub(crate) fn blake2b_params() -> blake2b_simd::Params {
     let mut params = blake2b_simd::Params::new();
     params.hash_length(HASH_BYTES);
     params
 }
 
-fn hash_of(digest: &blake2b_simd::Hash) -> ContextHash {
+pub(crate) fn hash_of(digest: &blake2b_simd::Hash) -> ContextHash {
     let mut bytes = [0u8; HASH_BYTES];
     bytes.copy_from_slice(digest.as_bytes());
     ContextHash(bytes)
