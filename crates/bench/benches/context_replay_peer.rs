@@ -94,7 +94,10 @@ fn main() {
             .count() as u64;
         let info = Generator::commit_info(level, operations_per_block);
         let start = Instant::now();
-        let tree = store.checkout(&head).expect("checkout").expect("head");
+        let tree = store
+            .checkout_for_update(&head)
+            .expect("checkout")
+            .expect("head");
         let (tree, _) = apply(&store, tree, &operations).expect("apply");
         let commit_start = Instant::now();
         head = store.commit(&tree, &[head], &info).expect("commit");

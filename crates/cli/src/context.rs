@@ -64,6 +64,9 @@ pub enum ContextCommand {
         /// Object cache budget in MiB.
         #[arg(long, default_value_t = 96)]
         cache_mib: usize,
+        /// Stop after this many seconds of replay (the report covers the blocks done).
+        #[arg(long)]
+        time_limit_seconds: Option<u64>,
         /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload.
         #[arg(long, conflicts_with = "write_trace")]
         trace: Option<PathBuf>,
@@ -96,6 +99,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             store,
             no_sync,
             cache_mib,
+            time_limit_seconds,
             trace,
             write_trace,
             json,
@@ -113,6 +117,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
                     },
                     cache_budget_bytes: cache_mib << 20,
                 },
+                time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
             };
             if let Some(output) = write_trace {
                 return write_trace_file(&options, &output);
@@ -223,7 +228,7 @@ fn commit_hash(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+/// A one-line progress bar on stderr when it is a terminal; otherwise a plain line per percent.
 struct Progress {
     total: u64,
     enabled: bool,
@@ -242,14 +247,22 @@ impl Progress {
     }
 
     fn update(&mut self, done: u64) {
-        if !self.enabled {
-            return;
-        }
         let percent = done * 100 / self.total.max(1);
         if percent == self.last_percent && done != self.total {
             return;
         }
         self.last_percent = percent;
+        if !self.enabled {
+            // Not a terminal (a log file): one plain line per percent, so a run that is stopped
+            // still says how far it got.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{done}/{} blocks, {:.0} s",
+                self.total,
+                self.start.elapsed().as_secs_f64()
+            );
+            return;
+        }
         let width = 40;
         let filled = (percent as usize * width / 100).min(width);
         let elapsed = self.start.elapsed().as_secs_f64();
@@ -288,6 +301,9 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
     }
     let report = result.map_err(|error| error.to_string())?;
     let summary = report.summary();
+    let cpu = (!report.block_cpu_nanoseconds.is_empty())
+        .then(|| workload::BlockTimeSummary::of(&report.block_cpu_nanoseconds));
+    let commit = workload::BlockTimeSummary::of(&report.commit_nanoseconds);
     let peak_resident_bytes = workload::peak_resident_bytes();
     let sync = match options.store_options.sync_mode {
         SyncMode::EveryCommit => "fdatasync every commit",
@@ -306,6 +322,14 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             "block_ms_sd": summary.standard_deviation_milliseconds,
             "block_ms_p99": summary.p99_milliseconds,
             "block_ms_max": summary.max_milliseconds,
+            "block_cpu_ms_mean": cpu.map(|cpu| cpu.mean_milliseconds),
+            "block_cpu_ms_sd": cpu.map(|cpu| cpu.standard_deviation_milliseconds),
+            "block_cpu_ms_p99": cpu.map(|cpu| cpu.p99_milliseconds),
+            "block_cpu_ms_max": cpu.map(|cpu| cpu.max_milliseconds),
+            "commit_ms_mean": commit.mean_milliseconds,
+            "commit_ms_p99": commit.p99_milliseconds,
+            "commit_ms_max": commit.max_milliseconds,
+            "slowest_blocks": slowest_blocks(&report, 10),
             "operations_per_second": report.operations_per_second(),
             "tps_equivalent": report.tps_equivalent(),
             "peak_rss_bytes": peak_resident_bytes,
@@ -340,6 +364,19 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
                 wait as f64 / 1e6 / blocks
             );
         }
+        if let Some(cpu) = cpu {
+            println!(
+                "CPU per block:   {:.3} ± {:.3} ms (p99 {:.3} ms, max {:.3} ms)",
+                cpu.mean_milliseconds,
+                cpu.standard_deviation_milliseconds,
+                cpu.p99_milliseconds,
+                cpu.max_milliseconds
+            );
+        }
+        println!(
+            "commit:          {:.3} ms mean (p99 {:.3} ms, max {:.3} ms)",
+            commit.mean_milliseconds, commit.p99_milliseconds, commit.max_milliseconds
+        );
         println!("operations/s:    {:.0}", report.operations_per_second());
         println!(
             "TPS-equivalent:  {:.0} ({} transactions per block)",
@@ -360,6 +397,29 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `count` slowest blocks by wall time: level, wall, CPU and commit milliseconds (to tell
+/// checkpoints, cache turnover and run-queue waits apart).
+fn slowest_blocks(report: &workload::ReplayReport, count: usize) -> serde_json::Value {
+    let mut order: Vec<usize> = (0..report.block_nanoseconds.len()).collect();
+    order.sort_by_key(|index| std::cmp::Reverse(report.block_nanoseconds[*index]));
+    let milliseconds =
+        |values: &[u64], index: usize| values.get(index).map(|value| *value as f64 / 1e6);
+    serde_json::Value::Array(
+        order
+            .into_iter()
+            .take(count)
+            .map(|index| {
+                serde_json::json!({
+                    "level": index + 1,
+                    "wall_ms": milliseconds(&report.block_nanoseconds, index),
+                    "cpu_ms": milliseconds(&report.block_cpu_nanoseconds, index),
+                    "commit_ms": milliseconds(&report.commit_nanoseconds, index),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
@@ -421,6 +481,8 @@ fn replay_trace_file(
         operations_per_block: 0,
         genesis_milliseconds: 0.0,
         block_nanoseconds: report.block_nanoseconds.clone(),
+        commit_nanoseconds: Vec::new(),
+        block_cpu_nanoseconds: Vec::new(),
         reads_found: 0,
         disk_bytes: 0,
         genesis_disk_bytes: 0,

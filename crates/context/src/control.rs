@@ -44,7 +44,7 @@ impl ControlRecord {
             .unwrap_or((NO_HEAD_OFFSET, ContextHash::default()));
         bytes[40..48].copy_from_slice(&head_offset.to_be_bytes());
         bytes[48..80].copy_from_slice(&head_hash.0);
-        let checksum = crate::pack::region_checksum(&bytes[..80]);
+        let checksum = control_checksum(&bytes[..80]);
         bytes[80..88].copy_from_slice(&checksum.to_be_bytes());
         bytes
     }
@@ -75,7 +75,7 @@ impl ControlRecord {
             value.copy_from_slice(&bytes[start..start + 8]);
             u64::from_be_bytes(value)
         };
-        if word(80) != crate::pack::region_checksum(&bytes[..80]) {
+        if word(80) != control_checksum(&bytes[..80]) {
             return Err((80, CorruptionKind::BadChecksum));
         }
         if bytes[12..16] != [0; 4] {
@@ -94,6 +94,15 @@ impl ControlRecord {
             head: (head_offset != NO_HEAD_OFFSET).then_some((head_offset, ContextHash(head_hash))),
         })
     }
+}
+
+/// The control record's checksum: the first 8 bytes of BLAKE2b-256 (docs/formats/control-file.md;
+/// 80 bytes once per checkpoint, so its cost does not matter).
+fn control_checksum(bytes: &[u8]) -> u64 {
+    let digest = kestrel_crypto::hash::blake2b_256(bytes);
+    u64::from_be_bytes([
+        digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+    ])
 }
 
 #[cfg(test)]

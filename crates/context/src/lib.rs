@@ -31,6 +31,9 @@ pub mod workload;
 pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};
 pub use hash::{CommitInfo, ContextHash, Kind};
-pub use node::{InMemory, NodeObject, ObjectSource, INLINE_CONTENTS_MAX_BYTES, INODE_DEPTH_MAX};
+pub use node::{
+    InMemory, NodeObject, ObjectSource, FLAT_SPLIT_MIN_ENTRIES, INLINE_CONTENTS_MAX_BYTES,
+    INODE_DEPTH_MAX,
+};
 pub use store::*;
 pub use tree::Tree;

@@ -11,10 +11,11 @@
 
 use crate::error::ContextError;
 use crate::hash::{
-    encode_flat_node, encode_inode_tree, encode_inode_value, hash_encoding, ContextHash, Kind,
-    FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX,
+    blake2b_params, encode_flat_entry, encode_flat_node, encode_inode_tree, encode_inode_value,
+    hash_encoding, hash_of, ContextHash, Kind, FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX,
 };
 use crate::ocaml_hash::ocaml_hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Inode tries deeper than this are refused. Each depth re-seeds OCaml's 30-bit hash, so 33 names
@@ -55,6 +56,78 @@ pub struct NodeObject {
     pub(crate) body: NodeBody,
     pub(crate) hash: OnceLock<ContextHash>,
     pub(crate) offset: OnceLock<u64>,
+    /// For a flat directory of more than [`FLAT_SPLIT_MIN_ENTRIES`] entries: where each of its
+    /// parts is in the pack (docs/formats/pack-file.md, tags 6 and 7), by inode index at depth 0;
+    /// 0 for a part that must be written. Inherited from the version this object was derived
+    /// from with the changed parts zeroed, so a commit rewrites only the parts that changed.
+    /// Atomics only because written objects are shared: a store fills them from one thread.
+    pub(crate) parts: OnceLock<Box<FlatParts>>,
+    /// For a flat directory of at least [`FLAT_HASH_SNAPSHOT_MIN_ENTRIES`] entries, once hashed:
+    /// BLAKE2b states part-way through its hash encoding.
+    pub(crate) hash_states: OnceLock<Arc<FlatHashStates>>,
+    /// The states of the version this object was derived from by replacing entries, and how many
+    /// leading entries are unchanged since: hashing resumes from the last state before the first
+    /// change instead of from the start (the encoding is a stream, so the prefix is the same).
+    pub(crate) hash_reuse: Option<(Arc<FlatHashStates>, usize)>,
+}
+
+/// Flat directories with at least this many entries keep hash snapshots: below, rehashing
+/// (at most about 7 KB) costs less than keeping the states.
+pub const FLAT_HASH_SNAPSHOT_MIN_ENTRIES: usize = 64;
+
+/// Entries between two hash snapshots (about 1.8 KB of encoding for 64-byte names; a snapshot
+/// is about 250 bytes).
+const FLAT_HASH_SNAPSHOT_ENTRIES: usize = 16;
+
+/// BLAKE2b states while hashing a flat directory of `entry_count` entries: `states[k]` is the
+/// state after the entry count and the first `k * FLAT_HASH_SNAPSHOT_ENTRIES` entries.
+pub(crate) struct FlatHashStates {
+    entry_count: usize,
+    states: Vec<blake2b_simd::State>,
+}
+
+/// The hash snapshots `object` offers to a version derived from it, with its unchanged prefix.
+fn hash_reuse_of(object: &NodeObject) -> Option<(Arc<FlatHashStates>, usize)> {
+    match object.hash_states.get() {
+        Some(states) => Some((states.clone(), states.entry_count)),
+        None => object.hash_reuse.clone(),
+    }
+}
+
+impl NodeObject {
+    /// Forgets the hash and offset of an object about to be changed in place (it is held by
+    /// nobody else), keeping its hash snapshots for the new version.
+    pub(crate) fn reset_for_update(&mut self) {
+        self.hash_reuse = hash_reuse_of(self);
+        self.hash_states = OnceLock::new();
+        self.hash = OnceLock::new();
+        self.offset = OnceLock::new();
+    }
+}
+
+/// Flat directories with more entries than this are stored in parts (by inode index at depth 0,
+/// as Irmin stores directories of more than 32 entries as inodes), while their hash stays the
+/// flat hash up to 256 entries (tezos-context-hash-SPEC.md, "Nodes").
+pub const FLAT_SPLIT_MIN_ENTRIES: usize = INODE_ENTRIES_MAX;
+
+/// The pack offsets of a split flat directory's parts, by part index (0: not written).
+pub(crate) type FlatParts = [AtomicU64; INODE_ENTRIES_MAX];
+
+/// Fresh part offsets, all to be written.
+pub(crate) fn flat_parts_empty() -> Box<FlatParts> {
+    Box::new(std::array::from_fn(|_| AtomicU64::new(0)))
+}
+
+/// The part offsets of `parts` with the part holding `name` marked for rewriting.
+fn flat_parts_derived(parts: Option<&FlatParts>, name: &[u8]) -> OnceLock<Box<FlatParts>> {
+    let Some(parts) = parts else {
+        return OnceLock::new();
+    };
+    let derived: Box<FlatParts> = Box::new(std::array::from_fn(|index| {
+        AtomicU64::new(parts[index].load(Ordering::Relaxed))
+    }));
+    derived[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
+    OnceLock::from(derived)
 }
 
 /// The three shapes of node objects.
@@ -119,6 +192,9 @@ impl NodeObject {
             body,
             hash: OnceLock::new(),
             offset: OnceLock::new(),
+            parts: OnceLock::new(),
+            hash_states: OnceLock::new(),
+            hash_reuse: None,
         }
     }
 
@@ -351,10 +427,13 @@ pub(crate) fn directory_set(
     match &directory.body {
         NodeBody::Flat(entries) => {
             let mut entries_new;
+            let mut hash_reuse = None;
             match (search(entries, name), value) {
                 (Ok(index), Some(value)) => {
                     entries_new = entries.clone();
                     entries_new[index].value = value;
+                    hash_reuse = hash_reuse_of(directory)
+                        .map(|(states, unchanged)| (states, unchanged.min(index)));
                 }
                 (Ok(index), None) => {
                     if entries.len() == 1 {
@@ -378,9 +457,10 @@ pub(crate) fn directory_set(
                     }
                 }
             }
-            Ok(Some(NodeRef::memory(NodeObject::new(NodeBody::Flat(
-                entries_new,
-            )))))
+            let mut object = NodeObject::new(NodeBody::Flat(entries_new));
+            object.parts = flat_parts_derived(directory.parts.get().map(|parts| &**parts), name);
+            object.hash_reuse = hash_reuse;
+            Ok(Some(NodeRef::memory(object)))
         }
         NodeBody::Tree { depth: 0, .. } => match value {
             Some(value) => {
@@ -421,7 +501,21 @@ pub(crate) fn directory_set_owned(
     let NodeBody::Flat(entries) = &mut directory.body else {
         return directory_set(source, Some(&Arc::new(directory)), name, value);
     };
-    match (search(entries, name), value) {
+    if let Some(parts) = directory.parts.get() {
+        parts[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
+    }
+    let position = search(entries, name);
+    match (&position, &value) {
+        (Ok(index), Some(_)) => {
+            if let Some((_, unchanged)) = &mut directory.hash_reuse {
+                *unchanged = (*unchanged).min(*index);
+            }
+        }
+        // The entry count is the first thing hashed: nothing is reusable.
+        (Ok(_), None) | (Err(_), Some(_)) => directory.hash_reuse = None,
+        (Err(_), None) => {}
+    }
+    match (position, value) {
         (Ok(index), Some(value)) => entries[index].value = value,
         (Ok(index), None) => {
             entries.remove(index);
@@ -696,9 +790,16 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
             }
         });
         if unhashed.is_empty() {
-            buffer.clear();
-            encode_for_hash(top, buffer);
-            let hash = hash_encoding(buffer);
+            let hash = match &top.body {
+                NodeBody::Flat(entries) if entries.len() >= FLAT_HASH_SNAPSHOT_MIN_ENTRIES => {
+                    hash_flat_resuming(top, entries, buffer)
+                }
+                _ => {
+                    buffer.clear();
+                    encode_for_hash(top, buffer);
+                    hash_encoding(buffer)
+                }
+            };
             let _ = top.hash.set(hash);
             stack.pop();
         } else {
@@ -707,6 +808,50 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
         }
     }
     *root.hash.get().expect("hashed above")
+}
+
+/// The flat-node hash of `object` (with `entries`, every child hashed), resuming from the last
+/// snapshot before its first changed entry when it was derived from a hashed version by
+/// replacing entries; records its own snapshots for the next version.
+fn hash_flat_resuming(object: &NodeObject, entries: &[Entry], buffer: &mut Vec<u8>) -> ContextHash {
+    debug_assert!(entries.len() <= FLAT_NODE_MAX_ENTRIES);
+    let (mut state, mut states, start) = match &object.hash_reuse {
+        Some((old, unchanged)) if old.entry_count == entries.len() && !old.states.is_empty() => {
+            let snapshot = (unchanged / FLAT_HASH_SNAPSHOT_ENTRIES).min(old.states.len() - 1);
+            (
+                old.states[snapshot].clone(),
+                old.states[..=snapshot].to_vec(),
+                snapshot * FLAT_HASH_SNAPSHOT_ENTRIES,
+            )
+        }
+        _ => {
+            let mut state = blake2b_params().to_state();
+            state.update(&(entries.len() as u64).to_be_bytes());
+            let first = state.clone();
+            (state, vec![first], 0)
+        }
+    };
+    buffer.clear();
+    for (position, entry) in entries.iter().enumerate().skip(start) {
+        encode_flat_entry(
+            buffer,
+            &entry.name,
+            entry.value.kind(),
+            entry.value.hash_ref(),
+        );
+        let done = position + 1;
+        if done.is_multiple_of(FLAT_HASH_SNAPSHOT_ENTRIES) && done < entries.len() {
+            state.update(buffer);
+            buffer.clear();
+            states.push(state.clone());
+        }
+    }
+    state.update(buffer);
+    let _ = object.hash_states.set(Arc::new(FlatHashStates {
+        entry_count: entries.len(),
+        states,
+    }));
+    hash_of(&state.finalize())
 }
 
 /// The hash of the empty directory (a flat node with no entries).

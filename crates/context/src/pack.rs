@@ -10,15 +10,15 @@
 use crate::hash::{ContextHash, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX};
 use crate::leb128;
 use crate::node::{
-    Contents, ContentsBody, Entry, LargeContents, NodeBody, NodeObject, NodeRef, Value,
-    INODE_DEPTH_MAX,
+    inode_index, Contents, ContentsBody, Entry, LargeContents, NodeBody, NodeObject, NodeRef,
+    Value, FLAT_SPLIT_MIN_ENTRIES, INODE_DEPTH_MAX,
 };
 use std::sync::{Arc, OnceLock};
 
 /// The first 8 bytes of every pack file.
 pub const PACK_MAGIC: [u8; 8] = *b"KSTRLPCK";
 /// The pack format version this code writes and reads.
-pub const PACK_VERSION: u32 = 1;
+pub const PACK_VERSION: u32 = 2;
 /// Magic (8) + version (4) + reserved (4).
 pub const PACK_HEADER_BYTES: u64 = 16;
 
@@ -32,6 +32,10 @@ pub const TAG_INODE_TREE: u8 = 3;
 pub const TAG_CONTENTS: u8 = 4;
 /// Object tag: a commit.
 pub const TAG_COMMIT: u8 = 5;
+/// Object tag: a flat directory of more than 32 entries, stored as pointers to its parts.
+pub const TAG_FLAT_SPLIT: u8 = 6;
+/// Object tag: one part of a split flat directory (its entries of one inode index at depth 0).
+pub const TAG_FLAT_PART: u8 = 7;
 
 /// Entry kind: a node child (hash, offset).
 pub const ENTRY_NODE: u8 = 0;
@@ -84,12 +88,11 @@ pub struct CommitRecord {
     pub region_checksum: u64,
 }
 
-/// The checksum sealing the bytes a commit made durable: the first 8 bytes of BLAKE2b-256.
+/// The checksum sealing the bytes a commit made durable: XXH3-64 with seed 0. It only has to
+/// catch torn and partial writes (every object is also checked when decoded, and node hashes are
+/// BLAKE2b), so it need not be cryptographic; BLAKE2b here cost as much as hashing the objects.
 pub fn region_checksum(bytes: &[u8]) -> u64 {
-    let digest = kestrel_crypto::hash::blake2b_256(bytes);
-    u64::from_be_bytes([
-        digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-    ])
+    twox_hash::XxHash3_64::oneshot(bytes)
 }
 
 /// Appends an object frame (`tag`, LEB128 body length, body) whose body `write_body` produces.
@@ -209,6 +212,123 @@ pub(crate) fn write_node(out: &mut Vec<u8>, object: &NodeObject) {
     }
 }
 
+/// Appends one part of a split flat directory: the `entries` (sorted, all of inode index
+/// `index` at depth 0).
+pub(crate) fn write_flat_part<'a>(
+    out: &mut Vec<u8>,
+    index: u8,
+    entries: impl ExactSizeIterator<Item = &'a Entry>,
+) {
+    write_object(out, TAG_FLAT_PART, |body| {
+        body.push(index);
+        leb128::write_u64(body, entries.len() as u64);
+        for entry in entries {
+            write_entry(body, entry);
+        }
+    })
+}
+
+/// Appends the root of a split flat directory of `count` entries whose parts are at `parts`
+/// (by increasing index).
+pub(crate) fn write_flat_split(out: &mut Vec<u8>, count: usize, parts: &[(u8, u64)]) {
+    write_object(out, TAG_FLAT_SPLIT, |body| {
+        leb128::write_u64(body, count as u64);
+        body.push(parts.len() as u8);
+        for (index, offset) in parts {
+            body.push(*index);
+            leb128::write_u64(body, *offset);
+        }
+    })
+}
+
+/// Decodes the root of a split flat directory stored at `object_offset`: its entry count and its
+/// parts (index, offset) by strictly increasing index.
+pub(crate) fn read_flat_split(
+    body: &[u8],
+    object_offset: u64,
+) -> Result<(usize, Vec<(u8, u64)>), PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    let count_start = reader.offset;
+    let count = reader.count(FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES")?;
+    if count <= FLAT_SPLIT_MIN_ENTRIES {
+        return fail(
+            count_start,
+            crate::CorruptionKind::NotCanonical("a split flat node holds more than 32 entries"),
+        );
+    }
+    let part_count_start = reader.offset;
+    let part_count = usize::from(reader.byte()?);
+    if part_count == 0 || part_count > INODE_ENTRIES_MAX {
+        return fail(
+            part_count_start,
+            crate::CorruptionKind::LimitExceeded("INODE_ENTRIES_MAX"),
+        );
+    }
+    let mut parts: Vec<(u8, u64)> = Vec::with_capacity(part_count);
+    for _ in 0..part_count {
+        let index_start = reader.offset;
+        let index = reader.byte()?;
+        if usize::from(index) >= INODE_ENTRIES_MAX
+            || parts.last().is_some_and(|(previous, _)| *previous >= index)
+        {
+            return fail(
+                index_start,
+                crate::CorruptionKind::NotCanonical("part indices increasing, below 32"),
+            );
+        }
+        let offset = reader.child_offset(object_offset)?;
+        parts.push((index, offset));
+    }
+    reader.finish()?;
+    Ok((count, parts))
+}
+
+/// Decodes one part of a split flat directory, stored at `object_offset`, which its root names
+/// with index `index`: its entries, sorted, each of inode index `index` at depth 0.
+pub(crate) fn read_flat_part(
+    body: &[u8],
+    object_offset: u64,
+    index: u8,
+) -> Result<Vec<Entry>, PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    if reader.byte()? != index {
+        return fail(
+            0,
+            crate::CorruptionKind::Inconsistent("a part's index differs from its root's"),
+        );
+    }
+    let entries_start = reader.offset;
+    let entries = read_entries(
+        &mut reader,
+        object_offset,
+        FLAT_NODE_MAX_ENTRIES,
+        "FLAT_NODE_MAX_ENTRIES",
+    )?;
+    if entries.is_empty() {
+        return fail(
+            entries_start,
+            crate::CorruptionKind::NotCanonical("a part is not empty"),
+        );
+    }
+    if entries
+        .iter()
+        .any(|entry| inode_index(0, &entry.name) != index)
+    {
+        return fail(
+            entries_start,
+            crate::CorruptionKind::NotCanonical("a part's names have its inode index"),
+        );
+    }
+    reader.finish()?;
+    Ok(entries)
+}
+
 /// Appends a commit object.
 pub fn write_commit(out: &mut Vec<u8>, record: &CommitRecord) {
     write_object(out, TAG_COMMIT, |body| {
@@ -233,7 +353,7 @@ pub fn read_frame_header(bytes: &[u8]) -> Result<(u8, usize, u64), PackError> {
     let Some(&tag) = bytes.first() else {
         return fail(0, crate::CorruptionKind::Truncated);
     };
-    if !(TAG_FLAT_NODE..=TAG_COMMIT).contains(&tag) {
+    if !(TAG_FLAT_NODE..=TAG_FLAT_PART).contains(&tag) {
         return fail(0, crate::CorruptionKind::UnknownTag(tag));
     }
     let mut offset = 1;
@@ -476,6 +596,7 @@ pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<Node
                 0,
                 crate::CorruptionKind::UnexpectedObject(match other {
                     TAG_CONTENTS => "a node object, found contents",
+                    TAG_FLAT_PART => "a node object, found a part of one",
                     _ => "a node object, found a commit",
                 }),
             )

@@ -17,12 +17,14 @@
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
+use crate::hash::{FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX};
 use crate::node::{
-    ensure_hash, for_each_memory_child, ContentsBody, Entry, NodeBody, NodeObject, NodeRef,
-    ObjectSource, Value,
+    ensure_hash, flat_parts_empty, for_each_memory_child, inode_index, ContentsBody, Entry,
+    NodeBody, NodeObject, NodeRef, ObjectSource, Value, FLAT_SPLIT_MIN_ENTRIES,
 };
 use crate::pack::{
     self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
+    TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
 use crate::tree::Tree;
 use crate::CommitInfo;
@@ -33,6 +35,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The pack file's name inside the store directory.
@@ -593,45 +596,51 @@ impl Store {
         }
     }
 
-    /// Reads the object frame at `offset`: its tag and body (in `buffer`, from `body_start`).
-    fn read_object(&self, offset: u64, buffer: &mut Vec<u8>) -> Result<(u8, usize), ContextError> {
+    /// Reads the object frame at `offset` into `buffer`: returns its tag and the range of its body
+    /// in `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
+    fn read_object(
+        &self,
+        offset: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(u8, std::ops::Range<usize>), ContextError> {
         if offset < PACK_HEADER_BYTES || offset >= self.pack_length_bytes {
             return Err(self.corrupt(offset, CorruptionKind::BadChildOffset(offset)));
         }
         let available = self.pack_length_bytes - offset;
         let first = available.min(READ_AHEAD_BYTES as u64) as usize;
-        buffer.clear();
-        buffer.resize(first, 0);
+        if buffer.len() < READ_AHEAD_BYTES {
+            buffer.resize(READ_AHEAD_BYTES, 0);
+        }
         self.pack
-            .read_exact_at(buffer, offset)
+            .read_exact_at(&mut buffer[..first], offset)
             .map_err(io_error(&self.pack_path, "read"))?;
-        let (tag, header_length, body_length) = read_frame_header(buffer)
+        let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
             .map_err(|error| self.corrupt(offset + error.body_offset_bytes as u64, error.kind))?;
         let total = header_length as u64 + body_length;
         if total > available {
             return Err(self.corrupt(offset, CorruptionKind::Truncated));
         }
         let total = total as usize;
-        if total > buffer.len() {
-            let have = buffer.len();
-            buffer.resize(total, 0);
+        if total > first {
+            if buffer.len() < total {
+                buffer.resize(total, 0);
+            }
             self.pack
-                .read_exact_at(&mut buffer[have..], offset + have as u64)
+                .read_exact_at(&mut buffer[first..total], offset + first as u64)
                 .map_err(io_error(&self.pack_path, "read"))?;
-        } else {
-            buffer.truncate(total);
         }
         self.statistics.borrow_mut().objects_read += 1;
-        Ok((tag, header_length))
+        Ok((tag, header_length..total))
     }
 
     fn read_commit_record(&self, offset: u64) -> Result<CommitRecord, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        let body_start = body.start;
         if tag != TAG_COMMIT {
             return Err(self.corrupt(offset, CorruptionKind::UnexpectedObject("a commit")));
         }
-        pack::read_commit(&buffer[body_start..], offset).map_err(|error| {
+        pack::read_commit(&buffer[body], offset).map_err(|error| {
             self.corrupt(
                 offset + (body_start + error.body_offset_bytes) as u64,
                 error.kind,
@@ -656,6 +665,22 @@ impl Store {
                 hash: record.tree_hash,
             })),
         }))
+    }
+
+    /// [`Store::checkout`] for building the next commit on top of `hash`: when `hash` is the last
+    /// commit, its tree is handed over instead of shared, so the caller's updates change the
+    /// directories written by that commit in place rather than copying them (and freeing the
+    /// old copies at the next commit). A later checkout of `hash` reads it from the pack.
+    pub fn checkout_for_update(
+        &mut self,
+        hash: &ContextHash,
+    ) -> Result<Option<Tree>, ContextError> {
+        if matches!(&self.last_commit, Some((last, _)) if last == hash) {
+            if let Some((_, tree)) = self.last_commit.take() {
+                return Ok(Some(tree));
+            }
+        }
+        self.checkout(hash)
     }
 
     /// The metadata, parents and tree hash of commit `hash`.
@@ -803,15 +828,137 @@ impl Store {
                     }
                 }
             }
-            let offset = self.pack_length_bytes + self.write_buffer.len() as u64;
-            pack::write_node(&mut self.write_buffer, &top);
-            let _ = top.offset.set(offset);
-            written += 1;
+            match &top.body {
+                NodeBody::Flat(entries) if entries.len() > FLAT_SPLIT_MIN_ENTRIES => {
+                    written += self.write_flat_split(&top, entries);
+                }
+                _ => {
+                    let offset = self.pack_length_bytes + self.write_buffer.len() as u64;
+                    pack::write_node(&mut self.write_buffer, &top);
+                    let _ = top.offset.set(offset);
+                    written += 1;
+                }
+            }
         }
         self.statistics.borrow_mut().objects_written += written;
         Ok(*root.offset.get().expect("written above"))
     }
 }
+
+impl Store {
+    /// Appends the parts of the flat directory `object` (with `entries`) that are not in the
+    /// pack yet, then its root; returns the number of objects written.
+    fn write_flat_split(&mut self, object: &NodeObject, entries: &[Entry]) -> u64 {
+        let mut indices = [0u8; FLAT_NODE_MAX_ENTRIES];
+        let mut present = [false; INODE_ENTRIES_MAX];
+        for (slot, entry) in indices.iter_mut().zip(entries) {
+            *slot = inode_index(0, &entry.name);
+            present[usize::from(*slot)] = true;
+        }
+        let indices = &indices[..entries.len()];
+        let parts = object.parts.get_or_init(flat_parts_empty);
+        let mut pointers: Vec<(u8, u64)> = Vec::with_capacity(INODE_ENTRIES_MAX);
+        let mut written = 0;
+        for index in 0..INODE_ENTRIES_MAX as u8 {
+            let slot = &parts[usize::from(index)];
+            if !present[usize::from(index)] {
+                slot.store(0, Ordering::Relaxed);
+                continue;
+            }
+            let mut offset = slot.load(Ordering::Relaxed);
+            if offset == 0 {
+                offset = self.pack_length_bytes + self.write_buffer.len() as u64;
+                let members = entries
+                    .iter()
+                    .zip(indices)
+                    .filter(|(_, entry_index)| **entry_index == index)
+                    .map(|(entry, _)| entry);
+                let count = indices
+                    .iter()
+                    .filter(|entry_index| **entry_index == index)
+                    .count();
+                pack::write_flat_part(&mut self.write_buffer, index, ExactCount(members, count));
+                slot.store(offset, Ordering::Relaxed);
+                written += 1;
+            }
+            pointers.push((index, offset));
+        }
+        let offset = self.pack_length_bytes + self.write_buffer.len() as u64;
+        pack::write_flat_split(&mut self.write_buffer, entries.len(), &pointers);
+        let _ = object.offset.set(offset);
+        written + 1
+    }
+
+    /// Loads the split flat directory whose root (at `offset`) has `count` entries in `parts`.
+    fn load_flat_split(
+        &self,
+        offset: u64,
+        count: usize,
+        parts: &[(u8, u64)],
+    ) -> Result<NodeObject, ContextError> {
+        let mut entries: Vec<Entry> = Vec::with_capacity(count);
+        let offsets = flat_parts_empty();
+        let mut buffer = self.read_buffer.borrow_mut();
+        for (index, part_offset) in parts {
+            let (tag, body) = self.read_object(*part_offset, &mut buffer)?;
+            if tag != TAG_FLAT_PART {
+                return Err(self.corrupt(
+                    *part_offset,
+                    CorruptionKind::UnexpectedObject("a part of a split flat node"),
+                ));
+            }
+            let body_start = body.start;
+            let part =
+                pack::read_flat_part(&buffer[body], *part_offset, *index).map_err(|error| {
+                    self.corrupt(
+                        part_offset + (body_start + error.body_offset_bytes) as u64,
+                        error.kind,
+                    )
+                })?;
+            if entries.len() + part.len() > count {
+                return Err(self.corrupt(
+                    offset,
+                    CorruptionKind::Inconsistent("a split flat node's count is its parts' sum"),
+                ));
+            }
+            entries.extend(part);
+            offsets[usize::from(*index)].store(*part_offset, Ordering::Relaxed);
+        }
+        if entries.len() != count {
+            return Err(self.corrupt(
+                offset,
+                CorruptionKind::Inconsistent("a split flat node's count is its parts' sum"),
+            ));
+        }
+        // Parts hold disjoint sets of names (each name has one index), so sorting restores the
+        // flat order; the check below only guards against a bug.
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        if entries.windows(2).any(|pair| pair[0].name >= pair[1].name) {
+            return Err(self.corrupt(
+                offset,
+                CorruptionKind::NotCanonical("names strictly increasing"),
+            ));
+        }
+        let object = NodeObject::new(NodeBody::Flat(entries));
+        let _ = object.parts.set(offsets);
+        Ok(object)
+    }
+}
+
+/// An iterator with a length known in advance (a filtered iterator whose matches were counted).
+struct ExactCount<I>(I, usize);
+
+impl<I: Iterator> Iterator for ExactCount<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.1, Some(self.1))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for ExactCount<I> {}
 
 /// Names longer than the pack format accepts are refused before anything is written.
 fn check_names(root: &NodeRef) -> Result<(), ContextError> {
@@ -861,14 +1008,23 @@ impl ObjectSource for Store {
             return Ok(object);
         }
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
-        let object = pack::read_node(tag, &buffer[body_start..], offset).map_err(|error| {
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        let body_start = body.start;
+        let position = |error: pack::PackError| {
             self.corrupt(
                 offset + (body_start + error.body_offset_bytes) as u64,
                 error.kind,
             )
-        })?;
-        drop(buffer);
+        };
+        let object = if tag == TAG_FLAT_SPLIT {
+            let (count, parts) = pack::read_flat_split(&buffer[body], offset).map_err(position)?;
+            drop(buffer);
+            self.load_flat_split(offset, count, &parts)?
+        } else {
+            let object = pack::read_node(tag, &buffer[body], offset).map_err(position)?;
+            drop(buffer);
+            object
+        };
         let _ = object.hash.set(*hash);
         let _ = object.offset.set(offset);
         let size = estimated_size(&object);
@@ -879,14 +1035,14 @@ impl ObjectSource for Store {
 
     fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
-        let (tag, body_start) = self.read_object(offset, &mut buffer)?;
-        if tag != TAG_CONTENTS || (buffer.len() - body_start) as u64 != length_bytes {
+        let (tag, body) = self.read_object(offset, &mut buffer)?;
+        if tag != TAG_CONTENTS || body.len() as u64 != length_bytes {
             return Err(self.corrupt(
                 offset,
                 CorruptionKind::UnexpectedObject("contents of the recorded length"),
             ));
         }
-        Ok(Arc::from(&buffer[body_start..]))
+        Ok(Arc::from(&buffer[body]))
     }
 }
 

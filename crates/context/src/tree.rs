@@ -15,7 +15,7 @@ use crate::node::{
     collect_entries, directory_find, directory_set, directory_set_owned, empty_directory_hash,
     ensure_hash, load, Contents, InMemory, NodeBody, NodeObject, NodeRef, ObjectSource, Value,
 };
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// An immutable tree: empty, a directory, or (at a leaf) contents.
 #[derive(Clone, Default)]
@@ -274,8 +274,7 @@ impl Tree {
                 Some(Value::Node(NodeRef::Memory(object))) => match Arc::try_unwrap(object) {
                     Ok(mut object) => {
                         // Held by nobody else: its cached hash and offset are about to be stale.
-                        object.hash = OnceLock::new();
-                        object.offset = OnceLock::new();
+                        object.reset_for_update();
                         Level::Owned(object)
                     }
                     Err(shared) => Level::Shared(shared),

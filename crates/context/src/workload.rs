@@ -368,6 +368,9 @@ pub struct ReplayOptions {
     pub initial_contracts: u64,
     /// Store options (sync mode, cache budget).
     pub store_options: StoreOptions,
+    /// Stop after the first block that ends later than this after the first block started (the
+    /// report then covers the blocks done); `None`: replay every block.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 /// What a replay measured.
@@ -381,6 +384,11 @@ pub struct ReplayReport {
     pub genesis_milliseconds: f64,
     /// Per-block times in nanoseconds (checkout + operations + commit).
     pub block_nanoseconds: Vec<u64>,
+    /// Per-block time of the commit alone (hashing, writing, syncing), in nanoseconds.
+    pub commit_nanoseconds: Vec<u64>,
+    /// Per-block time this thread ran on a CPU, in nanoseconds (from /proc/thread-self/schedstat;
+    /// empty where unavailable): on a shared machine, the figure that excludes waiting.
+    pub block_cpu_nanoseconds: Vec<u64>,
     /// Reads that found something.
     pub reads_found: u64,
     /// Bytes on disk after the replay (pack, index, control).
@@ -410,12 +418,11 @@ pub struct BlockTimeSummary {
     pub max_milliseconds: f64,
 }
 
-impl ReplayReport {
-    /// Mean, standard deviation, p99 and max of the block times.
-    pub fn summary(&self) -> BlockTimeSummary {
-        let count = self.block_nanoseconds.len().max(1) as f64;
-        let milliseconds: Vec<f64> = self
-            .block_nanoseconds
+impl BlockTimeSummary {
+    /// Mean, standard deviation, p99 and max of `nanoseconds`, in milliseconds.
+    pub fn of(nanoseconds: &[u64]) -> BlockTimeSummary {
+        let count = nanoseconds.len().max(1) as f64;
+        let milliseconds: Vec<f64> = nanoseconds
             .iter()
             .map(|nanoseconds| *nanoseconds as f64 / 1e6)
             .collect();
@@ -437,6 +444,13 @@ impl ReplayReport {
             p99_milliseconds: p99,
             max_milliseconds: sorted.last().copied().unwrap_or(0.0),
         }
+    }
+}
+
+impl ReplayReport {
+    /// Mean, standard deviation, p99 and max of the block times.
+    pub fn summary(&self) -> BlockTimeSummary {
+        BlockTimeSummary::of(&self.block_nanoseconds)
     }
 
     /// Operations per second over the timed blocks.
@@ -479,38 +493,60 @@ pub fn replay(
     drop(tree);
     let genesis_milliseconds = genesis_start.elapsed().as_secs_f64() * 1e3;
     let genesis_disk_bytes = store.disk_bytes();
-    let mut block_nanoseconds = Vec::with_capacity(options.blocks as usize);
+    let capacity = options.blocks.min(1 << 24) as usize;
+    let mut block_nanoseconds = Vec::with_capacity(capacity);
+    let mut commit_nanoseconds = Vec::with_capacity(capacity);
+    let mut block_cpu_nanoseconds = Vec::with_capacity(capacity);
     let mut reads_found = 0;
     let mut scheduler = (0u64, 0u64);
     let mut scheduler_known = true;
+    let mut blocks_done = 0;
+    let replay_start = Instant::now();
     for level in 1..=options.blocks {
         let operations = generator.block(options.operations_per_block);
         let info = Generator::commit_info(level, options.operations_per_block);
         let scheduler_start = thread_scheduler_nanoseconds();
         let start = Instant::now();
         let tree = store
-            .checkout(&head)?
+            .checkout_for_update(&head)?
             .ok_or(ContextError::UnknownCommit(head))?;
         let (tree, found) = apply(&store, tree, &operations)?;
+        let commit_start = Instant::now();
         head = store.commit(&tree, &[head], &info)?;
-        block_nanoseconds.push(start.elapsed().as_nanos() as u64);
+        let end = Instant::now();
+        block_nanoseconds.push((end - start).as_nanos() as u64);
+        commit_nanoseconds.push((end - commit_start).as_nanos() as u64);
         match (scheduler_start, thread_scheduler_nanoseconds()) {
             (Some((cpu_start, wait_start)), Some((cpu_end, wait_end))) => {
-                scheduler.0 += cpu_end.saturating_sub(cpu_start);
+                let cpu = cpu_end.saturating_sub(cpu_start);
+                scheduler.0 += cpu;
                 scheduler.1 += wait_end.saturating_sub(wait_start);
+                block_cpu_nanoseconds.push(cpu);
             }
             _ => scheduler_known = false,
         }
         reads_found += found;
         drop(tree);
+        blocks_done = level;
         progress(level);
+        if options
+            .time_limit
+            .is_some_and(|limit| replay_start.elapsed() > limit)
+        {
+            break;
+        }
+    }
+    if !scheduler_known {
+        block_cpu_nanoseconds.clear();
     }
     store.checkpoint()?;
     Ok(ReplayReport {
-        blocks: options.blocks,
+        blocks: blocks_done,
         operations_per_block: options.operations_per_block,
         genesis_milliseconds,
         block_nanoseconds,
+        commit_nanoseconds,
+        block_cpu_nanoseconds,
         reads_found,
         disk_bytes: store.disk_bytes(),
         genesis_disk_bytes,

@@ -49,6 +49,12 @@ fn pack_file_constants() {
             ("TAG_INODE_TREE", pack::TAG_INODE_TREE.to_string()),
             ("TAG_CONTENTS", pack::TAG_CONTENTS.to_string()),
             ("TAG_COMMIT", pack::TAG_COMMIT.to_string()),
+            ("TAG_FLAT_SPLIT", pack::TAG_FLAT_SPLIT.to_string()),
+            ("TAG_FLAT_PART", pack::TAG_FLAT_PART.to_string()),
+            (
+                "FLAT_SPLIT_MIN_ENTRIES",
+                kestrel_context::FLAT_SPLIT_MIN_ENTRIES.to_string(),
+            ),
             ("ENTRY_NODE", pack::ENTRY_NODE.to_string()),
             (
                 "ENTRY_INLINE_CONTENTS",

@@ -292,3 +292,64 @@ proptest! {
         }
     }
 }
+
+/// A tree built afresh from `model` (every hash computed from the start).
+fn fresh_tree(model: &std::collections::BTreeMap<String, Vec<u8>>) -> Tree {
+    let mut tree = Tree::empty();
+    for (name, value) in model {
+        tree.add_in_place(&InMemory, &["directory", name.as_str()], value)
+            .unwrap();
+    }
+    tree
+}
+
+#[test]
+fn a_large_flat_directory_rehashed_from_a_snapshot_equals_a_fresh_hash() {
+    // Replacing entries of a flat directory of 200 entries resumes BLAKE2b from a snapshot
+    // before the first changed entry. Each step changes entries (by copying the path or in
+    // place, positions around the 16-entry snapshot boundaries, several before one hash,
+    // inserts and removals, which reset the snapshots) and compares with a fresh tree.
+    let names: Vec<String> = (0..220u32)
+        .map(|index| format!("{:08x}", index.wrapping_mul(2_654_435_761)))
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    let mut model: std::collections::BTreeMap<String, Vec<u8>> = sorted[..200]
+        .iter()
+        .map(|name| (name.clone(), b"v0".to_vec()))
+        .collect();
+    let mut tree = fresh_tree(&model);
+    tree.hash();
+    // (positions in the sorted names to set, in place?)
+    let steps: [(&[usize], bool); 10] = [
+        (&[0], true),
+        (&[199], false),
+        (&[15, 16], true),
+        (&[17, 190], false),
+        (&[63, 64, 65], true),
+        (&[100], true),
+        (&[205], true),
+        (&[100, 3], false),
+        (&[215, 7], true),
+        (&[0, 1, 2, 31, 32, 47, 48], false),
+    ];
+    for (step, (positions, in_place)) in steps.into_iter().enumerate() {
+        for position in positions {
+            let name = &sorted[*position];
+            let value = vec![step as u8; 3 + step];
+            let key = ["directory", name.as_str()];
+            if in_place {
+                tree.add_in_place(&InMemory, &key, &value).unwrap();
+            } else {
+                tree = tree.add(&InMemory, &key, &value).unwrap();
+            }
+            model.insert(name.clone(), value);
+        }
+        if step == 5 {
+            tree.remove_in_place(&InMemory, &["directory", sorted[10].as_str()])
+                .unwrap();
+            model.remove(&sorted[10]);
+        }
+        assert_eq!(tree.hash(), fresh_tree(&model).hash(), "step {step}");
+    }
+}

@@ -264,6 +264,110 @@ fn changing_one_entry_of_a_large_directory_writes_logarithmic_bytes() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+#[test]
+fn a_flat_directory_is_stored_in_parts_and_one_change_rewrites_one_part() {
+    // A directory of 33 to 256 entries keeps the flat Tezos hash but is stored as up to 32
+    // parts: changing one entry rewrites one part (a few entries) and the root's part offsets,
+    // not the whole directory (200 entries of about 60 bytes: 12 KB). Each step changes the
+    // store, reopens it, and checks the tree read back against one rebuilt from its leaves; the
+    // steps shrink the directory below 33 entries (stored flat) and grow it back (parts again,
+    // some of them still in the pack from before).
+    let directory = temporary_directory("parts");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let name = |index: u64| format!("{:016x}", index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut store = Store::open(&directory, options.clone()).unwrap();
+    let mut tree = Tree::empty();
+    for index in 0..200u64 {
+        tree.add_in_place(&store, &["big_map", &name(index)], &index.to_be_bytes())
+            .unwrap();
+    }
+    let mut head = store.commit(&tree, &[], &info(0)).unwrap();
+    // (first index, last index, add (or remove), bytes a commit may write at most)
+    let steps: [(u64, u64, bool, u64); 6] = [
+        (7, 7, true, 2048),
+        (150, 150, false, 2048),
+        (0, 180, false, 4096),
+        (0, 180, true, 16_384),
+        (300, 300, true, 2048),
+        (19, 19, true, 2048),
+    ];
+    for (level, (first, last, add, bound_bytes)) in steps.into_iter().enumerate() {
+        let level = level as u64 + 1;
+        let mut tree = store.checkout(&head).unwrap().unwrap();
+        for index in first..=last {
+            let key = ["big_map".to_owned(), name(index)];
+            if add {
+                tree.add_in_place(&store, &key, &(index + level).to_be_bytes())
+                    .unwrap();
+            } else {
+                tree.remove_in_place(&store, &key).unwrap();
+            }
+        }
+        let before = store.pack_length_bytes();
+        head = store.commit(&tree, &[head], &info(level)).unwrap();
+        let written = store.pack_length_bytes() - before;
+        assert!(written <= bound_bytes, "step {level} wrote {written} bytes");
+        store.close().unwrap();
+        store = Store::open(&directory, options.clone()).unwrap();
+        let reopened = store.checkout(&head).unwrap().unwrap();
+        assert_eq!(reopened.hash(), tree.hash(), "step {level}");
+        assert_eq!(rebuild_from_leaves(&store, &reopened).hash(), tree.hash());
+    }
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[test]
+fn building_on_the_handed_over_head_changes_no_earlier_commit() {
+    // `checkout_for_update` hands the last commit's tree over, and in-place updates then change
+    // the directories that commit wrote. Every earlier commit must still read back with its hash,
+    // and the commits must equal those of the same blocks built on shared snapshots.
+    let handed = temporary_directory("handed");
+    let shared = temporary_directory("shared");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let mut stores = [
+        Store::open(&handed, options.clone()).unwrap(),
+        Store::open(&shared, options).unwrap(),
+    ];
+    let mut heads: Vec<Vec<(ContextHash, ContextHash)>> = vec![Vec::new(), Vec::new()];
+    for (which, store) in stores.iter_mut().enumerate() {
+        let mut parent: Option<ContextHash> = None;
+        for level in 0..8u64 {
+            let mut tree = match (parent, which) {
+                (None, _) => Tree::empty(),
+                (Some(head), 0) => store.checkout_for_update(&head).unwrap().unwrap(),
+                (Some(head), _) => store.checkout(&head).unwrap().unwrap(),
+            };
+            for index in 0..150 {
+                tree.add_in_place(&*store, &key(level, index), &value(level, index))
+                    .unwrap();
+            }
+            tree.remove_in_place(&*store, &key(level.saturating_sub(1), 3))
+                .unwrap();
+            let tree_hash = tree.hash();
+            let parents: Vec<ContextHash> = parent.into_iter().collect();
+            let head = store.commit(&tree, &parents, &info(level)).unwrap();
+            heads[which].push((head, tree_hash));
+            parent = Some(head);
+        }
+    }
+    assert_eq!(heads[0], heads[1]);
+    for (head, tree_hash) in &heads[0] {
+        let tree = stores[0].checkout(head).unwrap().unwrap();
+        assert_eq!(tree.hash(), *tree_hash);
+        assert_eq!(rebuild_from_leaves(&stores[0], &tree).hash(), *tree_hash);
+    }
+    drop(stores);
+    let _ = std::fs::remove_dir_all(&handed);
+    let _ = std::fs::remove_dir_all(&shared);
+}
+
 fn check_error_names_file(error: &ContextError) {
     let text = error.to_string();
     assert!(

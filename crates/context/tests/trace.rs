@@ -132,6 +132,7 @@ fn synthetic_trace_replays_to_the_same_commits() {
             sync_mode: SyncMode::Checkpoints,
             ..StoreOptions::default()
         },
+        time_limit: None,
     };
     let direct_directory = temporary_directory("direct");
     let direct = replay(&direct_directory, &options, |_| {}).unwrap();
