@@ -293,17 +293,20 @@ mod tests {
         (fast_unsanitized.is_some(), fast_sanitized.is_some())
     }
 
+    /// Version, instructions, accounts per instruction, data length, lookups, and whether the
+    /// transaction sanitizes.
+    type Shape = (
+        TransactionVersion,
+        usize,
+        usize,
+        usize,
+        &'static [(usize, usize)],
+        bool,
+    );
+
     #[test]
     fn common_shapes_are_decided_here() {
-        // (version, instructions, accounts, data length, lookups, sanitizes)
-        let cases: &[(
-            TransactionVersion,
-            usize,
-            usize,
-            usize,
-            &[(usize, usize)],
-            bool,
-        )] = &[
+        let cases: &[Shape] = &[
             (TransactionVersion::Legacy, 0, 0, 0, &[], true),
             (TransactionVersion::Legacy, 1, 4, 40, &[], true),
             (TransactionVersion::Legacy, 5, 17, 127, &[], true),
