@@ -139,6 +139,10 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     let mut max_program_id_index_less_one = 0u8;
     let mut max_account_indexes = [0u8; ACCOUNT_WINDOW_BYTES];
     let mut max_num_accounts = 0u8;
+    // Account counts above 127 leave the loop and data lengths above 127 never become the
+    // previous shape, so no instruction has this one.
+    let mut previous_shape = u16::MAX;
+    let mut previous_instruction_bytes = 0;
     for _ in 0..num_instructions {
         let &[program_id_index, num_accounts] = bytes.get(cursor..cursor + 2)?.first_chunk()?;
         if num_accounts > MAX_SINGLE_BYTE_COUNT {
@@ -151,7 +155,16 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         let (accounts, data_length_first) = accounts_and_length.split_at(usize::from(num_accounts));
         let data_length_first = data_length_first[0];
         let data_offset = accounts_offset + usize::from(num_accounts) + 1;
-        cursor = if data_length_first <= MAX_SINGLE_BYTE_COUNT {
+        // As for lookups below: an instruction with the same account count and one-byte data
+        // length as the previous one advances by that one's size, already known, which lets the
+        // processor start on the next instruction before this one's loads finish.
+        let shape = u16::from_le_bytes([num_accounts, data_length_first]);
+        cursor = if shape == previous_shape {
+            cursor + previous_instruction_bytes
+        } else if data_length_first <= MAX_SINGLE_BYTE_COUNT {
+            previous_shape = shape;
+            previous_instruction_bytes =
+                3 + usize::from(num_accounts) + usize::from(data_length_first);
             data_offset + usize::from(data_length_first)
         } else {
             // A two-byte data length (128..=16383): the second byte must be 1..=127, as in
@@ -194,6 +207,9 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
             return None;
         }
         address_table_lookups_offset = cursor as u16;
+        // Counts above 127 leave the loop, so no lookup has this shape.
+        let mut previous_shape = u16::MAX;
+        let mut previous_lookup_bytes = 0;
         for _ in 0..num_address_table_lookups {
             let num_writable = *bytes.get(cursor + ADDRESS_BYTES)?;
             let readonly_count_offset = cursor + ADDRESS_BYTES + 1 + usize::from(num_writable);
@@ -207,7 +223,19 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
             if SANITIZE {
                 empty_lookups |= u8::from((num_writable | num_readonly) == 0);
             }
-            cursor = readonly_count_offset + 1 + usize::from(num_readonly);
+            // The next lookup's position depends on two loads from this one's; when this lookup
+            // has the same counts as the previous one, advance by that one's size instead, a
+            // value already known, so the processor (predicting the branch) can start on the
+            // next lookup before this one's loads finish. Packed lookups often repeat a shape.
+            let shape = u16::from_le_bytes([num_writable, num_readonly]);
+            if shape == previous_shape {
+                cursor += previous_lookup_bytes;
+            } else {
+                previous_shape = shape;
+                previous_lookup_bytes =
+                    ADDRESS_BYTES + 2 + usize::from(num_writable) + usize::from(num_readonly);
+                cursor = readonly_count_offset + 1 + usize::from(num_readonly);
+            }
         }
         if cursor > length_bytes {
             return None;
@@ -456,6 +484,8 @@ mod tests {
             build(TransactionVersion::Legacy, 2, 3, 5, &[]),
             build(TransactionVersion::Legacy, 1, 2, 130, &[]),
             build(TransactionVersion::V0, 2, 3, 5, &[(2, 1), (0, 1)]),
+            // Repeated shapes take the predicted advance.
+            build(TransactionVersion::V0, 3, 1, 2, &[(2, 1), (2, 1), (2, 1)]),
         ];
         let mut decided = 0;
         for base in shapes {

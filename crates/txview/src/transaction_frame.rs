@@ -112,51 +112,43 @@ const V1_RECENT_BLOCKHASH_OFFSET: usize = V1_MASK_OFFSET + 4;
 const V1_COUNTS_OFFSET: usize = V1_RECENT_BLOCKHASH_OFFSET + HASH_BYTES;
 
 impl TransactionFrame {
-    /// Frames the transaction at the start of `bytes` (with `EXACT`, filling them): the fast path
-    /// first, the checked path for whatever it leaves.
+    /// The fast path (`fast_frame::try_new`): a frame, or `None` when the checked path must
+    /// decide. Debug builds check every frame it returns against the checked path.
     #[inline(always)]
-    pub(crate) fn try_new_unsanitized<const EXACT: bool>(bytes: &[u8]) -> Result<Self, ParseError> {
-        match fast_frame::try_new::<false, EXACT>(bytes, &SanitizeConfig::MAINNET) {
-            Some(frame) => {
-                if cfg!(debug_assertions) {
-                    assert_eq!(Self::checked_unsanitized::<EXACT>(bytes), Ok(frame));
-                }
-                Ok(frame)
-            }
-            None => Self::checked_unsanitized::<EXACT>(bytes),
-        }
-    }
-
-    /// Frames and sanitizes the transaction at the start of `bytes` (with `EXACT`, filling them):
-    /// the fast path first, the checked path for whatever it leaves.
-    #[inline(always)]
-    pub(crate) fn try_new_sanitized<const EXACT: bool>(
+    pub(crate) fn try_new_fast<const SANITIZE: bool, const EXACT: bool>(
         bytes: &[u8],
         config: &SanitizeConfig,
-    ) -> Result<Self, TransactionViewError> {
-        match fast_frame::try_new::<true, EXACT>(bytes, config) {
-            Some(frame) => {
-                if cfg!(debug_assertions) {
-                    assert_eq!(Self::checked_sanitized::<EXACT>(bytes, config), Ok(frame));
+    ) -> Option<Self> {
+        let frame = fast_frame::try_new::<SANITIZE, EXACT>(bytes, config);
+        if cfg!(debug_assertions) {
+            if let Some(frame) = frame {
+                if SANITIZE {
+                    assert_eq!(
+                        Self::try_new_checked_sanitized::<EXACT>(bytes, config),
+                        Ok(frame)
+                    );
+                } else {
+                    assert_eq!(Self::try_new_checked_unsanitized::<EXACT>(bytes), Ok(frame));
                 }
-                Ok(frame)
             }
-            None => Self::checked_sanitized::<EXACT>(bytes, config),
         }
+        frame
     }
 
-    /// The checked path of [`Self::try_new_unsanitized`], out of line so that the fast path's
-    /// caller stays small.
+    /// The checked path without sanitization, out of line: it runs for errors and uncommon
+    /// shapes only.
     #[cold]
     #[inline(never)]
-    fn checked_unsanitized<const EXACT: bool>(bytes: &[u8]) -> Result<Self, ParseError> {
+    pub(crate) fn try_new_checked_unsanitized<const EXACT: bool>(
+        bytes: &[u8],
+    ) -> Result<Self, ParseError> {
         Self::try_new_checked::<false, EXACT, ParseError>(bytes, NoCheck)
     }
 
-    /// The checked path of [`Self::try_new_sanitized`].
+    /// The checked path with sanitization, out of line.
     #[cold]
     #[inline(never)]
-    fn checked_sanitized<const EXACT: bool>(
+    pub(crate) fn try_new_checked_sanitized<const EXACT: bool>(
         bytes: &[u8],
         config: &SanitizeConfig,
     ) -> Result<Self, TransactionViewError> {
