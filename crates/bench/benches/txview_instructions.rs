@@ -3,8 +3,9 @@
 //! noisy to compare small changes. Not a criterion benchmark: it parses the 308-transaction
 //! mainnet corpus `ROUNDS` times with one parser and prints a checksum.
 //!
-//! Usage: `txview_instructions PARSER ROUNDS [atls]` (`atls`: 1024 v0 transactions with 31 lookup
-//! tables, Agave's "packed atls" shape, instead of the mainnet corpus) where PARSER is one of `kestrel-unsanitized`,
+//! Usage: `txview_instructions PARSER ROUNDS [atls|transfers]` (`atls`: 1024 v0 transactions with
+//! 31 lookup tables, Agave's "packed atls" shape; `transfers`: 1024 legacy transactions of 60
+//! transfers, its "packed transfers" shape; default: the mainnet corpus) where PARSER is one of `kestrel-unsanitized`,
 //! `kestrel-sanitized`, `agave-unsanitized`, `agave-sanitized`, `none` (loads the corpus only, to
 //! subtract the fixed cost). Build with `cargo build --release -p kestrel-bench --bench
 //! txview_instructions` (release profile: no fat LTO, so builds stay short).
@@ -14,8 +15,8 @@
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
 use kestrel_txview::{
-    AddressTableLookupSpec, MessageHeader, SanitizeConfig, SanitizedTransactionView, Transaction,
-    TransactionVersion, UnsanitizedTransactionView,
+    AddressTableLookupSpec, InstructionSpec, MessageHeader, SanitizeConfig,
+    SanitizedTransactionView, Transaction, TransactionVersion, UnsanitizedTransactionView,
 };
 use std::hint::black_box;
 
@@ -82,8 +83,11 @@ fn main() {
         .next()
         .and_then(|text| text.parse().ok())
         .unwrap_or(1000);
-    let transactions: Vec<Vec<u8>> = if arguments.next().as_deref() == Some("atls") {
+    let shape = arguments.next();
+    let transactions: Vec<Vec<u8>> = if shape.as_deref() == Some("atls") {
         packed_lookup_tables()
+    } else if shape.as_deref() == Some("transfers") {
+        packed_transfers()
     } else {
         let Some(path) =
             kestrel_testdata::require("solana/mainnet-legacy-308.hex", "txview driver")
@@ -110,6 +114,37 @@ fn main() {
         accepted += run(black_box(&transactions));
     }
     println!("{parser}: {accepted} accepted over {rounds} rounds");
+}
+
+/// 1024 legacy transactions of 60 system transfers each (Agave's "packed transfers" shape).
+fn packed_transfers() -> Vec<Vec<u8>> {
+    (0..1024u32)
+        .map(|seed| {
+            let key = |salt: u32| {
+                let mut key = [0u8; 32];
+                key[..4].copy_from_slice(&(seed * 64 + salt).to_le_bytes());
+                key
+            };
+            let transfer = InstructionSpec {
+                program_id_index: 2,
+                accounts: vec![0, 1],
+                data: vec![2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+            };
+            let mut transaction = Transaction::new(
+                TransactionVersion::Legacy,
+                MessageHeader {
+                    num_required_signatures: 1,
+                    num_readonly_signed_accounts: 0,
+                    num_readonly_unsigned_accounts: 1,
+                },
+                vec![key(0), key(1), [0; 32]],
+                [0; 32],
+                vec![transfer; 60],
+            );
+            transaction.signatures = vec![[7; 64]];
+            transaction.serialize()
+        })
+        .collect()
 }
 
 /// 1024 v0 transactions with one signature, one static key and 31 lookup tables of one writable

@@ -144,13 +144,27 @@ impl AddressTableLookupFrame {
     }
 
     /// An iterator over the lookups in `bytes`, which must be the bytes this frame was parsed from.
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn iter<'a>(&self, bytes: &'a [u8]) -> AddressTableLookupIterator<'a> {
-        AddressTableLookupIterator {
+        AddressTableLookupIterator::new(
             bytes,
-            offset: usize::from(self.offset),
-            remaining: self.num_address_table_lookups,
-        }
+            usize::from(self.offset),
+            self.num_address_table_lookups,
+        )
+    }
+
+    /// The first lookup without any index in the `num_address_table_lookups` lookups framed at
+    /// `offset` of `bytes` (sanitizing a view first parsed unsanitized, which did not record it).
+    pub(crate) fn first_empty_lookup_of(
+        bytes: &[u8],
+        offset: usize,
+        num_address_table_lookups: u8,
+    ) -> Option<u8> {
+        AddressTableLookupIterator::new(bytes, offset, num_address_table_lookups)
+            .position(|lookup| {
+                lookup.writable_indexes.is_empty() && lookup.readonly_indexes.is_empty()
+            })
+            .map(|index| index as u8)
     }
 }
 
@@ -223,6 +237,18 @@ pub struct AddressTableLookupIterator<'a> {
     bytes: &'a [u8],
     offset: usize,
     remaining: u8,
+}
+
+impl<'a> AddressTableLookupIterator<'a> {
+    /// Iterates the `remaining` lookups framed at `offset` of `bytes` (the frame checked them).
+    #[inline(always)]
+    pub(crate) fn new(bytes: &'a [u8], offset: usize, remaining: u8) -> Self {
+        Self {
+            bytes,
+            offset,
+            remaining,
+        }
+    }
 }
 
 impl<'a> Iterator for AddressTableLookupIterator<'a> {

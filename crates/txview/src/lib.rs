@@ -20,6 +20,7 @@ mod address_table_lookup_frame;
 mod builder;
 mod bytes;
 mod error;
+mod fast_frame;
 mod instructions_frame;
 pub mod limits;
 mod message_header_frame;

@@ -62,26 +62,29 @@ impl FrameCheck<TransactionViewError> for &SanitizeConfig {
         self,
         frame: &TransactionFrame,
         summary: &InstructionsSummary,
+        first_empty_lookup: Option<u8>,
         bytes: &[u8],
     ) -> Result<(), TransactionViewError> {
-        Ok(sanitize(frame, summary, bytes, self)?)
+        Ok(sanitize(frame, summary, first_empty_lookup, bytes, self)?)
     }
 }
 
-/// Checks `frame` (parsed from `bytes`, with the instructions `summary`) against the
-/// sanitization rules.
+/// Checks `frame` (parsed from `bytes`, with the instructions `summary` and the index of its first
+/// lookup without any index) against the sanitization rules.
 #[inline(always)]
 pub(crate) fn sanitize(
     frame: &TransactionFrame,
     summary: &InstructionsSummary,
+    first_empty_lookup: Option<u8>,
     bytes: &[u8],
     config: &SanitizeConfig,
 ) -> Result<(), SanitizeError> {
-    let version = frame.message_header.version;
-    let header = &frame.message_header;
-    let num_required_signatures = header.num_required_signatures;
-    let num_static_account_keys = frame.static_account_keys.num_static_accounts;
-    let num_signatures = frame.signature.num_signatures;
+    let version = frame.version;
+    let num_required_signatures = frame.num_required_signatures();
+    let num_readonly_signed_accounts = frame.num_readonly_signed_accounts();
+    let num_readonly_unsigned_accounts = frame.num_readonly_unsigned_accounts();
+    let num_static_account_keys = frame.num_static_accounts();
+    let num_signatures = frame.num_signatures;
 
     // Transaction size.
     let max_bytes = match version {
@@ -102,23 +105,23 @@ pub(crate) fn sanitize(
     if num_required_signatures == 0 {
         return Err(SanitizeError::NoRequiredSignatures);
     }
-    if header.num_readonly_signed_accounts >= num_required_signatures {
+    if num_readonly_signed_accounts >= num_required_signatures {
         return Err(SanitizeError::FeePayerReadonly {
-            num_readonly_signed_accounts: header.num_readonly_signed_accounts,
+            num_readonly_signed_accounts,
             num_required_signatures,
         });
     }
-    if header.num_readonly_unsigned_accounts
+    if num_readonly_unsigned_accounts
         > num_static_account_keys.wrapping_sub(num_required_signatures)
     {
         return Err(SanitizeError::ReadonlyUnsignedOverlap {
-            num_readonly_unsigned_accounts: header.num_readonly_unsigned_accounts,
+            num_readonly_unsigned_accounts,
             num_static_account_keys,
         });
     }
 
     // v1 config.
-    if let Some(config_frame) = &frame.config {
+    if let Some(config_frame) = &frame.config() {
         if let Some(requested_bytes) = config_frame.u32_value(bytes, REQUESTED_HEAP_SIZE_BIT) {
             if !(config.min_requested_heap_size..=config.max_requested_heap_size)
                 .contains(&requested_bytes)
@@ -151,10 +154,9 @@ pub(crate) fn sanitize(
         TransactionVersion::V1 => MAX_ACCOUNTS_V1,
         _ => MAX_ACCOUNTS_LEGACY_AND_V0,
     };
-    let lookups = &frame.address_table_lookups;
     let total_accounts = u16::from(num_static_account_keys)
-        .saturating_add(lookups.total_writable_lookup_accounts)
-        .saturating_add(lookups.total_readonly_lookup_accounts);
+        .saturating_add(frame.total_writable_lookup_accounts)
+        .saturating_add(frame.total_readonly_lookup_accounts);
     if total_accounts > max_accounts {
         return Err(SanitizeError::TooManyAccounts {
             total_accounts,
@@ -164,10 +166,9 @@ pub(crate) fn sanitize(
 
     // Instructions. Here `num_static_account_keys >= num_signatures >= 1` and
     // `1 <= total_accounts <= 256`.
-    let instructions = &frame.instructions;
-    if usize::from(instructions.num_instructions) > config.max_instructions {
+    if usize::from(frame.num_instructions) > config.max_instructions {
         return Err(SanitizeError::TooManyInstructions {
-            num_instructions: instructions.num_instructions,
+            num_instructions: frame.num_instructions,
         });
     }
     if summary.max_program_id_index >= num_static_account_keys
@@ -185,7 +186,7 @@ pub(crate) fn sanitize(
     }
 
     // Address table lookups.
-    if let Some(lookup) = lookups.first_empty_lookup {
+    if let Some(lookup) = first_empty_lookup {
         return Err(SanitizeError::EmptyAddressTableLookup { lookup });
     }
     Ok(())
@@ -202,7 +203,7 @@ fn first_instruction_error(
     num_static_account_keys: u8,
     total_accounts: u16,
 ) -> SanitizeError {
-    for (index, instruction) in frame.instructions.iter(bytes).enumerate() {
+    for (index, instruction) in frame.instructions().iter(bytes).enumerate() {
         let instruction_index = index as u16;
         if instruction.program_id_index >= num_static_account_keys {
             return SanitizeError::ProgramIdIndexOutOfRange {

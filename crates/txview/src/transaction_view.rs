@@ -5,13 +5,13 @@
 //! Callers guarantee nothing beyond handing over the bytes: `D: AsRef<[u8]>` must return the same
 //! bytes each time it is asked (every std container does). Nothing here allocates or copies.
 
-use crate::address_table_lookup_frame::AddressTableLookupIterator;
+use crate::address_table_lookup_frame::{AddressTableLookupFrame, AddressTableLookupIterator};
 use crate::error::{SanitizeError, TransactionViewError};
 use crate::instructions_frame::{InstructionLayout, InstructionsIterator, InstructionsSummary};
 use crate::limits::{ADDRESS_BYTES, HASH_BYTES, SIGNATURE_BYTES};
 use crate::sanitize::{sanitize, SanitizeConfig};
 use crate::transaction_config_frame::TransactionConfigView;
-use crate::transaction_frame::{NoCheck, TransactionFrame};
+use crate::transaction_frame::TransactionFrame;
 use crate::{Address, Hash, ParseError, Signature, TransactionVersion};
 use core::fmt;
 
@@ -33,19 +33,41 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     /// Frames `data`, which must hold exactly one transaction and nothing after it.
     #[inline]
     pub fn try_new_unsanitized(data: D) -> Result<Self, ParseError> {
-        let frame =
-            TransactionFrame::try_new_checked::<false, true, ParseError>(data.as_ref(), NoCheck)?;
-        Ok(Self { data, frame })
+        // Each branch builds the whole result, so the fast one writes the view in place rather
+        // than a frame that is then moved next to the data (about 30 instructions per call).
+        match TransactionFrame::try_new_fast::<false, true>(data.as_ref(), &SanitizeConfig::MAINNET)
+        {
+            Some(frame) => Ok(Self { data, frame }),
+            None => Self::try_new_unsanitized_checked::<true>(data).map(|(view, _)| view),
+        }
+    }
+
+    /// The checked path of the unsanitized constructors (with `EXACT`, the buffer must hold
+    /// exactly the transaction), out of line.
+    #[cold]
+    #[inline(never)]
+    fn try_new_unsanitized_checked<const EXACT: bool>(
+        data: D,
+    ) -> Result<(Self, usize), ParseError> {
+        let frame = TransactionFrame::try_new_checked_unsanitized::<EXACT>(data.as_ref())?;
+        let consumed_bytes = usize::from(frame.data_length);
+        Ok((Self { data, frame }, consumed_bytes))
     }
 
     /// Frames the transaction at the start of `data`, returning the view and the number of bytes
     /// it occupies (where the next item in the buffer starts). The view's [`Self::data`] ends there.
     #[inline]
     pub fn try_new_unsanitized_from_prefix(data: D) -> Result<(Self, usize), ParseError> {
-        let frame =
-            TransactionFrame::try_new_checked::<false, false, ParseError>(data.as_ref(), NoCheck)?;
-        let consumed_bytes = usize::from(frame.data_length);
-        Ok((Self { data, frame }, consumed_bytes))
+        match TransactionFrame::try_new_fast::<false, false>(
+            data.as_ref(),
+            &SanitizeConfig::MAINNET,
+        ) {
+            Some(frame) => {
+                let consumed_bytes = usize::from(frame.data_length);
+                Ok((Self { data, frame }, consumed_bytes))
+            }
+            None => Self::try_new_unsanitized_checked::<false>(data),
+        }
     }
 
     /// Checks the sanitization rules without consuming the view. Walks the instructions once
@@ -53,8 +75,14 @@ impl<D: AsRef<[u8]>> TransactionView<D, false> {
     #[inline]
     pub fn check_sanitized(&self, config: &SanitizeConfig) -> Result<(), SanitizeError> {
         let bytes = self.data.as_ref();
-        let summary = InstructionsSummary::of(&self.frame.instructions, bytes);
-        sanitize(&self.frame, &summary, bytes, config)
+        let frame = &self.frame;
+        let summary = InstructionsSummary::of(&frame.instructions(), bytes);
+        let first_empty_lookup = AddressTableLookupFrame::first_empty_lookup_of(
+            bytes,
+            usize::from(frame.address_table_lookups_offset),
+            frame.num_address_table_lookups,
+        );
+        sanitize(frame, &summary, first_empty_lookup, bytes, config)
     }
 
     /// Sanitizes the view. On failure the view is dropped, as Agave's `sanitize` does; use
@@ -79,10 +107,23 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<Self, TransactionViewError> {
-        let bytes = data.as_ref();
-        let frame =
-            TransactionFrame::try_new_checked::<true, true, TransactionViewError>(bytes, config)?;
-        Ok(Self { data, frame })
+        match TransactionFrame::try_new_fast::<true, true>(data.as_ref(), config) {
+            Some(frame) => Ok(Self { data, frame }),
+            None => Self::try_new_sanitized_checked::<true>(data, config).map(|(view, _)| view),
+        }
+    }
+
+    /// The checked path of the sanitized constructors (with `EXACT`, the buffer must hold exactly
+    /// the transaction), out of line.
+    #[cold]
+    #[inline(never)]
+    fn try_new_sanitized_checked<const EXACT: bool>(
+        data: D,
+        config: &SanitizeConfig,
+    ) -> Result<(Self, usize), TransactionViewError> {
+        let frame = TransactionFrame::try_new_checked_sanitized::<EXACT>(data.as_ref(), config)?;
+        let consumed_bytes = usize::from(frame.data_length);
+        Ok((Self { data, frame }, consumed_bytes))
     }
 
     /// Frames and sanitizes the transaction at the start of `data`, returning the view and the
@@ -92,11 +133,13 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
         data: D,
         config: &SanitizeConfig,
     ) -> Result<(Self, usize), TransactionViewError> {
-        let bytes = data.as_ref();
-        let frame =
-            TransactionFrame::try_new_checked::<true, false, TransactionViewError>(bytes, config)?;
-        let consumed_bytes = usize::from(frame.data_length);
-        Ok((Self { data, frame }, consumed_bytes))
+        match TransactionFrame::try_new_fast::<true, false>(data.as_ref(), config) {
+            Some(frame) => {
+                let consumed_bytes = usize::from(frame.data_length);
+                Ok((Self { data, frame }, consumed_bytes))
+            }
+            None => Self::try_new_sanitized_checked::<false>(data, config),
+        }
     }
 
     /// Total accounts: static keys plus looked-up ones (at most 256 once sanitized).
@@ -111,10 +154,9 @@ impl<D: AsRef<[u8]>> TransactionView<D, true> {
     /// plus writable lookups (before demotion of reserved keys and programs).
     #[inline]
     pub fn num_requested_write_locks(&self) -> u64 {
-        let header = &self.frame.message_header;
         let static_writable = u16::from(self.num_static_account_keys())
-            - u16::from(header.num_readonly_signed_accounts)
-            - u16::from(header.num_readonly_unsigned_accounts);
+            - u16::from(self.frame.num_readonly_signed_accounts())
+            - u16::from(self.frame.num_readonly_unsigned_accounts());
         u64::from(static_writable + self.total_writable_lookup_accounts())
     }
 
@@ -168,88 +210,83 @@ impl<D: AsRef<[u8]>, const SANITIZED: bool> TransactionView<D, SANITIZED> {
     /// Legacy, v0 or v1.
     #[inline]
     pub fn version(&self) -> TransactionVersion {
-        self.frame.message_header.version
+        self.frame.version
     }
 
     /// Number of signatures present.
     #[inline]
     pub fn num_signatures(&self) -> u8 {
-        self.frame.signature.num_signatures
+        self.frame.num_signatures
     }
 
     /// `num_required_signatures` from the header.
     #[inline]
     pub fn num_required_signatures(&self) -> u8 {
-        self.frame.message_header.num_required_signatures
+        self.frame.num_required_signatures()
     }
 
     /// `num_readonly_signed_accounts` from the header.
     #[inline]
     pub fn num_readonly_signed_static_accounts(&self) -> u8 {
-        self.frame.message_header.num_readonly_signed_accounts
+        self.frame.num_readonly_signed_accounts()
     }
 
     /// `num_readonly_unsigned_accounts` from the header.
     #[inline]
     pub fn num_readonly_unsigned_static_accounts(&self) -> u8 {
-        self.frame.message_header.num_readonly_unsigned_accounts
+        self.frame.num_readonly_unsigned_accounts()
     }
 
     /// Number of static account keys (v1: addresses).
     #[inline]
     pub fn num_static_account_keys(&self) -> u8 {
-        self.frame.static_account_keys.num_static_accounts
+        self.frame.num_static_accounts()
     }
 
     /// Number of instructions.
     #[inline]
     pub fn num_instructions(&self) -> u16 {
-        self.frame.instructions.num_instructions
+        self.frame.num_instructions
     }
 
     /// Number of address table lookups (0 unless v0).
     #[inline]
     pub fn num_address_table_lookups(&self) -> u8 {
-        self.frame.address_table_lookups.num_address_table_lookups
+        self.frame.num_address_table_lookups
     }
 
     /// Writable indexes across all lookups.
     #[inline]
     pub fn total_writable_lookup_accounts(&self) -> u16 {
-        self.frame
-            .address_table_lookups
-            .total_writable_lookup_accounts
+        self.frame.total_writable_lookup_accounts
     }
 
     /// Readonly indexes across all lookups.
     #[inline]
     pub fn total_readonly_lookup_accounts(&self) -> u16 {
-        self.frame
-            .address_table_lookups
-            .total_readonly_lookup_accounts
+        self.frame.total_readonly_lookup_accounts
     }
 
     /// The signatures.
     #[inline]
     pub fn signatures(&self) -> &[Signature] {
-        let start = usize::from(self.frame.signature.offset);
-        let length = usize::from(self.frame.signature.num_signatures) * SIGNATURE_BYTES;
+        let start = self.frame.signatures_offset();
+        let length = usize::from(self.frame.num_signatures) * SIGNATURE_BYTES;
         self.data.as_ref()[start..start + length].as_chunks().0
     }
 
     /// The static account keys (v1: addresses).
     #[inline]
     pub fn static_account_keys(&self) -> &[Address] {
-        let start = usize::from(self.frame.static_account_keys.offset);
-        let length =
-            usize::from(self.frame.static_account_keys.num_static_accounts) * ADDRESS_BYTES;
+        let start = self.frame.static_account_keys_offset();
+        let length = usize::from(self.frame.num_static_accounts()) * ADDRESS_BYTES;
         self.data.as_ref()[start..start + length].as_chunks().0
     }
 
     /// The recent blockhash (v1: lifetime specifier).
     #[inline]
     pub fn recent_blockhash(&self) -> &Hash {
-        let start = usize::from(self.frame.recent_blockhash_offset);
+        let start = self.frame.recent_blockhash_offset();
         self.data.as_ref()[start..]
             .first_chunk::<HASH_BYTES>()
             .expect("the frame checked the blockhash range")
@@ -258,7 +295,7 @@ impl<D: AsRef<[u8]>, const SANITIZED: bool> TransactionView<D, SANITIZED> {
     /// The instructions, in order.
     #[inline]
     pub fn instructions_iter(&self) -> InstructionsIterator<'_> {
-        self.frame.instructions.iter(self.data.as_ref())
+        self.frame.instructions().iter(self.data.as_ref())
     }
 
     /// Instruction `index`'s program id index, account count and data length, in O(1) for v1
@@ -266,7 +303,7 @@ impl<D: AsRef<[u8]>, const SANITIZED: bool> TransactionView<D, SANITIZED> {
     /// `index` is out of range.
     #[inline]
     pub fn v1_instruction_header(&self, index: u8) -> Option<(u8, u8, u16)> {
-        let instructions = &self.frame.instructions;
+        let instructions = &self.frame.instructions();
         if u16::from(index) >= instructions.num_instructions
             || instructions.layout == InstructionLayout::Compact
         {
@@ -284,13 +321,13 @@ impl<D: AsRef<[u8]>, const SANITIZED: bool> TransactionView<D, SANITIZED> {
     /// The address table lookups, in order (none unless v0).
     #[inline]
     pub fn address_table_lookup_iter(&self) -> AddressTableLookupIterator<'_> {
-        self.frame.address_table_lookups.iter(self.data.as_ref())
+        self.frame.address_table_lookups_iter(self.data.as_ref())
     }
 
     /// The v1 config values; `None` for legacy and v0.
     #[inline]
     pub fn transaction_config(&self) -> Option<TransactionConfigView<'_>> {
-        self.frame.config.map(|frame| TransactionConfigView {
+        self.frame.config().map(|frame| TransactionConfigView {
             frame,
             bytes: self.data.as_ref(),
         })

@@ -1,0 +1,506 @@
+//! The fast path: legacy and v0 transactions in their common shape, framed (and, when asked,
+//! sanitized) in one pass with as few checks as give the same answer.
+//!
+//! Spec: `solana-transaction-format.md` ("Legacy and v0 layout", "Parse-time limits",
+//! "Sanitization"), the same rules as the section frames and `sanitize`. This path decides only
+//! acceptance: it returns `None` for anything it does not handle — v1, an instruction count,
+//! account count or lookup count of two compact-u16 bytes, and every broken rule — and the caller
+//! then runs the checked path (`TransactionFrame::try_new_checked`), which frames the packet again
+//! and names the exact error. So errors cost a second parse; accepted transactions cost one.
+//!
+//! What callers must guarantee: nothing beyond the bytes. What this module guarantees, and the
+//! debug build asserts on every call (so every test, the differential test and the fuzzer check
+//! it): whenever it returns a frame, the checked path accepts the same bytes with the same frame;
+//! with `SANITIZE`, the checked path's sanitization accepts them too.
+//!
+//! Why it is faster: the checked path keeps each section's frame, offset and error field live
+//! until the end, which the compiler cannot keep in registers; here the state is a cursor and a
+//! few counts, the header's four bytes are copied as one word, reads past the end are caught by
+//! the next read's bounds check instead of one check per field, and the sanitization summary
+//! (program id range, largest account index, largest account count, empty lookups) is gathered in
+//! the same loop and compared once at the end.
+
+use crate::limits::{
+    ADDRESS_BYTES, HASH_BYTES, MAX_ACCOUNTS_LEGACY_AND_V0, MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET,
+    MAX_SIGNATURES_PER_PACKET, MAX_STATIC_ACCOUNTS_PER_PACKET, MESSAGE_VERSION_PREFIX,
+    MIN_ADDRESS_TABLE_LOOKUP_BYTES, PACKET_DATA_SIZE, SIGNATURE_BYTES,
+};
+use crate::sanitize::SanitizeConfig;
+use crate::transaction_frame::TransactionFrame;
+use crate::TransactionVersion;
+
+/// Largest count held in one compact-u16 byte; larger ones leave the fast path.
+const MAX_SINGLE_BYTE_COUNT: u8 = 0x7F;
+
+/// Bytes of the message header of a legacy transaction (three counts) plus the static key
+/// count; v0 has the version byte before them.
+const HEADER_AND_KEY_COUNT_BYTES: usize = 3 + 1;
+
+/// Bytes of the window [`fold_max_account_index`] reads at once: one SSE2 register.
+const ACCOUNT_WINDOW_BYTES: usize = 16;
+
+/// Row `n` keeps the first `n` lanes of an account window.
+const ACCOUNT_WINDOW_MASKS: [[u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 1] = {
+    let mut masks = [[0u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 1];
+    let mut count = 0;
+    while count <= ACCOUNT_WINDOW_BYTES {
+        let mut lane = 0;
+        while lane < count {
+            masks[count][lane] = 0xFF;
+            lane += 1;
+        }
+        count += 1;
+    }
+    masks
+};
+
+/// Folds the account indexes `accounts` (at `accounts_offset` of `bytes`) into the running
+/// per-lane maxima `max_account_indexes`. Mainnet instructions have a handful of accounts, too few
+/// for a vectorized loop to pay for its set-up; instead, when 16 bytes can be read at the accounts
+/// (nearly always: the data follows), the window is read whole, lanes past the accounts are
+/// zeroed, and the lanes are folded in with one byte-wise maximum (the compiler turns the lane
+/// loop into a compare, an and and a `pmaxub`). Otherwise the indexes are folded one by one.
+#[inline(always)]
+fn fold_max_account_index(
+    max_account_indexes: &mut [u8; ACCOUNT_WINDOW_BYTES],
+    bytes: &[u8],
+    accounts_offset: usize,
+    accounts: &[u8],
+) {
+    let window = bytes
+        .get(accounts_offset..accounts_offset + ACCOUNT_WINDOW_BYTES)
+        .and_then(|window| <&[u8; ACCOUNT_WINDOW_BYTES]>::try_from(window).ok());
+    match window {
+        Some(window) if accounts.len() <= ACCOUNT_WINDOW_BYTES => {
+            let mask = &ACCOUNT_WINDOW_MASKS[accounts.len()];
+            for lane in 0..ACCOUNT_WINDOW_BYTES {
+                max_account_indexes[lane] =
+                    max_account_indexes[lane].max(window[lane] & mask[lane]);
+            }
+        }
+        _ => {
+            max_account_indexes[0] = accounts
+                .iter()
+                .fold(max_account_indexes[0], |max, &index| max.max(index));
+        }
+    }
+}
+
+/// Frames the legacy or v0 transaction at the start of `bytes` (with `EXACT`, filling them), and
+/// with `SANITIZE` also checks it against `config`. `None` means "not decided here": the caller
+/// runs the checked path.
+#[inline(always)]
+pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
+    bytes: &[u8],
+    config: &SanitizeConfig,
+) -> Option<TransactionFrame> {
+    let length_bytes = bytes.len();
+    let num_signatures = *bytes.first()?;
+    // 1..=12 signatures; 0, too many, and a v1 first byte (top bit set) leave.
+    if num_signatures.wrapping_sub(1) >= MAX_SIGNATURES_PER_PACKET {
+        return None;
+    }
+    let message_offset = 1 + usize::from(num_signatures) * SIGNATURE_BYTES;
+    // The version byte (if any), the three header bytes and the key count are within the first
+    // five message bytes, and any valid message has more than eight (a key follows): read eight
+    // as one word and shift the v0 version byte out.
+    let message_start = bytes.get(message_offset..message_offset + 8)?;
+    let message_word = u64::from_le_bytes(message_start.try_into().ok()?);
+    let prefix = message_word as u8;
+    if prefix > MESSAGE_VERSION_PREFIX {
+        // A version other than 0.
+        return None;
+    }
+    let is_v0 = prefix == MESSAGE_VERSION_PREFIX;
+    let version_bytes = usize::from(is_v0);
+    let header = ((message_word >> (8 * version_bytes)) as u32).to_le_bytes();
+    let [num_required_signatures, num_readonly_signed_accounts, num_readonly_unsigned_accounts, num_static_accounts] =
+        header;
+    if num_static_accounts.wrapping_sub(1) >= MAX_STATIC_ACCOUNTS_PER_PACKET {
+        return None;
+    }
+    let instruction_count_offset = message_offset
+        + version_bytes
+        + HEADER_AND_KEY_COUNT_BYTES
+        + usize::from(num_static_accounts) * ADDRESS_BYTES
+        + HASH_BYTES;
+    // This read also bounds-checks the keys and the blockhash before it.
+    let num_instructions = *bytes.get(instruction_count_offset)?;
+    if num_instructions > MAX_SINGLE_BYTE_COUNT {
+        return None;
+    }
+    let instructions_offset = instruction_count_offset + 1;
+
+    // No addition below can overflow: every offset read is below `length_bytes`, and each step
+    // adds at most 2 + 127 + 2 + 16383 to one.
+    let mut cursor = instructions_offset;
+    // Sanitization summary: `program_id_index - 1` (wrapping, so 0 becomes 255) over all
+    // instructions, the largest account index and the largest account count.
+    let mut max_program_id_index_less_one = 0u8;
+    let mut max_account_indexes = [0u8; ACCOUNT_WINDOW_BYTES];
+    let mut max_num_accounts = 0u8;
+    // Account counts above 127 leave the loop and data lengths above 127 never become the
+    // previous shape, so no instruction has this one.
+    let mut previous_shape = u16::MAX;
+    let mut previous_instruction_bytes = 0;
+    for _ in 0..num_instructions {
+        let &[program_id_index, num_accounts] = bytes.get(cursor..cursor + 2)?.first_chunk()?;
+        if num_accounts > MAX_SINGLE_BYTE_COUNT {
+            return None;
+        }
+        let accounts_offset = cursor + 2;
+        // The accounts and the first byte of the data length, with one bounds check.
+        let accounts_and_length =
+            bytes.get(accounts_offset..accounts_offset + usize::from(num_accounts) + 1)?;
+        let (accounts, data_length_first) = accounts_and_length.split_at(usize::from(num_accounts));
+        let data_length_first = data_length_first[0];
+        let data_offset = accounts_offset + usize::from(num_accounts) + 1;
+        // As for lookups below: an instruction with the same account count and one-byte data
+        // length as the previous one advances by that one's size, already known, which lets the
+        // processor start on the next instruction before this one's loads finish.
+        let shape = u16::from_le_bytes([num_accounts, data_length_first]);
+        cursor = if shape == previous_shape {
+            cursor + previous_instruction_bytes
+        } else if data_length_first <= MAX_SINGLE_BYTE_COUNT {
+            previous_shape = shape;
+            previous_instruction_bytes =
+                3 + usize::from(num_accounts) + usize::from(data_length_first);
+            data_offset + usize::from(data_length_first)
+        } else {
+            // A two-byte data length (128..=16383): the second byte must be 1..=127, as in
+            // `bytes::read_compact_u16`.
+            let second = *bytes.get(data_offset)?;
+            if second.wrapping_sub(1) >= MAX_SINGLE_BYTE_COUNT {
+                return None;
+            }
+            data_offset
+                + 1
+                + (usize::from(data_length_first & MAX_SINGLE_BYTE_COUNT)
+                    | usize::from(second) << 7)
+        };
+        // The data's end is checked by the next read, or after the loop.
+        if SANITIZE {
+            max_program_id_index_less_one =
+                max_program_id_index_less_one.max(program_id_index.wrapping_sub(1));
+            max_num_accounts = max_num_accounts.max(num_accounts);
+            fold_max_account_index(&mut max_account_indexes, bytes, accounts_offset, accounts);
+        }
+    }
+    if cursor > length_bytes {
+        return None;
+    }
+
+    let mut num_address_table_lookups = 0;
+    let mut address_table_lookups_offset = 0;
+    let mut total_writable_lookup_accounts = 0u16;
+    let mut total_readonly_lookup_accounts = 0u16;
+    let mut empty_lookups = 0u8;
+    if is_v0 {
+        num_address_table_lookups = *bytes.get(cursor)?;
+        cursor += 1;
+        // The checked path rejects a count whose lookups cannot all be minimum-sized before it
+        // reads them (an empty lookup is a byte shorter), so this path must too.
+        if num_address_table_lookups > MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET
+            || usize::from(num_address_table_lookups) * MIN_ADDRESS_TABLE_LOOKUP_BYTES
+                > length_bytes - cursor
+        {
+            return None;
+        }
+        address_table_lookups_offset = cursor as u16;
+        // Counts above 127 leave the loop, so no lookup has this shape.
+        let mut previous_shape = u16::MAX;
+        let mut previous_lookup_bytes = 0;
+        for _ in 0..num_address_table_lookups {
+            let num_writable = *bytes.get(cursor + ADDRESS_BYTES)?;
+            let readonly_count_offset = cursor + ADDRESS_BYTES + 1 + usize::from(num_writable);
+            let num_readonly = *bytes.get(readonly_count_offset)?;
+            if (num_writable | num_readonly) > MAX_SINGLE_BYTE_COUNT {
+                return None;
+            }
+            // At most 31 lookups of 127 + 127 indexes: the totals fit u16.
+            total_writable_lookup_accounts += u16::from(num_writable);
+            total_readonly_lookup_accounts += u16::from(num_readonly);
+            if SANITIZE {
+                empty_lookups |= u8::from((num_writable | num_readonly) == 0);
+            }
+            // The next lookup's position depends on two loads from this one's; when this lookup
+            // has the same counts as the previous one, advance by that one's size instead, a
+            // value already known, so the processor (predicting the branch) can start on the
+            // next lookup before this one's loads finish. Packed lookups often repeat a shape.
+            let shape = u16::from_le_bytes([num_writable, num_readonly]);
+            if shape == previous_shape {
+                cursor += previous_lookup_bytes;
+            } else {
+                previous_shape = shape;
+                previous_lookup_bytes =
+                    ADDRESS_BYTES + 2 + usize::from(num_writable) + usize::from(num_readonly);
+                cursor = readonly_count_offset + 1 + usize::from(num_readonly);
+            }
+        }
+        if cursor > length_bytes {
+            return None;
+        }
+    }
+    if (EXACT && cursor != length_bytes) || cursor > usize::from(u16::MAX) {
+        return None;
+    }
+
+    if SANITIZE {
+        let max_account_index = max_account_indexes
+            .iter()
+            .fold(0, |max, &index| max.max(index));
+        let total_accounts = u16::from(num_static_accounts)
+            + total_writable_lookup_accounts
+            + total_readonly_lookup_accounts;
+        // The rules of `sanitize::sanitize` for legacy and v0, in any order: only acceptance is
+        // decided here.
+        if cursor > PACKET_DATA_SIZE
+            || num_required_signatures == 0
+            || num_readonly_signed_accounts >= num_required_signatures
+            || num_readonly_unsigned_accounts
+                > num_static_accounts.wrapping_sub(num_required_signatures)
+            || num_signatures != num_required_signatures
+            || num_static_accounts < num_signatures
+            || total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0
+            || usize::from(num_instructions) > config.max_instructions
+            // Every program id index in 1..num_static_accounts (num_static_accounts >= 1).
+            || (num_instructions != 0
+                && max_program_id_index_less_one >= num_static_accounts - 1)
+            || u16::from(max_account_index) >= total_accounts
+            || usize::from(max_num_accounts) > config.max_accounts_per_instruction
+            || empty_lookups != 0
+        {
+            return None;
+        }
+    }
+
+    Some(TransactionFrame {
+        version: if is_v0 {
+            TransactionVersion::V0
+        } else {
+            TransactionVersion::Legacy
+        },
+        num_signatures,
+        header,
+        num_address_table_lookups,
+        num_instructions: u16::from(num_instructions),
+        instructions_offset: instructions_offset as u16,
+        address_table_lookups_offset,
+        total_writable_lookup_accounts,
+        total_readonly_lookup_accounts,
+        data_length: cursor as u16,
+        config_mask: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{AddressTableLookupSpec, InstructionSpec, MessageHeader, Transaction};
+    use crate::error::TransactionViewError;
+
+    const CONFIG: SanitizeConfig = SanitizeConfig::MAINNET;
+
+    /// A transaction of `version` with `num_instructions` instructions of `num_accounts` accounts
+    /// and `data_length` data bytes, and `lookups` lookups of (writable, readonly) index counts.
+    fn build(
+        version: TransactionVersion,
+        num_instructions: usize,
+        num_accounts: usize,
+        data_length: usize,
+        lookups: &[(usize, usize)],
+    ) -> Vec<u8> {
+        let mut transaction = Transaction::new(
+            version,
+            MessageHeader {
+                num_required_signatures: 2,
+                num_readonly_signed_accounts: 1,
+                num_readonly_unsigned_accounts: 1,
+            },
+            vec![[1; 32], [2; 32], [3; 32], [4; 32]],
+            [9; 32],
+            (0..num_instructions)
+                .map(|index| InstructionSpec {
+                    program_id_index: 3,
+                    accounts: (0..num_accounts)
+                        .map(|account| (account % 4) as u8)
+                        .collect(),
+                    data: vec![index as u8; data_length],
+                })
+                .collect(),
+        );
+        transaction.address_table_lookups = lookups
+            .iter()
+            .map(|&(writable, readonly)| AddressTableLookupSpec {
+                account_key: [7; 32],
+                writable_indexes: vec![0; writable],
+                readonly_indexes: vec![1; readonly],
+            })
+            .collect();
+        transaction.serialize()
+    }
+
+    /// Runs the fast path in all four modes and checks each answer it gives against the checked
+    /// path; returns whether the fast path decided (unsanitized, sanitized).
+    fn check_agreement(bytes: &[u8]) -> (bool, bool) {
+        let exact_unsanitized = TransactionFrame::try_new_checked::<false, true, _>(
+            bytes,
+            crate::transaction_frame::NoCheck,
+        );
+        let exact_sanitized =
+            TransactionFrame::try_new_checked::<true, true, TransactionViewError>(bytes, &CONFIG);
+        let fast_unsanitized = try_new::<false, true>(bytes, &CONFIG);
+        let fast_sanitized = try_new::<true, true>(bytes, &CONFIG);
+        if let Some(frame) = fast_unsanitized {
+            assert_eq!(exact_unsanitized, Ok(frame), "{bytes:02x?}");
+        }
+        if let Some(frame) = fast_sanitized {
+            assert_eq!(exact_sanitized, Ok(frame), "{bytes:02x?}");
+        }
+        for length in [0, bytes.len() / 2, bytes.len().saturating_sub(1)] {
+            let prefix = &bytes[..length];
+            if let Some(frame) = try_new::<false, false>(prefix, &CONFIG) {
+                assert_eq!(
+                    TransactionFrame::try_new_checked::<false, false, _>(
+                        prefix,
+                        crate::transaction_frame::NoCheck
+                    ),
+                    Ok(frame)
+                );
+            }
+        }
+        (fast_unsanitized.is_some(), fast_sanitized.is_some())
+    }
+
+    /// Version, instructions, accounts per instruction, data length, lookups, and whether the
+    /// transaction sanitizes.
+    type Shape = (
+        TransactionVersion,
+        usize,
+        usize,
+        usize,
+        &'static [(usize, usize)],
+        bool,
+    );
+
+    #[test]
+    fn common_shapes_are_decided_here() {
+        let cases: &[Shape] = &[
+            (TransactionVersion::Legacy, 0, 0, 0, &[], true),
+            (TransactionVersion::Legacy, 1, 4, 40, &[], true),
+            (TransactionVersion::Legacy, 5, 17, 127, &[], true),
+            (TransactionVersion::Legacy, 2, 127, 128, &[], true),
+            (TransactionVersion::Legacy, 1, 3, 700, &[], true),
+            (TransactionVersion::Legacy, 64, 0, 0, &[], true),
+            // Over the instruction limit: framed here, rejected by sanitization.
+            (TransactionVersion::Legacy, 65, 0, 0, &[], false),
+            (TransactionVersion::V0, 1, 4, 40, &[], true),
+            (
+                TransactionVersion::V0,
+                2,
+                4,
+                40,
+                &[(1, 0), (0, 3), (127, 100)],
+                true,
+            ),
+            // 4 + 128 + 130 accounts: more than 256.
+            (
+                TransactionVersion::V0,
+                1,
+                4,
+                40,
+                &[(1, 0), (0, 3), (127, 127)],
+                false,
+            ),
+            // An empty lookup frames but does not sanitize.
+            (TransactionVersion::V0, 1, 4, 40, &[(1, 0), (0, 0)], false),
+        ];
+        for &(version, instructions, accounts, data, lookups, sanitizes) in cases {
+            let mut bytes = build(version, instructions, accounts, data, lookups);
+            if lookups.contains(&(0, 0)) {
+                // Agave wants room for a minimum-sized lookup per count; pad as the checked path
+                // requires, then only the prefix constructor applies.
+                bytes.push(0);
+                assert_eq!(try_new::<false, true>(&bytes, &CONFIG), None);
+                let frame = try_new::<false, false>(&bytes, &CONFIG).unwrap();
+                assert_eq!(usize::from(frame.data_length), bytes.len() - 1);
+                assert_eq!(try_new::<true, false>(&bytes, &CONFIG), None);
+                continue;
+            }
+            assert_eq!(
+                check_agreement(&bytes),
+                (true, sanitizes),
+                "{version:?} {instructions} {accounts} {data} {lookups:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn max_account_index_with_and_without_a_window() {
+        // Accounts at offset 1 of buffers of several lengths, so that the 16-byte window fits or
+        // not, with 0, 1, 15, 16, 17 and 127 accounts; the bytes after the accounts are larger
+        // than any account index and must not count.
+        for num_accounts in [0usize, 1, 2, 15, 16, 17, 127] {
+            for trailing in [0usize, 1, 15, 16, 40] {
+                let accounts: Vec<u8> = (0..num_accounts)
+                    .map(|index| (index * 7 % 100) as u8)
+                    .collect();
+                let mut bytes = vec![0xEE];
+                bytes.extend(&accounts);
+                bytes.extend(vec![0xF0; trailing]);
+                let mut maxima = [0u8; ACCOUNT_WINDOW_BYTES];
+                maxima[3] = 2;
+                fold_max_account_index(&mut maxima, &bytes, 1, &bytes[1..1 + num_accounts]);
+                let expected = accounts.iter().fold(2, |max, &index| max.max(index));
+                assert_eq!(
+                    maxima.iter().max().copied(),
+                    Some(expected),
+                    "{num_accounts} accounts, {trailing} bytes after"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn left_to_the_checked_path() {
+        // Two-byte counts and v1 are not decided here, nor is any error.
+        let cases = [
+            build(TransactionVersion::Legacy, 1, 128, 1, &[]),
+            build(TransactionVersion::Legacy, 128, 0, 0, &[]),
+            build(TransactionVersion::V0, 1, 1, 1, &[(128, 0)]),
+            build(TransactionVersion::V1, 1, 1, 1, &[]),
+            build(TransactionVersion::Legacy, 1, 1, 1, &[])[..100].to_vec(),
+        ];
+        for bytes in cases {
+            assert_eq!(check_agreement(&bytes), (false, false));
+        }
+    }
+
+    #[test]
+    fn mutations_agree_with_the_checked_path() {
+        // Every single-byte change to a few bytes of interest, over several shapes: whatever the
+        // fast path decides, the checked path decides the same with the same frame.
+        let shapes = [
+            build(TransactionVersion::Legacy, 2, 3, 5, &[]),
+            build(TransactionVersion::Legacy, 1, 2, 130, &[]),
+            build(TransactionVersion::V0, 2, 3, 5, &[(2, 1), (0, 1)]),
+            // Repeated shapes take the predicted advance.
+            build(TransactionVersion::V0, 3, 1, 2, &[(2, 1), (2, 1), (2, 1)]),
+        ];
+        let mut decided = 0;
+        for base in shapes {
+            for position in 0..base.len() {
+                for value in [0u8, 1, 2, 3, 4, 0x7F, 0x80, 0x81, 0xFF] {
+                    let mut bytes = base.clone();
+                    bytes[position] = value;
+                    let (unsanitized, _) = check_agreement(&bytes);
+                    decided += usize::from(unsanitized);
+                }
+            }
+        }
+        assert!(
+            decided > 1000,
+            "the fast path decided only {decided} mutations"
+        );
+    }
+}
