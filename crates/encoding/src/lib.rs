@@ -47,6 +47,22 @@
 
 #![forbid(unsafe_code)]
 
+/// Calls `$implement!` once for each arity from 1 to 16 with the indices and type names of the
+/// members (`0 A`, then `0 A, 1 B`, ...): products and unions are Rust tuples of up to 16
+/// members, and each arity needs its own impl.
+macro_rules! for_each_arity {
+    ($implement:ident) => {
+        $crate::for_each_arity!(@ $implement [] 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J,
+            10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+    };
+    (@ $implement:ident [$($done:tt)*] $index:tt $T:ident $(, $rest_index:tt $Rest:ident)*) => {
+        $implement!($($done)* $index $T);
+        $crate::for_each_arity!(@ $implement [$($done)* $index $T,] $($rest_index $Rest),*);
+    };
+    (@ $implement:ident [$($done:tt)*]) => {};
+}
+pub(crate) use for_each_arity;
+
 pub mod bytes;
 pub mod collection;
 pub mod conv;
@@ -86,7 +102,7 @@ pub use primitive::{
     bool, constant, empty, float, int16, int31, int32, int64, int8, n, null, ranged_float,
     ranged_int, uint16, uint30, uint8, unit, z,
 };
-pub use product::{dft, obj, opt, option, req, tup, varopt};
+pub use product::{dft, merge_objs, merge_tups, obj, opt, option, req, tup, varopt};
 pub use reader::Reader;
 pub use recursive::{mu, mu_with_max_depth, Mu};
 pub use size::{add_padding, check_size, dynamic_size, dynamic_size_with};
