@@ -86,8 +86,8 @@ pub use bytes::{
     variable_bytes, variable_string,
 };
 pub use collection::{
-    fixed_list, list, list_cow, list_max, list_with_length, variable_list, variable_list_cow,
-    variable_list_max,
+    fixed_list, list, list_cow, list_inline, list_max, list_with_length, variable_list,
+    variable_list_cow, variable_list_inline, variable_list_max, InlineList,
 };
 pub use conv::{boxed, conv, conv_with_guard, convert, Convert};
 pub use describe::{JsonRepr, LengthKind, Schema, TagSize};

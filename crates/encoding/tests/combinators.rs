@@ -9,10 +9,10 @@
 use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
 use kestrel_encoding::{
     add_padding, bool, boxed, bytes, case, case_with, check_size, conv, dft, dynamic_size, empty,
-    fixed_list, int16, int64, int8, list, list_cow, list_max, list_with_length, merge_objs,
-    merge_tups, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16, uint8, union,
-    unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError, DecodeErrorKind,
-    EncodeErrorKind, Encoding, LengthKind, SizeClass, TagSize,
+    fixed_list, int16, int64, int8, list, list_cow, list_inline, list_max, list_with_length,
+    merge_objs, merge_tups, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16,
+    uint8, union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError,
+    DecodeErrorKind, EncodeErrorKind, Encoding, InlineList, LengthKind, SizeClass, TagSize,
 };
 use serde_json::json;
 use std::borrow::Cow;
@@ -36,8 +36,8 @@ fn block_header_round_trip() {
     assert_eq!(header.timestamp, 1568622928);
     assert_eq!(header.validation_pass, 4);
     assert_eq!(
-        header.fitness,
-        vec![&[0x00][..], &[0, 0, 0, 0, 0x01, 0x26, 0x31, 0xb2][..]]
+        header.fitness[..],
+        [&[0x00][..], &[0, 0, 0, 0, 0x01, 0x26, 0x31, 0xb2][..]]
     );
     assert_eq!(header.protocol_data.len(), 75);
     let mut buffer = Vec::new();
@@ -353,6 +353,30 @@ fn binary_forms() {
     assert_eq!(cow_bytes, vec![0, 0, 0, 4, 0, 1, 0, 3]);
     assert!(matches!(cow_list.decode(&cow_bytes).unwrap(), Cow::Owned(v) if v == elements));
     assert_eq!(cow_list.schema(), list(uint16()).unwrap().schema());
+    // list_inline: the same bytes, two elements inline, five on the heap.
+    let inline_list = list_inline::<2, _>(uint16()).unwrap();
+    let inline: InlineList<u16, 2> = elements.iter().copied().collect();
+    assert!(matches!(inline, InlineList::Inline { length: 2, .. }));
+    assert_eq!(
+        inline_list.encode(&Cow::Borrowed(&inline)).unwrap(),
+        cow_bytes
+    );
+    assert_eq!(*inline_list.decode(&cow_bytes).unwrap(), inline);
+    let five: InlineList<u16, 2> = (1..=5).collect();
+    assert!(matches!(&five, InlineList::Heap(heap) if heap[..] == [1, 2, 3, 4, 5]));
+    let five_bytes = inline_list.encode(&Cow::Borrowed(&five)).unwrap();
+    assert_eq!(
+        five_bytes,
+        list(uint16())
+            .unwrap()
+            .encode(&vec![1, 2, 3, 4, 5])
+            .unwrap()
+    );
+    assert_eq!(
+        inline_list.decode(&five_bytes).unwrap()[..],
+        [1, 2, 3, 4, 5]
+    );
+    assert_eq!(inline_list.schema(), list(uint16()).unwrap().schema());
     // padding is written as zeros and ignored when read.
     let encoding = add_padding(uint8(), 2).unwrap();
     assert_eq!(encoding.encode(&7).unwrap(), vec![7, 0, 0]);

@@ -3,10 +3,17 @@
 //! so both measure and check the same definition.
 
 use kestrel_encoding::{
-    bytes, convert, fixed_bytes, int32, int64, list_cow, obj, req, uint8, variable_bytes,
-    BuildError, Convert, Encoding,
+    bytes, convert, fixed_bytes, int32, int64, list_inline, obj, req, uint8, variable_bytes,
+    BuildError, Convert, Encoding, InlineList,
 };
 use std::borrow::Cow;
+
+/// How many fitness components are kept inline: Tenderbake's fitness has five (version, level,
+/// locked round, predecessor round, round), Emmy's had two; a longer one goes to the heap.
+pub const FITNESS_INLINE_LENGTH: usize = 5;
+
+/// The fitness: byte strings borrowed from the input, without allocation up to five.
+pub type Fitness<'a> = InlineList<&'a [u8], FITNESS_INLINE_LENGTH>;
 
 /// The shell block header (Octez `Block_header.shell_header_encoding` followed by the protocol
 /// data): the layout given in `encoding/p2p/README.md`.
@@ -18,7 +25,7 @@ pub struct BlockHeader<'a> {
     pub timestamp: i64,
     pub validation_pass: u8,
     pub operations_hash: [u8; 32],
-    pub fitness: Vec<&'a [u8]>,
+    pub fitness: Fitness<'a>,
     pub context: [u8; 32],
     pub protocol_data: &'a [u8],
 }
@@ -30,7 +37,7 @@ type BlockHeaderRepr<'a> = (
     i64,
     u8,
     [u8; 32],
-    Cow<'a, [&'a [u8]]>,
+    Cow<'a, Fitness<'a>>,
     [u8; 32],
     &'a [u8],
 );
@@ -87,7 +94,7 @@ pub fn block_header_encoding(
         req("timestamp", int64()),
         req("validation_pass", uint8()),
         req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list_cow(bytes())?),
+        req("fitness", list_inline::<FITNESS_INLINE_LENGTH, _>(bytes())?),
         req("context", fixed_bytes::<32>()),
         req("protocol_data", variable_bytes()),
     ))?;
