@@ -82,8 +82,8 @@ pub mod writer;
 pub mod zarith;
 
 pub use bytes::{
-    bounded_bytes, bounded_string, bytes, fixed_bytes, fixed_bytes_slice, fixed_string, string,
-    variable_bytes, variable_string,
+    bounded_bytes, bounded_string, bytes, fixed_bytes, fixed_bytes_ref, fixed_bytes_slice,
+    fixed_string, string, variable_bytes, variable_string,
 };
 pub use collection::{
     fixed_list, list, list_cow, list_inline, list_max, list_with_length, variable_list,

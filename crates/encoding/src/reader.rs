@@ -94,6 +94,23 @@ impl<'a> Reader<'a> {
         Ok(array)
     }
 
+    /// The next `N` bytes as a borrowed array: one bounds check for the whole run.
+    #[inline]
+    pub fn take_array_ref<const N: usize>(&mut self) -> Result<&'a [u8; N], DecodeError> {
+        if N > self.limit - self.offset {
+            return Err(self.take_failed(N));
+        }
+        let input: &'a [u8] = self.input;
+        // Within the limit, so within the input: the `None` arm is never taken.
+        match input[self.offset..].first_chunk::<N>() {
+            Some(array) => {
+                self.offset += N;
+                Ok(array)
+            }
+            None => Err(self.take_failed(N)),
+        }
+    }
+
     /// The next byte.
     #[inline]
     pub fn take_u8(&mut self) -> Result<u8, DecodeError> {
@@ -233,6 +250,28 @@ mod tests {
         );
         assert_eq!(reader.take(1).unwrap(), &[3]);
         assert!(reader.finish().is_ok());
+    }
+
+    #[test]
+    fn take_array_ref_edges() {
+        let input = [1u8, 2, 3];
+        let mut reader = Reader::new(&input);
+        assert_eq!(reader.take_array_ref::<2>().unwrap(), &[1, 2]);
+        // At a non-zero offset, one byte short.
+        let error = reader.take_array_ref::<2>().unwrap_err();
+        assert_eq!(
+            (error.kind.clone(), error.offset),
+            (DecodeErrorKind::NotEnoughData, 2)
+        );
+        assert_eq!(reader.take_array_ref::<1>().unwrap(), &[3]);
+        assert!(reader.finish().is_ok());
+        // A `check_size` limit inside the input reports the limit, not the end.
+        let mut reader = Reader::new(&input);
+        let saved = reader.enter_allowed(2);
+        let error = reader.take_array_ref::<3>().unwrap_err();
+        assert_eq!(error.kind, DecodeErrorKind::SizeLimitExceeded);
+        reader.leave_allowed(saved);
+        assert_eq!(reader.take_array_ref::<3>().unwrap(), &input);
     }
 
     #[test]

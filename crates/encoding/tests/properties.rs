@@ -8,9 +8,9 @@
 
 use kestrel_encoding::{
     add_padding, bool, bounded_bytes, boxed, bytes, case, case_with, check_size, conv, dft,
-    dynamic_size, dynamic_size_with, fixed_bytes, fixed_list, float, int16, int31, int32, int64,
-    int8, list, list_inline, list_max, list_with_length, merge_objs, mu, n, obj, opt, option,
-    ranged_float, ranged_int, req, string, string_enum, tup, uint16, uint30, uint8, union,
+    dynamic_size, dynamic_size_with, fixed_bytes, fixed_bytes_ref, fixed_list, float, int16, int31,
+    int32, int64, int8, list, list_inline, list_max, list_with_length, merge_objs, mu, n, obj, opt,
+    option, ranged_float, ranged_int, req, string, string_enum, tup, uint16, uint30, uint8, union,
     variable_bytes, variable_list, varopt, z, Encoding, InlineList, LengthKind, Mu, TagSize,
 };
 use num_bigint::{BigInt, BigUint};
@@ -101,6 +101,7 @@ properties!(string_, string(), ".{0,20}", v => v.as_str());
 properties!(string_owned, string().owned(), ".{0,20}", v => v.clone());
 properties!(variable, variable_bytes(), proptest::collection::vec(any::<u8>(), 0..40), v => &v[..]);
 properties!(fixed, fixed_bytes::<4>(), any::<[u8; 4]>(), v => *v);
+properties!(fixed_ref, fixed_bytes_ref::<4>(), any::<[u8; 4]>(), v => v);
 properties!(option_, option(int16()).unwrap(), proptest::option::of(any::<i16>()), v => *v);
 properties!(objects,
     obj((req("a", int8()), opt("b", uint16()), dft("c", uint8(), &3).unwrap(), varopt("d", bytes()))).unwrap(),
