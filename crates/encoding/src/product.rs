@@ -359,8 +359,14 @@ macro_rules! product_encoding {
                 }
                 let split = self.plan.split;
                 if split.is_none() {
-                    // The common case: no member is read in a shortened region.
-                    return Ok(($(self.$members.$index.read(reader)?,)+));
+                    // The common case: no member is read in a shortened region. The members
+                    // read from a local copy of the reader, written back at the end: the split
+                    // path below passes the reader to an out-of-line closure, which would
+                    // otherwise keep every offset update in memory.
+                    let mut local = *reader;
+                    let value = ($(self.$members.$index.read(&mut local)?,)+);
+                    *reader = local;
+                    return Ok(value);
                 }
                 Ok(($(
                     read_split(split, $index, reader, |reader| self.$members.$index.read(reader))?,
