@@ -425,3 +425,38 @@ impl<const N: usize> Encoding for FixedBytes<N> {
         }
     }
 }
+
+/// `Fixed.bytes N` with values borrowed from the input as arrays (`&[u8; N]`): a hash read
+/// without copying its bytes; `N` must be positive.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixedBytesRef<const N: usize>;
+
+/// `Fixed.bytes N` with borrowed array values; `N` must be positive (checked at compile time).
+pub fn fixed_bytes_ref<const N: usize>() -> FixedBytesRef<N> {
+    const { assert!(N > 0, "Fixed.bytes needs a positive length") };
+    FixedBytesRef
+}
+
+impl<const N: usize> Encoding for FixedBytesRef<N> {
+    type Value<'a> = &'a [u8; N];
+
+    #[inline]
+    fn layout(&self) -> Layout {
+        Layout::fixed(N)
+    }
+
+    #[inline]
+    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<&'a [u8; N], DecodeError> {
+        reader.take_array_ref::<N>()
+    }
+
+    #[inline]
+    fn write(&self, value: &&[u8; N], writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+        writer.put(&value[..]);
+        Ok(())
+    }
+
+    fn describe(&self, context: &mut DescribeContext) -> Desc {
+        FixedBytes::<N>.describe(context)
+    }
+}

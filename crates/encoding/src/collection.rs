@@ -192,6 +192,164 @@ where
     }
 }
 
+/// A list that keeps up to `N` elements inline and moves to the heap only beyond: the value of
+/// [`list_inline`], for short lists of small `Copy` elements (a block header's fitness: a few
+/// byte strings borrowed from the input), so that decoding them allocates nothing.
+#[derive(Clone)]
+pub enum InlineList<T, const N: usize> {
+    /// At most `N` elements, the first `length` of `elements`.
+    Inline {
+        /// How many of `elements` are in the list.
+        length: usize,
+        /// The storage; elements from `length` on are unused defaults.
+        elements: [T; N],
+    },
+    /// More than `N` elements.
+    Heap(Vec<T>),
+}
+
+impl<T: Copy + Default, const N: usize> InlineList<T, N> {
+    /// An empty list.
+    pub fn new() -> Self {
+        InlineList::Inline {
+            length: 0,
+            elements: [T::default(); N],
+        }
+    }
+
+    /// Appends `value`, moving the list to the heap when it outgrows `N`.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        match self {
+            InlineList::Inline { length, elements } => {
+                if let Some(slot) = elements.get_mut(*length) {
+                    *slot = value;
+                    *length += 1;
+                } else {
+                    let mut heap = Vec::with_capacity(N.saturating_mul(2).max(4));
+                    heap.extend_from_slice(elements);
+                    heap.push(value);
+                    *self = InlineList::Heap(heap);
+                }
+            }
+            InlineList::Heap(heap) => heap.push(value),
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Default for InlineList<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> InlineList<T, N> {
+    /// The elements.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        match self {
+            InlineList::Inline { length, elements } => &elements[..*length],
+            InlineList::Heap(heap) => heap,
+        }
+    }
+}
+
+impl<T, const N: usize> std::ops::Deref for InlineList<T, N> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: Copy + Default, const N: usize> FromIterator<T> for InlineList<T, N> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut list = Self::new();
+        for value in iter {
+            list.push(value);
+        }
+        list
+    }
+}
+
+impl<T: PartialEq, const N: usize> PartialEq for InlineList<T, N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: std::fmt::Debug, const N: usize> std::fmt::Debug for InlineList<T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// `Variable.list e` with [`InlineList`] values, as [`Cow`]s: decoding yields `Cow::Owned`
+/// (inline up to `N` elements, so without allocation), while a value to encode may be
+/// `Cow::Borrowed` from the caller's own list. The binary form, limits and description are
+/// those of [`VariableList`].
+#[derive(Debug, Clone)]
+pub struct VariableInlineList<E, const N: usize> {
+    list: VariableList<E>,
+}
+
+/// `Variable.list e` with [`InlineList`] values (see [`VariableInlineList`]).
+pub fn variable_list_inline<const N: usize, E: Encoding>(
+    element: E,
+) -> Result<VariableInlineList<E, N>, BuildError> {
+    Ok(VariableInlineList {
+        list: variable_list(element)?,
+    })
+}
+
+/// `list e` (a `uint30` size header, then the elements) with [`InlineList`] values.
+pub fn list_inline<const N: usize, E>(
+    element: E,
+) -> Result<DynamicSize<VariableInlineList<E, N>>, BuildError>
+where
+    E: Encoding,
+    for<'a> E::Value<'a>: Copy + Default + 'a,
+{
+    Ok(dynamic_size(variable_list_inline(element)?))
+}
+
+impl<E, const N: usize> Encoding for VariableInlineList<E, N>
+where
+    E: Encoding,
+    for<'a> E::Value<'a>: Copy + Default + 'a,
+{
+    type Value<'a> = Cow<'a, InlineList<E::Value<'a>, N>>;
+
+    #[inline]
+    fn layout(&self) -> Layout {
+        self.list.layout()
+    }
+
+    #[inline(always)]
+    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+        let mut values = InlineList::new();
+        let mut length = 0;
+        while reader.remaining_bytes() != 0 {
+            if length == self.list.max_length {
+                return Err(reader.error(DecodeErrorKind::ListTooLong));
+            }
+            values.push(self.list.element.read(reader)?);
+            length += 1;
+        }
+        Ok(Cow::Owned(values))
+    }
+
+    #[inline]
+    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.list.write_slice(value, writer)
+    }
+
+    fn describe(&self, context: &mut DescribeContext) -> Desc {
+        self.list.describe(context)
+    }
+}
+
 /// `list_with_length kind e`: an element count of `kind`, then the elements.
 #[derive(Debug, Clone)]
 pub struct ListWithLength<E> {

@@ -9,6 +9,7 @@ use crate::describe::{Desc, DescribeContext};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::Layout;
 use crate::reader::Reader;
+use crate::recursive::RecursionId;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -263,6 +264,19 @@ impl<E: Encoding> Encoding for Boxed<E> {
     #[inline]
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         self.encoding.write(value, writer)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        self.encoding.write_tail::<U>(value, writer, recursion)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {

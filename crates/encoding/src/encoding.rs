@@ -9,6 +9,7 @@ use crate::error::{DecodeError, EncodeError};
 use crate::json::{self, JsonError};
 use crate::layout::Layout;
 use crate::reader::Reader;
+use crate::recursive::RecursionId;
 use crate::writer::Writer;
 
 /// A binary (and, through its description, JSON) codec for values of type `Value<'a>`.
@@ -24,6 +25,29 @@ pub trait Encoding {
 
     /// Appends the binary form of `value`.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
+
+    /// Writes `value` as [`Encoding::write`] does, except for its last part when that is an
+    /// occurrence of the recursive encoding `recursion` (a [`Mu`](crate::Mu)) whose value is of
+    /// type `U`: that value is returned unwritten, for the recursion's own loop to write next.
+    /// Nothing may be written after a returned value, so only combinators that end with a
+    /// sub-encoding whose value they hold by reference pass this on (union cases, the last
+    /// member of a tuple or object, `boxed`); the default writes everything. This is how a
+    /// recursive encoding iterates on its last child instead of recursing, as a hand-written
+    /// codec's tail call does.
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        let _ = recursion;
+        self.write(value, writer)?;
+        Ok(None)
+    }
 
     /// The dynamic description (for JSON and schemas).
     fn describe(&self, context: &mut DescribeContext) -> Desc;

@@ -314,6 +314,10 @@ pub enum BuildError {
     },
     /// A `dft` default value that its own encoding cannot serialise.
     InvalidDefault(EncodeError),
+    /// `merge_objs` of an encoding that is not an object (`is_obj`).
+    MergeOfNonObjects,
+    /// `merge_tups` of an encoding that is not a tuple (`is_tup`).
+    MergeOfNonTuples,
 }
 
 impl fmt::Display for BuildError {
@@ -359,6 +363,8 @@ impl fmt::Display for BuildError {
                 "max_length {max_length} exceeds what the length prefix can represent ({limit})"
             ),
             BuildError::InvalidDefault(error) => write!(f, "invalid default value: {error}"),
+            BuildError::MergeOfNonObjects => write!(f, "merge_objs of a non-object encoding"),
+            BuildError::MergeOfNonTuples => write!(f, "merge_tups of a non-tuple encoding"),
         }
     }
 }

@@ -47,6 +47,22 @@
 
 #![forbid(unsafe_code)]
 
+/// Calls `$implement!` once for each arity from 1 to 16 with the indices and type names of the
+/// members (`0 A`, then `0 A, 1 B`, ...): products and unions are Rust tuples of up to 16
+/// members, and each arity needs its own impl.
+macro_rules! for_each_arity {
+    ($implement:ident) => {
+        $crate::for_each_arity!(@ $implement [] 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J,
+            10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+    };
+    (@ $implement:ident [$($done:tt)*] $index:tt $T:ident $(, $rest_index:tt $Rest:ident)*) => {
+        $implement!($($done)* $index $T);
+        $crate::for_each_arity!(@ $implement [$($done)* $index $T,] $($rest_index $Rest),*);
+    };
+    (@ $implement:ident [$($done:tt)*]) => {};
+}
+pub(crate) use for_each_arity;
+
 pub mod arena;
 pub mod bytes;
 pub mod collection;
@@ -68,12 +84,12 @@ pub mod zarith;
 
 pub use arena::{Arena, ArenaEncodeError, NodeCodec, RecursiveArena, Step};
 pub use bytes::{
-    bounded_bytes, bounded_string, bytes, fixed_bytes, fixed_bytes_slice, fixed_string, string,
-    variable_bytes, variable_string,
+    bounded_bytes, bounded_string, bytes, fixed_bytes, fixed_bytes_ref, fixed_bytes_slice,
+    fixed_string, string, variable_bytes, variable_string,
 };
 pub use collection::{
-    fixed_list, list, list_cow, list_max, list_with_length, variable_list, variable_list_cow,
-    variable_list_max,
+    fixed_list, list, list_cow, list_inline, list_max, list_with_length, variable_list,
+    variable_list_cow, variable_list_inline, variable_list_max, InlineList,
 };
 pub use conv::{boxed, conv, conv_with_guard, convert, Convert};
 pub use describe::{JsonRepr, LengthKind, Schema, TagSize};
@@ -88,7 +104,7 @@ pub use primitive::{
     bool, constant, empty, float, int16, int31, int32, int64, int8, n, null, ranged_float,
     ranged_int, uint16, uint30, uint8, unit, z,
 };
-pub use product::{dft, obj, opt, option, req, tup, varopt};
+pub use product::{dft, merge_objs, merge_tups, obj, opt, option, req, tup, varopt};
 pub use reader::Reader;
 pub use recursive::{mu, mu_with_max_depth, Mu};
 pub use size::{add_padding, check_size, dynamic_size, dynamic_size_with};

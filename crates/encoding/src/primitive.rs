@@ -12,8 +12,9 @@ use crate::zarith;
 use crate::Encoding;
 use num_bigint::{BigInt, BigUint};
 
-macro_rules! fixed_int {
-    ($(#[$doc:meta])* $name:ident, $function:ident, $kind:ident, $value:ty, $size:literal) => {
+/// A fixed-width big-endian number: its unit struct, constructor and `Encoding`.
+macro_rules! fixed_number {
+    ($(#[$doc:meta])* $name:ident, $function:ident, $desc:expr, $value:ty, $size:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, Default)]
         pub struct $name;
@@ -43,35 +44,35 @@ macro_rules! fixed_int {
             }
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
-                Desc::Int(IntKind::$kind)
+                $desc
             }
         }
     };
 }
 
-fixed_int!(
+fixed_number!(
     /// `int8`: a signed byte.
-    Int8, int8, Int8, i8, 1
+    Int8, int8, Desc::Int(IntKind::Int8), i8, 1
 );
-fixed_int!(
+fixed_number!(
     /// `uint8`: an unsigned byte.
-    Uint8, uint8, Uint8, u8, 1
+    Uint8, uint8, Desc::Int(IntKind::Uint8), u8, 1
 );
-fixed_int!(
+fixed_number!(
     /// `int16`: signed, 2 bytes big-endian.
-    Int16, int16, Int16, i16, 2
+    Int16, int16, Desc::Int(IntKind::Int16), i16, 2
 );
-fixed_int!(
+fixed_number!(
     /// `uint16`: unsigned, 2 bytes big-endian.
-    Uint16, uint16, Uint16, u16, 2
+    Uint16, uint16, Desc::Int(IntKind::Uint16), u16, 2
 );
-fixed_int!(
+fixed_number!(
     /// `int32`: signed, 4 bytes big-endian.
-    Int32, int32, Int32, i32, 4
+    Int32, int32, Desc::Int(IntKind::Int32), i32, 4
 );
-fixed_int!(
+fixed_number!(
     /// `int64`: signed, 8 bytes big-endian (a decimal string in JSON).
-    Int64, int64, Int64, i64, 8
+    Int64, int64, Desc::Int(IntKind::Int64), i64, 8
 );
 
 /// The smallest value of `int31` (-2^30).
@@ -81,79 +82,57 @@ pub const INT31_MAX: i32 = (1 << 30) - 1;
 /// The largest value of `uint30` (2^30 - 1); also the largest size header.
 pub const UINT30_MAX: u32 = (1 << 30) - 1;
 
-/// `int31`: a signed 31-bit integer on 4 bytes; other 32-bit values are `Invalid_int`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Int31;
+/// A 4-byte integer with a range narrower than its type's: its unit struct, constructor and
+/// `Encoding`, which checks the range on both read and write (`Invalid_int`).
+macro_rules! narrow_int {
+    ($(#[$doc:meta])* $name:ident, $function:ident, $kind:ident, $value:ty, $min:expr, $max:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $name;
 
-/// `int31`: a signed 31-bit integer on 4 bytes.
-pub fn int31() -> Int31 {
-    Int31
+        $(#[$doc])*
+        pub fn $function() -> $name {
+            $name
+        }
+
+        impl Encoding for $name {
+            type Value<'a> = $value;
+
+            #[inline]
+            fn layout(&self) -> Layout {
+                Layout::fixed(4)
+            }
+
+            #[inline]
+            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<$value, DecodeError> {
+                let start = reader.offset();
+                let value = <$value>::from_be_bytes(reader.take_array::<4>()?);
+                check_read_range(value.into(), $min.into(), $max.into(), start)?;
+                Ok(value)
+            }
+
+            #[inline]
+            fn write(&self, value: &$value, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+                check_write_range((*value).into(), $min.into(), $max.into(), writer)?;
+                writer.put(&value.to_be_bytes());
+                Ok(())
+            }
+
+            fn describe(&self, _context: &mut DescribeContext) -> Desc {
+                Desc::Int(IntKind::$kind)
+            }
+        }
+    };
 }
 
-impl Encoding for Int31 {
-    type Value<'a> = i32;
-
-    #[inline]
-    fn layout(&self) -> Layout {
-        Layout::fixed(4)
-    }
-
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<i32, DecodeError> {
-        let start = reader.offset();
-        let value = i32::from_be_bytes(reader.take_array::<4>()?);
-        check_read_range(value.into(), INT31_MIN.into(), INT31_MAX.into(), start)?;
-        Ok(value)
-    }
-
-    #[inline]
-    fn write(&self, value: &i32, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        check_write_range((*value).into(), INT31_MIN.into(), INT31_MAX.into(), writer)?;
-        writer.put(&value.to_be_bytes());
-        Ok(())
-    }
-
-    fn describe(&self, _context: &mut DescribeContext) -> Desc {
-        Desc::Int(IntKind::Int31)
-    }
-}
-
-/// `uint30`: an unsigned 30-bit integer on 4 bytes (size headers use it).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Uint30;
-
-/// `uint30`: an unsigned 30-bit integer on 4 bytes.
-pub fn uint30() -> Uint30 {
-    Uint30
-}
-
-impl Encoding for Uint30 {
-    type Value<'a> = u32;
-
-    #[inline]
-    fn layout(&self) -> Layout {
-        Layout::fixed(4)
-    }
-
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<u32, DecodeError> {
-        let start = reader.offset();
-        let value = u32::from_be_bytes(reader.take_array::<4>()?);
-        check_read_range(value.into(), 0, UINT30_MAX.into(), start)?;
-        Ok(value)
-    }
-
-    #[inline]
-    fn write(&self, value: &u32, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        check_write_range((*value).into(), 0, UINT30_MAX.into(), writer)?;
-        writer.put(&value.to_be_bytes());
-        Ok(())
-    }
-
-    fn describe(&self, _context: &mut DescribeContext) -> Desc {
-        Desc::Int(IntKind::Uint30)
-    }
-}
+narrow_int!(
+    /// `int31`: a signed 31-bit integer on 4 bytes; other 32-bit values are `Invalid_int`.
+    Int31, int31, Int31, i32, INT31_MIN, INT31_MAX
+);
+narrow_int!(
+    /// `uint30`: an unsigned 30-bit integer on 4 bytes (size headers use it).
+    Uint30, uint30, Uint30, u32, 0u32, UINT30_MAX
+);
 
 #[inline]
 fn check_read_range(value: i64, min: i64, max: i64, offset: usize) -> Result<(), DecodeError> {
@@ -280,38 +259,10 @@ impl Encoding for RangedInt {
     }
 }
 
-/// `float`: an IEEE 754 double, 8 bytes big-endian.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Float;
-
-/// `float`: an IEEE 754 double, 8 bytes big-endian.
-pub fn float() -> Float {
-    Float
-}
-
-impl Encoding for Float {
-    type Value<'a> = f64;
-
-    #[inline]
-    fn layout(&self) -> Layout {
-        Layout::fixed(8)
-    }
-
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<f64, DecodeError> {
-        Ok(f64::from_be_bytes(reader.take_array::<8>()?))
-    }
-
-    #[inline]
-    fn write(&self, value: &f64, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        writer.put(&value.to_be_bytes());
-        Ok(())
-    }
-
-    fn describe(&self, _context: &mut DescribeContext) -> Desc {
-        Desc::Float
-    }
-}
+fixed_number!(
+    /// `float`: an IEEE 754 double, 8 bytes big-endian.
+    Float, float, Desc::Float, f64, 8
+);
 
 /// `ranged_float minimum maximum`: a `float` within inclusive bounds.
 #[derive(Debug, Clone, Copy)]
@@ -411,69 +362,51 @@ impl Encoding for Bool {
     }
 }
 
-/// `n`: a Zarith natural number of any size.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct N;
+/// A Zarith number: its unit struct, constructor and `Encoding` over `zarith.rs`.
+macro_rules! zarith_number {
+    ($(#[$doc:meta])* $name:ident, $function:ident, $value:ty, $read:path, $write:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $name;
 
-/// `n`: a Zarith natural number of any size.
-pub fn n() -> N {
-    N
+        $(#[$doc])*
+        pub fn $function() -> $name {
+            $name
+        }
+
+        impl Encoding for $name {
+            type Value<'a> = $value;
+
+            fn layout(&self) -> Layout {
+                Layout::dynamic()
+            }
+
+            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<$value, DecodeError> {
+                let bytes = take_zarith(reader)?;
+                let mut offset = 0;
+                $read(bytes, &mut offset)
+            }
+
+            fn write(&self, value: &$value, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+                $write(value, writer.buffer());
+                Ok(())
+            }
+
+            fn describe(&self, _context: &mut DescribeContext) -> Desc {
+                Desc::$name
+            }
+        }
+    };
 }
 
-impl Encoding for N {
-    type Value<'a> = BigUint;
-
-    fn layout(&self) -> Layout {
-        Layout::dynamic()
-    }
-
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<BigUint, DecodeError> {
-        let bytes = take_zarith(reader)?;
-        let mut offset = 0;
-        zarith::read_n(bytes, &mut offset)
-    }
-
-    fn write(&self, value: &BigUint, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        zarith::write_n(value, writer.buffer());
-        Ok(())
-    }
-
-    fn describe(&self, _context: &mut DescribeContext) -> Desc {
-        Desc::N
-    }
-}
-
-/// `z`: a Zarith integer of any size.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Z;
-
-/// `z`: a Zarith integer of any size.
-pub fn z() -> Z {
-    Z
-}
-
-impl Encoding for Z {
-    type Value<'a> = BigInt;
-
-    fn layout(&self) -> Layout {
-        Layout::dynamic()
-    }
-
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<BigInt, DecodeError> {
-        let bytes = take_zarith(reader)?;
-        let mut offset = 0;
-        zarith::read_z(bytes, &mut offset)
-    }
-
-    fn write(&self, value: &BigInt, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        zarith::write_z(value, writer.buffer());
-        Ok(())
-    }
-
-    fn describe(&self, _context: &mut DescribeContext) -> Desc {
-        Desc::Z
-    }
-}
+zarith_number!(
+    /// `n`: a Zarith natural number of any size.
+    N, n, BigUint, zarith::read_n, zarith::write_n
+);
+zarith_number!(
+    /// `z`: a Zarith integer of any size.
+    Z, z, BigInt, zarith::read_z, zarith::write_z
+);
 
 /// Takes the bytes of one Zarith number (up to the first byte without its high bit), checking
 /// the trailing-zero rule, with errors at input offsets.

@@ -1,6 +1,7 @@
 //! Products (tutorial, Part 3 "ADT combinators: records"): tuples (`tupN`) and objects (`objN`)
-//! of any arity up to 16 (a Rust tuple of encodings or of fields), the fields `req`, `opt`,
-//! `varopt` and `dft`, and `option`.
+//! of 1 to 16 members (a Rust tuple of encodings or of fields), `merge_objs`/`merge_tups` for
+//! any larger arity (as data-encoding builds them), the fields `req`, `opt`, `varopt` and `dft`,
+//! and `option`.
 //!
 //! The size classes are combined when the product is built (`Kind.combine`): a variable-size
 //! element may only be followed by fixed-size ones, whose total size is then subtracted from the
@@ -10,6 +11,7 @@ use crate::describe::{Desc, DescribeContext, FieldDesc, Presence};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
+use crate::recursive::RecursionId;
 use crate::writer::Writer;
 use crate::Encoding;
 
@@ -126,6 +128,22 @@ pub trait Field {
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError>;
     /// Writes the field.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
+    /// Writes the field, passing on its tail occurrence of `recursion`
+    /// ([`Encoding::write_tail`]); by default the field is written whole.
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        let _ = recursion;
+        self.write(value, writer)?;
+        Ok(None)
+    }
     /// Describes the field.
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc;
 }
@@ -161,6 +179,19 @@ impl<E: Encoding> Field for Req<E> {
     #[inline(always)]
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         self.encoding.write(value, writer)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        self.encoding.write_tail::<U>(value, writer, recursion)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
@@ -308,6 +339,74 @@ impl<E: Encoding> Field for Dft<E> {
     }
 }
 
+/// The `Encoding` of a product (`Tup` or `Obj`) of one arity: `$members` is the field of the
+/// struct holding the members, `$Member` the trait they implement, `$Desc` the description's
+/// variant.
+macro_rules! product_encoding {
+    ($Product:ident, $members:ident, $Member:ident, $Desc:ident; $($index:tt $T:ident),+) => {
+        impl<$($T: $Member),+> Encoding for $Product<($($T,)+)> {
+            type Value<'a> = ($($T::Value<'a>,)+);
+
+            #[inline]
+            fn layout(&self) -> Layout {
+                self.plan.layout
+            }
+
+            #[inline]
+            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+                if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
+                    reader.ensure(size_bytes)?;
+                }
+                let split = self.plan.split;
+                if split.is_none() {
+                    // The common case: no member is read in a shortened region. The members
+                    // read from a local copy of the reader, written back at the end: the split
+                    // path below passes the reader to an out-of-line closure, which would
+                    // otherwise keep every offset update in memory.
+                    let mut local = *reader;
+                    let value = ($(self.$members.$index.read(&mut local)?,)+);
+                    *reader = local;
+                    return Ok(value);
+                }
+                Ok(($(
+                    read_split(split, $index, reader, |reader| self.$members.$index.read(reader))?,
+                )+))
+            }
+
+            #[inline]
+            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+                $(self.$members.$index.write(&value.$index, writer)?;)+
+                Ok(())
+            }
+
+            #[inline(always)]
+            fn write_tail<'v, U: 'static>(
+                &self,
+                value: &'v Self::Value<'_>,
+                writer: &mut Writer<'_>,
+                recursion: RecursionId,
+            ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v, {
+                // Only the last member may hand back a tail; the comparisons are on constants.
+                const LAST: usize = [$($index),+].len() - 1;
+                let mut tail = None;
+                $(if $index == LAST {
+                    tail = self.$members.$index.write_tail::<U>(&value.$index, writer, recursion)?;
+                } else {
+                    self.$members.$index.write(&value.$index, writer)?;
+                })+
+                Ok(tail)
+            }
+
+            fn describe(&self, context: &mut DescribeContext) -> Desc {
+                Desc::$Desc(vec![$(self.$members.$index.describe(context)),+])
+            }
+        }
+    };
+}
+
+/// Tuples and objects of one arity: the member lists and the two `Encoding`s.
 macro_rules! products {
     ($($index:tt $T:ident),+) => {
         impl<$($T: Encoding),+> Elements for ($($T,)+) {
@@ -322,92 +421,143 @@ macro_rules! products {
             }
         }
 
-        impl<$($T: Encoding),+> Encoding for Tup<($($T,)+)> {
-            type Value<'a> = ($($T::Value<'a>,)+);
-
-            #[inline]
-            fn layout(&self) -> Layout {
-                self.plan.layout
-            }
-
-            #[inline]
-            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-                if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-                    reader.ensure(size_bytes)?;
-                }
-                let split = self.plan.split;
-                if split.is_none() {
-                    // The common case: no element is read in a shortened region.
-                    return Ok(($(self.elements.$index.read(reader)?,)+));
-                }
-                Ok(($(
-                    read_split(split, $index, reader, |reader| self.elements.$index.read(reader))?,
-                )+))
-            }
-
-            #[inline]
-            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-                $(self.elements.$index.write(&value.$index, writer)?;)+
-                Ok(())
-            }
-
-            fn describe(&self, context: &mut DescribeContext) -> Desc {
-                Desc::Tup(vec![$(self.elements.$index.describe(context)),+])
-            }
-        }
-
-        impl<$($T: Field),+> Encoding for Obj<($($T,)+)> {
-            type Value<'a> = ($($T::Value<'a>,)+);
-
-            #[inline]
-            fn layout(&self) -> Layout {
-                self.plan.layout
-            }
-
-            #[inline]
-            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-                if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-                    reader.ensure(size_bytes)?;
-                }
-                let split = self.plan.split;
-                if split.is_none() {
-                    // The common case: no element is read in a shortened region.
-                    return Ok(($(self.fields.$index.read(reader)?,)+));
-                }
-                Ok(($(
-                    read_split(split, $index, reader, |reader| self.fields.$index.read(reader))?,
-                )+))
-            }
-
-            #[inline]
-            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-                $(self.fields.$index.write(&value.$index, writer)?;)+
-                Ok(())
-            }
-
-            fn describe(&self, context: &mut DescribeContext) -> Desc {
-                Desc::Obj(vec![$(self.fields.$index.describe(context)),+])
-            }
-        }
+        product_encoding!(Tup, elements, Encoding, Tup; $($index $T),+);
+        product_encoding!(Obj, fields, Field, Obj; $($index $T),+);
     };
 }
 
-products!(0 A);
-products!(0 A, 1 B);
-products!(0 A, 1 B, 2 C);
-products!(0 A, 1 B, 2 C, 3 D);
-products!(0 A, 1 B, 2 C, 3 D, 4 E);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
-products!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+crate::for_each_arity!(products);
+
+/// What a [`Merged`] product joins: two objects or two tuples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MergeKind {
+    Objects,
+    Tuples,
+}
+
+/// `merge_objs o1 o2` / `merge_tups t1 t2`: the fields (or elements) of `left` then those of
+/// `right`, as one object (or tuple). Binary: `left`'s bytes then `right`'s, the region shortened
+/// for a variable-size `left` as in any product (data-encoding's `Objs`/`Tups`); JSON and schema:
+/// one object (or array) holding both sides' members. The value is the pair of both sides'
+/// values, so objects and tuples of any arity are built by nesting merges of up to 16-member
+/// ones.
+#[derive(Debug, Clone)]
+pub struct Merged<A, B> {
+    left: A,
+    right: B,
+    kind: MergeKind,
+    plan: Plan,
+}
+
+/// Whether `encoding` describes as an object (`is_obj`: an object, a merge of objects, a
+/// conversion of one, or a zero-width `empty`/`unit`), with its fields.
+fn object_fields<E: Encoding>(encoding: &E) -> Option<Vec<FieldDesc>> {
+    match encoding.describe(&mut DescribeContext::new()) {
+        Desc::Obj(fields) => Some(fields),
+        Desc::Empty | Desc::Unit => Some(Vec::new()),
+        _ => None,
+    }
+}
+
+/// `merge_objs left right`: both must be objects (an `obj`, another merge, or a conversion of
+/// one, or `empty`/`unit`; data-encoding's `is_obj`), and the product must be readable (a
+/// variable-size `left` needs a fixed-size `right`).
+pub fn merge_objs<A: Encoding, B: Encoding>(left: A, right: B) -> Result<Merged<A, B>, BuildError> {
+    if object_fields(&left).is_none() || object_fields(&right).is_none() {
+        return Err(BuildError::MergeOfNonObjects);
+    }
+    merged(left, right, MergeKind::Objects)
+}
+
+/// `merge_tups left right`: both must be tuples (a `tup`, another merge, or a conversion of
+/// one; data-encoding's `is_tup`), and the product must be readable.
+pub fn merge_tups<A: Encoding, B: Encoding>(left: A, right: B) -> Result<Merged<A, B>, BuildError> {
+    let is_tuple = |desc: Desc| matches!(desc, Desc::Tup(_));
+    if !is_tuple(left.describe(&mut DescribeContext::new()))
+        || !is_tuple(right.describe(&mut DescribeContext::new()))
+    {
+        return Err(BuildError::MergeOfNonTuples);
+    }
+    merged(left, right, MergeKind::Tuples)
+}
+
+fn merged<A: Encoding, B: Encoding>(
+    left: A,
+    right: B,
+    kind: MergeKind,
+) -> Result<Merged<A, B>, BuildError> {
+    let plan = plan(&[left.layout(), right.layout()])?;
+    Ok(Merged {
+        left,
+        right,
+        kind,
+        plan,
+    })
+}
+
+impl<A: Encoding, B: Encoding> Encoding for Merged<A, B> {
+    type Value<'a> = (A::Value<'a>, B::Value<'a>);
+
+    #[inline]
+    fn layout(&self) -> Layout {
+        self.plan.layout
+    }
+
+    #[inline]
+    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+        if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
+            reader.ensure(size_bytes)?;
+        }
+        let split = self.plan.split;
+        let left = read_split(split, 0, reader, |reader| self.left.read(reader))?;
+        let right = self.right.read(reader)?;
+        Ok((left, right))
+    }
+
+    #[inline]
+    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.left.write(&value.0, writer)?;
+        self.right.write(&value.1, writer)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        self.left.write(&value.0, writer)?;
+        self.right.write_tail::<U>(&value.1, writer, recursion)
+    }
+
+    fn describe(&self, context: &mut DescribeContext) -> Desc {
+        let left = self.left.describe(context);
+        let right = self.right.describe(context);
+        match (self.kind, left, right) {
+            (MergeKind::Tuples, Desc::Tup(mut elements), Desc::Tup(more)) => {
+                elements.extend(more);
+                Desc::Tup(elements)
+            }
+            (MergeKind::Objects, left, right) => {
+                let mut fields = match left {
+                    Desc::Obj(fields) => fields,
+                    // `empty` or `unit`, checked when built.
+                    _ => Vec::new(),
+                };
+                if let Desc::Obj(more) = right {
+                    fields.extend(more);
+                }
+                Desc::Obj(fields)
+            }
+            // Checked when built: both sides of a tuple merge describe as tuples.
+            (MergeKind::Tuples, left, right) => Desc::Tup(vec![left, right]),
+        }
+    }
+}
 
 /// `option e`: a tag byte (0 for none, 1 for some) then the value; `null` or the value in JSON.
 #[derive(Debug, Clone)]

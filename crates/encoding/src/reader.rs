@@ -10,8 +10,9 @@
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
-/// A cursor over the input of one decode.
-#[derive(Debug)]
+/// A cursor over the input of one decode. It is `Copy` so that a combinator can run its hot
+/// path on a local copy the optimiser keeps in registers (see `product.rs`).
+#[derive(Debug, Clone, Copy)]
 pub struct Reader<'a> {
     input: &'a [u8],
     offset: usize,
@@ -23,6 +24,19 @@ pub struct Reader<'a> {
     limit: usize,
     /// Current nesting of recursive (`mu`) encodings.
     depth: usize,
+}
+
+/// The error of a `take` of `size_bytes` at `offset` that hit a limit, the region ending at `end`.
+#[cold]
+#[inline(never)]
+fn take_failed(offset: usize, end: usize, size_bytes: usize) -> DecodeError {
+    // data-encoding checks the region (`Not_enough_data`) before `check_size`.
+    let kind = if size_bytes > end - offset {
+        DecodeErrorKind::NotEnoughData
+    } else {
+        DecodeErrorKind::SizeLimitExceeded
+    };
+    DecodeError::new(kind, offset)
 }
 
 /// What `enter_region` or `enter_allowed` replaced, for the matching `leave_*`.
@@ -60,14 +74,12 @@ impl<'a> Reader<'a> {
         DecodeError::new(kind, self.offset)
     }
 
-    #[cold]
+    /// The error of a failed `take`, worked out from the two limits. The fields are passed by
+    /// value so that the reader's address does not escape into this out-of-line function (which
+    /// would keep the reader in memory rather than in registers on the hot path).
+    #[inline(always)]
     fn take_failed(&self, size_bytes: usize) -> DecodeError {
-        // data-encoding checks the region (`Not_enough_data`) before `check_size`.
-        if size_bytes > self.end - self.offset {
-            self.error(DecodeErrorKind::NotEnoughData)
-        } else {
-            self.error(DecodeErrorKind::SizeLimitExceeded)
-        }
+        take_failed(self.offset, self.end, size_bytes)
     }
 
     /// The next `size_bytes` bytes, borrowed from the input: one bounds check for the whole run.
@@ -92,6 +104,23 @@ impl<'a> Reader<'a> {
         let mut array = [0u8; N];
         array.copy_from_slice(&self.input[start..start + N]);
         Ok(array)
+    }
+
+    /// The next `N` bytes as a borrowed array: one bounds check for the whole run.
+    #[inline]
+    pub fn take_array_ref<const N: usize>(&mut self) -> Result<&'a [u8; N], DecodeError> {
+        if N > self.limit - self.offset {
+            return Err(self.take_failed(N));
+        }
+        let input: &'a [u8] = self.input;
+        // Within the limit, so within the input: the `None` arm is never taken.
+        match input[self.offset..].first_chunk::<N>() {
+            Some(array) => {
+                self.offset += N;
+                Ok(array)
+            }
+            None => Err(self.take_failed(N)),
+        }
     }
 
     /// The next byte.
@@ -233,6 +262,28 @@ mod tests {
         );
         assert_eq!(reader.take(1).unwrap(), &[3]);
         assert!(reader.finish().is_ok());
+    }
+
+    #[test]
+    fn take_array_ref_edges() {
+        let input = [1u8, 2, 3];
+        let mut reader = Reader::new(&input);
+        assert_eq!(reader.take_array_ref::<2>().unwrap(), &[1, 2]);
+        // At a non-zero offset, one byte short.
+        let error = reader.take_array_ref::<2>().unwrap_err();
+        assert_eq!(
+            (error.kind.clone(), error.offset),
+            (DecodeErrorKind::NotEnoughData, 2)
+        );
+        assert_eq!(reader.take_array_ref::<1>().unwrap(), &[3]);
+        assert!(reader.finish().is_ok());
+        // A `check_size` limit inside the input reports the limit, not the end.
+        let mut reader = Reader::new(&input);
+        let saved = reader.enter_allowed(2);
+        let error = reader.take_array_ref::<3>().unwrap_err();
+        assert_eq!(error.kind, DecodeErrorKind::SizeLimitExceeded);
+        reader.leave_allowed(saved);
+        assert_eq!(reader.take_array_ref::<3>().unwrap(), &input);
     }
 
     #[test]

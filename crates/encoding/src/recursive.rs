@@ -30,25 +30,61 @@ use std::sync::OnceLock;
 /// crate; tree-shaped P2P and RPC values are a few levels deep).
 pub const DEFAULT_MAX_DEPTH: usize = 512;
 
+/// The identity of one recursive encoding (the address of its cell), with which a body tells
+/// its own recursive occurrences from those of another `mu` over the same type
+/// ([`Encoding::write_tail`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecursionId(usize);
+
 /// The type-erased body of a recursive encoding over owned values `T`.
 trait DynBody<T>: Send + Sync {
     fn read_dyn<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError>;
-    fn write_dyn(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
+    /// Writes `value` at the level the caller entered; the body's own tail occurrences of
+    /// `recursion` are written by a loop here, each counted as one more level, so that a
+    /// value too deep to decode is too deep to encode too.
+    fn write_dyn(
+        &self,
+        value: &T,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+        max_depth: usize,
+    ) -> Result<(), EncodeError>;
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc;
 }
 
-impl<T, E> DynBody<T> for E
+impl<T: 'static, E> DynBody<T> for E
 where
-    E: for<'a> Encoding<Value<'a> = T> + Send + Sync,
+    E: for<'a> Encoding<Value<'a> = T> + Send + Sync + 'static,
 {
     #[inline]
     fn read_dyn<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
         self.read(reader)
     }
 
-    #[inline]
-    fn write_dyn(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.write(value, writer)
+    fn write_dyn(
+        &self,
+        value: &T,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+        max_depth: usize,
+    ) -> Result<(), EncodeError> {
+        let mut current = value;
+        let mut tail_levels = 0;
+        let result = loop {
+            match self.write_tail::<T>(current, writer, recursion) {
+                Ok(None) => break Ok(()),
+                Ok(Some(next)) => {
+                    if let Err(error) = writer.enter_recursion(max_depth) {
+                        break Err(error);
+                    }
+                    tail_levels += 1;
+                    current = next;
+                }
+                Err(error) => break Err(error),
+            }
+        };
+        writer.leave_recursion_levels(tail_levels);
+        result
     }
 
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc {
@@ -147,6 +183,12 @@ impl<T: 'static> Mu<T> {
     pub fn max_depth(&self) -> usize {
         self.cell.max_depth
     }
+
+    /// This recursive encoding's identity.
+    #[inline(always)]
+    fn id(&self) -> RecursionId {
+        RecursionId(self.cell as *const MuCell<T> as usize)
+    }
 }
 
 impl<T: 'static> Encoding for Mu<T> {
@@ -168,13 +210,36 @@ impl<T: 'static> Encoding for Mu<T> {
     #[inline]
     fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         writer.enter_recursion(self.cell.max_depth)?;
-        let result = self.body().write_dyn(value, writer);
+        let result = self
+            .body()
+            .write_dyn(value, writer, self.id(), self.cell.max_depth);
         writer.leave_recursion();
         result
     }
 
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        if self.id() == recursion {
+            // The same cell means the same `T`, so this always succeeds; the type test folds
+            // away when the body is compiled.
+            if let Some(value) = (value as &dyn std::any::Any).downcast_ref::<U>() {
+                return Ok(Some(value));
+            }
+        }
+        self.write(value, writer)?;
+        Ok(None)
+    }
+
     fn describe(&self, context: &mut DescribeContext) -> Desc {
-        let identity = self.cell as *const MuCell<T> as usize;
+        let identity = self.id().0;
         let (index, needs_body) = context.register_recursive(identity);
         if needs_body {
             let body = self.body().describe_dyn(context);

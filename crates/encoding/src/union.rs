@@ -10,6 +10,7 @@ use crate::describe::{CaseDesc, Desc, DescribeContext, IntKind, TagSize};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
+use crate::recursive::RecursionId;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -29,6 +30,17 @@ pub trait UnionCase<T> {
         tag_size: TagSize,
         writer: &mut Writer<'_>,
     ) -> Option<Result<(), EncodeError>>;
+    /// As `try_write`, passing on the payload's tail occurrence of `recursion`
+    /// ([`Encoding::write_tail`]).
+    fn try_write_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        Self: 'v;
     /// Describes the case.
     fn describe(&self, context: &mut DescribeContext) -> CaseDesc;
 }
@@ -41,7 +53,118 @@ fn write_tag(tag: u16, tag_size: TagSize, writer: &mut Writer<'_>) {
     }
 }
 
-/// A case whose payload is stored in the variant as is: the projection returns a reference.
+/// How a case finds its payload in a value of type `T`: by reference ([`case`]) or by value
+/// ([`case_with`]).
+pub trait Projection<T, E: Encoding> {
+    /// If the value belongs to the case, writes `tag` and the payload.
+    fn write_projected(
+        &self,
+        value: &T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+    ) -> Option<Result<(), EncodeError>>;
+    /// As `write_projected`, passing on the payload's tail occurrence of `recursion` where the
+    /// payload is held by the value (a payload built by the projection is written whole).
+    fn write_projected_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        E: 'v;
+}
+
+/// A projection returning a reference to the payload held in the value.
+#[derive(Debug, Clone, Copy)]
+pub struct ByReference<P>(P);
+
+/// A projection returning the payload by value (which may borrow from the value).
+#[derive(Debug, Clone, Copy)]
+pub struct ByValue<P>(P);
+
+impl<T, E, P> Projection<T, E> for ByReference<P>
+where
+    E: Encoding,
+    P: for<'r> Fn(&'r T) -> Option<&'r E::Value<'r>>,
+{
+    #[inline(always)]
+    fn write_projected(
+        &self,
+        value: &T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+    ) -> Option<Result<(), EncodeError>> {
+        let payload = (self.0)(value)?;
+        write_tag(tag, tag_size, writer);
+        Some(encoding.write(payload, writer))
+    }
+
+    #[inline(always)]
+    fn write_projected_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        E: 'v,
+    {
+        let payload = (self.0)(value)?;
+        write_tag(tag, tag_size, writer);
+        Some(encoding.write_tail::<U>(payload, writer, recursion))
+    }
+}
+
+impl<T, E, P> Projection<T, E> for ByValue<P>
+where
+    E: Encoding,
+    P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
+{
+    #[inline(always)]
+    fn write_projected(
+        &self,
+        value: &T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+    ) -> Option<Result<(), EncodeError>> {
+        let payload = (self.0)(value)?;
+        write_tag(tag, tag_size, writer);
+        Some(encoding.write(&payload, writer))
+    }
+
+    #[inline(always)]
+    fn write_projected_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        encoding: &E,
+        tag: u16,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+        _recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        E: 'v,
+    {
+        // The payload is a temporary: nothing in it may outlive this call.
+        self.write_projected(value, encoding, tag, tag_size, writer)
+            .map(|result| result.map(|()| None))
+    }
+}
+
+/// One case of a union: a tag, a title, the payload encoding and the two conversions.
 pub struct Case<E, P, I> {
     tag: u16,
     title: String,
@@ -62,7 +185,13 @@ impl<E: std::fmt::Debug, P, I> std::fmt::Debug for Case<E, P, I> {
 
 /// `case ~title (Tag tag) e project inject` where `project` returns a reference to the payload
 /// held in the value (e.g. `|t| match t { Tree::Leaf(x) => Some(x), _ => None }`).
-pub fn case<T, E, P, I>(tag: u16, title: &str, encoding: E, project: P, inject: I) -> Case<E, P, I>
+pub fn case<T, E, P, I>(
+    tag: u16,
+    title: &str,
+    encoding: E,
+    project: P,
+    inject: I,
+) -> Case<E, ByReference<P>, I>
 where
     E: Encoding,
     P: for<'r> Fn(&'r T) -> Option<&'r E::Value<'r>>,
@@ -72,7 +201,30 @@ where
         tag,
         title: title.to_owned(),
         encoding,
-        project,
+        project: ByReference(project),
+        inject,
+    }
+}
+
+/// `case` with a projection returning the payload by value (e.g. a tuple of a struct
+/// variant's fields), which may borrow from the value.
+pub fn case_with<T, E, P, I>(
+    tag: u16,
+    title: &str,
+    encoding: E,
+    project: P,
+    inject: I,
+) -> Case<E, ByValue<P>, I>
+where
+    E: Encoding,
+    P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
+    I: for<'a> Fn(E::Value<'a>) -> T,
+{
+    Case {
+        tag,
+        title: title.to_owned(),
+        encoding,
+        project: ByValue(project),
         inject,
     }
 }
@@ -80,7 +232,7 @@ where
 impl<T, E, P, I> UnionCase<T> for Case<E, P, I>
 where
     E: Encoding,
-    P: for<'r> Fn(&'r T) -> Option<&'r E::Value<'r>>,
+    P: Projection<T, E>,
     I: for<'a> Fn(E::Value<'a>) -> T,
 {
     #[inline(always)]
@@ -104,92 +256,29 @@ where
         tag_size: TagSize,
         writer: &mut Writer<'_>,
     ) -> Option<Result<(), EncodeError>> {
-        let payload = (self.project)(value)?;
-        write_tag(self.tag, tag_size, writer);
-        Some(self.encoding.write(payload, writer))
-    }
-
-    fn describe(&self, context: &mut DescribeContext) -> CaseDesc {
-        CaseDesc {
-            tag: self.tag,
-            title: self.title.clone(),
-            desc: self.encoding.describe(context),
-        }
-    }
-}
-
-/// A case whose payload is built from the value (e.g. a tuple of a struct variant's fields):
-/// the projection returns the payload by value, which may borrow from the value.
-pub struct CaseWith<E, P, I> {
-    tag: u16,
-    title: String,
-    encoding: E,
-    project: P,
-    inject: I,
-}
-
-impl<E: std::fmt::Debug, P, I> std::fmt::Debug for CaseWith<E, P, I> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CaseWith")
-            .field("tag", &self.tag)
-            .field("title", &self.title)
-            .field("encoding", &self.encoding)
-            .finish()
-    }
-}
-
-/// `case` with a projection returning the payload by value.
-pub fn case_with<T, E, P, I>(
-    tag: u16,
-    title: &str,
-    encoding: E,
-    project: P,
-    inject: I,
-) -> CaseWith<E, P, I>
-where
-    E: Encoding,
-    P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
-    I: for<'a> Fn(E::Value<'a>) -> T,
-{
-    CaseWith {
-        tag,
-        title: title.to_owned(),
-        encoding,
-        project,
-        inject,
-    }
-}
-
-impl<T, E, P, I> UnionCase<T> for CaseWith<E, P, I>
-where
-    E: Encoding,
-    P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
-    I: for<'a> Fn(E::Value<'a>) -> T,
-{
-    #[inline(always)]
-    fn tag(&self) -> u16 {
-        self.tag
-    }
-
-    fn layout(&self) -> Layout {
-        self.encoding.layout()
+        self.project
+            .write_projected(value, &self.encoding, self.tag, tag_size, writer)
     }
 
     #[inline(always)]
-    fn read_payload<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
-        Ok((self.inject)(self.encoding.read(reader)?))
-    }
-
-    #[inline(always)]
-    fn try_write(
+    fn try_write_tail<'v, U: 'static>(
         &self,
-        value: &T,
+        value: &'v T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-    ) -> Option<Result<(), EncodeError>> {
-        let payload = (self.project)(value)?;
-        write_tag(self.tag, tag_size, writer);
-        Some(self.encoding.write(&payload, writer))
+        recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        Self: 'v,
+    {
+        self.project.write_projected_tail::<U>(
+            value,
+            &self.encoding,
+            self.tag,
+            tag_size,
+            writer,
+            recursion,
+        )
     }
 
     fn describe(&self, context: &mut DescribeContext) -> CaseDesc {
@@ -214,6 +303,16 @@ pub trait Cases<T> {
         tag_size: TagSize,
         writer: &mut Writer<'_>,
     ) -> Option<Result<(), EncodeError>>;
+    /// As `write_case`, passing on the payload's tail occurrence of `recursion`.
+    fn write_case_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        tag_size: TagSize,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        Self: 'v;
     /// Describes the cases.
     fn describe(&self, context: &mut DescribeContext) -> Vec<CaseDesc>;
 }
@@ -246,6 +345,22 @@ macro_rules! cases {
                 None
             }
 
+            #[inline(always)]
+            fn write_case_tail<'v, U: 'static>(
+                &self,
+                value: &'v T,
+                tag_size: TagSize,
+                writer: &mut Writer<'_>,
+                recursion: RecursionId,
+            ) -> Option<Result<Option<&'v U>, EncodeError>>
+    where
+        Self: 'v, {
+                $(if let Some(result) = self.$index.try_write_tail::<U>(value, tag_size, writer, recursion) {
+                    return Some(result);
+                })+
+                None
+            }
+
             fn describe(&self, context: &mut DescribeContext) -> Vec<CaseDesc> {
                 vec![$(self.$index.describe(context)),+]
             }
@@ -253,22 +368,7 @@ macro_rules! cases {
     };
 }
 
-cases!(0 A);
-cases!(0 A, 1 B);
-cases!(0 A, 1 B, 2 C);
-cases!(0 A, 1 B, 2 C, 3 D);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
-cases!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+crate::for_each_arity!(cases);
 
 /// `union ?tag_size cases`: values of type `T`, tagged.
 pub struct Union<T, C> {
@@ -348,6 +448,25 @@ impl<T, C: Cases<T>> Encoding for Union<T, C> {
     #[inline]
     fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         match self.cases.write_case(value, self.tag_size, writer) {
+            Some(result) => result,
+            None => Err(writer.error(EncodeErrorKind::NoCaseMatched)),
+        }
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, U: 'static>(
+        &self,
+        value: &'v T,
+        writer: &mut Writer<'_>,
+        recursion: RecursionId,
+    ) -> Result<Option<&'v U>, EncodeError>
+    where
+        Self: 'v,
+    {
+        match self
+            .cases
+            .write_case_tail::<U>(value, self.tag_size, writer, recursion)
+        {
             Some(result) => result,
             None => Err(writer.error(EncodeErrorKind::NoCaseMatched)),
         }

@@ -101,4 +101,10 @@ impl<'b> Writer<'b> {
     pub fn leave_recursion(&mut self) {
         self.depth -= 1;
     }
+
+    /// Leaves `levels` levels entered by `enter_recursion` (a recursion's tail loop).
+    #[inline]
+    pub fn leave_recursion_levels(&mut self, levels: usize) {
+        self.depth -= levels;
+    }
 }

@@ -9,10 +9,10 @@
 use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
 use kestrel_encoding::{
     add_padding, bool, boxed, bytes, case, case_with, check_size, conv, dft, dynamic_size, empty,
-    fixed_list, int16, int64, int8, list, list_cow, list_max, list_with_length, mu, n, null, obj,
-    opt, option, req, string, string_enum, tup, uint16, uint8, union, unit, variable_bytes,
-    variable_list, variable_string, varopt, z, BuildError, DecodeErrorKind, EncodeErrorKind,
-    Encoding, LengthKind, SizeClass, TagSize,
+    fixed_list, int16, int64, int8, list, list_cow, list_inline, list_max, list_with_length,
+    merge_objs, merge_tups, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16,
+    uint8, union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError,
+    DecodeErrorKind, EncodeErrorKind, Encoding, InlineList, LengthKind, SizeClass, TagSize,
 };
 use serde_json::json;
 use std::borrow::Cow;
@@ -36,8 +36,8 @@ fn block_header_round_trip() {
     assert_eq!(header.timestamp, 1568622928);
     assert_eq!(header.validation_pass, 4);
     assert_eq!(
-        header.fitness,
-        vec![&[0x00][..], &[0, 0, 0, 0, 0x01, 0x26, 0x31, 0xb2][..]]
+        header.fitness[..],
+        [&[0x00][..], &[0, 0, 0, 0, 0x01, 0x26, 0x31, 0xb2][..]]
     );
     assert_eq!(header.protocol_data.len(), 75);
     let mut buffer = Vec::new();
@@ -164,8 +164,37 @@ fn recursion_depth_100000_is_a_typed_error() {
             max_depth: DEFAULT_MAX_DEPTH
         }
     );
-    // Drop the deep value iteratively: `Tree` is a test type with the compiler's Drop.
-    let mut stack = vec![deep];
+    // The same for the right child, which the encoder writes in a loop rather than by
+    // recursion: each loop turn still counts one level, so what encodes also decodes.
+    let right_comb = |depth: usize| {
+        let mut tree = Tree::Leaf(0);
+        for _ in 0..depth {
+            tree = Tree::Node((Box::new(Tree::Leaf(1)), Box::new(tree)));
+        }
+        tree
+    };
+    let within = right_comb(DEFAULT_MAX_DEPTH - 1);
+    let bytes = encoding.encode(&within).unwrap();
+    assert_eq!(encoding.decode(&bytes).unwrap(), within);
+    let error = encoding.encode(&right_comb(DEFAULT_MAX_DEPTH)).unwrap_err();
+    assert_eq!(
+        error.kind,
+        EncodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+    // One more level in front (a node whose left child is `Leaf(1)`) is too deep to decode.
+    let mut deeper = vec![1u8, 0];
+    deeper.extend_from_slice(&1i64.to_be_bytes());
+    deeper.extend_from_slice(&bytes);
+    assert_eq!(
+        encoding.decode(&deeper).unwrap_err().kind,
+        DecodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+    // Drop the deep values iteratively: `Tree` is a test type with the compiler's Drop.
+    let mut stack = vec![deep, within];
     while let Some(tree) = stack.pop() {
         if let Tree::Node((left, right)) = tree {
             stack.push(*left);
@@ -324,6 +353,30 @@ fn binary_forms() {
     assert_eq!(cow_bytes, vec![0, 0, 0, 4, 0, 1, 0, 3]);
     assert!(matches!(cow_list.decode(&cow_bytes).unwrap(), Cow::Owned(v) if v == elements));
     assert_eq!(cow_list.schema(), list(uint16()).unwrap().schema());
+    // list_inline: the same bytes, two elements inline, five on the heap.
+    let inline_list = list_inline::<2, _>(uint16()).unwrap();
+    let inline: InlineList<u16, 2> = elements.iter().copied().collect();
+    assert!(matches!(inline, InlineList::Inline { length: 2, .. }));
+    assert_eq!(
+        inline_list.encode(&Cow::Borrowed(&inline)).unwrap(),
+        cow_bytes
+    );
+    assert_eq!(*inline_list.decode(&cow_bytes).unwrap(), inline);
+    let five: InlineList<u16, 2> = (1..=5).collect();
+    assert!(matches!(&five, InlineList::Heap(heap) if heap[..] == [1, 2, 3, 4, 5]));
+    let five_bytes = inline_list.encode(&Cow::Borrowed(&five)).unwrap();
+    assert_eq!(
+        five_bytes,
+        list(uint16())
+            .unwrap()
+            .encode(&vec![1, 2, 3, 4, 5])
+            .unwrap()
+    );
+    assert_eq!(
+        inline_list.decode(&five_bytes).unwrap()[..],
+        [1, 2, 3, 4, 5]
+    );
+    assert_eq!(inline_list.schema(), list(uint16()).unwrap().schema());
     // padding is written as zeros and ignored when read.
     let encoding = add_padding(uint8(), 2).unwrap();
     assert_eq!(encoding.encode(&7).unwrap(), vec![7, 0, 0]);
@@ -598,4 +651,158 @@ fn schemas_of_a_recursive_union() {
         "{layout}"
     );
     assert!(layout.contains("N.t\n***"), "{layout}");
+}
+
+/// The fields `f{first}` .. `f{first + 15}` as `uint8`s: one 16-field object.
+macro_rules! obj16 {
+    ($first:expr) => {{
+        let name = |index: usize| format!("f{}", $first + index);
+        obj((
+            req(&name(0), uint8()),
+            req(&name(1), uint8()),
+            req(&name(2), uint8()),
+            req(&name(3), uint8()),
+            req(&name(4), uint8()),
+            req(&name(5), uint8()),
+            req(&name(6), uint8()),
+            req(&name(7), uint8()),
+            req(&name(8), uint8()),
+            req(&name(9), uint8()),
+            req(&name(10), uint8()),
+            req(&name(11), uint8()),
+            req(&name(12), uint8()),
+            req(&name(13), uint8()),
+            req(&name(14), uint8()),
+            req(&name(15), uint8()),
+        ))
+        .unwrap()
+    }};
+}
+
+#[test]
+fn objects_of_any_arity_by_merge_objs() {
+    // 40 fields: 16 + (16 + 8), the last field a variable-size string, so the merge shortens
+    // the region while reading the left side only where a fixed-size right side follows.
+    let tail = obj((
+        req("f32", uint8()),
+        req("f33", uint8()),
+        req("f34", uint8()),
+        req("f35", uint8()),
+        req("f36", uint8()),
+        req("f37", int16()),
+        opt("f38", uint8()),
+        req("f39", variable_string()),
+    ))
+    .unwrap();
+    let encoding = merge_objs(obj16!(0), merge_objs(obj16!(16), tail).unwrap()).unwrap();
+    assert_eq!(encoding.layout().size, SizeClass::Variable);
+    let first: [u8; 16] = std::array::from_fn(|index| index as u8);
+    let second: [u8; 16] = std::array::from_fn(|index| 16 + index as u8);
+    let as_tuple = |bytes: [u8; 16]| {
+        (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15],
+        )
+    };
+    let value = (
+        as_tuple(first),
+        (
+            as_tuple(second),
+            (32, 33, 34, 35, 36, -37i16, Some(38), "thirty-nine"),
+        ),
+    );
+    // Binary: the fields one after another, as one 40-field object.
+    let mut expected: Vec<u8> = (0..37).collect();
+    expected.extend_from_slice(&(-37i16).to_be_bytes());
+    expected.extend_from_slice(&[0xff, 38]);
+    expected.extend_from_slice(b"thirty-nine");
+    let bytes = encoding.encode(&value).unwrap();
+    assert_eq!(bytes, expected);
+    // (Rust tuples of 16 have no `PartialEq`: compare through a few members and the bytes.)
+    type Sixteen = (
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+        u8,
+    );
+    type Tail<'a> = (u8, u8, u8, u8, u8, i16, Option<u8>, &'a str);
+    let check = |decoded: &(Sixteen, (Sixteen, Tail<'_>))| {
+        assert_eq!((decoded.0).0, 0);
+        assert_eq!((decoded.0).15, 15);
+        assert_eq!((decoded.1).0 .15, 31);
+        assert_eq!((decoded.1).1, value.1 .1);
+        assert_eq!(encoding.encode(decoded).unwrap(), expected);
+    };
+    check(&encoding.decode(&bytes).unwrap());
+    // JSON: one flat object of 40 keys, in order.
+    let json = encoding.to_json(&value).unwrap();
+    let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 40);
+    assert_eq!(json["f0"], json!(0));
+    assert_eq!(json["f31"], json!(31));
+    assert_eq!(json["f37"], json!(-37));
+    assert_eq!(json["f39"], json!("thirty-nine"));
+    let mut buffer = Vec::new();
+    check(&encoding.decode_json(&json, &mut buffer).unwrap());
+    // The layout description lists the 40 fields in one table.
+    let layout = encoding.schema().binary_layout();
+    for index in 0..40 {
+        assert!(
+            layout.contains(&format!("| f{index} ")),
+            "f{index} in\n{layout}"
+        );
+    }
+    let json_schema = encoding.schema().json_schema();
+    assert_eq!(json_schema["properties"].as_object().unwrap().len(), 40);
+}
+
+#[test]
+fn merge_build_rules() {
+    let left = obj((req("a", variable_bytes()),)).unwrap();
+    // A variable-size left side needs a fixed-size right side.
+    assert_eq!(
+        merge_objs(left.clone(), obj((req("b", n()),)).unwrap()).unwrap_err(),
+        BuildError::VariableNotLast { position: 0 }
+    );
+    assert_eq!(
+        merge_objs(left.clone(), uint8()).unwrap_err(),
+        BuildError::MergeOfNonObjects
+    );
+    assert_eq!(
+        merge_tups(tup((uint8(),)).unwrap(), left.clone()).unwrap_err(),
+        BuildError::MergeOfNonTuples
+    );
+    // A variable-size left side read before a fixed-size right side: the split is found.
+    let merged = merge_objs(left, obj((req("b", int16()),)).unwrap()).unwrap();
+    let bytes = [1, 2, 3, 0, 9];
+    assert_eq!(merged.decode(&bytes).unwrap(), ((&[1u8, 2, 3][..],), (9,)));
+    assert_eq!(merged.encode(&((&[1u8, 2, 3][..],), (9,))).unwrap(), bytes);
+    // `empty` merges as an object with no field.
+    let with_empty = merge_objs(empty(), obj((req("c", uint8()),)).unwrap()).unwrap();
+    assert_eq!(with_empty.to_json(&((), (5,))).unwrap(), json!({"c": 5}));
+    // Tuples: one flat array.
+    let tuples = merge_tups(tup((uint8(), int8())).unwrap(), tup((bool(),)).unwrap()).unwrap();
+    assert_eq!(
+        tuples.to_json(&((1, -1), (true,))).unwrap(),
+        json!([1, -1, true])
+    );
+    let mut buffer = Vec::new();
+    assert_eq!(
+        tuples
+            .decode_json(&json!([1, -1, true]), &mut buffer)
+            .unwrap(),
+        ((1, -1), (true,))
+    );
 }

@@ -8,13 +8,14 @@
 
 use kestrel_encoding::{
     add_padding, bool, bounded_bytes, boxed, bytes, case, case_with, check_size, conv, dft,
-    dynamic_size, dynamic_size_with, fixed_bytes, fixed_list, float, int16, int31, int32, int64,
-    int8, list, list_max, list_with_length, mu, n, obj, opt, option, ranged_float, ranged_int, req,
-    string, string_enum, tup, uint16, uint30, uint8, union, variable_bytes, variable_list, varopt,
-    z, Encoding, LengthKind, Mu, TagSize,
+    dynamic_size, dynamic_size_with, fixed_bytes, fixed_bytes_ref, fixed_list, float, int16, int31,
+    int32, int64, int8, list, list_inline, list_max, list_with_length, merge_objs, mu, n, obj, opt,
+    option, ranged_float, ranged_int, req, string, string_enum, tup, uint16, uint30, uint8, union,
+    variable_bytes, variable_list, varopt, z, Encoding, InlineList, LengthKind, Mu, TagSize,
 };
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
+use std::borrow::Cow;
 use std::fmt::Debug;
 
 /// `decode(encode(value))` prints like `value` (values may borrow, so compare printed forms).
@@ -100,6 +101,7 @@ properties!(string_, string(), ".{0,20}", v => v.as_str());
 properties!(string_owned, string().owned(), ".{0,20}", v => v.clone());
 properties!(variable, variable_bytes(), proptest::collection::vec(any::<u8>(), 0..40), v => &v[..]);
 properties!(fixed, fixed_bytes::<4>(), any::<[u8; 4]>(), v => *v);
+properties!(fixed_ref, fixed_bytes_ref::<4>(), any::<[u8; 4]>(), v => v);
 properties!(option_, option(int16()).unwrap(), proptest::option::of(any::<i16>()), v => *v);
 properties!(objects,
     obj((req("a", int8()), opt("b", uint16()), dft("c", uint8(), &3).unwrap(), varopt("d", bytes()))).unwrap(),
@@ -110,6 +112,15 @@ properties!(tuples, tup((int8(), variable_bytes(), uint16())).unwrap(),
     (any::<i8>(), proptest::collection::vec(any::<u8>(), 0..8), any::<u16>()),
     v => (v.0, &v.1[..], v.2));
 properties!(lists, list(int16()).unwrap(), proptest::collection::vec(any::<i16>(), 0..20), v => v.clone());
+// Inline up to three elements, on the heap beyond: both sides of the spill.
+properties!(inline_lists, list_inline::<3, _>(bytes()).unwrap(),
+    proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..8),
+    v => Cow::Owned(v.iter().map(|x| &x[..]).collect::<InlineList<&[u8], 3>>()));
+properties!(merged_objects,
+    merge_objs(obj((req("a", int8()), req("b", variable_bytes()))).unwrap(),
+        obj((req("c", uint16()),)).unwrap()).unwrap(),
+    (any::<i8>(), proptest::collection::vec(any::<u8>(), 0..8), any::<u16>()),
+    v => ((v.0, &v.1[..]), (v.2,)));
 properties!(lists_max, list_max(3, string()).unwrap(),
     proptest::collection::vec(".{0,4}", 0..=3), v => v.iter().map(String::as_str).collect::<Vec<_>>());
 properties!(variable_lists, variable_list(n()).unwrap(),

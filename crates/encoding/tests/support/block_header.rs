@@ -3,10 +3,17 @@
 //! so both measure and check the same definition.
 
 use kestrel_encoding::{
-    bytes, convert, fixed_bytes, int32, int64, list_cow, obj, req, uint8, variable_bytes,
-    BuildError, Convert, Encoding,
+    bytes, convert, fixed_bytes_ref, int32, int64, list_inline, obj, req, uint8, variable_bytes,
+    BuildError, Convert, Encoding, InlineList,
 };
 use std::borrow::Cow;
+
+/// How many fitness components are kept inline: Tenderbake's fitness has five (version, level,
+/// locked round, predecessor round, round), Emmy's had two; a longer one goes to the heap.
+pub const FITNESS_INLINE_LENGTH: usize = 5;
+
+/// The fitness: byte strings borrowed from the input, without allocation up to five.
+pub type Fitness<'a> = InlineList<&'a [u8], FITNESS_INLINE_LENGTH>;
 
 /// The shell block header (Octez `Block_header.shell_header_encoding` followed by the protocol
 /// data): the layout given in `encoding/p2p/README.md`.
@@ -14,24 +21,24 @@ use std::borrow::Cow;
 pub struct BlockHeader<'a> {
     pub level: i32,
     pub proto: u8,
-    pub predecessor: [u8; 32],
+    pub predecessor: &'a [u8; 32],
     pub timestamp: i64,
     pub validation_pass: u8,
-    pub operations_hash: [u8; 32],
-    pub fitness: Vec<&'a [u8]>,
-    pub context: [u8; 32],
+    pub operations_hash: &'a [u8; 32],
+    pub fitness: Fitness<'a>,
+    pub context: &'a [u8; 32],
     pub protocol_data: &'a [u8],
 }
 
 type BlockHeaderRepr<'a> = (
     i32,
     u8,
-    [u8; 32],
+    &'a [u8; 32],
     i64,
     u8,
-    [u8; 32],
-    Cow<'a, [&'a [u8]]>,
-    [u8; 32],
+    &'a [u8; 32],
+    Cow<'a, Fitness<'a>>,
+    &'a [u8; 32],
     &'a [u8],
 );
 
@@ -83,12 +90,12 @@ pub fn block_header_encoding(
     let repr = obj((
         req("level", int32()),
         req("proto", uint8()),
-        req("predecessor", fixed_bytes::<32>()),
+        req("predecessor", fixed_bytes_ref::<32>()),
         req("timestamp", int64()),
         req("validation_pass", uint8()),
-        req("operations_hash", fixed_bytes::<32>()),
-        req("fitness", list_cow(bytes())?),
-        req("context", fixed_bytes::<32>()),
+        req("operations_hash", fixed_bytes_ref::<32>()),
+        req("fitness", list_inline::<FITNESS_INLINE_LENGTH, _>(bytes())?),
+        req("context", fixed_bytes_ref::<32>()),
         req("protocol_data", variable_bytes()),
     ))?;
     Ok(convert::<BlockHeaderConvert, _>(repr))
