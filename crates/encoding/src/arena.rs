@@ -612,7 +612,7 @@ pub fn read_tag(
 }
 
 /// The error a union reports for a tag that names no case: at the tag's offset, as
-/// [`union`](crate::union) does.
+/// [`union()`](crate::union()) does.
 #[cold]
 pub fn unexpected_tag(tag: u16, offset: usize) -> DecodeError {
     DecodeError::new(DecodeErrorKind::UnexpectedTag(tag.into()), offset)

@@ -799,9 +799,11 @@ type SizedBytes = DynamicSize<Bytes<BorrowedBytes>>;
 /// (req "snippet" (dynamic_size ~kind:`Uint16 Variable.string))`, framed as a list.
 type ResultList = DynamicSize<VariableList<Obj<(Req<SizedBytes>, Req<Float>, Req<String8>)>>>;
 
-/// The same list with the snippet read as bytes.
-type ResultListBytes =
-    DynamicSize<VariableList<Obj<(Req<SizedBytes>, Req<Float>, Req<SizedBytes>)>>>;
+/// One search result: `obj3 (req "url" ...) (req "score" float) (req "snippet" ...)`.
+type ResultEncoding = Obj<(Req<SizedBytes>, Req<Float>, Req<String8>)>;
+
+/// One search result with the snippet read as bytes.
+type ResultBytesEncoding = Obj<(Req<SizedBytes>, Req<Float>, Req<SizedBytes>)>;
 
 impl<'b> Recyclable<'b> for SearchResult<'_> {
     type With = SearchResult<'b>;
@@ -833,9 +835,7 @@ const RESULT_WIRE_OVERHEAD_BYTES: usize = 1 + 8 + 2;
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
     list: ResultList,
-    list_bytes: ResultListBytes,
     reuse: bool,
-    /// All URLs and snippets of the request being built, one after another.
     /// All URLs of the request being built, one after another (bytes: they are ASCII, and the
     /// message carries them as bytes).
     urls: Vec<u8>,
@@ -843,9 +843,44 @@ pub struct Catrank {
     snippets: String,
     /// Per result: where its URL is in `urls` and its snippet in `snippets`.
     spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
-    /// Kept allocations for the request and response vectors.
+    /// A result of `list`, read on its own into a kept vector (`list` writes).
+    element: ResultEncoding,
+    /// A result with the snippet read as bytes (the client's view of the response), likewise.
+    element_bytes: ResultBytesEncoding,
+    /// Kept allocations for the request and response vectors, and for the results the server
+    /// and the client read.
     request_storage: Vec<SearchResult<'static>>,
     response_storage: Vec<SearchResult<'static>>,
+    read_storage: Vec<SearchResult<'static>>,
+    read_bytes_storage: Vec<SearchResultBytes<'static>>,
+}
+
+/// The most results a fresh vector for a read list is allocated for before reading: the list
+/// decoder's own bound for elements of unknown size (`SPECULATIVE_CAPACITY_MAX` in
+/// `crates/encoding/src/collection.rs`), more than catrank's largest list (999).
+const READ_RESULTS_RESERVE_MAX: usize = 1024;
+
+/// Reads a frame of `dynamic_size (Variable.list element)` that fills `input`, appending the
+/// elements to `out`: the checks and the read loop of that encoding (elements up to the end of
+/// the frame's region), into a vector the caller keeps, where `decode` returns a new one.
+fn read_list_frame<'a, E: Encoding>(
+    element: &E,
+    input: &'a [u8],
+    out: &mut Vec<E::Value<'a>>,
+) -> Result<(), BenchError> {
+    read_frame_body(input, |reader| {
+        out.reserve(
+            (reader.remaining_bytes() / RESULT_WIRE_OVERHEAD_BYTES).min(READ_RESULTS_RESERVE_MAX),
+        );
+        while reader.remaining_bytes() != 0 {
+            out.push(element.read(reader)?);
+        }
+        Ok(())
+    })
+}
+
+impl<'b> Recyclable<'b> for SearchResultBytes<'_> {
+    type With = SearchResultBytes<'b>;
 }
 
 impl Catrank {
@@ -957,22 +992,29 @@ impl KestrelCase for Catrank {
 
     fn try_new(reuse: bool) -> Result<Self, BenchError> {
         let url = || dynamic_size_with(LengthKind::Uint8, variable_bytes());
-        let list = dynamic_size(variable_list(obj((
-            req("url", url()),
-            req("score", float()),
-            req("snippet", string16()),
-        ))?)?);
-        let list_bytes = dynamic_size(variable_list(obj((
-            req("url", url()),
-            req("score", float()),
-            req(
-                "snippet",
-                dynamic_size_with(LengthKind::Uint16, variable_bytes()),
-            ),
-        ))?)?);
+        let element = || -> Result<ResultEncoding, BuildError> {
+            obj((
+                req("url", url()),
+                req("score", float()),
+                req("snippet", string16()),
+            ))
+        };
+        let element_bytes = || -> Result<ResultBytesEncoding, BuildError> {
+            obj((
+                req("url", url()),
+                req("score", float()),
+                req(
+                    "snippet",
+                    dynamic_size_with(LengthKind::Uint16, variable_bytes()),
+                ),
+            ))
+        };
         Ok(Self {
-            list,
-            list_bytes,
+            list: dynamic_size(variable_list(element()?)?),
+            element: element()?,
+            element_bytes: element_bytes()?,
+            read_storage: Vec::new(),
+            read_bytes_storage: Vec::new(),
             reuse,
             urls: Vec::new(),
             snippets: String::new(),
@@ -1018,9 +1060,11 @@ impl KestrelCase for Catrank {
     }
 
     fn handle_request(&mut self, request: &[u8], out: &mut Vec<u8>) -> Result<(), BenchError> {
-        let results = self.list.decode(request)?;
+        let mut results = recycle(Self::take_storage(self.reuse, &mut self.read_storage));
+        read_list_frame(&self.element, request, &mut results)?;
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
         rank(&results, &mut response);
+        self.read_storage = recycle(results);
         // The response holds the same results, rescored: its frame is the request's size.
         out.reserve(request.len());
         let start = out.len();
@@ -1032,8 +1076,15 @@ impl KestrelCase for Catrank {
     }
 
     fn check_response(&mut self, response: &[u8], expected: u32) -> Result<(), BenchError> {
-        let results = self.list_bytes.decode(response)?;
+        let mut results = if self.reuse {
+            recycle(std::mem::take(&mut self.read_bytes_storage))
+        } else {
+            Vec::new()
+        };
+        let read = read_list_frame(&self.element_bytes, response, &mut results);
         let good_count = count_good(&results);
+        self.read_bytes_storage = recycle(results);
+        read?;
         checked(Self::NAME, expected, good_count).map(drop)
     }
 
