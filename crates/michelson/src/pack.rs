@@ -42,13 +42,115 @@ pub fn pack_cost(value: &Value) -> u64 {
 }
 
 /// Hashing a big-map key (`Script_ir_translator.hash_comparable_data`): packing it, then
-/// `BLAKE2B` of the packed bytes.
+/// `BLAKE2B` of the packed bytes. Comparable keys (all big-map keys are) are measured without
+/// building the packed form, since the interpreter needs only the cost, not the hash.
 pub fn big_map_key_hash_cost(key: &Value) -> u64 {
+    if let Some(profile) = comparable_pack_profile(key) {
+        return crate::gas::typecheck::cost_pack(
+            profile.unparse_cost,
+            profile.nodes,
+            profile.int_bytes,
+            profile.string_bytes,
+        )
+        .saturating_add(crate::gas::interpreter::cost_blake2b(
+            profile.packed_length.saturating_add(1),
+        ));
+    }
     match pack_with_cost(key) {
         Ok((bytes, cost)) => {
             cost.saturating_add(crate::gas::interpreter::cost_blake2b(bytes.len() as u64))
         }
         Err(_) => pack_cost(key),
+    }
+}
+
+/// What packing a comparable value involves, measured on the value itself.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct PackProfile {
+    /// [`unparse_cost`] of the value.
+    unparse_cost: u64,
+    /// Nodes of its optimized Micheline form.
+    nodes: u64,
+    /// Bytes of its integers' magnitudes, rounded up.
+    int_bytes: u64,
+    /// Bytes of its strings and byte sequences.
+    string_bytes: u64,
+    /// Length of its binary Micheline form, without the `0x05` prefix.
+    packed_length: u64,
+}
+
+/// The [`PackProfile`] of a comparable value, walked with an explicit stack: integers,
+/// mutez and timestamps are `int` nodes (tag and Zarith bytes), strings `string` nodes, bytes,
+/// key hashes, keys, signatures, addresses and chain ids `bytes` nodes (tag, 4-byte length,
+/// content), `Unit`/`True`/`False`/`None` primitives without arguments, `Some`/`Left`/`Right`
+/// with one and `Pair` with two. `None` for anything else (the caller packs it instead).
+fn comparable_pack_profile(value: &Value) -> Option<PackProfile> {
+    use crate::gas::typecheck as cost;
+    let mut profile = PackProfile::default();
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        profile.nodes += 1;
+        profile.unparse_cost = profile
+            .unparse_cost
+            .saturating_add(cost::COST_UNPARSE_DATA_CYCLE);
+        let mut bytes_node = |length: u64, encoding: u64| {
+            profile.string_bytes += length;
+            profile.packed_length += 5 + length;
+            profile.unparse_cost = profile.unparse_cost.saturating_add(encoding);
+        };
+        match value {
+            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => {
+                let bits = n.bits();
+                profile.int_bytes += bits.div_ceil(8);
+                profile.packed_length += 1 + zarith_length(bits);
+            }
+            Value::Mutez(amount) => {
+                let bits = u64::from(64 - amount.unsigned_abs().leading_zeros());
+                profile.int_bytes += bits.div_ceil(8);
+                profile.packed_length += 1 + zarith_length(bits);
+            }
+            Value::String(text) => {
+                profile.string_bytes += text.len() as u64;
+                profile.packed_length += 5 + text.len() as u64;
+            }
+            Value::Bytes(bytes) => bytes_node(bytes.len() as u64, 0),
+            Value::KeyHash(_) => bytes_node(21, cost::COST_ENCODE_KEY_HASH_OPTIMIZED),
+            Value::Key(key) => bytes_node(
+                key.bytes.len() as u64 + 1,
+                cost::COST_ENCODE_PUBLIC_KEY_OPTIMIZED,
+            ),
+            Value::Signature(signature) => bytes_node(
+                signature.bytes.len() as u64,
+                cost::COST_ENCODE_SIGNATURE_OPTIMIZED,
+            ),
+            Value::Address(address) => bytes_node(
+                22 + address.entrypoint.len() as u64,
+                cost::COST_ENCODE_KEY_HASH_OPTIMIZED,
+            ),
+            Value::ChainId(_) => bytes_node(4, cost::COST_ENCODE_CHAIN_ID_OPTIMIZED),
+            Value::Unit | Value::Bool(_) | Value::None => profile.packed_length += 2,
+            Value::Some(inner) | Value::Left(inner) | Value::Right(inner) => {
+                profile.packed_length += 2;
+                pending.push(inner);
+            }
+            Value::Pair(pair) => {
+                profile.packed_length += 2;
+                pending.push(&pair.1);
+                pending.push(&pair.0);
+            }
+            _ => return None,
+        }
+    }
+    Some(profile)
+}
+
+/// Bytes of Zarith's encoding of an integer of `bits` significant bits: six in the first byte
+/// (beside the sign), seven in each following one.
+fn zarith_length(bits: u64) -> u64 {
+    if bits <= 6 {
+        1
+    } else {
+        1 + (bits - 6).div_ceil(7)
     }
 }
 
@@ -172,4 +274,52 @@ pub fn check_signature(key: &Key, signature: &Signature, message: &[u8]) -> bool
         return false;
     };
     public_key.verify(&signature, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::int::Int;
+    use std::rc::Rc;
+
+    /// The profile measured on the value agrees with packing it for real.
+    #[test]
+    fn comparable_profile_matches_packing() {
+        let values = [
+            Value::Nat(Int::from(0)),
+            Value::Int(Int::from(-948)),
+            Value::Nat(Int::from(1i64 << 40)),
+            Value::Mutez(1_000_000),
+            Value::String(Rc::from("foobar")),
+            Value::Bytes(Rc::from(&[0u8, 0xaa, 0xbb][..])),
+            Value::Unit,
+            Value::Bool(true),
+            Value::some(Value::Nat(Int::from(7))),
+            Value::None,
+            Value::Left(Rc::new(Value::String(Rc::from("a")))),
+            Value::pair(Value::Nat(Int::from(1)), Value::String(Rc::from("b"))),
+        ];
+        for value in &values {
+            let profile = comparable_pack_profile(value).expect("comparable");
+            let node = unparse(value, Mode::Optimized);
+            let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
+            let (bytes, cost) = pack_with_cost(value).expect("packs");
+            assert_eq!(
+                (profile.nodes, profile.int_bytes, profile.string_bytes),
+                (nodes, int_bytes, string_bytes),
+                "{node:?}"
+            );
+            assert_eq!(profile.packed_length + 1, bytes.len() as u64, "{node:?}");
+            assert_eq!(
+                crate::gas::typecheck::cost_pack(
+                    profile.unparse_cost,
+                    profile.nodes,
+                    profile.int_bytes,
+                    profile.string_bytes
+                ),
+                cost,
+                "{node:?}"
+            );
+        }
+    }
 }

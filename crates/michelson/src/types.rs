@@ -107,6 +107,23 @@ impl Type {
 
     /// The number of nodes of the type (Octez's type size).
     pub fn size(&self) -> usize {
+        // Most types the typechecker measures (for Octez's `ty_eq` costs) are scalars: answer
+        // those without allocating the walk's stack.
+        if !matches!(
+            self,
+            Type::Option(_)
+                | Type::List(_)
+                | Type::Set(_)
+                | Type::Contract(_)
+                | Type::Ticket(_)
+                | Type::Pair(..)
+                | Type::Or(..)
+                | Type::Lambda(..)
+                | Type::Map(..)
+                | Type::BigMap(..)
+        ) {
+            return 1;
+        }
         let mut count = 0;
         let mut pending = vec![self];
         while let Some(t) = pending.pop() {

@@ -43,11 +43,18 @@ pub fn ty_eq(left: &Type, right: &Type) -> u64 {
     cost::cost_ty_eq(type_size(left), type_size(right))
 }
 
-/// `stack_eq` of two stacks of the same depth: one `ty_eq` per level.
+/// `stack_eq` of two stacks of the same depth: one `ty_eq` per level. Where the two types of a
+/// level are the same (the only case that typechecks) one size walk serves both.
 pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
-    left.iter()
-        .zip(right)
-        .fold(0u64, |total, (a, b)| total.saturating_add(ty_eq(a, b)))
+    left.iter().zip(right).fold(0u64, |total, (a, b)| {
+        let cost = if a == b {
+            let size = type_size(a);
+            cost::cost_ty_eq(size, size)
+        } else {
+            ty_eq(a, b)
+        };
+        total.saturating_add(cost)
+    })
 }
 
 /// `parse_ty` of a type: one `parse_type_cycle` per node (a flat `pair a b c` is parsed as
