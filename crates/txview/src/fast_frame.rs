@@ -105,18 +105,33 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     // five message bytes, and any valid message has more than eight (a key follows): read eight
     // as one word and shift the v0 version byte out.
     let message_start = bytes.get(message_offset..message_offset + 8)?;
-    let message_word = u64::from_le_bytes(message_start.try_into().ok()?);
-    let prefix = message_word as u8;
+    let prefix = message_start[0];
     if prefix > MESSAGE_VERSION_PREFIX {
         // A version other than 0.
         return None;
     }
     let is_v0 = prefix == MESSAGE_VERSION_PREFIX;
     let version_bytes = usize::from(is_v0);
-    let header = ((message_word >> (8 * version_bytes)) as u32).to_le_bytes();
+    // Both candidate headers are loaded and one is selected, so the header does not wait for
+    // the version test (a shift by a computed amount would).
+    let legacy_header: [u8; 4] = message_start[0..4].try_into().ok()?;
+    let v0_header: [u8; 4] = message_start[1..5].try_into().ok()?;
+    let header = if is_v0 { v0_header } else { legacy_header };
     let [num_required_signatures, num_readonly_signed_accounts, num_readonly_unsigned_accounts, num_static_accounts] =
         header;
     if num_static_accounts.wrapping_sub(1) >= MAX_STATIC_ACCOUNTS_PER_PACKET {
+        return None;
+    }
+    // The header rules of `sanitize::sanitize`, checked now so that fewer values stay live
+    // through the loops.
+    if SANITIZE
+        && (num_required_signatures == 0
+            || num_readonly_signed_accounts >= num_required_signatures
+            || num_readonly_unsigned_accounts
+                > num_static_accounts.wrapping_sub(num_required_signatures)
+            || num_signatures != num_required_signatures
+            || num_static_accounts < num_signatures)
+    {
         return None;
     }
     let instruction_count_offset = message_offset
@@ -246,27 +261,28 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     }
 
     if SANITIZE {
-        let max_account_index = max_account_indexes
-            .iter()
-            .fold(0, |max, &index| max.max(index));
         let total_accounts = u16::from(num_static_accounts)
             + total_writable_lookup_accounts
             + total_readonly_lookup_accounts;
-        // The rules of `sanitize::sanitize` for legacy and v0, in any order: only acceptance is
-        // decided here.
+        if total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0 {
+            return None;
+        }
+        // 1 <= total_accounts <= 256, so the largest valid index fits a u8; comparing every lane
+        // with it is cheaper than reducing the lanes to their maximum first.
+        let max_valid_account_index = (total_accounts - 1) as u8;
+        let account_index_out_of_range = max_account_indexes
+            .iter()
+            .fold(false, |out_of_range, &index| {
+                out_of_range | (index > max_valid_account_index)
+            });
+        // The other rules of `sanitize::sanitize` for legacy and v0, in any order: only
+        // acceptance is decided here.
         if cursor > PACKET_DATA_SIZE
-            || num_required_signatures == 0
-            || num_readonly_signed_accounts >= num_required_signatures
-            || num_readonly_unsigned_accounts
-                > num_static_accounts.wrapping_sub(num_required_signatures)
-            || num_signatures != num_required_signatures
-            || num_static_accounts < num_signatures
-            || total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0
             || usize::from(num_instructions) > config.max_instructions
             // Every program id index in 1..num_static_accounts (num_static_accounts >= 1).
             || (num_instructions != 0
                 && max_program_id_index_less_one >= num_static_accounts - 1)
-            || u16::from(max_account_index) >= total_accounts
+            || account_index_out_of_range
             || usize::from(max_num_accounts) > config.max_accounts_per_instruction
             || empty_lookups != 0
         {
