@@ -7,10 +7,10 @@
 #![no_main]
 
 use kestrel_encoding::{
-    bool, boxed, bytes, case, case_with, check_size, dft, dynamic_size_with, fixed_bytes, int16,
-    int31, int64, list, list_cow, list_with_length, mu, n, obj, opt, option, ranged_int, req,
-    string, tup, uint8, union, variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu,
-    TagSize,
+    bool, boxed, bytes, case, case_with, check_size, dft, dynamic_size_with, fixed_bytes,
+    fixed_bytes_ref, int16, int31, int64, list, list_cow, list_inline, list_with_length,
+    merge_objs, mu, n, obj, opt, option, ranged_int, req, string, tup, uint8, union,
+    variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu, TagSize,
 };
 use libfuzzer_sys::fuzz_target;
 use std::fmt::Debug;
@@ -94,14 +94,21 @@ fuzz_target!(|data: &[u8]| {
         1 => check(&n(), input),
         2 => check(&z(), input),
         3 => check(
-            &obj((
-                req("level", int31()),
-                opt("hash", fixed_bytes::<4>()),
-                dft("flag", bool(), &false).expect("default"),
-                req("fitness", list_cow(bytes()).expect("list")),
-                varopt("tail", variable_bytes()),
-            ))
-            .expect("object"),
+            // Two objects merged into one: the left one of variable size (a `list_inline`
+            // that moves to the heap beyond two elements) before a fixed-size right one.
+            &merge_objs(
+                obj((
+                    req("level", int31()),
+                    opt("hash", fixed_bytes::<4>()),
+                    dft("flag", bool(), &false).expect("default"),
+                    req("fitness", list_cow(bytes()).expect("list")),
+                    req("inline", list_inline::<2, _>(bytes()).expect("list")),
+                    varopt("tail", variable_bytes()),
+                ))
+                .expect("object"),
+                obj((req("context", fixed_bytes_ref::<3>()),)).expect("object"),
+            )
+            .expect("merged object"),
             input,
         ),
         4 => check(
