@@ -13,23 +13,38 @@ fuzz_target!(|data: &[u8]| {
     // Binary forms.
     if let Ok(value) = PublicKeyHash::try_from_bytes(data) {
         assert_eq!(PublicKeyHash::try_from_bytes(&value.to_bytes()), Ok(value));
-        assert_eq!(PublicKeyHash::from_b58check(&value.to_b58check()), Ok(value));
+        assert_eq!(
+            PublicKeyHash::from_b58check(&value.to_b58check()),
+            Ok(value)
+        );
     }
     if let Ok(value) = PublicKey::try_from_bytes(data) {
         assert_eq!(value.to_bytes(), data);
-        assert_eq!(PublicKey::from_b58check(&value.to_b58check()).as_ref(), Ok(&value));
+        assert_eq!(
+            PublicKey::from_b58check(&value.to_b58check()).as_ref(),
+            Ok(&value)
+        );
     }
     if let Ok(value) = Signature::try_from_bytes(data) {
         assert_eq!(value.as_bytes(), data);
-        assert_eq!(Signature::from_b58check(&value.to_b58check()).as_ref(), Ok(&value));
+        assert_eq!(
+            Signature::from_b58check(&value.to_b58check()).as_ref(),
+            Ok(&value)
+        );
     }
     if let Ok(value) = Destination::try_from_bytes(data) {
         assert_eq!(value.to_bytes(), data);
         assert_eq!(Destination::from_b58check(&value.to_b58check()), Ok(value));
     }
     if let Ok(value) = Address::try_from_bytes(data) {
-        assert_eq!(Address::try_from_bytes(&value.to_bytes()).as_ref(), Ok(&value));
-        assert_eq!(Address::from_b58check(&value.to_b58check()).as_ref(), Ok(&value));
+        assert_eq!(
+            Address::try_from_bytes(&value.to_bytes()).as_ref(),
+            Ok(&value)
+        );
+        assert_eq!(
+            Address::from_b58check(&value.to_b58check()).as_ref(),
+            Ok(&value)
+        );
     }
     if let Ok(value) = ChainId::try_from_bytes(data) {
         assert_eq!(ChainId::from_b58check(&value.to_b58check()), Ok(value));
@@ -56,7 +71,10 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(value) = Address::from_b58check(text) {
             // `KT1...%` names the default entrypoint and prints without the `%`.
-            assert_eq!(Address::from_b58check(&value.to_b58check()).as_ref(), Ok(&value));
+            assert_eq!(
+                Address::from_b58check(&value.to_b58check()).as_ref(),
+                Ok(&value)
+            );
         }
         let _ = ContractHash::from_b58check(text);
         let _ = BlockHash::from_b58check(text);

@@ -14,14 +14,20 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(node) = parse_expression(source) {
         for printed in [to_text_indented(&node), to_text_single_line(&node)] {
             let reparsed = parse_expression(&printed);
-            assert!(reparsed.as_ref() == Ok(&node), "{printed:?} does not round-trip");
+            assert!(
+                reparsed.as_ref() == Ok(&node),
+                "{printed:?} does not round-trip"
+            );
         }
         let json_text = json::to_json_string(&node);
         assert!(json::from_json_str(&json_text).as_ref() == Ok(&node));
     }
     if let Ok(script) = parse_toplevel(source) {
         let printed = to_script_text(&script);
-        assert!(parse_toplevel(&printed).as_ref() == Ok(&script), "{printed:?}");
+        assert!(
+            parse_toplevel(&printed).as_ref() == Ok(&script),
+            "{printed:?}"
+        );
     }
     let _ = json::from_json_str(source);
 });

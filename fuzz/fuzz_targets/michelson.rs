@@ -12,7 +12,9 @@ use libfuzzer_sys::fuzz_target;
 const FUZZ_GAS_MILLI: i64 = 10_000_000;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let _ = run_tzt_limited(text, false, FUZZ_GAS_MILLI);
     let parts: Vec<&str> = text.splitn(3, '\u{1}').collect();
     if let [script, storage, input] = parts.as_slice() {

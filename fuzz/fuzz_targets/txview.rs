@@ -6,8 +6,8 @@
 #![no_main]
 
 use kestrel_txview::{
-    LoadedAddresses, ResolvedTransactionView, SanitizeConfig, SanitizedTransactionView, Transaction,
-    UnsanitizedTransactionView,
+    LoadedAddresses, ResolvedTransactionView, SanitizeConfig, SanitizedTransactionView,
+    Transaction, UnsanitizedTransactionView,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -19,15 +19,21 @@ fuzz_target!(|bytes: &[u8]| {
         assert_eq!(exact.is_ok(), *length == bytes.len());
     }
     let Ok(view) = exact else {
-        assert!(SanitizedTransactionView::try_new_sanitized(bytes, &SanitizeConfig::MAINNET).is_err());
+        assert!(
+            SanitizedTransactionView::try_new_sanitized(bytes, &SanitizeConfig::MAINNET).is_err()
+        );
         return;
     };
     let mut total = 0usize;
     for instruction in view.instructions_iter() {
-        total += instruction.accounts.len() + instruction.data.len() + usize::from(instruction.program_id_index);
+        total += instruction.accounts.len()
+            + instruction.data.len()
+            + usize::from(instruction.program_id_index);
     }
     for lookup in view.address_table_lookup_iter() {
-        total += lookup.writable_indexes.len() + lookup.readonly_indexes.len() + usize::from(lookup.account_key[0]);
+        total += lookup.writable_indexes.len()
+            + lookup.readonly_indexes.len()
+            + usize::from(lookup.account_key[0]);
     }
     if let Some(config) = view.transaction_config() {
         // Values are arbitrary: hand them to black_box rather than summing them.
@@ -47,7 +53,10 @@ fuzz_target!(|bytes: &[u8]| {
             assert!(one_call.is_ok());
             let writable = vec![[7u8; 32]; usize::from(view.total_writable_lookup_accounts())];
             let readonly = vec![[8u8; 32]; usize::from(view.total_readonly_lookup_accounts())];
-            let loaded = LoadedAddresses { writable: &writable, readonly: &readonly };
+            let loaded = LoadedAddresses {
+                writable: &writable,
+                readonly: &readonly,
+            };
             let resolved = ResolvedTransactionView::try_new(view, Some(loaded), |key| key[0] == 0)
                 .expect("matching loaded addresses resolve");
             for index in 0..=256 {
