@@ -366,7 +366,10 @@ pub(crate) fn directory_find(
                 depth, pointers, ..
             } => {
                 let index = inode_index(*depth, name);
-                match pointers.iter().find(|(slot, _)| *slot == index) {
+                // Pointers are sorted by index: a binary search over at most 32 (5 steps)
+                // instead of a scan (about 150 instructions per find over three levels).
+                let position = pointers.binary_search_by_key(&index, |(slot, _)| *slot);
+                match position.ok().map(|position| &pointers[position]) {
                     None => return Ok(None),
                     Some((_, NodeRef::Memory(child))) => node = child,
                     Some((_, stored)) => {
@@ -397,9 +400,9 @@ fn directory_find_owned(
                 depth, pointers, ..
             } => {
                 let index = inode_index(*depth, name);
-                match pointers.iter().find(|(slot, _)| *slot == index) {
-                    None => return Ok(None),
-                    Some((_, pointer)) => load(source, pointer)?,
+                match pointers.binary_search_by_key(&index, |(slot, _)| *slot) {
+                    Err(_) => return Ok(None),
+                    Ok(position) => load(source, &pointers[position].1)?,
                 }
             }
         };
