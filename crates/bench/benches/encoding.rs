@@ -13,48 +13,16 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kestrel_encoding::{boxed, case, int64, mu, tup, union, BuildError, Encoding, Mu, TagSize};
+use kestrel_encoding::Encoding;
 use tezos_data_encoding::enc::BinWriter;
 use tezos_data_encoding::nom::NomReader;
 
 // ---------------------------------------------------------------------------------------------
-// Workload 1: a recursive union.
+// Workload 1: a recursive union (the tree shared with the encoding tests).
 
-#[derive(Debug, PartialEq)]
-enum Tree {
-    Leaf(i64),
-    Node((Box<Tree>, Box<Tree>)),
-}
-
-fn tree_encoding() -> Result<Mu<Tree>, BuildError> {
-    mu("tree", |tree| {
-        union(
-            TagSize::Uint8,
-            (
-                case(
-                    0,
-                    "Leaf",
-                    int64(),
-                    |t: &Tree| match t {
-                        Tree::Leaf(value) => Some(value),
-                        Tree::Node(_) => None,
-                    },
-                    Tree::Leaf,
-                ),
-                case(
-                    1,
-                    "Node",
-                    tup((boxed(tree), boxed(tree)))?,
-                    |t: &Tree| match t {
-                        Tree::Node(children) => Some(children),
-                        Tree::Leaf(_) => None,
-                    },
-                    Tree::Node,
-                ),
-            ),
-        )
-    })
-}
+#[path = "../../encoding/tests/support/tree.rs"]
+mod tree;
+use tree::{tree_encoding, Tree};
 
 /// A complete tree of `2^levels - 1` nodes.
 fn build_tree(levels: u32, next_leaf: &mut i64) -> Tree {

@@ -8,9 +8,9 @@
 
 use kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
 use kestrel_encoding::{
-    add_padding, bool, boxed, bytes, case, case_with, check_size, conv, dft, dynamic_size, empty,
+    add_padding, bool, bytes, case, case_with, check_size, conv, dft, dynamic_size, empty,
     fixed_list, int16, int64, int8, list, list_cow, list_inline, list_max, list_with_length,
-    merge_objs, merge_tups, mu, n, null, obj, opt, option, req, string, string_enum, tup, uint16,
+    merge_objs, merge_tups, n, null, obj, opt, option, req, string, string_enum, tup, uint16,
     uint8, union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError,
     DecodeErrorKind, EncodeErrorKind, Encoding, InlineList, LengthKind, SizeClass, TagSize,
 };
@@ -20,6 +20,11 @@ use std::borrow::Cow;
 #[path = "support/block_header.rs"]
 mod block_header;
 use block_header::block_header_encoding;
+
+#[path = "support/tree.rs"]
+mod tree;
+use tree::{tree_encoding, Tree};
+
 #[test]
 fn block_header_round_trip() {
     let Some(path) = kestrel_testdata::require("encoding/p2p/block-header.msg", "block_header")
@@ -61,43 +66,6 @@ fn block_header_round_trip() {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tree {
-    Leaf(i64),
-    Node((Box<Tree>, Box<Tree>)),
-}
-
-fn tree_encoding() -> kestrel_encoding::Mu<Tree> {
-    mu("tree", |tree| {
-        union(
-            TagSize::Uint8,
-            (
-                case(
-                    0,
-                    "Leaf",
-                    int64(),
-                    |t: &Tree| match t {
-                        Tree::Leaf(value) => Some(value),
-                        Tree::Node(_) => None,
-                    },
-                    Tree::Leaf,
-                ),
-                case(
-                    1,
-                    "Node",
-                    tup((boxed(tree), boxed(tree)))?,
-                    |t: &Tree| match t {
-                        Tree::Node(children) => Some(children),
-                        Tree::Leaf(_) => None,
-                    },
-                    Tree::Node,
-                ),
-            ),
-        )
-    })
-    .unwrap()
-}
-
 /// A left comb of `depth` nodes: input nested `depth` levels deep, built iteratively.
 fn deep_tree_bytes(depth: usize) -> Vec<u8> {
     let mut bytes = vec![1u8; depth];
@@ -110,7 +78,7 @@ fn deep_tree_bytes(depth: usize) -> Vec<u8> {
 
 #[test]
 fn recursive_tree_round_trip() {
-    let encoding = tree_encoding();
+    let encoding = tree_encoding().unwrap();
     let tree = Tree::Node((
         Box::new(Tree::Leaf(-1)),
         Box::new(Tree::Node((
@@ -131,7 +99,7 @@ fn recursive_tree_round_trip() {
 
 #[test]
 fn recursion_depth_100000_is_a_typed_error() {
-    let encoding = tree_encoding();
+    let encoding = tree_encoding().unwrap();
     let input = deep_tree_bytes(100_000);
     let error = encoding.decode(&input).unwrap_err();
     assert_eq!(
@@ -293,7 +261,7 @@ fn size_classes() {
         add_padding(int8(), 3).unwrap().layout().size,
         SizeClass::Fixed(4)
     );
-    assert_eq!(tree_encoding().layout().size, SizeClass::Dynamic);
+    assert_eq!(tree_encoding().unwrap().layout().size, SizeClass::Dynamic);
     assert_eq!(opt("x", int8()).layout_size(), SizeClass::Dynamic);
     assert_eq!(varopt("x", int8()).layout_size(), SizeClass::Variable);
 }
@@ -618,7 +586,7 @@ fn binary_layout_of_the_block_header() {
 
 #[test]
 fn schemas_of_a_recursive_union() {
-    let schema = tree_encoding().schema();
+    let schema = tree_encoding().unwrap().schema();
     let layout = schema.binary_layout();
     assert!(
         layout.contains("tree (Determined from data, 8-bit tag)"),

@@ -7,16 +7,20 @@
 #![allow(clippy::unwrap_used)]
 
 use kestrel_encoding::{
-    add_padding, bool, bounded_bytes, boxed, bytes, case, case_with, check_size, conv, dft,
-    dynamic_size, dynamic_size_with, fixed_bytes, fixed_bytes_ref, fixed_list, float, int16, int31,
-    int32, int64, int8, list, list_inline, list_max, list_with_length, merge_objs, mu, n, obj, opt,
-    option, ranged_float, ranged_int, req, string, string_enum, tup, uint16, uint30, uint8, union,
-    variable_bytes, variable_list, varopt, z, Encoding, InlineList, LengthKind, Mu, TagSize,
+    add_padding, bool, bounded_bytes, bytes, case, case_with, check_size, conv, dft, dynamic_size,
+    dynamic_size_with, fixed_bytes, fixed_bytes_ref, fixed_list, float, int16, int31, int32, int64,
+    int8, list, list_inline, list_max, list_with_length, merge_objs, n, obj, opt, option,
+    ranged_float, ranged_int, req, string, string_enum, tup, uint16, uint30, uint8, union,
+    variable_bytes, variable_list, varopt, z, Encoding, InlineList, LengthKind, TagSize,
 };
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
 use std::borrow::Cow;
 use std::fmt::Debug;
+
+#[path = "support/tree.rs"]
+mod tree;
+use tree::{tree_encoding, Tree};
 
 /// `decode(encode(value))` prints like `value` (values may borrow, so compare printed forms).
 fn round_trip<E: Encoding>(encoding: &E, value: &E::Value<'_>)
@@ -192,43 +196,6 @@ fn shape_strategy() -> impl Strategy<Value = Shape> {
 
 properties!(unions, shape_encoding(), shape_strategy(), v => v.clone());
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tree {
-    Leaf(i64),
-    Node((Box<Tree>, Box<Tree>)),
-}
-
-fn tree_encoding() -> Mu<Tree> {
-    mu("tree", |tree| {
-        union(
-            TagSize::Uint8,
-            (
-                case(
-                    0,
-                    "Leaf",
-                    int64(),
-                    |t: &Tree| match t {
-                        Tree::Leaf(value) => Some(value),
-                        Tree::Node(_) => None,
-                    },
-                    Tree::Leaf,
-                ),
-                case(
-                    1,
-                    "Node",
-                    tup((boxed(tree), boxed(tree)))?,
-                    |t: &Tree| match t {
-                        Tree::Node(children) => Some(children),
-                        Tree::Leaf(_) => None,
-                    },
-                    Tree::Node,
-                ),
-            ),
-        )
-    })
-    .unwrap()
-}
-
 fn tree_strategy() -> impl Strategy<Value = Tree> {
     any::<i64>()
         .prop_map(Tree::Leaf)
@@ -237,7 +204,7 @@ fn tree_strategy() -> impl Strategy<Value = Tree> {
         })
 }
 
-properties!(recursive, tree_encoding(), tree_strategy(), v => v.clone());
+properties!(recursive, tree_encoding().unwrap(), tree_strategy(), v => v.clone());
 
 proptest! {
     /// Variable-size elements nested in recursive JSON and lists still round-trip through JSON.
