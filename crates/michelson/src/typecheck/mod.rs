@@ -117,6 +117,17 @@ impl TcError {
         )
     }
 
+    /// A type at `span` lacks `property` (packable, comparable, ...) where the instruction needs it.
+    fn forbidden_type(span: Span, property: &'static str, ty: &Type) -> TcError {
+        TcError::new(
+            span,
+            TcErrorKind::ForbiddenType {
+                property,
+                ty: ty.to_string(),
+            },
+        )
+    }
+
     /// `instr` at `span` was given the wrong arguments.
     fn bad_arguments(span: Span, instr: &str) -> TcError {
         TcError::new(span, TcErrorKind::BadArguments(instr.to_string()))
@@ -948,13 +959,7 @@ impl<'a> Typechecker<'a> {
                 }
                 let t = top!(n - 1).clone();
                 if !t.is_duplicable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "duplicable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "duplicable", &t));
                 }
                 stack.push(t);
                 // `DUP 1` is Octez's `IDup_n`, with its own cost; only a bare `DUP` is `IDup`.
@@ -997,13 +1002,7 @@ impl<'a> Typechecker<'a> {
                 arity(2)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_pushable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "pushable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "pushable", &t));
                 }
                 let value = self.parse_data(&args[1], &t)?;
                 self.charge(charges::stored_type(&t));
@@ -1033,13 +1032,7 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let t = top!(0);
                 if !t.is_packable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "packable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "packable", t));
                 }
                 b.emit(Instr::Failwith, loc);
                 Ok(None)
@@ -1162,13 +1155,7 @@ impl<'a> Typechecker<'a> {
                 arity(0)?;
                 let t = top!(0).clone();
                 if !t.is_packable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "packable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "packable", &t));
                 }
                 replace!(1, Instr::Pack(t), Type::Bytes)
             }
@@ -1176,13 +1163,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_packable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "packable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "packable", &t));
                 }
                 if top!(0) != &Type::Bytes {
                     return Err(bad_stack(&stack));
@@ -1323,13 +1304,7 @@ impl<'a> Typechecker<'a> {
                 arity(1)?;
                 let t = self.parse_type(&args[0])?;
                 if !t.is_comparable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "comparable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "comparable", &t));
                 }
                 self.charge(charges::stored_type(&t));
                 stack.push(Type::Set(Rc::new(t)));
@@ -1341,13 +1316,7 @@ impl<'a> Typechecker<'a> {
                 let k = self.parse_type(&args[0])?;
                 let v = self.parse_type(&args[1])?;
                 if !k.is_comparable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "comparable",
-                            ty: k.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "comparable", &k));
                 }
                 self.charge(charges::stored_type(&k));
                 if prim == Prim::I_EMPTY_MAP {
@@ -1355,13 +1324,7 @@ impl<'a> Typechecker<'a> {
                     b.emit(Instr::EmptyMap, loc);
                 } else {
                     if !v.is_big_map_value() {
-                        return Err(TcError::new(
-                            span,
-                            TcErrorKind::ForbiddenType {
-                                property: "big_map value",
-                                ty: v.to_string(),
-                            },
-                        ));
+                        return Err(TcError::forbidden_type(span, "big_map value", &v));
                     }
                     self.charge(charges::stored_type(&v));
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
@@ -1560,13 +1523,7 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 }
                 if !t.is_passable() {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "passable",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "passable", &t));
                 }
                 let entrypoint = field_annot(node).unwrap_or("").to_string();
                 if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
@@ -1678,13 +1635,7 @@ impl<'a> Typechecker<'a> {
                 }
                 let t = self.parse_type(&args[1])?;
                 if !view_type_allowed(&t) {
-                    return Err(TcError::new(
-                        span,
-                        TcErrorKind::ForbiddenType {
-                            property: "view result",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(span, "view result", &t));
                 }
                 if top!(1) != &Type::Address {
                     return Err(bad_stack(&stack));
@@ -1887,21 +1838,17 @@ impl<'a> Typechecker<'a> {
         let param_type = self.parse_type(param_node)?;
         let storage_type = self.parse_type(storage_node)?;
         if !param_type.is_passable() {
-            return Err(TcError::new(
+            return Err(TcError::forbidden_type(
                 param_node.span,
-                TcErrorKind::ForbiddenType {
-                    property: "passable",
-                    ty: param_type.to_string(),
-                },
+                "passable",
+                &param_type,
             ));
         }
         if !storage_type.is_storable() {
-            return Err(TcError::new(
+            return Err(TcError::forbidden_type(
                 storage_node.span,
-                TcErrorKind::ForbiddenType {
-                    property: "storable",
-                    ty: storage_type.to_string(),
-                },
+                "storable",
+                &storage_type,
             ));
         }
         entrypoints::check(param_node)
@@ -1984,13 +1931,7 @@ impl<'a> Typechecker<'a> {
             }
             for t in [&input_type, &output_type] {
                 if !view_type_allowed(t) {
-                    return Err(TcError::new(
-                        view.span,
-                        TcErrorKind::ForbiddenType {
-                            property: "view type",
-                            ty: t.to_string(),
-                        },
-                    ));
+                    return Err(TcError::forbidden_type(view.span, "view type", t));
                 }
             }
             let view_code = crate::macros::expand_all(&args[3])?;
