@@ -32,6 +32,10 @@ use crate::TransactionVersion;
 /// Largest count held in one compact-u16 byte; larger ones leave the fast path.
 const MAX_SINGLE_BYTE_COUNT: u8 = 0x7F;
 
+/// Largest end offset of a frame: its offsets are `u16` (`transaction_frame`), and the checked
+/// path rejects a transaction ending beyond.
+const MAX_FRAME_BYTES: usize = u16::MAX as usize;
+
 /// Bytes of the message header of a legacy transaction (three counts) plus the static key
 /// count; v0 has the version byte before them.
 const HEADER_AND_KEY_COUNT_BYTES: usize = 3 + 1;
@@ -55,14 +59,18 @@ const ACCOUNT_WINDOW_MASKS: [[u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 
 };
 
 /// Folds the account indexes `accounts` (at `accounts_offset` of `bytes`) into the running
-/// per-lane maxima `max_account_indexes`. Mainnet instructions have a handful of accounts, too few
-/// for a vectorized loop to pay for its set-up; instead, when 16 bytes can be read at the accounts
+/// per-lane maxima `max_account_indexes`, or, when the window below does not apply, into the
+/// scalar `max_other_account_index`. Mainnet instructions have a handful of accounts, too few for
+/// a vectorized loop to pay for its set-up; instead, when 16 bytes can be read at the accounts
 /// (nearly always: the data follows), the window is read whole, lanes past the accounts are
 /// zeroed, and the lanes are folded in with one byte-wise maximum (the compiler turns the lane
-/// loop into a compare, an and and a `pmaxub`). Otherwise the indexes are folded one by one.
+/// loop into a load, an and and a `pmaxub`). The rare other case goes to a separate scalar: when
+/// it folded into lane 0 of the vector, the compiler kept the vector in reversed lane order and
+/// reversed every window to match (ten shuffles per instruction).
 #[inline(always)]
 fn fold_max_account_index(
     max_account_indexes: &mut [u8; ACCOUNT_WINDOW_BYTES],
+    max_other_account_index: &mut u8,
     bytes: &[u8],
     accounts_offset: usize,
     accounts: &[u8],
@@ -79,11 +87,20 @@ fn fold_max_account_index(
             }
         }
         _ => {
-            max_account_indexes[0] = accounts
-                .iter()
-                .fold(max_account_indexes[0], |max, &index| max.max(index));
+            *max_other_account_index =
+                fold_max_other_account_index(*max_other_account_index, accounts);
         }
     }
+}
+
+/// The scalar fold of [`fold_max_account_index`], out of line: it runs for instructions of more
+/// than 16 accounts or within 16 bytes of the end of the buffer only.
+#[cold]
+#[inline(never)]
+fn fold_max_other_account_index(max_other_account_index: u8, accounts: &[u8]) -> u8 {
+    accounts
+        .iter()
+        .fold(max_other_account_index, |max, &index| max.max(index))
 }
 
 /// Frames the legacy or v0 transaction at the start of `bytes` (with `EXACT`, filling them), and
@@ -95,6 +112,18 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     config: &SanitizeConfig,
 ) -> Option<TransactionFrame> {
     let length_bytes = bytes.len();
+    // A whole packet must end within both limits of the checked path: its offsets fit u16, and
+    // a sanitized one fits a packet. Checked on the length now, so not on the cursor at the end.
+    if EXACT
+        && length_bytes
+            > if SANITIZE {
+                PACKET_DATA_SIZE
+            } else {
+                MAX_FRAME_BYTES
+            }
+    {
+        return None;
+    }
     let num_signatures = *bytes.first()?;
     // 1..=12 signatures; 0, too many, and a v1 first byte (top bit set) leave.
     if num_signatures.wrapping_sub(1) >= MAX_SIGNATURES_PER_PACKET {
@@ -103,8 +132,12 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     let message_offset = 1 + usize::from(num_signatures) * SIGNATURE_BYTES;
     // The version byte (if any), the three header bytes and the key count are within the first
     // five message bytes, and any valid message has more than eight (a key follows): read eight
-    // as one word and shift the v0 version byte out.
-    let message_start = bytes.get(message_offset..message_offset + 8)?;
+    // as one word, and take the header from it as it is or shifted by the v0 version byte, so
+    // that the header waits for one load, not for the version byte and then a second load.
+    let message_start: [u8; 8] = *bytes
+        .get(message_offset..message_offset + 8)?
+        .first_chunk()?;
+    let message_word = u64::from_le_bytes(message_start);
     let prefix = message_start[0];
     if prefix > MESSAGE_VERSION_PREFIX {
         // A version other than 0.
@@ -112,28 +145,44 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     }
     let is_v0 = prefix == MESSAGE_VERSION_PREFIX;
     let version_bytes = usize::from(is_v0);
-    // Both candidate headers are loaded and one is selected, so the header does not wait for
-    // the version test (a shift by a computed amount would).
-    let legacy_header: [u8; 4] = message_start[0..4].try_into().ok()?;
-    let v0_header: [u8; 4] = message_start[1..5].try_into().ok()?;
-    let header = if is_v0 { v0_header } else { legacy_header };
+    let header_word = if is_v0 {
+        (message_word >> 8) as u32
+    } else {
+        message_word as u32
+    };
+    let header = header_word.to_le_bytes();
     let [num_required_signatures, num_readonly_signed_accounts, num_readonly_unsigned_accounts, num_static_accounts] =
         header;
     if num_static_accounts.wrapping_sub(1) >= MAX_STATIC_ACCOUNTS_PER_PACKET {
         return None;
     }
-    // The header rules of `sanitize::sanitize`, checked now so that fewer values stay live
-    // through the loops.
+    // The header rules of `sanitize::sanitize`, in a shorter equivalent form (only acceptance is
+    // decided here): `num_signatures` is 1..=12, so equal counts imply a required signature;
+    // with `num_static_accounts >= num_required_signatures`, the readonly-unsigned rule is
+    // `num_required_signatures + num_readonly_unsigned_accounts <= num_static_accounts`, and
+    // that sum rejects too when there are fewer static keys than signatures. Combined with `|`
+    // into one branch.
     if SANITIZE
-        && (num_required_signatures == 0
-            || num_readonly_signed_accounts >= num_required_signatures
-            || num_readonly_unsigned_accounts
-                > num_static_accounts.wrapping_sub(num_required_signatures)
-            || num_signatures != num_required_signatures
-            || num_static_accounts < num_signatures)
+        && ((num_signatures != num_required_signatures)
+            | (num_readonly_signed_accounts >= num_required_signatures)
+            | (u16::from(num_required_signatures) + u16::from(num_readonly_unsigned_accounts)
+                > u16::from(num_static_accounts)))
     {
         return None;
     }
+    // The largest instruction count and account count per instruction decided here: single-byte
+    // counts, and when sanitizing, within the config's limits (a larger count goes to the
+    // checked path, which rejects it or, for a config above 127, accepts it there).
+    let (max_num_instructions, max_num_accounts) = if SANITIZE {
+        (
+            config.max_instructions.min(MAX_SINGLE_BYTE_COUNT.into()) as u8,
+            config
+                .max_accounts_per_instruction
+                .min(MAX_SINGLE_BYTE_COUNT.into()) as u8,
+        )
+    } else {
+        (MAX_SINGLE_BYTE_COUNT, MAX_SINGLE_BYTE_COUNT)
+    };
     let instruction_count_offset = message_offset
         + version_bytes
         + HEADER_AND_KEY_COUNT_BYTES
@@ -141,26 +190,30 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         + HASH_BYTES;
     // This read also bounds-checks the keys and the blockhash before it.
     let num_instructions = *bytes.get(instruction_count_offset)?;
-    if num_instructions > MAX_SINGLE_BYTE_COUNT {
+    if num_instructions > max_num_instructions {
         return None;
     }
     let instructions_offset = instruction_count_offset + 1;
+    // Every program id index must be in 1..num_static_accounts (num_static_accounts >= 1):
+    // `program_id_index - 1`, wrapping so that 0 becomes 255, below this.
+    let num_static_accounts_less_one = num_static_accounts - 1;
 
     // No addition below can overflow: every offset read is below `length_bytes`, and each step
     // adds at most 2 + 127 + 2 + 16383 to one.
     let mut cursor = instructions_offset;
-    // Sanitization summary: `program_id_index - 1` (wrapping, so 0 becomes 255) over all
-    // instructions, the largest account index and the largest account count.
-    let mut max_program_id_index_less_one = 0u8;
+    // Sanitization summary: the largest account index, per window lane and for the instructions
+    // the window does not take.
     let mut max_account_indexes = [0u8; ACCOUNT_WINDOW_BYTES];
-    let mut max_num_accounts = 0u8;
+    let mut max_other_account_index = 0u8;
     // Account counts above 127 leave the loop and data lengths above 127 never become the
     // previous shape, so no instruction has this one.
     let mut previous_shape = u16::MAX;
     let mut previous_instruction_bytes = 0;
     for _ in 0..num_instructions {
         let &[program_id_index, num_accounts] = bytes.get(cursor..cursor + 2)?.first_chunk()?;
-        if num_accounts > MAX_SINGLE_BYTE_COUNT {
+        if num_accounts > max_num_accounts
+            || (SANITIZE && program_id_index.wrapping_sub(1) >= num_static_accounts_less_one)
+        {
             return None;
         }
         let accounts_offset = cursor + 2;
@@ -195,10 +248,13 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         };
         // The data's end is checked by the next read, or after the loop.
         if SANITIZE {
-            max_program_id_index_less_one =
-                max_program_id_index_less_one.max(program_id_index.wrapping_sub(1));
-            max_num_accounts = max_num_accounts.max(num_accounts);
-            fold_max_account_index(&mut max_account_indexes, bytes, accounts_offset, accounts);
+            fold_max_account_index(
+                &mut max_account_indexes,
+                &mut max_other_account_index,
+                bytes,
+                accounts_offset,
+                accounts,
+            );
         }
     }
     if cursor > length_bytes {
@@ -209,7 +265,6 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     let mut address_table_lookups_offset = 0;
     let mut total_writable_lookup_accounts = 0u16;
     let mut total_readonly_lookup_accounts = 0u16;
-    let mut empty_lookups = 0u8;
     if is_v0 {
         num_address_table_lookups = *bytes.get(cursor)?;
         cursor += 1;
@@ -229,15 +284,15 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
             let num_writable = *bytes.get(cursor + ADDRESS_BYTES)?;
             let readonly_count_offset = cursor + ADDRESS_BYTES + 1 + usize::from(num_writable);
             let num_readonly = *bytes.get(readonly_count_offset)?;
-            if (num_writable | num_readonly) > MAX_SINGLE_BYTE_COUNT {
+            // Sanitization rejects a lookup without any index.
+            if (num_writable | num_readonly) > MAX_SINGLE_BYTE_COUNT
+                || (SANITIZE && (num_writable | num_readonly) == 0)
+            {
                 return None;
             }
             // At most 31 lookups of 127 + 127 indexes: the totals fit u16.
             total_writable_lookup_accounts += u16::from(num_writable);
             total_readonly_lookup_accounts += u16::from(num_readonly);
-            if SANITIZE {
-                empty_lookups |= u8::from((num_writable | num_readonly) == 0);
-            }
             // The next lookup's position depends on two loads from this one's; when this lookup
             // has the same counts as the previous one, advance by that one's size instead, a
             // value already known, so the processor (predicting the branch) can start on the
@@ -256,7 +311,18 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
             return None;
         }
     }
-    if (EXACT && cursor != length_bytes) || cursor > usize::from(u16::MAX) {
+    // With `EXACT`, the length was checked against both limits above.
+    if EXACT {
+        if cursor != length_bytes {
+            return None;
+        }
+    } else if cursor
+        > if SANITIZE {
+            PACKET_DATA_SIZE
+        } else {
+            MAX_FRAME_BYTES
+        }
+    {
         return None;
     }
 
@@ -264,28 +330,15 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         let total_accounts = u16::from(num_static_accounts)
             + total_writable_lookup_accounts
             + total_readonly_lookup_accounts;
-        if total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0 {
-            return None;
-        }
-        // 1 <= total_accounts <= 256, so the largest valid index fits a u8; comparing every lane
-        // with it is cheaper than reducing the lanes to their maximum first.
-        let max_valid_account_index = (total_accounts - 1) as u8;
-        let account_index_out_of_range = max_account_indexes
-            .iter()
-            .fold(false, |out_of_range, &index| {
-                out_of_range | (index > max_valid_account_index)
-            });
-        // The other rules of `sanitize::sanitize` for legacy and v0, in any order: only
-        // acceptance is decided here.
-        if cursor > PACKET_DATA_SIZE
-            || usize::from(num_instructions) > config.max_instructions
-            // Every program id index in 1..num_static_accounts (num_static_accounts >= 1).
-            || (num_instructions != 0
-                && max_program_id_index_less_one >= num_static_accounts - 1)
-            || account_index_out_of_range
-            || usize::from(max_num_accounts) > config.max_accounts_per_instruction
-            || empty_lookups != 0
-        {
+        // 1 <= total_accounts <= 256 once this passes, so the largest valid index fits a u8;
+        // comparing every lane with it is cheaper than reducing the lanes to their maximum
+        // first.
+        let max_valid_account_index = total_accounts.wrapping_sub(1) as u8;
+        let account_index_out_of_range = max_account_indexes.iter().fold(
+            max_other_account_index > max_valid_account_index,
+            |out_of_range, &index| out_of_range | (index > max_valid_account_index),
+        );
+        if (total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0) | account_index_out_of_range {
             return None;
         }
     }
@@ -466,10 +519,17 @@ mod tests {
                 bytes.extend(vec![0xF0; trailing]);
                 let mut maxima = [0u8; ACCOUNT_WINDOW_BYTES];
                 maxima[3] = 2;
-                fold_max_account_index(&mut maxima, &bytes, 1, &bytes[1..1 + num_accounts]);
+                let mut other = 1;
+                fold_max_account_index(
+                    &mut maxima,
+                    &mut other,
+                    &bytes,
+                    1,
+                    &bytes[1..1 + num_accounts],
+                );
                 let expected = accounts.iter().fold(2, |max, &index| max.max(index));
                 assert_eq!(
-                    maxima.iter().max().copied(),
+                    maxima.iter().max().copied().max(Some(other)),
                     Some(expected),
                     "{num_accounts} accounts, {trailing} bytes after"
                 );
