@@ -9,7 +9,12 @@
 //!
 //! Time is the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time: the machine
 //! is shared by several builds at once, and CPU time leaves out the time the thread waits for a
-//! core. Every result is passed whole to `black_box`, so no parser's work can be optimized away.
+//! core. Every result is passed whole to `std::hint::black_box`, so no parser's work can be optimized
+//! away. Not criterion 0.5's own `black_box`: that one is a `read_volatile` copy of the value, which
+//! LLVM lowers according to the value's IR type — 40 one-byte loads for kestrel's `Result` (an
+//! enum whose error variants carry data), 10 eight-byte loads for Agave's — so it charged each
+//! parser a different, unrelated cost per transaction (later criterion releases deprecate it for
+//! `std::hint::black_box`).
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -17,14 +22,13 @@
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{
-    black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
-};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use kestrel_txview::{
     AddressTableLookupSpec, InstructionSpec, MessageHeader, SanitizeConfig,
     SanitizedTransactionView, Transaction, TransactionVersion, UnsanitizedTransactionView,
 };
 use solana_transaction::versioned::VersionedTransaction;
+use std::hint::black_box;
 use std::time::Duration;
 
 /// The config Agave's benchmark uses (today's mainnet values).
