@@ -3,9 +3,10 @@
 //! noisy to compare small changes. Not a criterion benchmark: it parses the 308-transaction
 //! mainnet corpus `ROUNDS` times with one parser and prints a checksum.
 //!
-//! Usage: `txview_instructions PARSER ROUNDS [atls|transfers]` (`atls`: 1024 v0 transactions with
-//! 31 lookup tables, Agave's "packed atls" shape; `transfers`: 1024 legacy transactions of 60
-//! transfers, its "packed transfers" shape; default: the mainnet corpus) where PARSER is one of `kestrel-unsanitized`,
+//! Usage: `txview_instructions PARSER ROUNDS [atls|transfers|transfer|min]` (`atls`: 1024 v0
+//! transactions with 31 lookup tables, Agave's "packed atls" shape; `transfers`: 1024 legacy
+//! transactions of 60 transfers, its "packed transfers" shape; `transfer`: one transfer; `min`: no
+//! instruction; default: the mainnet corpus) where PARSER is one of `kestrel-unsanitized`,
 //! `kestrel-sanitized`, `agave-unsanitized`, `agave-sanitized`, `none` (loads the corpus only, to
 //! subtract the fixed cost). Build with `cargo build --release -p kestrel-bench --bench
 //! txview_instructions` (release profile: no fat LTO, so builds stay short).
@@ -87,7 +88,11 @@ fn main() {
     let transactions: Vec<Vec<u8>> = if shape.as_deref() == Some("atls") {
         packed_lookup_tables()
     } else if shape.as_deref() == Some("transfers") {
-        packed_transfers()
+        packed_transfers(60)
+    } else if shape.as_deref() == Some("transfer") {
+        packed_transfers(1)
+    } else if shape.as_deref() == Some("min") {
+        packed_transfers(0)
     } else {
         let Some(path) =
             kestrel_testdata::require("solana/mainnet-legacy-308.hex", "txview driver")
@@ -116,8 +121,9 @@ fn main() {
     println!("{parser}: {accepted} accepted over {rounds} rounds");
 }
 
-/// 1024 legacy transactions of 60 system transfers each (Agave's "packed transfers" shape).
-fn packed_transfers() -> Vec<Vec<u8>> {
+/// 1024 legacy transactions of `num_transfers` system transfers each (60: Agave's "packed
+/// transfers" shape; 1: its "simple transfers"; 0: close to its "min sized", with two more keys).
+fn packed_transfers(num_transfers: usize) -> Vec<Vec<u8>> {
     (0..1024u32)
         .map(|seed| {
             let key = |salt: u32| {
@@ -139,7 +145,7 @@ fn packed_transfers() -> Vec<Vec<u8>> {
                 },
                 vec![key(0), key(1), [0; 32]],
                 [0; 32],
-                vec![transfer; 60],
+                vec![transfer; num_transfers],
             );
             transaction.signatures = vec![[7; 64]];
             transaction.serialize()

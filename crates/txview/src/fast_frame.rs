@@ -43,13 +43,13 @@ const HEADER_AND_KEY_COUNT_BYTES: usize = 3 + 1;
 /// Bytes of the window [`fold_max_account_index`] reads at once: one SSE2 register.
 const ACCOUNT_WINDOW_BYTES: usize = 16;
 
-/// Row `n` keeps the first `n` lanes of an account window.
+/// Row `n` keeps the last `n` lanes of an account window.
 const ACCOUNT_WINDOW_MASKS: [[u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 1] = {
     let mut masks = [[0u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 1];
     let mut count = 0;
     while count <= ACCOUNT_WINDOW_BYTES {
-        let mut lane = 0;
-        while lane < count {
+        let mut lane = ACCOUNT_WINDOW_BYTES - count;
+        while lane < ACCOUNT_WINDOW_BYTES {
             masks[count][lane] = 0xFF;
             lane += 1;
         }
@@ -58,25 +58,25 @@ const ACCOUNT_WINDOW_MASKS: [[u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 
     masks
 };
 
-/// Folds the account indexes `accounts` (at `accounts_offset` of `bytes`) into the running
-/// per-lane maxima `max_account_indexes`, or, when the window below does not apply, into the
-/// scalar `max_other_account_index`. Mainnet instructions have a handful of accounts, too few for
-/// a vectorized loop to pay for its set-up; instead, when 16 bytes can be read at the accounts
-/// (nearly always: the data follows), the window is read whole, lanes past the accounts are
-/// zeroed, and the lanes are folded in with one byte-wise maximum (the compiler turns the lane
-/// loop into a load, an and and a `pmaxub`). The rare other case goes to a separate scalar: when
-/// it folded into lane 0 of the vector, the compiler kept the vector in reversed lane order and
-/// reversed every window to match (ten shuffles per instruction).
+/// Folds the account indexes `accounts`, which end at `accounts_end` of `bytes`, into the running
+/// per-lane maxima `max_account_indexes`, or, for more than 16 accounts, into the scalar
+/// `max_other_account_index`. Mainnet instructions have a handful of accounts, too few for a
+/// vectorized loop to pay for its set-up; instead the 16 bytes that end where the accounts end
+/// are read whole (they are in the buffer: the signatures alone are longer, and the accounts were
+/// bounds-checked), lanes before the accounts are zeroed, and the lanes are folded in with one
+/// byte-wise maximum (a load, an and and a `pmaxub`). Larger instructions go to a separate
+/// scalar: when they folded into one lane of the vector, the compiler kept the vector in reversed
+/// lane order and reversed every window to match (ten shuffles per instruction).
 #[inline(always)]
 fn fold_max_account_index(
     max_account_indexes: &mut [u8; ACCOUNT_WINDOW_BYTES],
     max_other_account_index: &mut u8,
     bytes: &[u8],
-    accounts_offset: usize,
+    accounts_end: usize,
     accounts: &[u8],
 ) {
     let window = bytes
-        .get(accounts_offset..accounts_offset + ACCOUNT_WINDOW_BYTES)
+        .get(accounts_end.wrapping_sub(ACCOUNT_WINDOW_BYTES)..accounts_end)
         .and_then(|window| <&[u8; ACCOUNT_WINDOW_BYTES]>::try_from(window).ok());
     match window {
         Some(window) if accounts.len() <= ACCOUNT_WINDOW_BYTES => {
@@ -94,7 +94,8 @@ fn fold_max_account_index(
 }
 
 /// The scalar fold of [`fold_max_account_index`], out of line: it runs for instructions of more
-/// than 16 accounts or within 16 bytes of the end of the buffer only.
+/// than 16 accounts only (and, in buffers that do not start with a transaction's signatures, for
+/// accounts within 16 bytes of the start).
 #[cold]
 #[inline(never)]
 fn fold_max_other_account_index(max_other_account_index: u8, accounts: &[u8]) -> u8 {
@@ -252,7 +253,7 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
                 &mut max_account_indexes,
                 &mut max_other_account_index,
                 bytes,
-                accounts_offset,
+                accounts_offset + usize::from(num_accounts),
                 accounts,
             );
         }
@@ -506,17 +507,17 @@ mod tests {
 
     #[test]
     fn max_account_index_with_and_without_a_window() {
-        // Accounts at offset 1 of buffers of several lengths, so that the 16-byte window fits or
-        // not, with 0, 1, 15, 16, 17 and 127 accounts; the bytes after the accounts are larger
-        // than any account index and must not count.
+        // Accounts after `leading` bytes, so that the 16-byte window ending at them fits or not,
+        // with 0, 1, 15, 16, 17 and 127 accounts; the bytes before and after the accounts are
+        // larger than any account index and must not count.
         for num_accounts in [0usize, 1, 2, 15, 16, 17, 127] {
-            for trailing in [0usize, 1, 15, 16, 40] {
+            for leading in [0usize, 1, 15, 16, 40] {
                 let accounts: Vec<u8> = (0..num_accounts)
                     .map(|index| (index * 7 % 100) as u8)
                     .collect();
-                let mut bytes = vec![0xEE];
+                let mut bytes = vec![0xEE; leading];
                 bytes.extend(&accounts);
-                bytes.extend(vec![0xF0; trailing]);
+                bytes.extend([0xF0; 3]);
                 let mut maxima = [0u8; ACCOUNT_WINDOW_BYTES];
                 maxima[3] = 2;
                 let mut other = 1;
@@ -524,14 +525,14 @@ mod tests {
                     &mut maxima,
                     &mut other,
                     &bytes,
-                    1,
-                    &bytes[1..1 + num_accounts],
+                    leading + num_accounts,
+                    &bytes[leading..leading + num_accounts],
                 );
                 let expected = accounts.iter().fold(2, |max, &index| max.max(index));
                 assert_eq!(
                     maxima.iter().max().copied().max(Some(other)),
                     Some(expected),
-                    "{num_accounts} accounts, {trailing} bytes after"
+                    "{num_accounts} accounts, {leading} bytes before"
                 );
             }
         }
