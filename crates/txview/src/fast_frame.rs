@@ -59,49 +59,42 @@ const ACCOUNT_WINDOW_MASKS: [[u8; ACCOUNT_WINDOW_BYTES]; ACCOUNT_WINDOW_BYTES + 
 };
 
 /// Folds the account indexes `accounts`, which end at `accounts_end` of `bytes`, into the running
-/// per-lane maxima `max_account_indexes`, or, for more than 16 accounts, into the scalar
-/// `max_other_account_index`. Mainnet instructions have a handful of accounts, too few for a
-/// vectorized loop to pay for its set-up; instead the 16 bytes that end where the accounts end
-/// are read whole (they are in the buffer: the signatures alone are longer, and the accounts were
-/// bounds-checked), lanes before the accounts are zeroed, and the lanes are folded in with one
-/// byte-wise maximum (a load, an and and a `pmaxub`). Larger instructions go to a separate
-/// scalar: when they folded into one lane of the vector, the compiler kept the vector in reversed
-/// lane order and reversed every window to match (ten shuffles per instruction).
+/// per-lane maxima `max_account_indexes`. Mainnet instructions have a handful of accounts, too
+/// few for a vectorized loop to pay for its set-up; instead the 16 bytes that end where the
+/// accounts end are read whole (they are in the buffer: the signatures alone are longer, and the
+/// accounts were bounds-checked), lanes before the accounts are zeroed, and the lanes are folded
+/// in with one byte-wise maximum (a load, an and and a `pmaxub`). More than 16 accounts are
+/// folded 16 at a time from their start, and the window then takes the rest. Every fold keeps
+/// the lanes in order: when an earlier version folded a scalar into one lane, the compiler kept
+/// the vector in reversed lane order and reversed every window to match (ten shuffles per
+/// instruction). `None` (16 bytes not in the buffer before `accounts_end`, which no transaction
+/// layout allows) sends the packet to the checked path.
 #[inline(always)]
 fn fold_max_account_index(
     max_account_indexes: &mut [u8; ACCOUNT_WINDOW_BYTES],
-    max_other_account_index: &mut u8,
     bytes: &[u8],
     accounts_end: usize,
     accounts: &[u8],
-) {
-    let window = bytes
-        .get(accounts_end.wrapping_sub(ACCOUNT_WINDOW_BYTES)..accounts_end)
-        .and_then(|window| <&[u8; ACCOUNT_WINDOW_BYTES]>::try_from(window).ok());
-    match window {
-        Some(window) if accounts.len() <= ACCOUNT_WINDOW_BYTES => {
-            let mask = &ACCOUNT_WINDOW_MASKS[accounts.len()];
+) -> Option<()> {
+    let window: &[u8; ACCOUNT_WINDOW_BYTES] = bytes
+        .get(accounts_end.wrapping_sub(ACCOUNT_WINDOW_BYTES)..accounts_end)?
+        .try_into()
+        .ok()?;
+    let mut window_count = accounts.len();
+    if window_count > ACCOUNT_WINDOW_BYTES {
+        let (whole_windows, rest) = accounts.as_chunks::<ACCOUNT_WINDOW_BYTES>();
+        for whole_window in whole_windows {
             for lane in 0..ACCOUNT_WINDOW_BYTES {
-                max_account_indexes[lane] =
-                    max_account_indexes[lane].max(window[lane] & mask[lane]);
+                max_account_indexes[lane] = max_account_indexes[lane].max(whole_window[lane]);
             }
         }
-        _ => {
-            *max_other_account_index =
-                fold_max_other_account_index(*max_other_account_index, accounts);
-        }
+        window_count = rest.len();
     }
-}
-
-/// The scalar fold of [`fold_max_account_index`], out of line: it runs for instructions of more
-/// than 16 accounts only (and, in buffers that do not start with a transaction's signatures, for
-/// accounts within 16 bytes of the start).
-#[cold]
-#[inline(never)]
-fn fold_max_other_account_index(max_other_account_index: u8, accounts: &[u8]) -> u8 {
-    accounts
-        .iter()
-        .fold(max_other_account_index, |max, &index| max.max(index))
+    let mask = &ACCOUNT_WINDOW_MASKS[window_count];
+    for lane in 0..ACCOUNT_WINDOW_BYTES {
+        max_account_indexes[lane] = max_account_indexes[lane].max(window[lane] & mask[lane]);
+    }
+    Some(())
 }
 
 /// Frames the legacy or v0 transaction at the start of `bytes` (with `EXACT`, filling them), and
@@ -202,10 +195,8 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     // No addition below can overflow: every offset read is below `length_bytes`, and each step
     // adds at most 2 + 127 + 2 + 16383 to one.
     let mut cursor = instructions_offset;
-    // Sanitization summary: the largest account index, per window lane and for the instructions
-    // the window does not take.
+    // Sanitization summary: the largest account index in each window lane.
     let mut max_account_indexes = [0u8; ACCOUNT_WINDOW_BYTES];
-    let mut max_other_account_index = 0u8;
     // Account counts above 127 leave the loop and data lengths above 127 never become the
     // previous shape, so no instruction has this one.
     let mut previous_shape = u16::MAX;
@@ -251,11 +242,10 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         if SANITIZE {
             fold_max_account_index(
                 &mut max_account_indexes,
-                &mut max_other_account_index,
                 bytes,
                 accounts_offset + usize::from(num_accounts),
                 accounts,
-            );
+            )?;
         }
     }
     if cursor > length_bytes {
@@ -308,7 +298,13 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
                 cursor = readonly_count_offset + 1 + usize::from(num_readonly);
             }
         }
-        if cursor > length_bytes {
+        if cursor > length_bytes
+            || (SANITIZE
+                && u16::from(num_static_accounts)
+                    + total_writable_lookup_accounts
+                    + total_readonly_lookup_accounts
+                    > MAX_ACCOUNTS_LEGACY_AND_V0)
+        {
             return None;
         }
     }
@@ -328,18 +324,19 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
     }
 
     if SANITIZE {
+        // 1 <= total_accounts <= 256 (checked with the lookups above; a legacy transaction has at
+        // most 38 keys), so the largest valid index fits a u8; comparing every lane with it is
+        // cheaper than reducing the lanes to their maximum first.
         let total_accounts = u16::from(num_static_accounts)
             + total_writable_lookup_accounts
             + total_readonly_lookup_accounts;
-        // 1 <= total_accounts <= 256 once this passes, so the largest valid index fits a u8;
-        // comparing every lane with it is cheaper than reducing the lanes to their maximum
-        // first.
         let max_valid_account_index = total_accounts.wrapping_sub(1) as u8;
-        let account_index_out_of_range = max_account_indexes.iter().fold(
-            max_other_account_index > max_valid_account_index,
-            |out_of_range, &index| out_of_range | (index > max_valid_account_index),
-        );
-        if (total_accounts > MAX_ACCOUNTS_LEGACY_AND_V0) | account_index_out_of_range {
+        let account_index_out_of_range = max_account_indexes
+            .iter()
+            .fold(false, |out_of_range, &index| {
+                out_of_range | (index > max_valid_account_index)
+            });
+        if account_index_out_of_range {
             return None;
         }
     }
@@ -508,32 +505,40 @@ mod tests {
     #[test]
     fn max_account_index_with_and_without_a_window() {
         // Accounts after `leading` bytes, so that the 16-byte window ending at them fits or not,
-        // with 0, 1, 15, 16, 17 and 127 accounts; the bytes before and after the accounts are
-        // larger than any account index and must not count.
-        for num_accounts in [0usize, 1, 2, 15, 16, 17, 127] {
+        // with 0 to 127 accounts (whole windows and rests), ascending, descending and mixed, so
+        // that the largest index is in the first window, the last one or between; the bytes
+        // before and after the accounts are larger than any account index and must not count.
+        let patterns: [fn(usize) -> u8; 3] = [
+            |index| (index * 7 % 100) as u8,
+            |index| index as u8,
+            |index| 200 - index as u8,
+        ];
+        for num_accounts in [0usize, 1, 2, 15, 16, 17, 31, 32, 33, 127] {
             for leading in [0usize, 1, 15, 16, 40] {
-                let accounts: Vec<u8> = (0..num_accounts)
-                    .map(|index| (index * 7 % 100) as u8)
-                    .collect();
-                let mut bytes = vec![0xEE; leading];
-                bytes.extend(&accounts);
-                bytes.extend([0xF0; 3]);
-                let mut maxima = [0u8; ACCOUNT_WINDOW_BYTES];
-                maxima[3] = 2;
-                let mut other = 1;
-                fold_max_account_index(
-                    &mut maxima,
-                    &mut other,
-                    &bytes,
-                    leading + num_accounts,
-                    &bytes[leading..leading + num_accounts],
-                );
-                let expected = accounts.iter().fold(2, |max, &index| max.max(index));
-                assert_eq!(
-                    maxima.iter().max().copied().max(Some(other)),
-                    Some(expected),
-                    "{num_accounts} accounts, {leading} bytes before"
-                );
+                for pattern in patterns {
+                    let accounts: Vec<u8> = (0..num_accounts).map(pattern).collect();
+                    let mut bytes = vec![0xEE; leading];
+                    bytes.extend(&accounts);
+                    bytes.extend([0xF0; 3]);
+                    let mut maxima = [0u8; ACCOUNT_WINDOW_BYTES];
+                    maxima[3] = 2;
+                    let folded = fold_max_account_index(
+                        &mut maxima,
+                        &bytes,
+                        leading + num_accounts,
+                        &bytes[leading..leading + num_accounts],
+                    );
+                    if leading + num_accounts < ACCOUNT_WINDOW_BYTES {
+                        assert_eq!(folded, None);
+                        continue;
+                    }
+                    let expected = accounts.iter().fold(2, |max, &index| max.max(index));
+                    assert_eq!(
+                        (folded, maxima.iter().max().copied()),
+                        (Some(()), Some(expected)),
+                        "{num_accounts} accounts, {leading} bytes before"
+                    );
+                }
             }
         }
     }
