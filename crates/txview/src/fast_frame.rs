@@ -119,10 +119,28 @@ pub(crate) fn try_new<const SANITIZE: bool, const EXACT: bool>(
         return None;
     }
     let num_signatures = *bytes.first()?;
-    // 1..=12 signatures; 0, too many, and a v1 first byte (top bit set) leave.
-    if num_signatures.wrapping_sub(1) >= MAX_SIGNATURES_PER_PACKET {
-        return None;
+    // One signature is the common case (a single fee payer signing): a separate copy of the
+    // parser with that count known makes every later address a constant distance from the
+    // start, so the header and key count are loaded without waiting for the signature count (the
+    // branch is predicted), which shortens the chain of dependent loads by one.
+    if num_signatures == 1 {
+        try_new_after_signatures::<SANITIZE, EXACT>(bytes, config, 1)
+    } else if num_signatures.wrapping_sub(1) < MAX_SIGNATURES_PER_PACKET {
+        try_new_after_signatures::<SANITIZE, EXACT>(bytes, config, num_signatures)
+    } else {
+        // 0, too many, and a v1 first byte (top bit set) leave.
+        None
     }
+}
+
+/// [`try_new`] once the signature count is read and within 1..=12.
+#[inline(always)]
+fn try_new_after_signatures<const SANITIZE: bool, const EXACT: bool>(
+    bytes: &[u8],
+    config: &SanitizeConfig,
+    num_signatures: u8,
+) -> Option<TransactionFrame> {
+    let length_bytes = bytes.len();
     let message_offset = 1 + usize::from(num_signatures) * SIGNATURE_BYTES;
     // The version byte (if any), the three header bytes and the key count are within the first
     // five message bytes, and any valid message has more than eight (a key follows): read eight
