@@ -15,10 +15,13 @@
 //!
 //! Why it is faster: the checked path keeps each section's frame, offset and error field live
 //! until the end, which the compiler cannot keep in registers; here the state is a cursor and a
-//! few counts, the header's four bytes are copied as one word, reads past the end are caught by
-//! the next read's bounds check instead of one check per field, and the sanitization summary
-//! (program id range, largest account index, largest account count, empty lookups) is gathered in
-//! the same loop and compared once at the end.
+//! few counts, the header's four bytes are taken from one word, reads past the end are caught by
+//! the next read's bounds check instead of one check per field, the sanitization rules are folded
+//! into checks the framing makes anyway (count limits) or checked where their values are loaded
+//! (header, program ids, empty lookups), and only the account indexes are gathered (a 16-lane
+//! maximum) and compared once at the end. A transaction is one chain of dependent loads
+//! (signature count, header, key count, each instruction's account count and data length), so
+//! the one-signature case has its own copy with constant offsets, one load shorter.
 
 use crate::limits::{
     ADDRESS_BYTES, HASH_BYTES, MAX_ACCOUNTS_LEGACY_AND_V0, MAX_ADDRESS_TABLE_LOOKUPS_PER_PACKET,
