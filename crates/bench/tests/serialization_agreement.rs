@@ -96,6 +96,13 @@ fn every_mode_passes_its_client_checks() {
                         let sizes = outcome.sizes.expect("bytes mode reports sizes");
                         assert!(sizes.request_bytes > 0 && sizes.response_bytes > 0);
                     }
+                    // The pipe modes report the CPU time of both processes; the server's
+                    // includes at least its own start-up, so it cannot be zero.
+                    let pipe = matches!(mode, Mode::Pipe | Mode::PipeAsync);
+                    assert_eq!(outcome.cpu.is_some(), pipe, "{} cpu", mode.name());
+                    if let Some(cpu) = outcome.cpu {
+                        assert!(cpu.server > std::time::Duration::ZERO, "{cpu:?}");
+                    }
                 }
             }
         }
