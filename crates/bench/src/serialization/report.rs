@@ -268,7 +268,8 @@ impl Report {
         Some((low, high))
     }
 
-    /// Mean message sizes of one implementation, from its bytes-mode runs.
+    /// Mean message sizes of one implementation, from its first bytes-mode cell (without
+    /// reuse when both ran).
     pub fn sizes(&self, benchmark: Benchmark, implementation: Implementation) -> Option<MeanSizes> {
         self.measurements
             .iter()
@@ -277,14 +278,29 @@ impl Report {
                     && m.cell.implementation == implementation
                     && m.sizes.is_some()
             })
-            .and_then(|m| {
-                let sizes = m.sizes?;
-                let count = m.iterations.max(1) as f64;
-                Some(MeanSizes {
-                    request_bytes: sizes.request_bytes as f64 / count,
-                    response_bytes: sizes.response_bytes as f64 / count,
-                })
-            })
+            .and_then(Self::mean_sizes)
+    }
+
+    /// Mean message sizes of one implementation in bytes mode with the given reuse setting:
+    /// Cap'n Proto's differ (a message built in one large reused segment needs no far pointers
+    /// nor segment-table entries for further segments), Kestrel's do not.
+    pub fn sizes_with_reuse(
+        &self,
+        benchmark: Benchmark,
+        implementation: Implementation,
+        reuse: bool,
+    ) -> Option<MeanSizes> {
+        self.measurement(benchmark, implementation, Mode::Bytes, reuse)
+            .and_then(Self::mean_sizes)
+    }
+
+    fn mean_sizes(measurement: &Measurement) -> Option<MeanSizes> {
+        let sizes = measurement.sizes?;
+        let count = measurement.iterations.max(1) as f64;
+        Some(MeanSizes {
+            request_bytes: sizes.request_bytes as f64 / count,
+            response_bytes: sizes.response_bytes as f64 / count,
+        })
     }
 
     /// The benchmarks that have at least one measurement, in option order.
@@ -360,21 +376,30 @@ impl Report {
                 let _ = writeln!(out, "{line}");
             }
             self.write_cpu_table(&mut out, benchmark);
-            let sized: Vec<(Implementation, MeanSizes)> = implementations
-                .iter()
-                .filter_map(|&i| self.sizes(benchmark, i).map(|s| (i, s)))
-                .collect();
+            // Each implementation's sizes, and again with reuse where those differ.
+            let mut sized: Vec<(String, MeanSizes)> = Vec::new();
+            for &implementation in implementations {
+                let Some(first) = self.sizes(benchmark, implementation) else {
+                    continue;
+                };
+                sized.push((implementation.name().to_string(), first));
+                if let Some(reused) = self.sizes_with_reuse(benchmark, implementation, true) {
+                    if reused != first {
+                        sized.push((format!("{}, reuse", implementation.name()), reused));
+                    }
+                }
+            }
             if !sized.is_empty() {
                 let _ = writeln!(
                     out,
-                    "{:<13} {:>14} {:>14} {:>14}",
+                    "{:<19} {:>14} {:>14} {:>14}",
                     "bytes/message", "request", "response", "mean"
                 );
-                for (implementation, sizes) in &sized {
+                for (name, sizes) in &sized {
                     let _ = writeln!(
                         out,
-                        "{:<13} {:>14.1} {:>14.1} {:>14.1}",
-                        implementation.name(),
+                        "{:<19} {:>14.1} {:>14.1} {:>14.1}",
+                        name,
                         sizes.request_bytes,
                         sizes.response_bytes,
                         sizes.per_message_bytes()
@@ -514,7 +539,18 @@ impl Report {
                     })
                     .collect();
                 let mut sizes = serde_json::Map::new();
+                let mut sizes_reuse = serde_json::Map::new();
                 for &implementation in &self.options.implementations {
+                    if let Some(s) = self.sizes_with_reuse(benchmark, implementation, true) {
+                        sizes_reuse.insert(
+                            implementation.name().into(),
+                            json!({
+                                "request_bytes": s.request_bytes,
+                                "response_bytes": s.response_bytes,
+                                "per_message_bytes": s.per_message_bytes(),
+                            }),
+                        );
+                    }
                     if let Some(s) = self.sizes(benchmark, implementation) {
                         sizes.insert(
                             implementation.name().into(),
@@ -531,6 +567,7 @@ impl Report {
                     "iterations": self.options.iterations(benchmark),
                     "rows": rows,
                     "mean_sizes": sizes,
+                    "mean_sizes_reuse": sizes_reuse,
                 })
             })
             .collect();
@@ -639,6 +676,55 @@ mod tests {
         assert_eq!(
             row["run_cpu_seconds"]["kestrel"]["client"],
             json!([0.010, 0.030, 0.020])
+        );
+    }
+
+    #[test]
+    fn sizes_that_change_with_reuse_get_their_own_line() {
+        let options = Options {
+            benchmarks: vec![Benchmark::Catrank],
+            modes: vec![Mode::Bytes],
+            implementations: vec![Implementation::Kestrel, Implementation::Capnp],
+            scale: 1.0,
+            rounds: 1,
+            reuse: vec![false, true],
+        };
+        let mut report = Report::new(&options);
+        for (implementation, reuse, request_bytes) in [
+            (Implementation::Kestrel, false, 900),
+            (Implementation::Kestrel, true, 900),
+            (Implementation::Capnp, false, 1100),
+            (Implementation::Capnp, true, 1000),
+        ] {
+            let cell = Cell {
+                benchmark: Benchmark::Catrank,
+                implementation,
+                mode: Mode::Bytes,
+                reuse,
+            };
+            let outcome = RunOutcome {
+                elapsed: Duration::from_secs(1),
+                sizes: Some(MessageSizes {
+                    request_bytes,
+                    response_bytes: request_bytes,
+                }),
+                cpu: None,
+            };
+            report.record(cell, 10, &outcome);
+        }
+        let table = report.to_table();
+        assert!(table.contains("capnp, reuse"), "{table}");
+        assert!(!table.contains("kestrel, reuse"), "{table}");
+        assert!(!table.contains("CPU time"), "{table}");
+        let json = report.to_json();
+        let benchmark = &json["benchmarks"][0];
+        assert_eq!(
+            benchmark["mean_sizes"]["capnp"]["request_bytes"],
+            json!(110.0)
+        );
+        assert_eq!(
+            benchmark["mean_sizes_reuse"]["capnp"]["request_bytes"],
+            json!(100.0)
         );
     }
 }
