@@ -123,6 +123,34 @@ pub fn format_seconds(seconds: f64) -> String {
     }
 }
 
+/// The column layout of one of the report's text tables.
+struct Columns {
+    /// The heading of the first (mode) column.
+    first: &'static str,
+    /// Width of each implementation's column.
+    implementation_width: usize,
+    /// What follows `k/PEER` in the heading of a ratio column.
+    ratio_suffix: &'static str,
+    /// Width of each ratio column.
+    ratio_width: usize,
+}
+
+/// The time table: time per iteration, ratio of the medians with the rounds' range.
+const TIME_COLUMNS: Columns = Columns {
+    first: "mode",
+    implementation_width: 13,
+    ratio_suffix: "",
+    ratio_width: 20,
+};
+
+/// The CPU table of the pipe rows: client + server CPU per iteration, ratio of the totals.
+const CPU_COLUMNS: Columns = Columns {
+    first: "cpu/iter",
+    implementation_width: 20,
+    ratio_suffix: " cpu",
+    ratio_width: 15,
+};
+
 fn format_ratio(ratio: Option<f64>) -> String {
     ratio.map_or_else(|| "—".to_string(), |ratio| format!("{ratio:.2}"))
 }
@@ -323,6 +351,24 @@ impl Report {
             .collect()
     }
 
+    /// A table's header line: the row label columns, one column per implementation, then,
+    /// when Kestrel ran, one per peer for Kestrel's ratio to it.
+    fn table_header(&self, columns: &Columns) -> String {
+        let implementations = &self.options.implementations;
+        let mut header = format!("{:<11} {:<6}", columns.first, "reuse");
+        for implementation in implementations {
+            let width = columns.implementation_width;
+            let _ = write!(header, " {:>width$}", implementation.name());
+        }
+        if implementations.contains(&Implementation::Kestrel) {
+            for peer in self.peers() {
+                let label = format!("k/{}{}", peer.name(), columns.ratio_suffix);
+                let _ = write!(header, " {label:>width$}", width = columns.ratio_width);
+            }
+        }
+        header
+    }
+
     /// One text table per benchmark: time per iteration of each implementation, Kestrel's ratio
     /// to each peer, then the mean message sizes.
     pub fn to_table(&self) -> String {
@@ -339,16 +385,7 @@ impl Report {
                 iterations,
                 self.options.rounds
             );
-            let mut header = format!("{:<11} {:<6}", "mode", "reuse");
-            for implementation in implementations {
-                let _ = write!(header, " {:>13}", implementation.name());
-            }
-            if has_kestrel {
-                for peer in &peers {
-                    let _ = write!(header, " {:>20}", format!("k/{}", peer.name()));
-                }
-            }
-            let _ = writeln!(out, "{header}");
+            let _ = writeln!(out, "{}", self.table_header(&TIME_COLUMNS));
             for (mode, reuse) in rows(&self.options) {
                 let mut line = format!(
                     "{:<11} {:<6}",
@@ -430,15 +467,7 @@ impl Report {
         }
         let has_kestrel = implementations.contains(&Implementation::Kestrel);
         let peers = self.peers();
-        let mut header = format!("{:<11} {:<6}", "cpu/iter", "reuse");
-        for implementation in implementations {
-            let _ = write!(header, " {:>20}", implementation.name());
-        }
-        if has_kestrel {
-            for peer in &peers {
-                let _ = write!(header, " {:>15}", format!("k/{} cpu", peer.name()));
-            }
-        }
+        let header = self.table_header(&CPU_COLUMNS);
         let _ = writeln!(
             out,
             "CPU time per iteration, user + system, client + server (server start-up included), median round:"
