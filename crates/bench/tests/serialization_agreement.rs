@@ -197,3 +197,43 @@ fn eval_requests_are_the_bytes_mu_writes() {
         .unwrap_or_else(|error| panic!("eval: {error}"));
     assert!(compared_bytes > 2_000 * 12, "{compared_bytes}");
 }
+
+#[test]
+fn kestrel_frames_cut_short_or_too_large_are_errors() {
+    use kestrel_bench::serialization::kestrel_side::{Catrank, KestrelContender, MAX_FRAME_BYTES};
+    for reuse in [false, true] {
+        let setup = Setup {
+            reuse,
+            packed: false,
+        };
+        let mut scratch = Scratch::new();
+        let mut contender =
+            KestrelContender::<Catrank>::new(setup, &mut scratch).expect("contender");
+        let mut rng = Xorshift128::new();
+        let mut request = Vec::new();
+        contender
+            .write_request(&mut rng, &mut request)
+            .expect("request");
+        // Served whole first, so that a reused buffer holds a frame when the short one comes.
+        let mut response = Vec::new();
+        assert!(contender
+            .serve_request(&mut &request[..], &mut response)
+            .expect("whole frame"));
+        let short = &request[..request.len() - 1];
+        let error = contender
+            .serve_request(&mut &short[..], &mut Vec::new())
+            .expect_err("a frame cut short");
+        assert!(
+            matches!(&error, BenchError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof),
+            "reuse={reuse}: {error}"
+        );
+        let too_large = ((MAX_FRAME_BYTES + 1) as u32).to_be_bytes();
+        let error = contender
+            .serve_request(&mut &too_large[..], &mut Vec::new())
+            .expect_err("a frame over the limit");
+        assert!(
+            matches!(error, BenchError::FrameTooLarge { .. }),
+            "reuse={reuse}: {error}"
+        );
+    }
+}

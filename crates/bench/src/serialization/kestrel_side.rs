@@ -14,7 +14,7 @@
 //! Reading borrows from the received bytes (`&str` into the buffer); with buffer reuse, the
 //! byte buffers and the client's request vectors keep their capacity across iterations.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 
 use kestrel_encoding::arena::{self, Arena, NodeCodec, RecursiveArena, Step};
 use kestrel_encoding::bytes::{BorrowedBytes, BorrowedStr, Bytes};
@@ -95,23 +95,33 @@ pub struct KestrelContender<T> {
 }
 
 impl<T> KestrelContender<T> {
-    /// The request buffer: the reused one, cleared, or a fresh one.
+    /// A buffer to write a message into: the reused one, cleared, or a fresh one.
     fn take_buffer(reuse: bool, buffer: &mut Vec<u8>) -> Vec<u8> {
+        let mut taken = Self::take_read_buffer(reuse, buffer);
+        taken.clear();
+        taken
+    }
+
+    /// A buffer to read a frame into: the reused one as it is ([`read_frame`] overwrites its
+    /// bytes, so they need no clearing), or a fresh one.
+    fn take_read_buffer(reuse: bool, buffer: &mut Vec<u8>) -> Vec<u8> {
         if reuse {
-            let mut taken = std::mem::take(buffer);
-            taken.clear();
-            taken
+            std::mem::take(buffer)
         } else {
             Vec::new()
         }
     }
 }
 
-/// Reads one frame (header and body) from `input` into `buffer` (cleared first); `Ok(false)` on
-/// a clean end of input before the header.
+/// Reads one frame (header and body) from `input` into `buffer`, which then holds exactly the
+/// frame; `Ok(false)` on a clean end of input before the header.
+///
+/// `buffer` may come in holding an earlier frame: its bytes are overwritten in place, and only
+/// the part of a larger frame beyond them is zero-filled first (once, when a frame is larger
+/// than any before), so a reused buffer costs one copy of the frame out of `input`.
 fn read_frame<R: BufRead>(input: &mut R, buffer: &mut Vec<u8>) -> Result<bool, BenchError> {
-    buffer.clear();
     if input.fill_buf()?.is_empty() {
+        buffer.clear();
         return Ok(false);
     }
     let mut header = [0_u8; FRAME_HEADER_BYTES];
@@ -123,13 +133,10 @@ fn read_frame<R: BufRead>(input: &mut R, buffer: &mut Vec<u8>) -> Result<bool, B
             limit_bytes: MAX_FRAME_BYTES,
         });
     }
-    buffer.extend_from_slice(&header);
-    buffer.reserve(body_bytes);
-    // `read_to_end` fills the spare capacity directly, with no zeroing pass first.
-    let read_bytes = input.take(body_bytes as u64).read_to_end(buffer)?;
-    if read_bytes != body_bytes {
-        return Err(BenchError::Io(std::io::ErrorKind::UnexpectedEof.into()));
-    }
+    buffer.resize(FRAME_HEADER_BYTES + body_bytes, 0);
+    let (frame_header, body) = buffer.split_at_mut(FRAME_HEADER_BYTES);
+    frame_header.copy_from_slice(&header);
+    input.read_exact(body)?;
     Ok(true)
 }
 
@@ -187,7 +194,7 @@ impl<'s, T: KestrelCase> Contender<'s> for KestrelContender<T> {
         input: &mut R,
         output: &mut W,
     ) -> Result<bool, BenchError> {
-        let mut request = Self::take_buffer(self.reuse, &mut self.request_bytes);
+        let mut request = Self::take_read_buffer(self.reuse, &mut self.request_bytes);
         if !read_frame(input, &mut request)? {
             return Ok(false);
         }
@@ -204,7 +211,7 @@ impl<'s, T: KestrelCase> Contender<'s> for KestrelContender<T> {
         input: &mut R,
         expected: Self::Expectation,
     ) -> Result<(), BenchError> {
-        let mut response = Self::take_buffer(self.reuse, &mut self.response_bytes);
+        let mut response = Self::take_read_buffer(self.reuse, &mut self.response_bytes);
         if !read_frame(input, &mut response)? {
             return Err(BenchError::Io(std::io::ErrorKind::UnexpectedEof.into()));
         }
