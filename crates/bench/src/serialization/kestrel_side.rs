@@ -839,16 +839,32 @@ const SNIPPET_MAX_BYTES: usize = 1 + 2 * 19 * WORD_MAX_BYTES + "cat ".len() + "d
 /// score's `float` and the snippet's `uint16` size header.
 const RESULT_WIRE_OVERHEAD_BYTES: usize = 1 + 8 + 2;
 
+/// The most bytes one search result takes on the wire: its longest URL and snippet and the
+/// rest of its fields.
+const RESULT_MAX_WIRE_BYTES: usize = URL_MAX_BYTES + SNIPPET_MAX_BYTES + RESULT_WIRE_OVERHEAD_BYTES;
+
+/// The text of one search result as it is drawn.
+#[derive(Default)]
+struct ResultText {
+    /// The URL (bytes: it is ASCII, and the message carries it as bytes).
+    url: Vec<u8>,
+    /// The snippet.
+    snippet: String,
+}
+
 /// catrank with Kestrel's encoding.
 pub struct Catrank {
     list: ResultList,
     reuse: bool,
-    /// All URLs of the request being built, one after another (bytes: they are ASCII, and the
+    /// The text of the result being drawn (reused from result to result).
+    text: ResultText,
+    /// Object mode's request: all URLs, one after another (bytes: they are ASCII, and the
     /// message carries them as bytes).
     urls: Vec<u8>,
-    /// All snippets of the request being built, one after another.
+    /// Object mode's request: all snippets, one after another.
     snippets: String,
-    /// Per result: where its URL is in `urls` and its snippet in `snippets`.
+    /// Object mode's request, per result: where its URL is in `urls` and its snippet in
+    /// `snippets`.
     spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// A result of `list` on its own: the client writes the request and the server reads it one
     /// result at a time with it, in `list`'s read and write loops (`list` writes the response).
@@ -867,8 +883,62 @@ pub struct Catrank {
 const READ_RESULTS_RESERVE_MAX: usize = 1024;
 
 impl Catrank {
-    /// Draws a request into `self.urls`, `self.snippets` and `self.spans`; returns the
-    /// expected good count.
+    /// Draws `count` search results in the spec's order (the URL's letters, then whether it
+    /// mentions cats and dogs, then the snippet's words) and hands each to `emit` as (URL,
+    /// score, snippet), borrowed from `text`, which the next result overwrites; returns the
+    /// expected good count, or the first error `emit` returns.
+    fn draw_results<E>(
+        rng: &mut Xorshift128,
+        count: usize,
+        text: &mut ResultText,
+        mut emit: impl FnMut(&[u8], f64, &str) -> Result<(), E>,
+    ) -> Result<u32, E> {
+        let mut good_count = 0;
+        for index in 0..count {
+            let ResultText { url, snippet } = &mut *text;
+            url.clear();
+            url.extend_from_slice(URL_PREFIX.as_bytes());
+            let letter_count = rng.next_less_than(100);
+            url.extend((0..letter_count).map(|_| b'a' + rng.next_less_than(26) as u8));
+            let is_cat = rng.next_less_than(8) == 0;
+            let is_dog = rng.next_less_than(8) == 0;
+            if is_cat && !is_dog {
+                good_count += 1;
+            }
+            snippet.clear();
+            snippet.push(' ');
+            for _ in 0..rng.next_less_than(20) {
+                snippet.push_str(rng.pick(&WORDS));
+            }
+            if is_cat {
+                snippet.push_str("cat ");
+            }
+            if is_dog {
+                snippet.push_str("dog ");
+            }
+            for _ in 0..rng.next_less_than(20) {
+                snippet.push_str(rng.pick(&WORDS));
+            }
+            emit(url, 1000.0 - index as f64, snippet)?;
+        }
+        Ok(good_count)
+    }
+
+    /// The scratch text of one result: the kept one with reuse, else a fresh one at the largest
+    /// size a result can draw (so that it never grows while it is drawn).
+    fn take_text(&mut self) -> ResultText {
+        if self.reuse {
+            std::mem::take(&mut self.text)
+        } else {
+            ResultText {
+                url: Vec::with_capacity(URL_MAX_BYTES),
+                snippet: String::with_capacity(SNIPPET_MAX_BYTES),
+            }
+        }
+    }
+
+    /// Object mode's request: draws it into `self.urls`, `self.snippets` and `self.spans` (all
+    /// results kept, as a built request is); returns the expected good count.
     fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
         let count = rng.next_less_than(1000) as usize;
         if self.reuse {
@@ -882,38 +952,21 @@ impl Catrank {
             self.snippets = String::with_capacity(count * SNIPPET_MAX_BYTES);
             self.spans = Vec::with_capacity(count);
         }
-        let mut good_count = 0;
-        for _ in 0..count {
-            let url_start = self.urls.len();
-            self.urls.extend_from_slice(URL_PREFIX.as_bytes());
-            let letter_count = rng.next_less_than(100);
-            self.urls
-                .extend((0..letter_count).map(|_| b'a' + rng.next_less_than(26) as u8));
-            let snippet_start = self.snippets.len();
-            let is_cat = rng.next_less_than(8) == 0;
-            let is_dog = rng.next_less_than(8) == 0;
-            if is_cat && !is_dog {
-                good_count += 1;
-            }
-            self.snippets.push(' ');
-            for _ in 0..rng.next_less_than(20) {
-                self.snippets.push_str(rng.pick(&WORDS));
-            }
-            if is_cat {
-                self.snippets.push_str("cat ");
-            }
-            if is_dog {
-                self.snippets.push_str("dog ");
-            }
-            for _ in 0..rng.next_less_than(20) {
-                self.snippets.push_str(rng.pick(&WORDS));
-            }
-            self.spans.push((
-                url_start..self.urls.len(),
-                snippet_start..self.snippets.len(),
-            ));
+        let mut text = self.take_text();
+        let (urls, snippets, spans) = (&mut self.urls, &mut self.snippets, &mut self.spans);
+        let drawn = Self::draw_results(rng, count, &mut text, |url, _score, snippet| {
+            let url_start = urls.len();
+            urls.extend_from_slice(url);
+            let snippet_start = snippets.len();
+            snippets.push_str(snippet);
+            spans.push((url_start..urls.len(), snippet_start..snippets.len()));
+            Ok::<(), std::convert::Infallible>(())
+        });
+        self.text = text;
+        match drawn {
+            Ok(good_count) => good_count,
+            Err(never) => match never {},
         }
-        good_count
     }
 
     /// A vector for results, in a kept allocation when reuse is on.
@@ -1014,6 +1067,7 @@ impl KestrelCase for Catrank {
             urls: Vec::new(),
             snippets: String::new(),
             spans: Vec::new(),
+            text: ResultText::default(),
             request_storage: Vec::new(),
             response_storage: Vec::new(),
         })
@@ -1036,31 +1090,25 @@ impl KestrelCase for Catrank {
         rng: &mut Xorshift128,
         out: &mut Vec<u8>,
     ) -> Result<u32, BenchError> {
-        let expected = self.draw_request(rng);
-        // The exact size of the frame, computed from the drawn text, so that a fresh buffer is
-        // allocated once (a reused one has room already).
-        let frame_bytes = FRAME_HEADER_BYTES
-            + self.urls.len()
-            + self.snippets.len()
-            + self.spans.len() * RESULT_WIRE_OVERHEAD_BYTES;
-        out.reserve(frame_bytes);
-        let start = out.len();
-        // The bytes `self.list` writes for the drawn results (a frame of `Variable.list
-        // element`), each result written by `element` as it is taken from the drawn text, with
-        // no intermediate vector of results.
-        let (urls, snippets) = (&self.urls, self.snippets.as_str());
-        write_frame(out, |writer| {
-            for (index, (url, snippet)) in self.spans.iter().enumerate() {
-                let result = (
-                    &urls[url.clone()],
-                    1000.0 - index as f64,
-                    &snippets[snippet.clone()],
-                );
-                self.element.write(&result, writer)?;
-            }
+        let count = rng.next_less_than(1000) as usize;
+        // Room for the largest frame `count` results can make, so that a fresh buffer is
+        // allocated once and never grows (a reused one keeps the room it has).
+        out.reserve(FRAME_HEADER_BYTES + count * RESULT_MAX_WIRE_BYTES);
+        // Each result is written by `element` as soon as it is drawn, from one result's scratch
+        // text, as the peer builds each result in its message: the bytes `self.list` writes for
+        // the whole list (a frame of `Variable.list element`), without a drawn copy of the whole
+        // request's text or a vector of results.
+        let mut text = self.take_text();
+        let element = &self.element;
+        let mut expected = 0;
+        let written = write_frame(out, |writer| {
+            expected = Self::draw_results(rng, count, &mut text, |url, score, snippet| {
+                element.write(&(url, score, snippet), writer)
+            })?;
             Ok(())
-        })?;
-        debug_assert_eq!(out.len() - start, frame_bytes);
+        });
+        self.text = text;
+        written?;
         Ok(expected)
     }
 
