@@ -12,7 +12,8 @@
 //! not a silent truncation.
 //!
 //! Reading borrows from the received bytes (`&str` into the buffer); with buffer reuse, the
-//! byte buffers and the client's request vectors keep their capacity across iterations.
+//! byte buffers, the clients' scratch text and arenas and the servers' result vectors and arenas
+//! keep their capacity across iterations, and a frame is read into the previous frame's buffer.
 
 use std::io::{BufRead, Write};
 
