@@ -859,13 +859,9 @@ pub struct Catrank {
     reuse: bool,
     /// The text of the result being drawn (reused from result to result).
     text: ResultText,
-    /// Object mode's request: all URLs, one after another (bytes: they are ASCII, and the
-    /// message carries them as bytes).
-    urls: Vec<u8>,
-    /// Object mode's request: all snippets, one after another.
-    snippets: String,
-    /// Object mode's request, per result: where its URL is in `urls` and its snippet in
-    /// `snippets`.
+    /// Object mode's request: all URLs one after another, and all snippets.
+    request_text: ResultText,
+    /// Object mode's request, per result: where its URL and its snippet are in `request_text`.
     spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// A result of `list` on its own: the client writes the request and the server reads it one
     /// result at a time with it, in `list`'s read and write loops (`list` writes the response).
@@ -885,19 +881,25 @@ const READ_RESULTS_RESERVE_MAX: usize = 1024;
 
 impl Catrank {
     /// Draws `count` search results in the spec's order (the URL's letters, then whether it
-    /// mentions cats and dogs, then the snippet's words) and hands each to `emit` as (URL,
-    /// score, snippet), borrowed from `text`, which the next result overwrites; returns the
-    /// expected good count, or the first error `emit` returns.
+    /// mentions cats and dogs, then the snippet's words) into `text` and hands each to `emit`
+    /// as (URL, score, snippet), borrowed from `text`; returns the expected good count, or the
+    /// first error `emit` returns. With `keep`, `text` keeps every result's text, one after
+    /// another (a built request); without, each result overwrites the last (scratch text).
     fn draw_results<E>(
         rng: &mut Xorshift128,
         count: usize,
         text: &mut ResultText,
+        keep: bool,
         mut emit: impl FnMut(&[u8], f64, &str) -> Result<(), E>,
     ) -> Result<u32, E> {
         let mut good_count = 0;
         for index in 0..count {
             let ResultText { url, snippet } = &mut *text;
-            url.clear();
+            if !keep {
+                url.clear();
+                snippet.clear();
+            }
+            let url_start = url.len();
             url.extend_from_slice(URL_PREFIX.as_bytes());
             let letter_count = rng.next_less_than(100);
             url.extend((0..letter_count).map(|_| b'a' + rng.next_less_than(26) as u8));
@@ -906,7 +908,7 @@ impl Catrank {
             if is_cat && !is_dog {
                 good_count += 1;
             }
-            snippet.clear();
+            let snippet_start = snippet.len();
             snippet.push(' ');
             for _ in 0..rng.next_less_than(20) {
                 snippet.push_str(rng.pick(&WORDS));
@@ -920,7 +922,11 @@ impl Catrank {
             for _ in 0..rng.next_less_than(20) {
                 snippet.push_str(rng.pick(&WORDS));
             }
-            emit(url, 1000.0 - index as f64, snippet)?;
+            emit(
+                &url[url_start..],
+                1000.0 - index as f64,
+                &snippet[snippet_start..],
+            )?;
         }
         Ok(good_count)
     }
@@ -938,32 +944,38 @@ impl Catrank {
         }
     }
 
-    /// Object mode's request: draws it into `self.urls`, `self.snippets` and `self.spans` (all
-    /// results kept, as a built request is); returns the expected good count.
+    /// Object mode's request: draws it into `self.request_text` and `self.spans` (all results
+    /// kept, as a built request is); returns the expected good count.
     fn draw_request(&mut self, rng: &mut Xorshift128) -> u32 {
         let count = rng.next_less_than(1000) as usize;
         if self.reuse {
-            self.urls.clear();
-            self.snippets.clear();
+            self.request_text.url.clear();
+            self.request_text.snippet.clear();
             self.spans.clear();
         } else {
             // Fresh buffers, each allocated once: the text at its largest possible size, so
             // that it never grows (and copies) while it is drawn.
-            self.urls = Vec::with_capacity(count * URL_MAX_BYTES);
-            self.snippets = String::with_capacity(count * SNIPPET_MAX_BYTES);
+            self.request_text = ResultText {
+                url: Vec::with_capacity(count * URL_MAX_BYTES),
+                snippet: String::with_capacity(count * SNIPPET_MAX_BYTES),
+            };
             self.spans = Vec::with_capacity(count);
         }
-        let mut text = self.take_text();
-        let (urls, snippets, spans) = (&mut self.urls, &mut self.snippets, &mut self.spans);
-        let drawn = Self::draw_results(rng, count, &mut text, |url, _score, snippet| {
-            let url_start = urls.len();
-            urls.extend_from_slice(url);
-            let snippet_start = snippets.len();
-            snippets.push_str(snippet);
-            spans.push((url_start..urls.len(), snippet_start..snippets.len()));
-            Ok::<(), std::convert::Infallible>(())
-        });
-        self.text = text;
+        let spans = &mut self.spans;
+        let (mut url_end, mut snippet_end) = (0, 0);
+        let drawn = Self::draw_results(
+            rng,
+            count,
+            &mut self.request_text,
+            true,
+            |url, _score, snippet| {
+                let (url_start, snippet_start) = (url_end, snippet_end);
+                url_end += url.len();
+                snippet_end += snippet.len();
+                spans.push((url_start..url_end, snippet_start..snippet_end));
+                Ok::<(), std::convert::Infallible>(())
+            },
+        );
         match drawn {
             Ok(good_count) => good_count,
             Err(never) => match never {},
@@ -1065,8 +1077,7 @@ impl KestrelCase for Catrank {
             element: element()?,
             element_bytes: element_bytes()?,
             reuse,
-            urls: Vec::new(),
-            snippets: String::new(),
+            request_text: ResultText::default(),
             spans: Vec::new(),
             text: ResultText::default(),
             request_storage: Vec::new(),
@@ -1078,7 +1089,12 @@ impl KestrelCase for Catrank {
         let expected = self.draw_request(rng);
         let mut request = recycle(Self::take_storage(self.reuse, &mut self.request_storage));
         let mut response = recycle(Self::take_storage(self.reuse, &mut self.response_storage));
-        Self::fill_request(&self.urls, &self.snippets, &self.spans, &mut request);
+        Self::fill_request(
+            &self.request_text.url,
+            &self.request_text.snippet,
+            &self.spans,
+            &mut request,
+        );
         rank(&request, &mut response);
         let good_count = count_good(&response);
         self.request_storage = recycle(request);
@@ -1103,7 +1119,7 @@ impl KestrelCase for Catrank {
         let element = &self.element;
         let mut expected = 0;
         let written = write_frame(out, |writer| {
-            expected = Self::draw_results(rng, count, &mut text, |url, score, snippet| {
+            expected = Self::draw_results(rng, count, &mut text, false, |url, score, snippet| {
                 element.write(&(url, score, snippet), writer)
             })?;
             Ok(())
