@@ -121,15 +121,9 @@ fn unknown_server_arguments_are_rejected() {
     assert!(error.to_string().contains("protobuf"), "{error}");
 }
 
-/// Runs one exchange through `C` with a wrong expectation: the client check must fail.
-fn wrong_expectation_fails<'s, C>(
-    setup: Setup,
-    scratch: &'s mut Scratch,
-    tweak: fn(C::Expectation) -> C::Expectation,
-) where
-    C: Contender<'s>,
-{
-    let mut contender = C::new(setup, scratch).expect("contender");
+/// The first request of the generator written by `contender` and served by it (in memory):
+/// the request's bytes, the response's bytes and what the client expects.
+fn first_exchange<'s, C: Contender<'s>>(contender: &mut C) -> (Vec<u8>, Vec<u8>, C::Expectation) {
     let mut rng = Xorshift128::new();
     let mut request = Vec::new();
     let expected = contender
@@ -139,6 +133,19 @@ fn wrong_expectation_fails<'s, C>(
     assert!(contender
         .serve_request(&mut &request[..], &mut response)
         .expect("serve"));
+    (request, response, expected)
+}
+
+/// Runs one exchange through `C` with a wrong expectation: the client check must fail.
+fn wrong_expectation_fails<'s, C>(
+    setup: Setup,
+    scratch: &'s mut Scratch,
+    tweak: fn(C::Expectation) -> C::Expectation,
+) where
+    C: Contender<'s>,
+{
+    let mut contender = C::new(setup, scratch).expect("contender");
+    let (_request, response, expected) = first_exchange(&mut contender);
     let error = contender
         .read_response(&mut &response[..], tweak(expected))
         .expect_err("a wrong expectation must fail the check");
@@ -209,16 +216,8 @@ fn kestrel_frames_cut_short_or_too_large_are_errors() {
         let mut scratch = Scratch::new();
         let mut contender =
             KestrelContender::<Catrank>::new(setup, &mut scratch).expect("contender");
-        let mut rng = Xorshift128::new();
-        let mut request = Vec::new();
-        contender
-            .write_request(&mut rng, &mut request)
-            .expect("request");
         // Served whole first, so that a reused buffer holds a frame when the short one comes.
-        let mut response = Vec::new();
-        assert!(contender
-            .serve_request(&mut &request[..], &mut response)
-            .expect("whole frame"));
+        let (request, _response, _expected) = first_exchange(&mut contender);
         let short = &request[..request.len() - 1];
         let error = contender
             .serve_request(&mut &short[..], &mut Vec::new())
