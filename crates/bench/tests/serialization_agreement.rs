@@ -96,6 +96,13 @@ fn every_mode_passes_its_client_checks() {
                         let sizes = outcome.sizes.expect("bytes mode reports sizes");
                         assert!(sizes.request_bytes > 0 && sizes.response_bytes > 0);
                     }
+                    // The pipe modes report the CPU time of both processes; the server's
+                    // includes at least its own start-up, so it cannot be zero.
+                    let pipe = matches!(mode, Mode::Pipe | Mode::PipeAsync);
+                    assert_eq!(outcome.cpu.is_some(), pipe, "{} cpu", mode.name());
+                    if let Some(cpu) = outcome.cpu {
+                        assert!(cpu.server > std::time::Duration::ZERO, "{cpu:?}");
+                    }
                 }
             }
         }
@@ -114,15 +121,9 @@ fn unknown_server_arguments_are_rejected() {
     assert!(error.to_string().contains("protobuf"), "{error}");
 }
 
-/// Runs one exchange through `C` with a wrong expectation: the client check must fail.
-fn wrong_expectation_fails<'s, C>(
-    setup: Setup,
-    scratch: &'s mut Scratch,
-    tweak: fn(C::Expectation) -> C::Expectation,
-) where
-    C: Contender<'s>,
-{
-    let mut contender = C::new(setup, scratch).expect("contender");
+/// The first request of the generator written by `contender` and served by it (in memory):
+/// the request's bytes, the response's bytes and what the client expects.
+fn first_exchange<'s, C: Contender<'s>>(contender: &mut C) -> (Vec<u8>, Vec<u8>, C::Expectation) {
     let mut rng = Xorshift128::new();
     let mut request = Vec::new();
     let expected = contender
@@ -132,6 +133,19 @@ fn wrong_expectation_fails<'s, C>(
     assert!(contender
         .serve_request(&mut &request[..], &mut response)
         .expect("serve"));
+    (request, response, expected)
+}
+
+/// Runs one exchange through `C` with a wrong expectation: the client check must fail.
+fn wrong_expectation_fails<'s, C>(
+    setup: Setup,
+    scratch: &'s mut Scratch,
+    tweak: fn(C::Expectation) -> C::Expectation,
+) where
+    C: Contender<'s>,
+{
+    let mut contender = C::new(setup, scratch).expect("contender");
+    let (_request, response, expected) = first_exchange(&mut contender);
     let error = contender
         .read_response(&mut &response[..], tweak(expected))
         .expect_err("a wrong expectation must fail the check");
@@ -189,4 +203,36 @@ fn eval_requests_are_the_bytes_mu_writes() {
     let compared_bytes = kestrel_bench::serialization::kestrel_side::eval_request_matches_mu(2_000)
         .unwrap_or_else(|error| panic!("eval: {error}"));
     assert!(compared_bytes > 2_000 * 12, "{compared_bytes}");
+}
+
+#[test]
+fn kestrel_frames_cut_short_or_too_large_are_errors() {
+    use kestrel_bench::serialization::kestrel_side::{Catrank, KestrelContender, MAX_FRAME_BYTES};
+    for reuse in [false, true] {
+        let setup = Setup {
+            reuse,
+            packed: false,
+        };
+        let mut scratch = Scratch::new();
+        let mut contender =
+            KestrelContender::<Catrank>::new(setup, &mut scratch).expect("contender");
+        // Served whole first, so that a reused buffer holds a frame when the short one comes.
+        let (request, _response, _expected) = first_exchange(&mut contender);
+        let short = &request[..request.len() - 1];
+        let error = contender
+            .serve_request(&mut &short[..], &mut Vec::new())
+            .expect_err("a frame cut short");
+        assert!(
+            matches!(&error, BenchError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof),
+            "reuse={reuse}: {error}"
+        );
+        let too_large = ((MAX_FRAME_BYTES + 1) as u32).to_be_bytes();
+        let error = contender
+            .serve_request(&mut &too_large[..], &mut Vec::new())
+            .expect_err("a frame over the limit");
+        assert!(
+            matches!(error, BenchError::FrameTooLarge { .. }),
+            "reuse={reuse}: {error}"
+        );
+    }
 }

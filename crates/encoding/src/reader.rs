@@ -150,6 +150,10 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    // Inline: it runs twice per `dynamic_size` field read (on entering and on leaving the
+    // region), and as an out-of-line call from another crate's instantiation of a reader it
+    // cost more than its one comparison.
+    #[inline]
     fn refresh_limit(&mut self) {
         self.limit = self.end.min(self.allowed_end);
     }

@@ -4,8 +4,8 @@
 //! the suite can be run and profiled without the CLI.
 //!
 //! Usage: `kestrel-serialization-bench [--bench B[,B]] [--mode M[,M]] [--implementation I[,I]]
-//! [--scale F] [--rounds N]
-//! [--json] [--svg PATH]`; `kestrel-serialization-bench server BENCH IMPLEMENTATION REUSE` is the
+//! [--reuse no-reuse|reuse[,..]] [--scale F]
+//! [--rounds N] [--json] [--svg PATH]`; `kestrel-serialization-bench server BENCH IMPLEMENTATION REUSE` is the
 //! hidden server role the pipe modes start.
 
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use kestrel_bench::serialization::{self as suite, Benchmark, Mode};
 
 const USAGE: &str = "usage: kestrel-serialization-bench [--bench carsales|catrank|eval[,..]] \
-[--mode object|bytes|pipe|pipe-async[,..]] [--implementation kestrel|capnp|capnp-packed[,..]] [--scale F] [--rounds N] [--json] [--svg PATH]";
+[--mode object|bytes|pipe|pipe-async[,..]] [--implementation kestrel|capnp|capnp-packed[,..]] [--reuse no-reuse|reuse[,..]] [--scale F] [--rounds N] [--json] [--svg PATH]";
 
 struct Arguments {
     options: suite::Options,
@@ -67,6 +67,13 @@ fn parse_arguments(args: &[String]) -> Result<Arguments, String> {
                         .push(suite::Implementation::parse(name).map_err(|e| e.to_string())?);
                 }
                 parsed.options.implementations = implementations;
+            }
+            "--reuse" => {
+                let mut settings = Vec::new();
+                for name in value()?.split(',') {
+                    settings.push(suite::parse_reuse(name).map_err(|e| e.to_string())?);
+                }
+                parsed.options.reuse = settings;
             }
             "--json" => parsed.json = true,
             "--svg" => parsed.svg = Some(value()?),

@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::cpu::{CpuClock, CpuSpan};
 use super::error::BenchError;
 use super::rng::Xorshift128;
 use super::{Benchmark, Implementation};
@@ -127,6 +128,25 @@ pub trait Contender<'s>: Sized {
 
     /// One exchange in bytes mode, summarised for comparison with another implementation.
     fn exchange_summary(&mut self, rng: &mut Xorshift128) -> Result<ExchangeSummary, BenchError>;
+}
+
+/// CPU time (user + system) of the two processes of a pipe run, beside its wall time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeCpu {
+    /// This process over the timed loop (in pipe-async, both its threads).
+    pub client: Duration,
+    /// The server process over its whole life, start-up included (`RUSAGE_CHILDREN` once it
+    /// has been waited for).
+    pub server: Duration,
+}
+
+/// The wall time of a pipe run and, where `getrusage` answered, its CPU times.
+#[derive(Clone, Copy, Debug)]
+pub struct PipeTiming {
+    /// Wall-clock time of all iterations.
+    pub elapsed: Duration,
+    /// CPU time of client and server.
+    pub cpu: Option<PipeCpu>,
 }
 
 /// How to start the server role of the current executable: the program and the arguments that
@@ -253,14 +273,16 @@ pub fn time_pipe<'s, C: Contender<'s>>(
     setup: Setup,
     scratch: &'s mut Scratch,
     iterations: u64,
-) -> Result<Duration, BenchError> {
+) -> Result<PipeTiming, BenchError> {
     let mut contender = C::new(setup, scratch)?;
+    let server_cpu = CpuSpan::start(CpuClock::Children);
     let ServerProcess {
         child,
         mut to_server,
         mut from_server,
     } = start_server(command, benchmark, implementation, setup)?;
     let mut rng = Xorshift128::new();
+    let client_cpu = CpuSpan::start(CpuClock::SelfProcess);
     let start = Instant::now();
     for iteration in 0..iterations {
         let expected = contender.write_request(&mut rng, &mut to_server)?;
@@ -270,8 +292,20 @@ pub fn time_pipe<'s, C: Contender<'s>>(
             .map_err(|error| closed_early(error, iteration, iterations))?;
     }
     let elapsed = start.elapsed();
+    let client = client_cpu.elapsed();
     finish_server(child, to_server)?;
-    Ok(elapsed)
+    Ok(PipeTiming {
+        elapsed,
+        cpu: pipe_cpu(client, server_cpu.elapsed()),
+    })
+}
+
+/// Both CPU times, if both clocks answered.
+fn pipe_cpu(client: Option<Duration>, server: Option<Duration>) -> Option<PipeCpu> {
+    Some(PipeCpu {
+        client: client?,
+        server: server?,
+    })
 }
 
 /// Times `iterations` of pipe-async mode: a sender thread writes every request without waiting,
@@ -284,15 +318,17 @@ pub fn time_pipe_async<'s, C: Contender<'s>>(
     setup: Setup,
     scratches: [&'s mut Scratch; 2],
     iterations: u64,
-) -> Result<Duration, BenchError> {
+) -> Result<PipeTiming, BenchError> {
     let [sender_scratch, receiver_scratch] = scratches;
     let mut receiver_contender = C::new(setup, receiver_scratch)?;
+    let server_cpu = CpuSpan::start(CpuClock::Children);
     let ServerProcess {
         child,
         mut to_server,
         mut from_server,
     } = start_server(command, benchmark, implementation, setup)?;
     let (expectations_sender, expectations) = mpsc::channel::<C::Expectation>();
+    let client_cpu = CpuSpan::start(CpuClock::SelfProcess);
     let start = Instant::now();
     let (sent, received) = std::thread::scope(|scope| {
         let sender = scope.spawn(move || -> Result<_, BenchError> {
@@ -321,6 +357,8 @@ pub fn time_pipe_async<'s, C: Contender<'s>>(
         }
         let elapsed = start.elapsed();
         drop(expectations);
+        // The sender has written every request by now (the last response is in), so the
+        // process's CPU time covers both threads' work.
         let sent = sender.join().unwrap_or_else(|_| {
             Err(BenchError::ServerFailed(
                 "the sender thread panicked".into(),
@@ -328,10 +366,14 @@ pub fn time_pipe_async<'s, C: Contender<'s>>(
         });
         (sent, received.map(|()| elapsed))
     });
+    let client = client_cpu.elapsed();
     let to_server = sent?;
     let elapsed = received?;
     finish_server(child, to_server)?;
-    Ok(elapsed)
+    Ok(PipeTiming {
+        elapsed,
+        cpu: pipe_cpu(client, server_cpu.elapsed()),
+    })
 }
 
 /// The server role: answers requests on stdin with responses on stdout until stdin closes.

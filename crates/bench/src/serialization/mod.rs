@@ -10,6 +10,7 @@
 //! server argument to [`run_server_role`].
 
 pub mod capnp_side;
+pub mod cpu;
 pub mod error;
 pub mod harness;
 pub mod kestrel_side;
@@ -40,7 +41,9 @@ pub mod schema {
 use std::time::Duration;
 
 pub use error::BenchError;
-pub use harness::{ExchangeSummary, MessageSizes, Scratch, ServerCommand, Setup};
+pub use harness::{
+    ExchangeSummary, MessageSizes, PipeCpu, PipeTiming, Scratch, ServerCommand, Setup,
+};
 pub use report::{Measurement, Report};
 
 use harness::Contender;
@@ -246,6 +249,8 @@ pub struct RunOutcome {
     pub elapsed: Duration,
     /// Message sizes added up over all iterations (bytes mode only).
     pub sizes: Option<MessageSizes>,
+    /// CPU time of client and server over all iterations (pipe modes only).
+    pub cpu: Option<PipeCpu>,
 }
 
 fn run_cell_with<'s, C: Contender<'s>>(
@@ -260,36 +265,46 @@ fn run_cell_with<'s, C: Contender<'s>>(
         Mode::Object => Ok(RunOutcome {
             elapsed: harness::time_object::<C>(setup, first, iterations)?,
             sizes: None,
+            cpu: None,
         }),
         Mode::Bytes => {
             let (elapsed, sizes) = harness::time_bytes::<C>(setup, first, iterations)?;
             Ok(RunOutcome {
                 elapsed,
                 sizes: Some(sizes),
+                cpu: None,
             })
         }
-        Mode::Pipe => Ok(RunOutcome {
-            elapsed: harness::time_pipe::<C>(
+        Mode::Pipe => {
+            let timing = harness::time_pipe::<C>(
                 command,
                 cell.benchmark,
                 cell.implementation,
                 setup,
                 first,
                 iterations,
-            )?,
-            sizes: None,
-        }),
-        Mode::PipeAsync => Ok(RunOutcome {
-            elapsed: harness::time_pipe_async::<C>(
+            )?;
+            Ok(RunOutcome {
+                elapsed: timing.elapsed,
+                sizes: None,
+                cpu: timing.cpu,
+            })
+        }
+        Mode::PipeAsync => {
+            let timing = harness::time_pipe_async::<C>(
                 command,
                 cell.benchmark,
                 cell.implementation,
                 setup,
                 [first, second],
                 iterations,
-            )?,
-            sizes: None,
-        }),
+            )?;
+            Ok(RunOutcome {
+                elapsed: timing.elapsed,
+                sizes: None,
+                cpu: timing.cpu,
+            })
+        }
     }
 }
 
@@ -380,6 +395,8 @@ pub struct Options {
     pub scale: f64,
     /// Timed runs of each cell; the report keeps the median.
     pub rounds: u32,
+    /// Reuse settings to run (`false`: fresh buffers, `true`: reused), in this order.
+    pub reuse: Vec<bool>,
 }
 
 impl Default for Options {
@@ -390,6 +407,7 @@ impl Default for Options {
             implementations: Implementation::ALL.to_vec(),
             scale: 1.0,
             rounds: 3,
+            reuse: vec![false, true],
         }
     }
 }
@@ -419,7 +437,7 @@ pub fn run_suite(
     for &benchmark in &options.benchmarks {
         let iterations = options.iterations(benchmark);
         for &mode in &options.modes {
-            for reuse in [false, true] {
+            for &reuse in &options.reuse {
                 let mut implementations: Vec<Implementation> = options
                     .implementations
                     .iter()
