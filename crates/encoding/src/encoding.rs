@@ -9,7 +9,7 @@ use crate::error::{DecodeError, EncodeError};
 use crate::json::{self, JsonError};
 use crate::layout::Layout;
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
+use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 
 /// A binary (and, through its description, JSON) codec for values of type `Value<'a>`.
@@ -26,26 +26,52 @@ pub trait Encoding {
     /// Appends the binary form of `value`.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
 
-    /// Writes `value` as [`Encoding::write`] does, except for its last part when that is an
-    /// occurrence of the recursive encoding `recursion` (a [`Mu`](crate::Mu)) whose value is of
-    /// type `U`: that value is returned unwritten, for the recursion's own loop to write next.
-    /// Nothing may be written after a returned value, so only combinators that end with a
-    /// sub-encoding whose value they hold by reference pass this on (union cases, the last
-    /// member of a tuple or object, `boxed`); the default writes everything. This is how a
-    /// recursive encoding iterates on its last child instead of recursing, as a hand-written
-    /// codec's tail call does.
+    /// Reads one value as [`Encoding::read`] does, inside the recursive encoding `context`
+    /// (a [`Mu`](crate::Mu)'s body being read): combinators that hold sub-encodings pass the
+    /// context down, so that an occurrence of that same `Mu` reads its body by a direct,
+    /// monomorphised call instead of through the `Mu`'s type-erased cell. The default ignores
+    /// the context, which is always correct (the occurrence then goes through the cell).
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        let _ = context;
+        self.read(reader)
+    }
+
+    /// Writes `value` as [`Encoding::write`] does, inside the recursive encoding `context`
+    /// (see [`Encoding::read_in`]).
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        let _ = context;
+        self.write(value, writer)
+    }
+
+    /// Writes `value` as [`Encoding::write_in`] does, except for its last part when that is an
+    /// occurrence of the recursive encoding of `context` (a [`Mu`](crate::Mu)): that value is
+    /// returned unwritten, for the recursion's own loop to write next. Nothing may be written
+    /// after a returned value, so only combinators that end with a sub-encoding whose value
+    /// they hold by reference pass this on (union cases, the last member of a tuple or object,
+    /// `boxed`); the default writes everything. This is how a recursive encoding iterates on
+    /// its last child instead of recursing, as a hand-written codec's tail call does.
+    #[inline(always)]
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v Self::Value<'_>,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        let _ = recursion;
-        self.write(value, writer)?;
+        self.write_in(value, writer, context)?;
         Ok(None)
     }
 
@@ -125,6 +151,25 @@ impl<E: Encoding + ?Sized> Encoding for &E {
         (**self).write(value, writer)
     }
 
+    #[inline(always)]
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        (**self).read_in(reader, context)
+    }
+
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        (**self).write_in(value, writer, context)
+    }
+
     fn describe(&self, context: &mut DescribeContext) -> Desc {
         (**self).describe(context)
     }
@@ -146,6 +191,25 @@ impl<E: Encoding + ?Sized> Encoding for std::sync::Arc<E> {
     #[inline]
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         (**self).write(value, writer)
+    }
+
+    #[inline(always)]
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        (**self).read_in(reader, context)
+    }
+
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        (**self).write_in(value, writer, context)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {

@@ -106,7 +106,7 @@ pub use primitive::{
 };
 pub use product::{dft, merge_objs, merge_tups, obj, opt, option, req, tup, varopt};
 pub use reader::Reader;
-pub use recursive::{mu, mu_with_max_depth, Mu};
+pub use recursive::{mu, mu_with_max_depth, Mu, NoRecursion, RecursionContext};
 pub use size::{add_padding, check_size, dynamic_size, dynamic_size_with};
-pub use union::{case, case_with, string_enum, union};
+pub use union::{case, case_with, string_enum, union, CaseTag, Tag, TagWidth, Uint16Tag, Uint8Tag};
 pub use writer::Writer;

@@ -11,7 +11,7 @@ use crate::describe::{Desc, DescribeContext, FieldDesc, Presence};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
+use crate::recursive::{NoRecursion, RecursionContext};
 use crate::writer::Writer;
 use crate::Encoding;
 
@@ -128,20 +128,42 @@ pub trait Field {
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError>;
     /// Writes the field.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
-    /// Writes the field, passing on its tail occurrence of `recursion`
+    /// Reads the field inside a recursive body ([`Encoding::read_in`]); by default the
+    /// context is not passed on.
+    #[inline(always)]
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        let _ = context;
+        self.read(reader)
+    }
+    /// Writes the field inside a recursive body ([`Encoding::write_in`]); by default the
+    /// context is not passed on.
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        let _ = context;
+        self.write(value, writer)
+    }
+    /// Writes the field, passing on its tail occurrence of the recursion of `context`
     /// ([`Encoding::write_tail`]); by default the field is written whole.
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v Self::Value<'_>,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        let _ = recursion;
-        self.write(value, writer)?;
+        self.write_in(value, writer, context)?;
         Ok(None)
     }
     /// Describes the field.
@@ -182,16 +204,35 @@ impl<E: Encoding> Field for Req<E> {
     }
 
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        self.encoding.read_in(reader, context)
+    }
+
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        self.encoding.write_in(value, writer, context)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v Self::Value<'_>,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        self.encoding.write_tail::<U>(value, writer, recursion)
+        self.encoding.write_tail(value, writer, context)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
@@ -354,6 +395,20 @@ macro_rules! product_encoding {
 
             #[inline]
             fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+                self.read_in(reader, &NoRecursion)
+            }
+
+            #[inline]
+            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
+                self.write_in(value, writer, &NoRecursion)
+            }
+
+            #[inline(always)]
+            fn read_in<'a, X: RecursionContext>(
+                &self,
+                reader: &mut Reader<'a>,
+                context: &X,
+            ) -> Result<Self::Value<'a>, DecodeError> {
                 if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
                     reader.ensure(size_bytes)?;
                 }
@@ -364,37 +419,43 @@ macro_rules! product_encoding {
                     // path below passes the reader to an out-of-line closure, which would
                     // otherwise keep every offset update in memory.
                     let mut local = *reader;
-                    let value = ($(self.$members.$index.read(&mut local)?,)+);
+                    let value = ($(self.$members.$index.read_in(&mut local, context)?,)+);
                     *reader = local;
                     return Ok(value);
                 }
                 Ok(($(
-                    read_split(split, $index, reader, |reader| self.$members.$index.read(reader))?,
+                    read_split(split, $index, reader, |reader| self.$members.$index.read_in(reader, context))?,
                 )+))
             }
 
-            #[inline]
-            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-                $(self.$members.$index.write(&value.$index, writer)?;)+
+            #[inline(always)]
+            fn write_in<X: RecursionContext>(
+                &self,
+                value: &Self::Value<'_>,
+                writer: &mut Writer<'_>,
+                context: &X,
+            ) -> Result<(), EncodeError> {
+                $(self.$members.$index.write_in(&value.$index, writer, context)?;)+
                 Ok(())
             }
 
             #[inline(always)]
-            fn write_tail<'v, U: 'static>(
+            fn write_tail<'v, X: RecursionContext>(
                 &self,
                 value: &'v Self::Value<'_>,
                 writer: &mut Writer<'_>,
-                recursion: RecursionId,
-            ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v, {
+                context: &X,
+            ) -> Result<Option<&'v X::Value>, EncodeError>
+            where
+                Self: 'v,
+            {
                 // Only the last member may hand back a tail; the comparisons are on constants.
                 const LAST: usize = [$($index),+].len() - 1;
                 let mut tail = None;
                 $(if $index == LAST {
-                    tail = self.$members.$index.write_tail::<U>(&value.$index, writer, recursion)?;
+                    tail = self.$members.$index.write_tail(&value.$index, writer, context)?;
                 } else {
-                    self.$members.$index.write(&value.$index, writer)?;
+                    self.$members.$index.write_in(&value.$index, writer, context)?;
                 })+
                 Ok(tail)
             }
@@ -505,33 +566,54 @@ impl<A: Encoding, B: Encoding> Encoding for Merged<A, B> {
 
     #[inline]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-            reader.ensure(size_bytes)?;
-        }
-        let split = self.plan.split;
-        let left = read_split(split, 0, reader, |reader| self.left.read(reader))?;
-        let right = self.right.read(reader)?;
-        Ok((left, right))
+        self.read_in(reader, &NoRecursion)
     }
 
     #[inline]
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.left.write(&value.0, writer)?;
-        self.right.write(&value.1, writer)
+        self.write_in(value, writer, &NoRecursion)
     }
 
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
+            reader.ensure(size_bytes)?;
+        }
+        let split = self.plan.split;
+        let left = read_split(split, 0, reader, |reader| {
+            self.left.read_in(reader, context)
+        })?;
+        let right = self.right.read_in(reader, context)?;
+        Ok((left, right))
+    }
+
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        self.left.write_in(&value.0, writer, context)?;
+        self.right.write_in(&value.1, writer, context)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v Self::Value<'_>,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        self.left.write(&value.0, writer)?;
-        self.right.write_tail::<U>(&value.1, writer, recursion)
+        self.left.write_in(&value.0, writer, context)?;
+        self.right.write_tail(&value.1, writer, context)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {

@@ -1,7 +1,17 @@
 //! Recursive encodings (`mu`, tutorial Part 3 "Recursive combinator").
 //!
+//! **Static dispatch inside the body.** A `Mu`'s body is stored type-erased in its cell, so that
+//! the handle can be named (`Mu<T>`) while the body, which holds the handle, is still being
+//! built. Only the entry into a recursive value goes through that cell, once per `read` or
+//! `write` from outside: the body is then run with a [`RecursionContext`] holding a typed
+//! reference to it ([`Within`]), which the combinators pass down (`Encoding::read_in`,
+//! `write_in`, `write_tail`), so that each occurrence of the same `Mu` inside the body is a
+//! direct call of the body's monomorphised code, which the compiler sees and optimises as
+//! ordinary recursion. An occurrence reached through a combinator that does not pass the context
+//! on (the default of `read_in`/`write_in`) still works: it enters through the cell again.
+//!
 //! **Depth policy: a named limit, not an iterative decoder.** A recursive value is read by
-//! host recursion through the typed combinators (one virtual call per level, so every level's
+//! host recursion through the typed combinators (one direct call per level, so every level's
 //! codec stays monomorphised and inlined), and every level entered counts against the
 //! encoding's depth limit, [`DEFAULT_MAX_DEPTH`] unless set with [`mu_with_max_depth`]. Input
 //! nested deeper fails with `DecodeErrorKind::DepthLimitExceeded` (and a value built deeper
@@ -21,6 +31,7 @@ use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
 use crate::writer::Writer;
 use crate::Encoding;
+use std::any::Any;
 use std::sync::OnceLock;
 
 /// The default nesting limit of a recursive encoding. Each level takes a few hundred bytes of
@@ -36,12 +47,169 @@ pub const DEFAULT_MAX_DEPTH: usize = 512;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecursionId(usize);
 
-/// The type-erased body of a recursive encoding over owned values `T`.
+/// The recursive encoding a body is being run in, passed down the combinators
+/// ([`Encoding::read_in`], [`Encoding::write_in`], [`Encoding::write_tail`]) so that an occurrence
+/// of that recursion reaches its body by a direct call. Implemented by [`NoRecursion`] (outside
+/// any body) and [`Within`] (inside one).
+pub trait RecursionContext {
+    /// The value type of the innermost recursive encoding.
+    type Value: 'static;
+
+    /// The innermost recursive encoding's identity.
+    fn recursion_id(&self) -> RecursionId;
+
+    /// Writes `value` with the recursive encoding `mu`, counting one level.
+    fn write_recursive<T: 'static>(
+        &self,
+        mu: &Mu<T>,
+        value: &T,
+        writer: &mut Writer<'_>,
+    ) -> Result<(), EncodeError>;
+
+    /// Reads a value with the recursive encoding `mu`, counting one level.
+    fn read_recursive<T: 'static>(
+        &self,
+        mu: &Mu<T>,
+        reader: &mut Reader<'_>,
+    ) -> Result<T, DecodeError>;
+}
+
+/// The context outside any recursive body: every occurrence enters through its `Mu`'s cell.
+#[derive(Debug, Clone, Copy)]
+pub struct NoRecursion;
+
+impl RecursionContext for NoRecursion {
+    type Value = ();
+
+    #[inline(always)]
+    fn recursion_id(&self) -> RecursionId {
+        // No cell lives at address 0, so no `Mu` matches.
+        RecursionId(0)
+    }
+
+    #[inline(always)]
+    fn write_recursive<T: 'static>(
+        &self,
+        mu: &Mu<T>,
+        value: &T,
+        writer: &mut Writer<'_>,
+    ) -> Result<(), EncodeError> {
+        mu.write(value, writer)
+    }
+
+    #[inline(always)]
+    fn read_recursive<T: 'static>(
+        &self,
+        mu: &Mu<T>,
+        reader: &mut Reader<'_>,
+    ) -> Result<T, DecodeError> {
+        mu.read(reader)
+    }
+}
+
+/// The context inside the body `E` of the recursive encoding `id`: an occurrence of that same
+/// recursion runs `E`'s code directly (the type tests on `T` fold away when compiled).
+#[derive(Debug)]
+pub struct Within<'e, E> {
+    body: &'e E,
+    id: RecursionId,
+    max_depth: usize,
+}
+
+impl<'e, T: 'static, E> RecursionContext for Within<'e, E>
+where
+    E: for<'a> Encoding<Value<'a> = T>,
+{
+    type Value = T;
+
+    #[inline(always)]
+    fn recursion_id(&self) -> RecursionId {
+        self.id
+    }
+
+    #[inline]
+    fn write_recursive<U: 'static>(
+        &self,
+        mu: &Mu<U>,
+        value: &U,
+        writer: &mut Writer<'_>,
+    ) -> Result<(), EncodeError> {
+        if mu.id() == self.id {
+            // The same cell means the same value type, so the downcast succeeds.
+            if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
+                writer.enter_recursion(self.max_depth)?;
+                let result = write_levels(self.body, value, writer, self, self.max_depth);
+                writer.leave_recursion();
+                return result;
+            }
+        }
+        mu.write(value, writer)
+    }
+
+    #[inline]
+    fn read_recursive<U: 'static>(
+        &self,
+        mu: &Mu<U>,
+        reader: &mut Reader<'_>,
+    ) -> Result<U, DecodeError> {
+        if mu.id() == self.id {
+            let mut slot: Option<U> = None;
+            // The same cell means the same value type, so the downcast succeeds.
+            if let Some(typed) = (&mut slot as &mut dyn Any).downcast_mut::<Option<T>>() {
+                reader.enter_recursion(self.max_depth)?;
+                *typed = Some(self.body.read_in(reader, self)?);
+                reader.leave_recursion();
+            }
+            if let Some(value) = slot {
+                return Ok(value);
+            }
+        }
+        mu.read(reader)
+    }
+}
+
+/// Writes `value` with `body` at the level the caller entered; the body's own tail occurrences
+/// of the recursion are written by this loop, each counted as one more level, so that a value
+/// too deep to decode is too deep to encode too.
+#[inline]
+fn write_levels<T: 'static, E, X>(
+    body: &E,
+    value: &T,
+    writer: &mut Writer<'_>,
+    context: &X,
+    max_depth: usize,
+) -> Result<(), EncodeError>
+where
+    E: for<'a> Encoding<Value<'a> = T>,
+    X: RecursionContext<Value = T>,
+{
+    let mut current = value;
+    let mut tail_levels = 0;
+    let result = loop {
+        match body.write_tail(current, writer, context) {
+            Ok(None) => break Ok(()),
+            Ok(Some(next)) => {
+                if let Err(error) = writer.enter_recursion(max_depth) {
+                    break Err(error);
+                }
+                tail_levels += 1;
+                current = next;
+            }
+            Err(error) => break Err(error),
+        }
+    };
+    writer.leave_recursion_levels(tail_levels);
+    result
+}
+
+/// The type-erased body of a recursive encoding over owned values `T`: the entry from outside.
 trait DynBody<T>: Send + Sync {
-    fn read_dyn<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError>;
-    /// Writes `value` at the level the caller entered; the body's own tail occurrences of
-    /// `recursion` are written by a loop here, each counted as one more level, so that a
-    /// value too deep to decode is too deep to encode too.
+    fn read_dyn(
+        &self,
+        reader: &mut Reader<'_>,
+        recursion: RecursionId,
+        max_depth: usize,
+    ) -> Result<T, DecodeError>;
     fn write_dyn(
         &self,
         value: &T,
@@ -56,9 +224,18 @@ impl<T: 'static, E> DynBody<T> for E
 where
     E: for<'a> Encoding<Value<'a> = T> + Send + Sync + 'static,
 {
-    #[inline]
-    fn read_dyn<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
-        self.read(reader)
+    fn read_dyn(
+        &self,
+        reader: &mut Reader<'_>,
+        recursion: RecursionId,
+        max_depth: usize,
+    ) -> Result<T, DecodeError> {
+        let context = Within {
+            body: self,
+            id: recursion,
+            max_depth,
+        };
+        self.read_in(reader, &context)
     }
 
     fn write_dyn(
@@ -68,23 +245,12 @@ where
         recursion: RecursionId,
         max_depth: usize,
     ) -> Result<(), EncodeError> {
-        let mut current = value;
-        let mut tail_levels = 0;
-        let result = loop {
-            match self.write_tail::<T>(current, writer, recursion) {
-                Ok(None) => break Ok(()),
-                Ok(Some(next)) => {
-                    if let Err(error) = writer.enter_recursion(max_depth) {
-                        break Err(error);
-                    }
-                    tail_levels += 1;
-                    current = next;
-                }
-                Err(error) => break Err(error),
-            }
+        let context = Within {
+            body: self,
+            id: recursion,
+            max_depth,
         };
-        writer.leave_recursion_levels(tail_levels);
-        result
+        write_levels(self, value, writer, &context, max_depth)
     }
 
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc {
@@ -202,7 +368,9 @@ impl<T: 'static> Encoding for Mu<T> {
     #[inline]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
         reader.enter_recursion(self.cell.max_depth)?;
-        let value = self.body().read_dyn(reader)?;
+        let value = self
+            .body()
+            .read_dyn(reader, self.id(), self.cell.max_depth)?;
         reader.leave_recursion();
         Ok(value)
     }
@@ -218,23 +386,42 @@ impl<T: 'static> Encoding for Mu<T> {
     }
 
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<T, DecodeError> {
+        context.read_recursive(self, reader)
+    }
+
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &T,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        context.write_recursive(self, value, writer)
+    }
+
+    #[inline(always)]
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        if self.id() == recursion {
+        if self.id() == context.recursion_id() {
             // The same cell means the same `T`, so this always succeeds; the type test folds
             // away when the body is compiled.
-            if let Some(value) = (value as &dyn std::any::Any).downcast_ref::<U>() {
+            if let Some(value) = (value as &dyn Any).downcast_ref::<X::Value>() {
                 return Ok(Some(value));
             }
         }
-        self.write(value, writer)?;
+        context.write_recursive(self, value, writer)?;
         Ok(None)
     }
 

@@ -2,7 +2,7 @@
 //! combinator tests, the property tests and the tree benchmark (`crates/bench/benches/encoding.rs`
 //! includes this file by path), so all three check and measure the same definition.
 
-use kestrel_encoding::{boxed, case, int64, mu, tup, union, BuildError, Mu, TagSize};
+use kestrel_encoding::{boxed, case, int64, mu, tup, union, BuildError, Mu, Tag, Uint8Tag};
 
 /// A binary tree with `int64` leaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,13 +14,15 @@ pub enum Tree {
 }
 
 /// The tree's encoding: tag 0 and a big-endian `int64` for a leaf, tag 1 and both subtrees for a node.
+/// The tag width and the tags are fixed in the encoding's type (`Uint8Tag`, `Tag::<N>`), so the
+/// union's dispatch compiles to compares against constants.
 pub fn tree_encoding() -> Result<Mu<Tree>, BuildError> {
     mu("tree", |tree| {
         union(
-            TagSize::Uint8,
+            Uint8Tag,
             (
                 case(
-                    0,
+                    Tag::<0>,
                     "Leaf",
                     int64(),
                     |t: &Tree| match t {
@@ -30,7 +32,7 @@ pub fn tree_encoding() -> Result<Mu<Tree>, BuildError> {
                     Tree::Leaf,
                 ),
                 case(
-                    1,
+                    Tag::<1>,
                     "Node",
                     tup((boxed(tree), boxed(tree)))?,
                     |t: &Tree| match t {
