@@ -32,6 +32,7 @@ use crate::reader::Reader;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// The default nesting limit of a recursive encoding. Each level takes a few hundred bytes of
@@ -55,8 +56,8 @@ pub trait RecursionContext {
     /// The value type of the innermost recursive encoding.
     type Value: 'static;
 
-    /// The innermost recursive encoding's identity.
-    fn recursion_id(&self) -> RecursionId;
+    /// Whether `id` is the innermost recursive encoding.
+    fn is_recursion(&self, id: RecursionId) -> bool;
 
     /// Writes `value` with the recursive encoding `mu`, counting one level.
     fn write_recursive<T: 'static>(
@@ -82,9 +83,8 @@ impl RecursionContext for NoRecursion {
     type Value = ();
 
     #[inline(always)]
-    fn recursion_id(&self) -> RecursionId {
-        // No cell lives at address 0, so no `Mu` matches.
-        RecursionId(0)
+    fn is_recursion(&self, _id: RecursionId) -> bool {
+        false
     }
 
     #[inline(always)]
@@ -109,22 +109,25 @@ impl RecursionContext for NoRecursion {
 
 /// The context inside the body `E` of the recursive encoding `id`: an occurrence of that same
 /// recursion runs `E`'s code directly (the type tests on `T` fold away when compiled).
+/// `SELF_ONLY` is set when the body holds no recursive encoding but its own (found once, when the
+/// `mu` is built, from the body's description): every occurrence of a `Mu<T>` inside is then
+/// this one, and the identity test is compiled out.
 #[derive(Debug)]
-pub struct Within<'e, E> {
+pub struct Within<'e, E, const SELF_ONLY: bool> {
     body: &'e E,
     id: RecursionId,
     max_depth: usize,
 }
 
-impl<'e, T: 'static, E> RecursionContext for Within<'e, E>
+impl<'e, T: 'static, E, const SELF_ONLY: bool> RecursionContext for Within<'e, E, SELF_ONLY>
 where
     E: for<'a> Encoding<Value<'a> = T>,
 {
     type Value = T;
 
     #[inline(always)]
-    fn recursion_id(&self) -> RecursionId {
-        self.id
+    fn is_recursion(&self, id: RecursionId) -> bool {
+        SELF_ONLY || id == self.id
     }
 
     #[inline]
@@ -134,13 +137,10 @@ where
         value: &U,
         writer: &mut Writer<'_>,
     ) -> Result<(), EncodeError> {
-        if mu.id() == self.id {
+        if self.is_recursion(mu.id()) {
             // The same cell means the same value type, so the downcast succeeds.
             if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
-                writer.enter_recursion(self.max_depth)?;
-                let result = write_levels(self.body, value, writer, self, self.max_depth);
-                writer.leave_recursion();
-                return result;
+                return write_levels(value, writer, self);
             }
         }
         mu.write(value, writer)
@@ -152,7 +152,7 @@ where
         mu: &Mu<U>,
         reader: &mut Reader<'_>,
     ) -> Result<U, DecodeError> {
-        if mu.id() == self.id {
+        if self.is_recursion(mu.id()) {
             let mut slot: Option<U> = None;
             // The same cell means the same value type, so the downcast succeeds.
             if let Some(typed) = (&mut slot as &mut dyn Any).downcast_mut::<Option<T>>() {
@@ -168,23 +168,23 @@ where
     }
 }
 
-/// Writes `value` with `body` at the level the caller entered; the body's own tail occurrences
+/// Writes `value` with `body` as one more level of recursion; the body's own tail occurrences
 /// of the recursion are written by this loop, each counted as one more level, so that a value
-/// too deep to decode is too deep to encode too.
+/// too deep to decode is too deep to encode too. The depth is restored by one store on the way
+/// out rather than decremented level by level.
 #[inline]
-fn write_levels<T: 'static, E, X>(
-    body: &E,
+fn write_levels<T: 'static, E, const SELF_ONLY: bool>(
     value: &T,
     writer: &mut Writer<'_>,
-    context: &X,
-    max_depth: usize,
+    context: &Within<'_, E, SELF_ONLY>,
 ) -> Result<(), EncodeError>
 where
     E: for<'a> Encoding<Value<'a> = T>,
-    X: RecursionContext<Value = T>,
 {
+    let (body, max_depth) = (context.body, context.max_depth);
+    let depth_at_entry = writer.depth();
+    writer.enter_recursion(max_depth)?;
     let mut current = value;
-    let mut tail_levels = 0;
     let result = loop {
         match body.write_tail(current, writer, context) {
             Ok(None) => break Ok(()),
@@ -192,13 +192,12 @@ where
                 if let Err(error) = writer.enter_recursion(max_depth) {
                     break Err(error);
                 }
-                tail_levels += 1;
                 current = next;
             }
             Err(error) => break Err(error),
         }
     };
-    writer.leave_recursion_levels(tail_levels);
+    writer.restore_depth(depth_at_entry);
     result
 }
 
@@ -209,6 +208,7 @@ trait DynBody<T>: Send + Sync {
         reader: &mut Reader<'_>,
         recursion: RecursionId,
         max_depth: usize,
+        self_only: bool,
     ) -> Result<T, DecodeError>;
     fn write_dyn(
         &self,
@@ -216,6 +216,7 @@ trait DynBody<T>: Send + Sync {
         writer: &mut Writer<'_>,
         recursion: RecursionId,
         max_depth: usize,
+        self_only: bool,
     ) -> Result<(), EncodeError>;
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc;
 }
@@ -229,13 +230,23 @@ where
         reader: &mut Reader<'_>,
         recursion: RecursionId,
         max_depth: usize,
+        self_only: bool,
     ) -> Result<T, DecodeError> {
-        let context = Within {
-            body: self,
-            id: recursion,
-            max_depth,
-        };
-        self.read_in(reader, &context)
+        if self_only {
+            let context = Within::<E, true> {
+                body: self,
+                id: recursion,
+                max_depth,
+            };
+            self.read_in(reader, &context)
+        } else {
+            let context = Within::<E, false> {
+                body: self,
+                id: recursion,
+                max_depth,
+            };
+            self.read_in(reader, &context)
+        }
     }
 
     fn write_dyn(
@@ -244,13 +255,23 @@ where
         writer: &mut Writer<'_>,
         recursion: RecursionId,
         max_depth: usize,
+        self_only: bool,
     ) -> Result<(), EncodeError> {
-        let context = Within {
-            body: self,
-            id: recursion,
-            max_depth,
-        };
-        write_levels(self, value, writer, &context, max_depth)
+        if self_only {
+            let context = Within::<E, true> {
+                body: self,
+                id: recursion,
+                max_depth,
+            };
+            write_levels(value, writer, &context)
+        } else {
+            let context = Within::<E, false> {
+                body: self,
+                id: recursion,
+                max_depth,
+            };
+            write_levels(value, writer, &context)
+        }
     }
 
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc {
@@ -264,6 +285,9 @@ struct MuCell<T: 'static> {
     /// The size class assumed for the recursive occurrences (data-encoding's precursor kind).
     layout: Layout,
     body: OnceLock<Box<dyn DynBody<T>>>,
+    /// Whether the body holds no recursive encoding but this one ([`Within`]'s `SELF_ONLY`);
+    /// set once, after the body.
+    self_only: AtomicBool,
 }
 
 /// A recursive encoding, and the handle its body uses to refer to itself. Copying it is free.
@@ -318,6 +342,7 @@ where
                 nullable: false,
             },
             body: OnceLock::new(),
+            self_only: AtomicBool::new(false),
         }));
         let handle = Mu { cell };
         let encoding = body(handle)?;
@@ -329,6 +354,14 @@ where
     }
     // The cell is fresh, so this first `set` succeeds.
     let _ = handle.cell.body.set(Box::new(encoding));
+    // The description visits every sub-encoding, registering each recursive encoding once: if
+    // this is the only one, every `Mu<T>` the body reaches is this one.
+    let mut description = DescribeContext::new();
+    let _ = handle.describe(&mut description);
+    handle
+        .cell
+        .self_only
+        .store(description.recursive_count() == 1, Ordering::Relaxed);
     Ok(handle)
 }
 
@@ -368,21 +401,26 @@ impl<T: 'static> Encoding for Mu<T> {
     #[inline]
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
         reader.enter_recursion(self.cell.max_depth)?;
-        let value = self
-            .body()
-            .read_dyn(reader, self.id(), self.cell.max_depth)?;
+        let value = self.body().read_dyn(
+            reader,
+            self.id(),
+            self.cell.max_depth,
+            self.cell.self_only.load(Ordering::Relaxed),
+        )?;
         reader.leave_recursion();
         Ok(value)
     }
 
     #[inline]
     fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        writer.enter_recursion(self.cell.max_depth)?;
-        let result = self
-            .body()
-            .write_dyn(value, writer, self.id(), self.cell.max_depth);
-        writer.leave_recursion();
-        result
+        // `write_levels` counts this level.
+        self.body().write_dyn(
+            value,
+            writer,
+            self.id(),
+            self.cell.max_depth,
+            self.cell.self_only.load(Ordering::Relaxed),
+        )
     }
 
     #[inline(always)]
@@ -414,7 +452,7 @@ impl<T: 'static> Encoding for Mu<T> {
     where
         Self: 'v,
     {
-        if self.id() == context.recursion_id() {
+        if context.is_recursion(self.id()) {
             // The same cell means the same `T`, so this always succeeds; the type test folds
             // away when the body is compiled.
             if let Some(value) = (value as &dyn Any).downcast_ref::<X::Value>() {
