@@ -413,6 +413,12 @@ macro_rules! product_encoding {
                     reader.ensure(size_bytes)?;
                 }
                 let split = self.plan.split;
+                if split.is_none() && X::RECURSIVE {
+                    // Inside a recursive body a member may run the body again with the reader,
+                    // so a local copy (below) would be copied in and out at every level: read
+                    // in place.
+                    return Ok(($(self.$members.$index.read_in(reader, context)?,)+));
+                }
                 if split.is_none() {
                     // The common case: no member is read in a shortened region. The members
                     // read from a local copy of the reader, written back at the end: the split

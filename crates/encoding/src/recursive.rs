@@ -56,6 +56,10 @@ pub trait RecursionContext {
     /// The value type of the innermost recursive encoding.
     type Value: 'static;
 
+    /// Whether this is inside a recursive body (where a product reads in place rather than
+    /// from a local copy of the reader, which every level would copy in and out).
+    const RECURSIVE: bool;
+
     /// Whether `id` is the innermost recursive encoding.
     fn is_recursion(&self, id: RecursionId) -> bool;
 
@@ -81,6 +85,7 @@ pub struct NoRecursion;
 
 impl RecursionContext for NoRecursion {
     type Value = ();
+    const RECURSIVE: bool = false;
 
     #[inline(always)]
     fn is_recursion(&self, _id: RecursionId) -> bool {
@@ -124,6 +129,7 @@ where
     E: for<'a> Encoding<Value<'a> = T>,
 {
     type Value = T;
+    const RECURSIVE: bool = true;
 
     #[inline(always)]
     fn is_recursion(&self, id: RecursionId) -> bool {
