@@ -206,6 +206,56 @@ fn tree_strategy() -> impl Strategy<Value = Tree> {
 
 properties!(recursive, tree_encoding().unwrap(), tree_strategy(), v => v.clone());
 
+/// The shared tree definition fixes its tag width and tags in its type (`Uint8Tag`, `Tag<N>`);
+/// this is the same tree with both chosen at run time, built once.
+fn run_time_tagged_tree() -> kestrel_encoding::Mu<Tree> {
+    static TREE: std::sync::OnceLock<kestrel_encoding::Mu<Tree>> = std::sync::OnceLock::new();
+    *TREE.get_or_init(|| {
+        kestrel_encoding::mu("tree", |tree| {
+            union(
+                TagSize::Uint8,
+                (
+                    case(
+                        0,
+                        "Leaf",
+                        int64(),
+                        |t: &Tree| match t {
+                            Tree::Leaf(value) => Some(value),
+                            Tree::Node(_) => None,
+                        },
+                        Tree::Leaf,
+                    ),
+                    case(
+                        1,
+                        "Node",
+                        tup((kestrel_encoding::boxed(tree), kestrel_encoding::boxed(tree)))?,
+                        |t: &Tree| match t {
+                            Tree::Node(children) => Some(children),
+                            Tree::Leaf(_) => None,
+                        },
+                        Tree::Node,
+                    ),
+                ),
+            )
+        })
+        .unwrap()
+    })
+}
+
+proptest! {
+    /// Static and run-time tags write the same bytes, read each other's bytes, and describe
+    /// the same schema.
+    #[test]
+    fn static_tags_agree_with_run_time_tags(tree in tree_strategy()) {
+        let static_form = tree_encoding().unwrap();
+        let run_time = run_time_tagged_tree();
+        let bytes = static_form.encode(&tree).unwrap();
+        prop_assert_eq!(&run_time.encode(&tree).unwrap(), &bytes);
+        prop_assert_eq!(&run_time.decode(&bytes).unwrap(), &tree);
+        prop_assert_eq!(static_form.schema(), run_time.schema());
+    }
+}
+
 proptest! {
     /// Variable-size elements nested in recursive JSON and lists still round-trip through JSON.
     #[test]
