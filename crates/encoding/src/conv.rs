@@ -9,7 +9,6 @@ use crate::describe::{Desc, DescribeContext};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::Layout;
 use crate::reader::Reader;
-use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -266,37 +265,7 @@ impl<E: Encoding> Encoding for Boxed<E> {
         self.encoding.write(value, writer)
     }
 
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        Ok(Box::new(self.encoding.read_in(reader, context)?))
-    }
-
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        self.encoding.write_in(value, writer, context)
-    }
-
-    #[inline(always)]
-    fn write_tail<'v, X: RecursionContext>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<Option<&'v X::Value>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.encoding.write_tail(value, writer, context)
-    }
+    crate::forward_in_context!(self => self.encoding, |value| Box::new(value));
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {
         self.encoding.describe(context)

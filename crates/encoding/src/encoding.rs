@@ -9,7 +9,7 @@ use crate::error::{DecodeError, EncodeError};
 use crate::json::{self, JsonError};
 use crate::layout::Layout;
 use crate::reader::Reader;
-use crate::recursive::RecursionContext;
+
 use crate::writer::Writer;
 
 /// A binary (and, through its description, JSON) codec for values of type `Value<'a>`.
@@ -26,54 +26,7 @@ pub trait Encoding {
     /// Appends the binary form of `value`.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
 
-    /// Reads one value as [`Encoding::read`] does, inside the recursive encoding `context`
-    /// (a [`Mu`](crate::Mu)'s body being read): combinators that hold sub-encodings pass the
-    /// context down, so that an occurrence of that same `Mu` reads its body by a direct,
-    /// monomorphised call instead of through the `Mu`'s type-erased cell. The default ignores
-    /// the context, which is always correct (the occurrence then goes through the cell).
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        let _ = context;
-        self.read(reader)
-    }
-
-    /// Writes `value` as [`Encoding::write`] does, inside the recursive encoding `context`
-    /// (see [`Encoding::read_in`]).
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        let _ = context;
-        self.write(value, writer)
-    }
-
-    /// Writes `value` as [`Encoding::write_in`] does, except for its last part when that is an
-    /// occurrence of the recursive encoding of `context` (a [`Mu`](crate::Mu)): that value is
-    /// returned unwritten, for the recursion's own loop to write next. Nothing may be written
-    /// after a returned value, so only combinators that end with a sub-encoding whose value
-    /// they hold by reference pass this on (union cases, the last member of a tuple or object,
-    /// `boxed`); the default writes everything. This is how a recursive encoding iterates on
-    /// its last child instead of recursing, as a hand-written codec's tail call does.
-    #[inline(always)]
-    fn write_tail<'v, X: RecursionContext>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<Option<&'v X::Value>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.write_in(value, writer, context)?;
-        Ok(None)
-    }
+    crate::recursion_context_defaults!();
 
     /// The dynamic description (for JSON and schemas).
     fn describe(&self, context: &mut DescribeContext) -> Desc;
@@ -133,86 +86,39 @@ pub trait Encoding {
     }
 }
 
-impl<E: Encoding + ?Sized> Encoding for &E {
-    type Value<'a> = E::Value<'a>;
+/// `Encoding` for a pointer to an encoding (`&E`, `Arc<E>`): everything forwarded.
+macro_rules! pointer_encoding {
+    ($Pointer:ty) => {
+        impl<E: Encoding + ?Sized> Encoding for $Pointer {
+            type Value<'a> = E::Value<'a>;
 
-    #[inline]
-    fn layout(&self) -> Layout {
-        (**self).layout()
-    }
+            #[inline]
+            fn layout(&self) -> Layout {
+                (**self).layout()
+            }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read(reader)
-    }
+            #[inline]
+            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+                (**self).read(reader)
+            }
 
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        (**self).write(value, writer)
-    }
+            #[inline]
+            fn write(
+                &self,
+                value: &Self::Value<'_>,
+                writer: &mut Writer<'_>,
+            ) -> Result<(), EncodeError> {
+                (**self).write(value, writer)
+            }
 
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read_in(reader, context)
-    }
+            crate::forward_in_context!(self => (**self));
 
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        (**self).write_in(value, writer, context)
-    }
-
-    fn describe(&self, context: &mut DescribeContext) -> Desc {
-        (**self).describe(context)
-    }
+            fn describe(&self, context: &mut DescribeContext) -> Desc {
+                (**self).describe(context)
+            }
+        }
+    };
 }
 
-impl<E: Encoding + ?Sized> Encoding for std::sync::Arc<E> {
-    type Value<'a> = E::Value<'a>;
-
-    #[inline]
-    fn layout(&self) -> Layout {
-        (**self).layout()
-    }
-
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read(reader)
-    }
-
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        (**self).write(value, writer)
-    }
-
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read_in(reader, context)
-    }
-
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        (**self).write_in(value, writer, context)
-    }
-
-    fn describe(&self, context: &mut DescribeContext) -> Desc {
-        (**self).describe(context)
-    }
-}
+pointer_encoding!(&E);
+pointer_encoding!(std::sync::Arc<E>);

@@ -11,7 +11,7 @@ use crate::describe::{Desc, DescribeContext, FieldDesc, Presence};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
-use crate::recursive::{NoRecursion, RecursionContext};
+use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 use crate::Encoding;
 
@@ -21,6 +21,18 @@ struct Plan {
     layout: Layout,
     /// The element of variable size followed by fixed-size elements, and their total size.
     split: Option<(usize, usize)>,
+}
+
+impl Plan {
+    /// Checks, for a product of fixed size, that the whole product is there (one bounds check
+    /// for all its members).
+    #[inline(always)]
+    fn ensure_fixed(&self, reader: &Reader<'_>) -> Result<(), DecodeError> {
+        match self.layout.size {
+            SizeClass::Fixed(size_bytes) => reader.ensure(size_bytes),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn plan(layouts: &[Layout]) -> Result<Plan, BuildError> {
@@ -128,44 +140,7 @@ pub trait Field {
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError>;
     /// Writes the field.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
-    /// Reads the field inside a recursive body ([`Encoding::read_in`]); by default the
-    /// context is not passed on.
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        let _ = context;
-        self.read(reader)
-    }
-    /// Writes the field inside a recursive body ([`Encoding::write_in`]); by default the
-    /// context is not passed on.
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        let _ = context;
-        self.write(value, writer)
-    }
-    /// Writes the field, passing on its tail occurrence of the recursion of `context`
-    /// ([`Encoding::write_tail`]); by default the field is written whole.
-    #[inline(always)]
-    fn write_tail<'v, X: RecursionContext>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<Option<&'v X::Value>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.write_in(value, writer, context)?;
-        Ok(None)
-    }
+    crate::recursion_context_defaults!();
     /// Describes the field.
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc;
 }
@@ -203,37 +178,7 @@ impl<E: Encoding> Field for Req<E> {
         self.encoding.write(value, writer)
     }
 
-    #[inline(always)]
-    fn read_in<'a, X: RecursionContext>(
-        &self,
-        reader: &mut Reader<'a>,
-        context: &X,
-    ) -> Result<Self::Value<'a>, DecodeError> {
-        self.encoding.read_in(reader, context)
-    }
-
-    #[inline(always)]
-    fn write_in<X: RecursionContext>(
-        &self,
-        value: &Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<(), EncodeError> {
-        self.encoding.write_in(value, writer, context)
-    }
-
-    #[inline(always)]
-    fn write_tail<'v, X: RecursionContext>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        context: &X,
-    ) -> Result<Option<&'v X::Value>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.encoding.write_tail(value, writer, context)
-    }
+    crate::forward_in_context!(self => self.encoding);
 
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
         FieldDesc {
@@ -371,6 +316,8 @@ impl<E: Encoding> Field for Dft<E> {
         self.encoding.write(value, writer)
     }
 
+    crate::forward_in_context!(self => self.encoding);
+
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
         FieldDesc {
             name: self.name.clone(),
@@ -393,15 +340,7 @@ macro_rules! product_encoding {
                 self.plan.layout
             }
 
-            #[inline]
-            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-                self.read_in(reader, &NoRecursion)
-            }
-
-            #[inline]
-            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-                self.write_in(value, writer, &NoRecursion)
-            }
+            crate::read_write_outside_recursion!();
 
             #[inline(always)]
             fn read_in<'a, X: RecursionContext>(
@@ -409,9 +348,7 @@ macro_rules! product_encoding {
                 reader: &mut Reader<'a>,
                 context: &X,
             ) -> Result<Self::Value<'a>, DecodeError> {
-                if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-                    reader.ensure(size_bytes)?;
-                }
+                self.plan.ensure_fixed(reader)?;
                 let split = self.plan.split;
                 if split.is_none() && X::RECURSIVE {
                     // Inside a recursive body a member may run the body again with the reader,
@@ -570,15 +507,7 @@ impl<A: Encoding, B: Encoding> Encoding for Merged<A, B> {
         self.plan.layout
     }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        self.read_in(reader, &NoRecursion)
-    }
-
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.write_in(value, writer, &NoRecursion)
-    }
+    crate::read_write_outside_recursion!();
 
     #[inline(always)]
     fn read_in<'a, X: RecursionContext>(
@@ -586,9 +515,7 @@ impl<A: Encoding, B: Encoding> Encoding for Merged<A, B> {
         reader: &mut Reader<'a>,
         context: &X,
     ) -> Result<Self::Value<'a>, DecodeError> {
-        if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-            reader.ensure(size_bytes)?;
-        }
+        self.plan.ensure_fixed(reader)?;
         let split = self.plan.split;
         let left = read_split(split, 0, reader, |reader| {
             self.left.read_in(reader, context)

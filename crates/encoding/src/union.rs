@@ -10,7 +10,7 @@ use crate::describe::{CaseDesc, Desc, DescribeContext, IntKind, TagSize};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
-use crate::recursive::{NoRecursion, RecursionContext};
+use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -174,20 +174,47 @@ where
     }
 }
 
-/// A case's tag: a `u16` chosen at run time, or [`Tag<N>`] fixed in the case's type, so that the
-/// union's dispatch compares against a constant the compiler sees (a `match` on immediates)
-/// instead of a tag loaded from the encoding.
-pub trait CaseTag: Copy {
-    /// The tag.
-    fn tag(&self) -> u16;
+/// A property of a union or case chosen either at run time (a value of `$RunTime`) or at
+/// compile time (a zero-sized type): the trait, with its one method, and its run-time impl.
+macro_rules! run_time_or_static {
+    ($(#[$doc:meta])* $Trait:ident::$method:ident -> $Out:ty, for $RunTime:ty) => {
+        $(#[$doc])*
+        pub trait $Trait: Copy + Send + Sync + 'static {
+            /// The value.
+            fn $method(&self) -> $Out;
+        }
+
+        impl $Trait for $RunTime {
+            #[inline(always)]
+            fn $method(&self) -> $Out {
+                *self
+            }
+        }
+    };
 }
 
-impl CaseTag for u16 {
-    #[inline(always)]
-    fn tag(&self) -> u16 {
-        *self
-    }
+/// A zero-sized type implementing `$Trait::$method` with the constant `$value`.
+macro_rules! static_value {
+    ($(#[$doc:meta])* $Type:ident: $Trait:ident::$method:ident -> $Out:ty = $value:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $Type;
+
+        impl $Trait for $Type {
+            #[inline(always)]
+            fn $method(&self) -> $Out {
+                $value
+            }
+        }
+    };
 }
+
+run_time_or_static!(
+    /// A case's tag: a `u16` chosen at run time, or [`Tag<N>`] fixed in the case's type, so
+    /// that the union's dispatch compares against a constant the compiler sees (a `match` on
+    /// immediates) instead of a tag loaded from the encoding.
+    CaseTag::tag -> u16, for u16
+);
 
 /// The case tag `N`, fixed at compile time (`case(Tag::<3>, ...)` writes the same bytes as
 /// `case(3, ...)`).
@@ -431,42 +458,23 @@ macro_rules! cases {
 
 crate::for_each_arity!(cases);
 
-/// The width of a union's tag: [`TagSize`] chosen at run time, or [`Uint8Tag`] / [`Uint16Tag`]
-/// fixed in the union's type, so that reading and writing the tag compiles to one load or store
-/// of a known width with no test of the width (a recursive union runs that test once per node).
-pub trait TagWidth: Copy {
-    /// The tag size.
-    fn tag_size(&self) -> TagSize;
-}
+run_time_or_static!(
+    /// The width of a union's tag: [`TagSize`] chosen at run time, or [`Uint8Tag`] /
+    /// [`Uint16Tag`] fixed in the union's type, so that reading and writing the tag compiles to
+    /// one load or store of a known width with no test of the width (a recursive union runs
+    /// that test once per node).
+    TagWidth::tag_size -> TagSize, for TagSize
+);
 
-impl TagWidth for TagSize {
-    #[inline(always)]
-    fn tag_size(&self) -> TagSize {
-        *self
-    }
-}
+static_value!(
+    /// A one-byte tag fixed in the union's type (`~tag_size:`Uint8`, data-encoding's default).
+    Uint8Tag: TagWidth::tag_size -> TagSize = TagSize::Uint8
+);
 
-/// A one-byte tag fixed in the union's type (`~tag_size:`Uint8`, data-encoding's default).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Uint8Tag;
-
-impl TagWidth for Uint8Tag {
-    #[inline(always)]
-    fn tag_size(&self) -> TagSize {
-        TagSize::Uint8
-    }
-}
-
-/// A two-byte, big-endian tag fixed in the union's type (`~tag_size:`Uint16`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Uint16Tag;
-
-impl TagWidth for Uint16Tag {
-    #[inline(always)]
-    fn tag_size(&self) -> TagSize {
-        TagSize::Uint16
-    }
-}
+static_value!(
+    /// A two-byte, big-endian tag fixed in the union's type (`~tag_size:`Uint16`).
+    Uint16Tag: TagWidth::tag_size -> TagSize = TagSize::Uint16
+);
 
 /// `union ?tag_size cases`: values of type `T`, tagged; `S` is the [`TagWidth`].
 pub struct Union<T, C, S = TagSize> {
@@ -532,15 +540,7 @@ impl<T, C: Cases<T>, S: TagWidth> Encoding for Union<T, C, S> {
         self.layout
     }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
-        self.read_in(reader, &NoRecursion)
-    }
-
-    #[inline]
-    fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.write_in(value, writer, &NoRecursion)
-    }
+    crate::read_write_outside_recursion!();
 
     #[inline(always)]
     fn read_in<'a, X: RecursionContext>(

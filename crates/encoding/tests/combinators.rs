@@ -24,7 +24,7 @@ use block_header::block_header_encoding;
 
 #[path = "support/tree.rs"]
 mod tree;
-use tree::{tree_encoding, Tree};
+use tree::{children_of, leaf_of, tree_encoding, tree_encoding_with, Tree};
 
 #[test]
 fn block_header_round_trip() {
@@ -855,22 +855,7 @@ fn static_tags_write_what_run_time_tags_write() {
 /// Rust type with 16-bit tags: each occurrence must keep to its own `mu` (the body's fast path
 /// recognises its own recursion by identity, not by type).
 fn mixed_tree_encoding() -> kestrel_encoding::Mu<Tree> {
-    let wide = mu("wide_tree", |wide| {
-        union(
-            Uint16Tag,
-            (
-                case(Tag::<0>, "Leaf", int64(), leaf_of, Tree::Leaf),
-                case(
-                    Tag::<1>,
-                    "Node",
-                    tup((boxed(wide), boxed(wide)))?,
-                    children_of,
-                    Tree::Node,
-                ),
-            ),
-        )
-    })
-    .unwrap();
+    let wide = tree_encoding_with(Uint16Tag, Tag::<0>, Tag::<1>).unwrap();
     mu("mixed_tree", |mixed| {
         union(
             TagSize::Uint8,
@@ -887,20 +872,6 @@ fn mixed_tree_encoding() -> kestrel_encoding::Mu<Tree> {
         )
     })
     .unwrap()
-}
-
-fn leaf_of(tree: &Tree) -> Option<&i64> {
-    match tree {
-        Tree::Leaf(value) => Some(value),
-        Tree::Node(_) => None,
-    }
-}
-
-fn children_of(tree: &Tree) -> Option<&(Box<Tree>, Box<Tree>)> {
-    match tree {
-        Tree::Node(children) => Some(children),
-        Tree::Leaf(_) => None,
-    }
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::fmt::Debug;
 
 #[path = "support/tree.rs"]
 mod tree;
-use tree::{tree_encoding, Tree};
+use tree::{tree_encoding, tree_encoding_with, Tree};
 
 /// `decode(encode(value))` prints like `value` (values may borrow, so compare printed forms).
 fn round_trip<E: Encoding>(encoding: &E, value: &E::Value<'_>)
@@ -210,36 +210,7 @@ properties!(recursive, tree_encoding().unwrap(), tree_strategy(), v => v.clone()
 /// this is the same tree with both chosen at run time, built once.
 fn run_time_tagged_tree() -> kestrel_encoding::Mu<Tree> {
     static TREE: std::sync::OnceLock<kestrel_encoding::Mu<Tree>> = std::sync::OnceLock::new();
-    *TREE.get_or_init(|| {
-        kestrel_encoding::mu("tree", |tree| {
-            union(
-                TagSize::Uint8,
-                (
-                    case(
-                        0,
-                        "Leaf",
-                        int64(),
-                        |t: &Tree| match t {
-                            Tree::Leaf(value) => Some(value),
-                            Tree::Node(_) => None,
-                        },
-                        Tree::Leaf,
-                    ),
-                    case(
-                        1,
-                        "Node",
-                        tup((kestrel_encoding::boxed(tree), kestrel_encoding::boxed(tree)))?,
-                        |t: &Tree| match t {
-                            Tree::Node(children) => Some(children),
-                            Tree::Leaf(_) => None,
-                        },
-                        Tree::Node,
-                    ),
-                ),
-            )
-        })
-        .unwrap()
-    })
+    *TREE.get_or_init(|| tree_encoding_with(TagSize::Uint8, 0, 1).unwrap())
 }
 
 proptest! {
