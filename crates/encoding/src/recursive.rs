@@ -117,14 +117,33 @@ impl RecursionContext for NoRecursion {
 /// `SELF_ONLY` is set when the body holds no recursive encoding but its own (found once, when the
 /// `mu` is built, from the body's description): every occurrence of a `Mu<T>` inside is then
 /// this one, and the identity test is compiled out.
+///
+/// `LEVEL` (0 to 3) is the place of a level among the four that one call of the encode
+/// recursion covers: the code of levels 1 to 3 is inlined into the function of level 0, so that
+/// most children that end the recursion (leaves) cost no call. The body's code is compiled once
+/// per level; one level more per call saved, on the benchmark tree, 34.5 → 31.1 → 27.7 → 26.7
+/// instructions per node (callgrind), so four is where it stops paying for its size.
 #[derive(Debug)]
-pub struct Within<'e, E, const SELF_ONLY: bool> {
+pub struct Within<'e, E, const SELF_ONLY: bool, const LEVEL: u8 = 0> {
     body: &'e E,
     id: RecursionId,
     max_depth: usize,
 }
 
-impl<'e, T: 'static, E, const SELF_ONLY: bool> RecursionContext for Within<'e, E, SELF_ONLY>
+impl<'e, E, const SELF_ONLY: bool, const LEVEL: u8> Within<'e, E, SELF_ONLY, LEVEL> {
+    /// The same context at another level (`LEVEL`) of the encode recursion.
+    #[inline(always)]
+    fn at_level<const NEXT: u8>(&self) -> Within<'e, E, SELF_ONLY, NEXT> {
+        Within {
+            body: self.body,
+            id: self.id,
+            max_depth: self.max_depth,
+        }
+    }
+}
+
+impl<'e, T: 'static, E, const SELF_ONLY: bool, const LEVEL: u8> RecursionContext
+    for Within<'e, E, SELF_ONLY, LEVEL>
 where
     E: for<'a> Encoding<Value<'a> = T>,
 {
@@ -146,7 +165,13 @@ where
         if self.is_recursion(mu.id()) {
             // The same cell means the same value type, so the downcast succeeds.
             if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
-                return write_levels(value, writer, self);
+                // Levels 1 to 3 are inlined into level 0's function; level 4 is a call.
+                return match LEVEL {
+                    0 => write_levels_inline(value, writer, &self.at_level::<1>()),
+                    1 => write_levels_inline(value, writer, &self.at_level::<2>()),
+                    2 => write_levels_inline(value, writer, &self.at_level::<3>()),
+                    _ => write_levels(value, writer, &self.at_level::<0>()),
+                };
             }
         }
         mu.write(value, writer)
@@ -178,11 +203,24 @@ where
 /// of the recursion are written by this loop, each counted as one more level, so that a value
 /// too deep to decode is too deep to encode too. The depth is restored by one store on the way
 /// out rather than decremented level by level.
-#[inline]
+#[inline(never)]
 fn write_levels<T: 'static, E, const SELF_ONLY: bool>(
     value: &T,
     writer: &mut Writer<'_>,
-    context: &Within<'_, E, SELF_ONLY>,
+    context: &Within<'_, E, SELF_ONLY, 0>,
+) -> Result<(), EncodeError>
+where
+    E: for<'a> Encoding<Value<'a> = T>,
+{
+    write_levels_inline(value, writer, context)
+}
+
+/// [`write_levels`], inlined into its caller (a level 1 to 3 of the function of a level 0).
+#[inline(always)]
+fn write_levels_inline<T: 'static, E, const SELF_ONLY: bool, const LEVEL: u8>(
+    value: &T,
+    writer: &mut Writer<'_>,
+    context: &Within<'_, E, SELF_ONLY, LEVEL>,
 ) -> Result<(), EncodeError>
 where
     E: for<'a> Encoding<Value<'a> = T>,
