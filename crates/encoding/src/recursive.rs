@@ -7,11 +7,13 @@
 //! reference to it ([`Within`]), which the combinators pass down (`Encoding::read_in`,
 //! `write_in`, `write_tail`), so that each occurrence of the same `Mu` inside the body is a
 //! direct call of the body's monomorphised code, which the compiler sees and optimises as
-//! ordinary recursion. An occurrence reached through a combinator that does not pass the context
-//! on (the default of `read_in`/`write_in`) still works: it enters through the cell again.
+//! ordinary recursion (with no identity test when the body reaches no other `mu`, and, when
+//! writing, four levels compiled into each call). An occurrence reached through a combinator
+//! that does not pass the context on (the default of `read_in`/`write_in`) still works: it
+//! enters through the cell again.
 //!
 //! **Depth policy: a named limit, not an iterative decoder.** A recursive value is read by
-//! host recursion through the typed combinators (one direct call per level, so every level's
+//! host recursion through the typed combinators (a direct call per level, so every level's
 //! codec stays monomorphised and inlined), and every level entered counts against the
 //! encoding's depth limit, [`DEFAULT_MAX_DEPTH`] unless set with [`mu_with_max_depth`]. Input
 //! nested deeper fails with `DecodeErrorKind::DepthLimitExceeded` (and a value built deeper
