@@ -1,7 +1,8 @@
 //! Fuzzes the binary decoders of `kestrel-encoding` over untrusted bytes: several encodings,
-//! including a recursive one. The first byte picks the encoding; every decode must return a
-//! value or an error (never panic, overflow the stack or allocate without bound), and a decoded
-//! value must re-encode to bytes that decode to the same value. The JSON interpreter must agree
+//! including recursive ones (one nesting another of the same type, with tags fixed in their
+//! types). The first byte picks the encoding; every decode must return a value or an error
+//! (never panic, overflow the stack or allocate without bound), and a decoded value must
+//! re-encode to bytes that decode to the same value. The JSON interpreter must agree
 //! with the typed decoder on acceptance.
 
 #![no_main]
@@ -10,7 +11,8 @@ use kestrel_encoding::{
     bool, boxed, bytes, case, case_with, check_size, dft, dynamic_size_with, fixed_bytes,
     fixed_bytes_ref, int16, int31, int64, list, list_cow, list_inline, list_with_length,
     merge_objs, mu, n, obj, opt, option, ranged_int, req, string, tup, uint8, union,
-    variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu, TagSize,
+    variable_bytes, variable_list, varopt, z, Encoding, LengthKind, Mu, Tag, TagSize, Uint16Tag,
+    Uint8Tag,
 };
 use libfuzzer_sys::fuzz_target;
 use std::fmt::Debug;
@@ -67,6 +69,61 @@ fn tree() -> Mu<Tree> {
     })
 }
 
+fn leaf_of(tree: &Tree) -> Option<&i64> {
+    match tree {
+        Tree::Leaf(value) => Some(value),
+        _ => None,
+    }
+}
+
+fn children_of(tree: &Tree) -> Option<&(Box<Tree>, Box<Tree>)> {
+    match tree {
+        Tree::Node(children) => Some(children),
+        _ => None,
+    }
+}
+
+/// Two recursive encodings of the same type with tags fixed in their types: nodes of the outer
+/// one (8-bit tags) hold a subtree of the inner one (16-bit tags) on their right, so each
+/// occurrence must keep to its own recursion.
+fn mixed_tree() -> Mu<Tree> {
+    static TREE: OnceLock<Mu<Tree>> = OnceLock::new();
+    *TREE.get_or_init(|| {
+        let wide = mu("wide", |wide| {
+            union(
+                Uint16Tag,
+                (
+                    case(Tag::<0>, "Leaf", int64(), leaf_of, Tree::Leaf),
+                    case(
+                        Tag::<0x101>,
+                        "Node",
+                        tup((boxed(wide), boxed(wide)))?,
+                        children_of,
+                        Tree::Node,
+                    ),
+                ),
+            )
+        })
+        .expect("wide tree encoding builds");
+        mu("mixed", |mixed| {
+            union(
+                Uint8Tag,
+                (
+                    case(Tag::<0>, "Leaf", int64(), leaf_of, Tree::Leaf),
+                    case(
+                        Tag::<1>,
+                        "Node",
+                        tup((boxed(mixed), boxed(wide)))?,
+                        children_of,
+                        Tree::Node,
+                    ),
+                ),
+            )
+        })
+        .expect("mixed tree encoding builds")
+    })
+}
+
 fn check<E: Encoding>(encoding: &E, input: &[u8])
 where
     for<'a> E::Value<'a>: Debug,
@@ -89,8 +146,9 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, input)) = data.split_first() else {
         return;
     };
-    match selector % 8 {
+    match selector % 9 {
         0 => check(&tree(), input),
+        7 => check(&mixed_tree(), input),
         1 => check(&n(), input),
         2 => check(&z(), input),
         3 => check(

@@ -9,7 +9,6 @@ use crate::describe::{Desc, DescribeContext};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::Layout;
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -266,18 +265,7 @@ impl<E: Encoding> Encoding for Boxed<E> {
         self.encoding.write(value, writer)
     }
 
-    #[inline(always)]
-    fn write_tail<'v, U: 'static>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.encoding.write_tail::<U>(value, writer, recursion)
-    }
+    crate::forward_in_context!(self => self.encoding, |value| Box::new(value));
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {
         self.encoding.describe(context)

@@ -332,6 +332,11 @@ impl DescribeContext {
         (index, true)
     }
 
+    /// The number of distinct recursive encodings registered so far.
+    pub fn recursive_count(&self) -> usize {
+        self.recursive.len()
+    }
+
     /// Fills in the body of the recursive encoding registered at `index`.
     pub fn define_recursive(&mut self, index: usize, body: MuDesc) {
         self.recursive[index] = Some(body);

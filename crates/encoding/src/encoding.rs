@@ -9,7 +9,7 @@ use crate::error::{DecodeError, EncodeError};
 use crate::json::{self, JsonError};
 use crate::layout::Layout;
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
+
 use crate::writer::Writer;
 
 /// A binary (and, through its description, JSON) codec for values of type `Value<'a>`.
@@ -26,28 +26,7 @@ pub trait Encoding {
     /// Appends the binary form of `value`.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
 
-    /// Writes `value` as [`Encoding::write`] does, except for its last part when that is an
-    /// occurrence of the recursive encoding `recursion` (a [`Mu`](crate::Mu)) whose value is of
-    /// type `U`: that value is returned unwritten, for the recursion's own loop to write next.
-    /// Nothing may be written after a returned value, so only combinators that end with a
-    /// sub-encoding whose value they hold by reference pass this on (union cases, the last
-    /// member of a tuple or object, `boxed`); the default writes everything. This is how a
-    /// recursive encoding iterates on its last child instead of recursing, as a hand-written
-    /// codec's tail call does.
-    #[inline(always)]
-    fn write_tail<'v, U: 'static>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v,
-    {
-        let _ = recursion;
-        self.write(value, writer)?;
-        Ok(None)
-    }
+    crate::recursion_context_defaults!();
 
     /// The dynamic description (for JSON and schemas).
     fn describe(&self, context: &mut DescribeContext) -> Desc;
@@ -107,48 +86,39 @@ pub trait Encoding {
     }
 }
 
-impl<E: Encoding + ?Sized> Encoding for &E {
-    type Value<'a> = E::Value<'a>;
+/// `Encoding` for a pointer to an encoding (`&E`, `Arc<E>`): everything forwarded.
+macro_rules! pointer_encoding {
+    ($Pointer:ty) => {
+        impl<E: Encoding + ?Sized> Encoding for $Pointer {
+            type Value<'a> = E::Value<'a>;
 
-    #[inline]
-    fn layout(&self) -> Layout {
-        (**self).layout()
-    }
+            #[inline]
+            fn layout(&self) -> Layout {
+                (**self).layout()
+            }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read(reader)
-    }
+            #[inline]
+            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
+                (**self).read(reader)
+            }
 
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        (**self).write(value, writer)
-    }
+            #[inline]
+            fn write(
+                &self,
+                value: &Self::Value<'_>,
+                writer: &mut Writer<'_>,
+            ) -> Result<(), EncodeError> {
+                (**self).write(value, writer)
+            }
 
-    fn describe(&self, context: &mut DescribeContext) -> Desc {
-        (**self).describe(context)
-    }
+            crate::forward_in_context!(self => (**self));
+
+            fn describe(&self, context: &mut DescribeContext) -> Desc {
+                (**self).describe(context)
+            }
+        }
+    };
 }
 
-impl<E: Encoding + ?Sized> Encoding for std::sync::Arc<E> {
-    type Value<'a> = E::Value<'a>;
-
-    #[inline]
-    fn layout(&self) -> Layout {
-        (**self).layout()
-    }
-
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        (**self).read(reader)
-    }
-
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        (**self).write(value, writer)
-    }
-
-    fn describe(&self, context: &mut DescribeContext) -> Desc {
-        (**self).describe(context)
-    }
-}
+pointer_encoding!(&E);
+pointer_encoding!(std::sync::Arc<E>);

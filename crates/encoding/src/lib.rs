@@ -14,9 +14,12 @@
 //!   description each encoding produces ([`describe`]), so the typed paths carry none of that.
 //!
 //! Every combinator is a struct implementing [`Encoding`] generically over its parts, so the
-//! compiler monomorphises a whole encoding into straight-line code; only the recursion point of
-//! a [`mu`] is a virtual call. Recursive encodings have a depth limit
-//! ([`recursive::DEFAULT_MAX_DEPTH`]); see [`recursive`] for why.
+//! compiler monomorphises a whole encoding into straight-line code. A [`mu`] is entered through
+//! one virtual call per value read or written from outside; inside its body, each occurrence of
+//! the same `mu` is a direct call of the body's monomorphised code (the combinators pass a
+//! [`RecursionContext`] down). Union tag widths and case tags may be fixed in the type
+//! ([`Uint8Tag`], [`Tag`]) so that dispatch compares against constants. Recursive encodings have
+//! a depth limit ([`recursive::DEFAULT_MAX_DEPTH`]); see [`recursive`] for why.
 //!
 //! ```
 //! use kestrel_encoding::{bytes, dynamic_size, int32, list, obj, req, uint8, Encoding};
@@ -63,6 +66,130 @@ macro_rules! for_each_arity {
 }
 pub(crate) use for_each_arity;
 
+/// The default `read_in`, `write_in` and `write_tail` of [`Encoding`] and of
+/// [`product::Field`] (which mirrors it for object fields).
+macro_rules! recursion_context_defaults {
+    () => {
+        /// Reads one value as `read` does, inside the recursive encoding `context`
+        /// (a [`Mu`](crate::Mu)'s body being read): combinators that hold sub-encodings pass the
+        /// context down, so that an occurrence of that same `Mu` reads its body by a direct,
+        /// monomorphised call instead of through the `Mu`'s type-erased cell. The default ignores
+        /// the context, which is always correct (the occurrence then goes through the cell).
+        #[inline(always)]
+        fn read_in<'a, X: $crate::recursive::RecursionContext>(
+            &self,
+            reader: &mut $crate::reader::Reader<'a>,
+            context: &X,
+        ) -> Result<Self::Value<'a>, $crate::error::DecodeError> {
+            let _ = context;
+            self.read(reader)
+        }
+
+        /// Writes `value` as `write` does, inside the recursive encoding `context`
+        /// (see `read_in`).
+        #[inline(always)]
+        fn write_in<X: $crate::recursive::RecursionContext>(
+            &self,
+            value: &Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+            context: &X,
+        ) -> Result<(), $crate::error::EncodeError> {
+            let _ = context;
+            self.write(value, writer)
+        }
+
+        /// Writes `value` as `write_in` does, except for its last part when that is an
+        /// occurrence of the recursive encoding of `context` (a [`Mu`](crate::Mu)): that value is
+        /// returned unwritten, for the recursion's own loop to write next. Nothing may be written
+        /// after a returned value, so only combinators that end with a sub-encoding whose value
+        /// they hold by reference pass this on (union cases, the last member of a tuple or object,
+        /// `boxed`); the default writes everything. This is how a recursive encoding iterates on
+        /// its last child instead of recursing, as a hand-written codec's tail call does.
+        #[inline(always)]
+        fn write_tail<'v, X: $crate::recursive::RecursionContext>(
+            &self,
+            value: &'v Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+            context: &X,
+        ) -> Result<Option<&'v X::Value>, $crate::error::EncodeError>
+        where
+            Self: 'v,
+        {
+            self.write_in(value, writer, context)?;
+            Ok(None)
+        }
+    };
+}
+pub(crate) use recursion_context_defaults;
+
+/// The `read_in`, `write_in` and `write_tail` of an encoding (or object field) whose value is
+/// read and written by the sub-encoding `$inner` (an expression of `$self`), passing the
+/// recursion context on; `read_in` turns the value read (bound to `$read`) into `$wrap`.
+macro_rules! forward_in_context {
+    ($self:ident => $inner:expr) => {
+        $crate::forward_in_context!($self => $inner, |value| value);
+    };
+    ($self:ident => $inner:expr, |$read:ident| $wrap:expr) => {
+        #[inline(always)]
+        fn read_in<'a, X: $crate::recursive::RecursionContext>(
+            &$self,
+            reader: &mut $crate::reader::Reader<'a>,
+            context: &X,
+        ) -> Result<Self::Value<'a>, $crate::error::DecodeError> {
+            let $read = $inner.read_in(reader, context)?;
+            Ok($wrap)
+        }
+
+        #[inline(always)]
+        fn write_in<X: $crate::recursive::RecursionContext>(
+            &$self,
+            value: &Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+            context: &X,
+        ) -> Result<(), $crate::error::EncodeError> {
+            $inner.write_in(value, writer, context)
+        }
+
+        #[inline(always)]
+        fn write_tail<'v, X: $crate::recursive::RecursionContext>(
+            &$self,
+            value: &'v Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+            context: &X,
+        ) -> Result<Option<&'v X::Value>, $crate::error::EncodeError>
+        where
+            Self: 'v,
+        {
+            $inner.write_tail(value, writer, context)
+        }
+    };
+}
+pub(crate) use forward_in_context;
+
+/// `read` and `write` of a combinator that implements `read_in` and `write_in`: the same code
+/// outside any recursive body.
+macro_rules! read_write_outside_recursion {
+    () => {
+        #[inline]
+        fn read<'a>(
+            &self,
+            reader: &mut $crate::reader::Reader<'a>,
+        ) -> Result<Self::Value<'a>, $crate::error::DecodeError> {
+            self.read_in(reader, &$crate::recursive::NoRecursion)
+        }
+
+        #[inline]
+        fn write(
+            &self,
+            value: &Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+        ) -> Result<(), $crate::error::EncodeError> {
+            self.write_in(value, writer, &$crate::recursive::NoRecursion)
+        }
+    };
+}
+pub(crate) use read_write_outside_recursion;
+
 pub mod arena;
 pub mod bytes;
 pub mod collection;
@@ -106,7 +233,7 @@ pub use primitive::{
 };
 pub use product::{dft, merge_objs, merge_tups, obj, opt, option, req, tup, varopt};
 pub use reader::Reader;
-pub use recursive::{mu, mu_with_max_depth, Mu};
+pub use recursive::{mu, mu_with_max_depth, Mu, NoRecursion, RecursionContext};
 pub use size::{add_padding, check_size, dynamic_size, dynamic_size_with};
-pub use union::{case, case_with, string_enum, union};
+pub use union::{case, case_with, string_enum, union, CaseTag, Tag, TagWidth, Uint16Tag, Uint8Tag};
 pub use writer::Writer;

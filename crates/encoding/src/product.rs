@@ -11,7 +11,7 @@ use crate::describe::{Desc, DescribeContext, FieldDesc, Presence};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
+use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 use crate::Encoding;
 
@@ -21,6 +21,18 @@ struct Plan {
     layout: Layout,
     /// The element of variable size followed by fixed-size elements, and their total size.
     split: Option<(usize, usize)>,
+}
+
+impl Plan {
+    /// Checks, for a product of fixed size, that the whole product is there (one bounds check
+    /// for all its members).
+    #[inline(always)]
+    fn ensure_fixed(&self, reader: &Reader<'_>) -> Result<(), DecodeError> {
+        match self.layout.size {
+            SizeClass::Fixed(size_bytes) => reader.ensure(size_bytes),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn plan(layouts: &[Layout]) -> Result<Plan, BuildError> {
@@ -128,22 +140,7 @@ pub trait Field {
     fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError>;
     /// Writes the field.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
-    /// Writes the field, passing on its tail occurrence of `recursion`
-    /// ([`Encoding::write_tail`]); by default the field is written whole.
-    #[inline(always)]
-    fn write_tail<'v, U: 'static>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v,
-    {
-        let _ = recursion;
-        self.write(value, writer)?;
-        Ok(None)
-    }
+    crate::recursion_context_defaults!();
     /// Describes the field.
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc;
 }
@@ -181,18 +178,7 @@ impl<E: Encoding> Field for Req<E> {
         self.encoding.write(value, writer)
     }
 
-    #[inline(always)]
-    fn write_tail<'v, U: 'static>(
-        &self,
-        value: &'v Self::Value<'_>,
-        writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v,
-    {
-        self.encoding.write_tail::<U>(value, writer, recursion)
-    }
+    crate::forward_in_context!(self => self.encoding);
 
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
         FieldDesc {
@@ -330,6 +316,8 @@ impl<E: Encoding> Field for Dft<E> {
         self.encoding.write(value, writer)
     }
 
+    crate::forward_in_context!(self => self.encoding);
+
     fn describe(&self, context: &mut DescribeContext) -> FieldDesc {
         FieldDesc {
             name: self.name.clone(),
@@ -352,49 +340,65 @@ macro_rules! product_encoding {
                 self.plan.layout
             }
 
-            #[inline]
-            fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-                if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-                    reader.ensure(size_bytes)?;
-                }
+            crate::read_write_outside_recursion!();
+
+            #[inline(always)]
+            fn read_in<'a, X: RecursionContext>(
+                &self,
+                reader: &mut Reader<'a>,
+                context: &X,
+            ) -> Result<Self::Value<'a>, DecodeError> {
+                self.plan.ensure_fixed(reader)?;
                 let split = self.plan.split;
+                if split.is_none() && X::RECURSIVE {
+                    // Inside a recursive body a member may run the body again with the reader,
+                    // so a local copy (below) would be copied in and out at every level: read
+                    // in place.
+                    return Ok(($(self.$members.$index.read_in(reader, context)?,)+));
+                }
                 if split.is_none() {
                     // The common case: no member is read in a shortened region. The members
                     // read from a local copy of the reader, written back at the end: the split
                     // path below passes the reader to an out-of-line closure, which would
                     // otherwise keep every offset update in memory.
                     let mut local = *reader;
-                    let value = ($(self.$members.$index.read(&mut local)?,)+);
+                    let value = ($(self.$members.$index.read_in(&mut local, context)?,)+);
                     *reader = local;
                     return Ok(value);
                 }
                 Ok(($(
-                    read_split(split, $index, reader, |reader| self.$members.$index.read(reader))?,
+                    read_split(split, $index, reader, |reader| self.$members.$index.read_in(reader, context))?,
                 )+))
             }
 
-            #[inline]
-            fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-                $(self.$members.$index.write(&value.$index, writer)?;)+
+            #[inline(always)]
+            fn write_in<X: RecursionContext>(
+                &self,
+                value: &Self::Value<'_>,
+                writer: &mut Writer<'_>,
+                context: &X,
+            ) -> Result<(), EncodeError> {
+                $(self.$members.$index.write_in(&value.$index, writer, context)?;)+
                 Ok(())
             }
 
             #[inline(always)]
-            fn write_tail<'v, U: 'static>(
+            fn write_tail<'v, X: RecursionContext>(
                 &self,
                 value: &'v Self::Value<'_>,
                 writer: &mut Writer<'_>,
-                recursion: RecursionId,
-            ) -> Result<Option<&'v U>, EncodeError>
-    where
-        Self: 'v, {
+                context: &X,
+            ) -> Result<Option<&'v X::Value>, EncodeError>
+            where
+                Self: 'v,
+            {
                 // Only the last member may hand back a tail; the comparisons are on constants.
                 const LAST: usize = [$($index),+].len() - 1;
                 let mut tail = None;
                 $(if $index == LAST {
-                    tail = self.$members.$index.write_tail::<U>(&value.$index, writer, recursion)?;
+                    tail = self.$members.$index.write_tail(&value.$index, writer, context)?;
                 } else {
-                    self.$members.$index.write(&value.$index, writer)?;
+                    self.$members.$index.write_in(&value.$index, writer, context)?;
                 })+
                 Ok(tail)
             }
@@ -503,35 +507,46 @@ impl<A: Encoding, B: Encoding> Encoding for Merged<A, B> {
         self.plan.layout
     }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<Self::Value<'a>, DecodeError> {
-        if let SizeClass::Fixed(size_bytes) = self.plan.layout.size {
-            reader.ensure(size_bytes)?;
-        }
+    crate::read_write_outside_recursion!();
+
+    #[inline(always)]
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<Self::Value<'a>, DecodeError> {
+        self.plan.ensure_fixed(reader)?;
         let split = self.plan.split;
-        let left = read_split(split, 0, reader, |reader| self.left.read(reader))?;
-        let right = self.right.read(reader)?;
+        let left = read_split(split, 0, reader, |reader| {
+            self.left.read_in(reader, context)
+        })?;
+        let right = self.right.read_in(reader, context)?;
         Ok((left, right))
     }
 
-    #[inline]
-    fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.left.write(&value.0, writer)?;
-        self.right.write(&value.1, writer)
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &Self::Value<'_>,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        self.left.write_in(&value.0, writer, context)?;
+        self.right.write_in(&value.1, writer, context)
     }
 
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v Self::Value<'_>,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
-        self.left.write(&value.0, writer)?;
-        self.right.write_tail::<U>(&value.1, writer, recursion)
+        self.left.write_in(&value.0, writer, context)?;
+        self.right.write_tail(&value.1, writer, context)
     }
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {

@@ -10,7 +10,7 @@ use crate::describe::{CaseDesc, Desc, DescribeContext, IntKind, TagSize};
 use crate::error::{BuildError, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::layout::{Layout, SizeClass};
 use crate::reader::Reader;
-use crate::recursive::RecursionId;
+use crate::recursive::RecursionContext;
 use crate::writer::Writer;
 use crate::Encoding;
 use std::marker::PhantomData;
@@ -21,24 +21,30 @@ pub trait UnionCase<T> {
     fn tag(&self) -> u16;
     /// The payload layout.
     fn layout(&self) -> Layout;
-    /// Reads the payload and injects it into `T`.
-    fn read_payload<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError>;
+    /// Reads the payload and injects it into `T` (inside the recursion of `context`, see
+    /// [`Encoding::read_in`]).
+    fn read_payload<X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'_>,
+        context: &X,
+    ) -> Result<T, DecodeError>;
     /// If the case accepts `value`, writes the tag and payload and returns `Some`.
-    fn try_write(
+    fn try_write<X: RecursionContext>(
         &self,
         value: &T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>>;
-    /// As `try_write`, passing on the payload's tail occurrence of `recursion`
+    /// As `try_write`, passing on the payload's tail occurrence of the recursion of `context`
     /// ([`Encoding::write_tail`]).
-    fn try_write_tail<'v, U: 'static>(
+    fn try_write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         Self: 'v;
     /// Describes the case.
@@ -57,25 +63,27 @@ fn write_tag(tag: u16, tag_size: TagSize, writer: &mut Writer<'_>) {
 /// ([`case_with`]).
 pub trait Projection<T, E: Encoding> {
     /// If the value belongs to the case, writes `tag` and the payload.
-    fn write_projected(
+    fn write_projected<X: RecursionContext>(
         &self,
         value: &T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>>;
-    /// As `write_projected`, passing on the payload's tail occurrence of `recursion` where the
-    /// payload is held by the value (a payload built by the projection is written whole).
-    fn write_projected_tail<'v, U: 'static>(
+    /// As `write_projected`, passing on the payload's tail occurrence of the recursion of
+    /// `context` where the payload is held by the value (a payload built by the projection is
+    /// written whole).
+    fn write_projected_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         E: 'v;
 }
@@ -94,35 +102,36 @@ where
     P: for<'r> Fn(&'r T) -> Option<&'r E::Value<'r>>,
 {
     #[inline(always)]
-    fn write_projected(
+    fn write_projected<X: RecursionContext>(
         &self,
         value: &T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>> {
         let payload = (self.0)(value)?;
         write_tag(tag, tag_size, writer);
-        Some(encoding.write(payload, writer))
+        Some(encoding.write_in(payload, writer, context))
     }
 
     #[inline(always)]
-    fn write_projected_tail<'v, U: 'static>(
+    fn write_projected_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         E: 'v,
     {
         let payload = (self.0)(value)?;
         write_tag(tag, tag_size, writer);
-        Some(encoding.write_tail::<U>(payload, writer, recursion))
+        Some(encoding.write_tail(payload, writer, context))
     }
 }
 
@@ -132,51 +141,106 @@ where
     P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
 {
     #[inline(always)]
-    fn write_projected(
+    fn write_projected<X: RecursionContext>(
         &self,
         value: &T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>> {
         let payload = (self.0)(value)?;
         write_tag(tag, tag_size, writer);
-        Some(encoding.write(&payload, writer))
+        Some(encoding.write_in(&payload, writer, context))
     }
 
     #[inline(always)]
-    fn write_projected_tail<'v, U: 'static>(
+    fn write_projected_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         encoding: &E,
         tag: u16,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        _recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         E: 'v,
     {
         // The payload is a temporary: nothing in it may outlive this call.
-        self.write_projected(value, encoding, tag, tag_size, writer)
+        self.write_projected(value, encoding, tag, tag_size, writer, context)
             .map(|result| result.map(|()| None))
     }
 }
 
+/// A property of a union or case chosen either at run time (a value of `$RunTime`) or at
+/// compile time (a zero-sized type): the trait, with its one method, and its run-time impl.
+macro_rules! run_time_or_static {
+    ($(#[$doc:meta])* $Trait:ident::$method:ident -> $Out:ty, for $RunTime:ty) => {
+        $(#[$doc])*
+        pub trait $Trait: Copy + Send + Sync + 'static {
+            /// The value.
+            fn $method(&self) -> $Out;
+        }
+
+        impl $Trait for $RunTime {
+            #[inline(always)]
+            fn $method(&self) -> $Out {
+                *self
+            }
+        }
+    };
+}
+
+/// A zero-sized type implementing `$Trait::$method` with the constant `$value`.
+macro_rules! static_value {
+    ($(#[$doc:meta])* $Type:ident: $Trait:ident::$method:ident -> $Out:ty = $value:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $Type;
+
+        impl $Trait for $Type {
+            #[inline(always)]
+            fn $method(&self) -> $Out {
+                $value
+            }
+        }
+    };
+}
+
+run_time_or_static!(
+    /// A case's tag: a `u16` chosen at run time, or [`Tag<N>`] fixed in the case's type, so
+    /// that the union's dispatch compares against a constant the compiler sees (a `match` on
+    /// immediates) instead of a tag loaded from the encoding.
+    CaseTag::tag -> u16, for u16
+);
+
+/// The case tag `N`, fixed at compile time (`case(Tag::<3>, ...)` writes the same bytes as
+/// `case(3, ...)`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tag<const N: u16>;
+
+impl<const N: u16> CaseTag for Tag<N> {
+    #[inline(always)]
+    fn tag(&self) -> u16 {
+        N
+    }
+}
+
 /// One case of a union: a tag, a title, the payload encoding and the two conversions.
-pub struct Case<E, P, I> {
-    tag: u16,
+pub struct Case<E, P, I, G = u16> {
+    tag: G,
     title: String,
     encoding: E,
     project: P,
     inject: I,
 }
 
-impl<E: std::fmt::Debug, P, I> std::fmt::Debug for Case<E, P, I> {
+impl<E: std::fmt::Debug, P, I, G: CaseTag> std::fmt::Debug for Case<E, P, I, G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Case")
-            .field("tag", &self.tag)
+            .field("tag", &self.tag.tag())
             .field("title", &self.title)
             .field("encoding", &self.encoding)
             .finish()
@@ -185,13 +249,13 @@ impl<E: std::fmt::Debug, P, I> std::fmt::Debug for Case<E, P, I> {
 
 /// `case ~title (Tag tag) e project inject` where `project` returns a reference to the payload
 /// held in the value (e.g. `|t| match t { Tree::Leaf(x) => Some(x), _ => None }`).
-pub fn case<T, E, P, I>(
-    tag: u16,
+pub fn case<T, E, P, I, G: CaseTag>(
+    tag: G,
     title: &str,
     encoding: E,
     project: P,
     inject: I,
-) -> Case<E, ByReference<P>, I>
+) -> Case<E, ByReference<P>, I, G>
 where
     E: Encoding,
     P: for<'r> Fn(&'r T) -> Option<&'r E::Value<'r>>,
@@ -208,13 +272,13 @@ where
 
 /// `case` with a projection returning the payload by value (e.g. a tuple of a struct
 /// variant's fields), which may borrow from the value.
-pub fn case_with<T, E, P, I>(
-    tag: u16,
+pub fn case_with<T, E, P, I, G: CaseTag>(
+    tag: G,
     title: &str,
     encoding: E,
     project: P,
     inject: I,
-) -> Case<E, ByValue<P>, I>
+) -> Case<E, ByValue<P>, I, G>
 where
     E: Encoding,
     P: for<'r> Fn(&'r T) -> Option<E::Value<'r>>,
@@ -229,7 +293,7 @@ where
     }
 }
 
-impl<T, E, P, I> UnionCase<T> for Case<E, P, I>
+impl<T, E, P, I, G: CaseTag> UnionCase<T> for Case<E, P, I, G>
 where
     E: Encoding,
     P: Projection<T, E>,
@@ -237,7 +301,7 @@ where
 {
     #[inline(always)]
     fn tag(&self) -> u16 {
-        self.tag
+        self.tag.tag()
     }
 
     fn layout(&self) -> Layout {
@@ -245,45 +309,56 @@ where
     }
 
     #[inline(always)]
-    fn read_payload<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
-        Ok((self.inject)(self.encoding.read(reader)?))
+    fn read_payload<X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'_>,
+        context: &X,
+    ) -> Result<T, DecodeError> {
+        Ok((self.inject)(self.encoding.read_in(reader, context)?))
     }
 
     #[inline(always)]
-    fn try_write(
+    fn try_write<X: RecursionContext>(
         &self,
         value: &T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>> {
-        self.project
-            .write_projected(value, &self.encoding, self.tag, tag_size, writer)
+        self.project.write_projected(
+            value,
+            &self.encoding,
+            self.tag.tag(),
+            tag_size,
+            writer,
+            context,
+        )
     }
 
     #[inline(always)]
-    fn try_write_tail<'v, U: 'static>(
+    fn try_write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         Self: 'v,
     {
-        self.project.write_projected_tail::<U>(
+        self.project.write_projected_tail(
             value,
             &self.encoding,
-            self.tag,
+            self.tag.tag(),
             tag_size,
             writer,
-            recursion,
+            context,
         )
     }
 
     fn describe(&self, context: &mut DescribeContext) -> CaseDesc {
         CaseDesc {
-            tag: self.tag,
+            tag: self.tag.tag(),
             title: self.title.clone(),
             desc: self.encoding.describe(context),
         }
@@ -295,22 +370,28 @@ pub trait Cases<T> {
     /// The tags and payload layouts, in order.
     fn signatures(&self) -> Vec<(u16, Layout)>;
     /// Reads the payload of the case tagged `tag`.
-    fn read_case<'a>(&self, tag: u16, reader: &mut Reader<'a>) -> Option<Result<T, DecodeError>>;
+    fn read_case<X: RecursionContext>(
+        &self,
+        tag: u16,
+        reader: &mut Reader<'_>,
+        context: &X,
+    ) -> Option<Result<T, DecodeError>>;
     /// Writes `value` with the first case that accepts it.
-    fn write_case(
+    fn write_case<X: RecursionContext>(
         &self,
         value: &T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
+        context: &X,
     ) -> Option<Result<(), EncodeError>>;
-    /// As `write_case`, passing on the payload's tail occurrence of `recursion`.
-    fn write_case_tail<'v, U: 'static>(
+    /// As `write_case`, passing on the payload's tail occurrence of the recursion of `context`.
+    fn write_case_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         tag_size: TagSize,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Option<Result<Option<&'v U>, EncodeError>>
+        context: &X,
+    ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
     where
         Self: 'v;
     /// Describes the cases.
@@ -325,37 +406,44 @@ macro_rules! cases {
             }
 
             #[inline(always)]
-            fn read_case<'a>(&self, tag: u16, reader: &mut Reader<'a>) -> Option<Result<T, DecodeError>> {
+            fn read_case<X: RecursionContext>(
+                &self,
+                tag: u16,
+                reader: &mut Reader<'_>,
+                context: &X,
+            ) -> Option<Result<T, DecodeError>> {
                 $(if tag == self.$index.tag() {
-                    return Some(self.$index.read_payload(reader));
+                    return Some(self.$index.read_payload(reader, context));
                 })+
                 None
             }
 
             #[inline(always)]
-            fn write_case(
+            fn write_case<X: RecursionContext>(
                 &self,
                 value: &T,
                 tag_size: TagSize,
                 writer: &mut Writer<'_>,
+                context: &X,
             ) -> Option<Result<(), EncodeError>> {
-                $(if let Some(result) = self.$index.try_write(value, tag_size, writer) {
+                $(if let Some(result) = self.$index.try_write(value, tag_size, writer, context) {
                     return Some(result);
                 })+
                 None
             }
 
             #[inline(always)]
-            fn write_case_tail<'v, U: 'static>(
+            fn write_case_tail<'v, X: RecursionContext>(
                 &self,
                 value: &'v T,
                 tag_size: TagSize,
                 writer: &mut Writer<'_>,
-                recursion: RecursionId,
-            ) -> Option<Result<Option<&'v U>, EncodeError>>
-    where
-        Self: 'v, {
-                $(if let Some(result) = self.$index.try_write_tail::<U>(value, tag_size, writer, recursion) {
+                context: &X,
+            ) -> Option<Result<Option<&'v X::Value>, EncodeError>>
+            where
+                Self: 'v,
+            {
+                $(if let Some(result) = self.$index.try_write_tail(value, tag_size, writer, context) {
                     return Some(result);
                 })+
                 None
@@ -370,32 +458,55 @@ macro_rules! cases {
 
 crate::for_each_arity!(cases);
 
-/// `union ?tag_size cases`: values of type `T`, tagged.
-pub struct Union<T, C> {
-    tag_size: TagSize,
+run_time_or_static!(
+    /// The width of a union's tag: [`TagSize`] chosen at run time, or [`Uint8Tag`] /
+    /// [`Uint16Tag`] fixed in the union's type, so that reading and writing the tag compiles to
+    /// one load or store of a known width with no test of the width (a recursive union runs
+    /// that test once per node).
+    TagWidth::tag_size -> TagSize, for TagSize
+);
+
+static_value!(
+    /// A one-byte tag fixed in the union's type (`~tag_size:`Uint8`, data-encoding's default).
+    Uint8Tag: TagWidth::tag_size -> TagSize = TagSize::Uint8
+);
+
+static_value!(
+    /// A two-byte, big-endian tag fixed in the union's type (`~tag_size:`Uint16`).
+    Uint16Tag: TagWidth::tag_size -> TagSize = TagSize::Uint16
+);
+
+/// `union ?tag_size cases`: values of type `T`, tagged; `S` is the [`TagWidth`].
+pub struct Union<T, C, S = TagSize> {
+    tag_size: S,
     cases: C,
     layout: Layout,
     value: PhantomData<fn() -> T>,
 }
 
-impl<T, C: std::fmt::Debug> std::fmt::Debug for Union<T, C> {
+impl<T, C: std::fmt::Debug, S: TagWidth> std::fmt::Debug for Union<T, C, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Union")
-            .field("tag_size", &self.tag_size)
+            .field("tag_size", &self.tag_size.tag_size())
             .field("cases", &self.cases)
             .finish()
     }
 }
 
 /// `union ~tag_size cases`: checks that the tags are distinct and fit the tag size, and
-/// computes the size class (`Kind.merge_list`).
-pub fn union<T, C: Cases<T>>(tag_size: TagSize, cases: C) -> Result<Union<T, C>, BuildError> {
+/// computes the size class (`Kind.merge_list`). `tag_size` is a [`TagSize`] or, to fix the width
+/// at compile time, [`Uint8Tag`] or [`Uint16Tag`]; the bytes are the same.
+pub fn union<T, C: Cases<T>, S: TagWidth>(
+    tag_size: S,
+    cases: C,
+) -> Result<Union<T, C, S>, BuildError> {
+    let width = tag_size.tag_size();
     let signatures = cases.signatures();
     let mut seen = std::collections::HashSet::new();
     let mut merged: Option<SizeClass> = None;
     let mut nullable = false;
     for (tag, layout) in &signatures {
-        if *tag > tag_size.max_tag() {
+        if *tag > width.max_tag() {
             return Err(BuildError::TagOutOfRange(*tag));
         }
         if !seen.insert(*tag) {
@@ -406,7 +517,7 @@ pub fn union<T, C: Cases<T>>(tag_size: TagSize, cases: C) -> Result<Union<T, C>,
     }
     let size = match merged {
         None => return Err(BuildError::EmptyUnion),
-        Some(SizeClass::Fixed(size_bytes)) => SizeClass::Fixed(size_bytes + tag_size.size_bytes()),
+        Some(SizeClass::Fixed(size_bytes)) => SizeClass::Fixed(size_bytes + width.size_bytes()),
         Some(other) => other,
     };
     Ok(Union {
@@ -421,7 +532,7 @@ pub fn union<T, C: Cases<T>>(tag_size: TagSize, cases: C) -> Result<Union<T, C>,
     })
 }
 
-impl<T, C: Cases<T>> Encoding for Union<T, C> {
+impl<T, C: Cases<T>, S: TagWidth> Encoding for Union<T, C, S> {
     type Value<'a> = T;
 
     #[inline]
@@ -429,14 +540,20 @@ impl<T, C: Cases<T>> Encoding for Union<T, C> {
         self.layout
     }
 
-    #[inline]
-    fn read<'a>(&self, reader: &mut Reader<'a>) -> Result<T, DecodeError> {
+    crate::read_write_outside_recursion!();
+
+    #[inline(always)]
+    fn read_in<'a, X: RecursionContext>(
+        &self,
+        reader: &mut Reader<'a>,
+        context: &X,
+    ) -> Result<T, DecodeError> {
         let offset = reader.offset();
-        let tag = match self.tag_size {
+        let tag = match self.tag_size.tag_size() {
             TagSize::Uint8 => u16::from(reader.take_u8()?),
             TagSize::Uint16 => u16::from_be_bytes(reader.take_array::<2>()?),
         };
-        match self.cases.read_case(tag, reader) {
+        match self.cases.read_case(tag, reader, context) {
             Some(result) => result,
             None => Err(DecodeError::new(
                 DecodeErrorKind::UnexpectedTag(tag.into()),
@@ -445,27 +562,35 @@ impl<T, C: Cases<T>> Encoding for Union<T, C> {
         }
     }
 
-    #[inline]
-    fn write(&self, value: &T, writer: &mut Writer<'_>) -> Result<(), EncodeError> {
-        match self.cases.write_case(value, self.tag_size, writer) {
+    #[inline(always)]
+    fn write_in<X: RecursionContext>(
+        &self,
+        value: &T,
+        writer: &mut Writer<'_>,
+        context: &X,
+    ) -> Result<(), EncodeError> {
+        match self
+            .cases
+            .write_case(value, self.tag_size.tag_size(), writer, context)
+        {
             Some(result) => result,
             None => Err(writer.error(EncodeErrorKind::NoCaseMatched)),
         }
     }
 
     #[inline(always)]
-    fn write_tail<'v, U: 'static>(
+    fn write_tail<'v, X: RecursionContext>(
         &self,
         value: &'v T,
         writer: &mut Writer<'_>,
-        recursion: RecursionId,
-    ) -> Result<Option<&'v U>, EncodeError>
+        context: &X,
+    ) -> Result<Option<&'v X::Value>, EncodeError>
     where
         Self: 'v,
     {
         match self
             .cases
-            .write_case_tail::<U>(value, self.tag_size, writer, recursion)
+            .write_case_tail(value, self.tag_size.tag_size(), writer, context)
         {
             Some(result) => result,
             None => Err(writer.error(EncodeErrorKind::NoCaseMatched)),
@@ -474,7 +599,7 @@ impl<T, C: Cases<T>> Encoding for Union<T, C> {
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {
         Desc::Union {
-            tag_size: self.tag_size,
+            tag_size: self.tag_size.tag_size(),
             cases: self.cases.describe(context),
         }
     }

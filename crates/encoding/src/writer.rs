@@ -102,9 +102,15 @@ impl<'b> Writer<'b> {
         self.depth -= 1;
     }
 
-    /// Leaves `levels` levels entered by `enter_recursion` (a recursion's tail loop).
+    /// The number of recursion levels entered.
     #[inline]
-    pub fn leave_recursion_levels(&mut self, levels: usize) {
-        self.depth -= levels;
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Leaves every level entered since `depth()` returned `depth` (a recursion's tail loop).
+    #[inline]
+    pub fn restore_depth(&mut self, depth: usize) {
+        self.depth = depth;
     }
 }

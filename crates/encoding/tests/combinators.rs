@@ -14,6 +14,7 @@ use kestrel_encoding::{
     uint8, union, unit, variable_bytes, variable_list, variable_string, varopt, z, BuildError,
     DecodeErrorKind, EncodeErrorKind, Encoding, InlineList, LengthKind, SizeClass, TagSize,
 };
+use kestrel_encoding::{boxed, mu, CaseTag, Tag, TagWidth, Uint16Tag, Uint8Tag};
 use serde_json::json;
 use std::borrow::Cow;
 
@@ -23,7 +24,7 @@ use block_header::block_header_encoding;
 
 #[path = "support/tree.rs"]
 mod tree;
-use tree::{tree_encoding, Tree};
+use tree::{children_of, leaf_of, tree_encoding, tree_encoding_with, Tree};
 
 #[test]
 fn block_header_round_trip() {
@@ -772,5 +773,197 @@ fn merge_build_rules() {
             .decode_json(&json!([1, -1, true]), &mut buffer)
             .unwrap(),
         ((1, -1), (true,))
+    );
+}
+
+/// The same union with its tag width and tags fixed at run time (`TagSize`, `u16`) and in its
+/// type (`Uint8Tag`/`Uint16Tag`, `Tag<N>`): the same bytes both ways and the same schema.
+#[test]
+fn static_tags_write_what_run_time_tags_write() {
+    fn shape<S: TagWidth, A: CaseTag, B: CaseTag>(
+        tag_size: S,
+        small: A,
+        large: B,
+    ) -> impl for<'a> Encoding<Value<'a> = Result<u8, i16>> {
+        union(
+            tag_size,
+            (
+                case_with(small, "Small", uint8(), |v: &Result<u8, i16>| v.ok(), Ok),
+                case_with(large, "Large", int16(), |v: &Result<u8, i16>| v.err(), Err),
+            ),
+        )
+        .unwrap()
+    }
+    let check = |value: Result<u8, i16>, expected_uint8: &str, expected_uint16: &str| {
+        let uint8_forms = (
+            shape(TagSize::Uint8, 3, 200),
+            shape(Uint8Tag, Tag::<3>, Tag::<200>),
+        );
+        let uint16_forms = (
+            shape(TagSize::Uint16, 3, 300),
+            shape(Uint16Tag, Tag::<3>, Tag::<300>),
+        );
+        for (run_time, static_form, expected) in [
+            (
+                uint8_forms.0.encode(&value).unwrap(),
+                uint8_forms.1.encode(&value).unwrap(),
+                expected_uint8,
+            ),
+            (
+                uint16_forms.0.encode(&value).unwrap(),
+                uint16_forms.1.encode(&value).unwrap(),
+                expected_uint16,
+            ),
+        ] {
+            assert_eq!(hex::encode(&run_time), expected, "{value:?}");
+            assert_eq!(hex::encode(&static_form), expected, "{value:?}");
+        }
+        let bytes = hex::decode(expected_uint8).unwrap();
+        assert_eq!(uint8_forms.1.decode(&bytes).unwrap(), value);
+        let bytes = hex::decode(expected_uint16).unwrap();
+        assert_eq!(uint16_forms.1.decode(&bytes).unwrap(), value);
+        assert_eq!(uint8_forms.0.schema(), uint8_forms.1.schema());
+        assert_eq!(uint16_forms.0.schema(), uint16_forms.1.schema());
+    };
+    check(Ok(7), "0307", "000307");
+    check(Err(-2), "c8fffe", "012cfffe");
+    // An unknown tag is the same typed error at the same offset.
+    let static_form = shape(Uint16Tag, Tag::<3>, Tag::<300>);
+    let error = static_form.decode(&[0x01, 0x2d, 0, 0]).unwrap_err();
+    assert_eq!(
+        (error.kind.clone(), error.offset),
+        (DecodeErrorKind::UnexpectedTag(301), 0)
+    );
+    // Tags are checked against a static width when the union is built, as against a dynamic one.
+    assert_eq!(
+        union(
+            Uint8Tag,
+            (case_with(
+                Tag::<256>,
+                "Wide",
+                uint8(),
+                |v: &u8| Some(*v),
+                |v| v
+            ),)
+        )
+        .err(),
+        Some(BuildError::TagOutOfRange(256))
+    );
+}
+
+/// A tree whose nodes hold, on their right, a subtree of another recursive encoding of the same
+/// Rust type with 16-bit tags: each occurrence must keep to its own `mu` (the body's fast path
+/// recognises its own recursion by identity, not by type).
+fn mixed_tree_encoding() -> kestrel_encoding::Mu<Tree> {
+    let wide = tree_encoding_with(Uint16Tag, Tag::<0>, Tag::<1>).unwrap();
+    mu("mixed_tree", |mixed| {
+        union(
+            TagSize::Uint8,
+            (
+                case(0, "Leaf", int64(), leaf_of, Tree::Leaf),
+                case(
+                    1,
+                    "Node",
+                    tup((boxed(mixed), boxed(wide)))?,
+                    children_of,
+                    Tree::Node,
+                ),
+            ),
+        )
+    })
+    .unwrap()
+}
+
+#[test]
+fn nested_recursions_of_one_type_keep_their_own_bytes() {
+    let encoding = mixed_tree_encoding();
+    let leaf = |value| Box::new(Tree::Leaf(value));
+    let node = |left, right| Box::new(Tree::Node((left, right)));
+    let check = |tree: Tree, expected: &str| {
+        let bytes = encoding.encode(&tree).unwrap();
+        assert_eq!(hex::encode(&bytes), expected);
+        assert_eq!(encoding.decode(&bytes).unwrap(), tree);
+    };
+    // mixed node (01) of [mixed node (01) of [mixed leaf 1 (00 ..01), wide leaf 2 (0000 ..02)],
+    // wide node (0001) of [wide leaf 3 (0000 ..03), wide leaf 4 (0000 ..04)]].
+    check(
+        *node(node(leaf(1), leaf(2)), node(leaf(3), leaf(4))),
+        concat!(
+            "01",
+            "01",
+            "000000000000000001",
+            "00000000000000000002",
+            "0001",
+            "00000000000000000003",
+            "00000000000000000004"
+        ),
+    );
+    check(Tree::Leaf(-1), "00ffffffffffffffff");
+    // The depth counts across both recursions: a left comb of mixed nodes ending in a deep
+    // right comb of wide nodes fails at the same limit.
+    let mut deep = Tree::Leaf(0);
+    for _ in 0..DEFAULT_MAX_DEPTH {
+        deep = Tree::Node((Box::new(Tree::Leaf(1)), Box::new(deep)));
+    }
+    let mixed = Tree::Node((Box::new(Tree::Leaf(0)), Box::new(deep)));
+    assert_eq!(
+        encoding.encode(&mixed).unwrap_err().kind,
+        EncodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+}
+
+/// A rose tree: the recursion runs through `list`, a combinator that does not pass the
+/// recursion context on, so each level enters through the `mu`'s cell again.
+#[derive(Debug, Clone, PartialEq)]
+struct Rose(Vec<Rose>);
+
+fn rose_encoding() -> kestrel_encoding::Mu<Rose> {
+    mu("rose", |rose| {
+        Ok(conv(
+            |value: &Rose| Cow::Borrowed(&value.0[..]),
+            |children: Cow<[Rose]>| Rose(children.into_owned()),
+            list_cow(rose)?,
+        ))
+    })
+    .unwrap()
+}
+
+#[test]
+fn recursion_through_a_list_keeps_the_depth_limit() {
+    let encoding = rose_encoding();
+    let rose = Rose(vec![Rose(vec![]), Rose(vec![Rose(vec![])])]);
+    let bytes = encoding.encode(&rose).unwrap();
+    // A 12-byte list: an empty list, then a 4-byte list holding an empty list.
+    assert_eq!(hex::encode(&bytes), "0000000c000000000000000400000000");
+    assert_eq!(encoding.decode(&bytes).unwrap(), rose);
+    // Input nested 100,000 levels deep: level k (from the outside) holds a size header of
+    // 4 * (depth - k) bytes.
+    let depth = 100_000u32;
+    let input: Vec<u8> = (1..=depth)
+        .flat_map(|level| (4 * (depth - level)).to_be_bytes())
+        .collect();
+    assert_eq!(
+        encoding.decode(&input).unwrap_err().kind,
+        DecodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
+    );
+    // A value built deeper than the limit fails to encode; one at the limit round-trips.
+    let nested = |levels: usize| (1..levels).fold(Rose(vec![]), |inner, _| Rose(vec![inner]));
+    let within = nested(DEFAULT_MAX_DEPTH);
+    assert_eq!(
+        encoding.decode(&encoding.encode(&within).unwrap()).unwrap(),
+        within
+    );
+    assert_eq!(
+        encoding
+            .encode(&nested(DEFAULT_MAX_DEPTH + 1))
+            .unwrap_err()
+            .kind,
+        EncodeErrorKind::DepthLimitExceeded {
+            max_depth: DEFAULT_MAX_DEPTH
+        }
     );
 }

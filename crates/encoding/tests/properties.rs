@@ -20,7 +20,7 @@ use std::fmt::Debug;
 
 #[path = "support/tree.rs"]
 mod tree;
-use tree::{tree_encoding, Tree};
+use tree::{tree_encoding, tree_encoding_with, Tree};
 
 /// `decode(encode(value))` prints like `value` (values may borrow, so compare printed forms).
 fn round_trip<E: Encoding>(encoding: &E, value: &E::Value<'_>)
@@ -205,6 +205,27 @@ fn tree_strategy() -> impl Strategy<Value = Tree> {
 }
 
 properties!(recursive, tree_encoding().unwrap(), tree_strategy(), v => v.clone());
+
+/// The shared tree definition fixes its tag width and tags in its type (`Uint8Tag`, `Tag<N>`);
+/// this is the same tree with both chosen at run time, built once.
+fn run_time_tagged_tree() -> kestrel_encoding::Mu<Tree> {
+    static TREE: std::sync::OnceLock<kestrel_encoding::Mu<Tree>> = std::sync::OnceLock::new();
+    *TREE.get_or_init(|| tree_encoding_with(TagSize::Uint8, 0, 1).unwrap())
+}
+
+proptest! {
+    /// Static and run-time tags write the same bytes, read each other's bytes, and describe
+    /// the same schema.
+    #[test]
+    fn static_tags_agree_with_run_time_tags(tree in tree_strategy()) {
+        let static_form = tree_encoding().unwrap();
+        let run_time = run_time_tagged_tree();
+        let bytes = static_form.encode(&tree).unwrap();
+        prop_assert_eq!(&run_time.encode(&tree).unwrap(), &bytes);
+        prop_assert_eq!(&run_time.decode(&bytes).unwrap(), &tree);
+        prop_assert_eq!(static_form.schema(), run_time.schema());
+    }
+}
 
 proptest! {
     /// Variable-size elements nested in recursive JSON and lists still round-trip through JSON.

@@ -2,7 +2,12 @@
 //! combinator tests, the property tests and the tree benchmark (`crates/bench/benches/encoding.rs`
 //! includes this file by path), so all three check and measure the same definition.
 
-use kestrel_encoding::{boxed, case, int64, mu, tup, union, BuildError, Mu, TagSize};
+// Each includer uses a part of this file.
+#![allow(dead_code)]
+
+use kestrel_encoding::{
+    boxed, case, int64, mu, tup, union, BuildError, CaseTag, Mu, Tag, TagWidth, Uint8Tag,
+};
 
 /// A binary tree with `int64` leaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,32 +19,47 @@ pub enum Tree {
 }
 
 /// The tree's encoding: tag 0 and a big-endian `int64` for a leaf, tag 1 and both subtrees for a node.
+/// The tag width and the tags are fixed in the encoding's type (`Uint8Tag`, `Tag::<N>`), so the
+/// union's dispatch compiles to compares against constants.
 pub fn tree_encoding() -> Result<Mu<Tree>, BuildError> {
+    tree_encoding_with(Uint8Tag, Tag::<0>, Tag::<1>)
+}
+
+/// The tree's encoding with the given tag width and tags, fixed at run time or in the type.
+pub fn tree_encoding_with(
+    tag_size: impl TagWidth,
+    leaf_tag: impl CaseTag,
+    node_tag: impl CaseTag,
+) -> Result<Mu<Tree>, BuildError> {
     mu("tree", |tree| {
         union(
-            TagSize::Uint8,
+            tag_size,
             (
+                case(leaf_tag, "Leaf", int64(), leaf_of, Tree::Leaf),
                 case(
-                    0,
-                    "Leaf",
-                    int64(),
-                    |t: &Tree| match t {
-                        Tree::Leaf(value) => Some(value),
-                        Tree::Node(_) => None,
-                    },
-                    Tree::Leaf,
-                ),
-                case(
-                    1,
+                    node_tag,
                     "Node",
                     tup((boxed(tree), boxed(tree)))?,
-                    |t: &Tree| match t {
-                        Tree::Node(children) => Some(children),
-                        Tree::Leaf(_) => None,
-                    },
+                    children_of,
                     Tree::Node,
                 ),
             ),
         )
     })
+}
+
+/// The value of a leaf.
+pub fn leaf_of(tree: &Tree) -> Option<&i64> {
+    match tree {
+        Tree::Leaf(value) => Some(value),
+        Tree::Node(_) => None,
+    }
+}
+
+/// The children of a node.
+pub fn children_of(tree: &Tree) -> Option<&(Box<Tree>, Box<Tree>)> {
+    match tree {
+        Tree::Node(children) => Some(children),
+        Tree::Leaf(_) => None,
+    }
 }
