@@ -58,9 +58,14 @@ pub enum ContextCommand {
         /// Store directory (must be empty or absent); default: a temporary directory, removed.
         #[arg(long)]
         store: Option<PathBuf>,
-        /// Sync the pack only at checkpoints instead of after every commit (Irmin's behaviour).
-        #[arg(long)]
-        no_sync: bool,
+        /// When the pack is synced to the disk. `checkpoints` (the default, as Octez's store:
+        /// irmin-pack's `use_fsync` is off by default): every commit is written to the OS before
+        /// `commit` returns, so it survives the process being killed; `fdatasync` runs every 256
+        /// commits and at close, so a power loss may lose the commits since the last checkpoint.
+        /// `every-commit`: `fdatasync` before each commit returns, so a commit also survives a
+        /// power loss. `none`: never synced (tests only), a power loss may lose anything.
+        #[arg(long, value_enum, default_value_t = SyncArgument::Checkpoints)]
+        sync: SyncArgument,
         /// Object cache budget in MiB.
         #[arg(long, default_value_t = 96)]
         cache_mib: usize,
@@ -77,6 +82,27 @@ pub enum ContextCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The `--sync` values of `kestrel context replay`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum SyncArgument {
+    /// `fdatasync` before each commit returns: a commit survives a power loss.
+    EveryCommit,
+    /// `fdatasync` every 256 commits and at close: a commit survives the process being killed.
+    Checkpoints,
+    /// Never synced: for tests; a commit survives the process being killed, not a power loss.
+    None,
+}
+
+impl From<SyncArgument> for SyncMode {
+    fn from(argument: SyncArgument) -> SyncMode {
+        match argument {
+            SyncArgument::EveryCommit => SyncMode::EveryCommit,
+            SyncArgument::Checkpoints => SyncMode::Checkpoints,
+            SyncArgument::None => SyncMode::Never,
+        }
+    }
 }
 
 /// Runs one `kestrel context` verb.
@@ -97,7 +123,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             seed,
             initial_contracts,
             store,
-            no_sync,
+            sync,
             cache_mib,
             time_limit_seconds,
             trace,
@@ -110,11 +136,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
                 seed,
                 initial_contracts,
                 store_options: StoreOptions {
-                    sync_mode: if no_sync {
-                        SyncMode::Checkpoints
-                    } else {
-                        SyncMode::EveryCommit
-                    },
+                    sync_mode: sync.into(),
                     cache_budget_bytes: cache_mib << 20,
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
@@ -307,7 +329,7 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
     let peak_resident_bytes = workload::peak_resident_bytes();
     let sync = match options.store_options.sync_mode {
         SyncMode::EveryCommit => "fdatasync every commit",
-        SyncMode::Checkpoints => "sync at checkpoints",
+        SyncMode::Checkpoints => "fdatasync at checkpoints (every 256 commits) and close",
         SyncMode::Never => "no sync",
     };
     if json {
@@ -339,6 +361,8 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             "cpu_ms_per_block": report.scheduler_nanoseconds.map(|(cpu, _)| cpu as f64 / 1e6 / report.blocks.max(1) as f64),
             "runqueue_wait_ms_per_block": report.scheduler_nanoseconds.map(|(_, wait)| wait as f64 / 1e6 / report.blocks.max(1) as f64),
             "objects_read": report.statistics.objects_read,
+            "device_read_bytes": report.device_read_bytes,
+            "device_read_bytes_per_block": report.device_read_bytes.map(|bytes| bytes as f64 / report.blocks.max(1) as f64),
             "cache_hits": report.statistics.cache_hits,
             "objects_written": report.statistics.objects_written,
             "head": report.head.map(|hash| hash.to_base58()),
@@ -392,6 +416,13 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             report.disk_bytes as f64 / 1048576.0,
             report.disk_bytes_per_block()
         );
+        if let Some(bytes) = report.device_read_bytes {
+            println!(
+                "read from disk:  {:.1} MiB, {:.0} bytes per block (page-cache misses)",
+                bytes as f64 / 1048576.0,
+                bytes as f64 / report.blocks.max(1) as f64
+            );
+        }
         if let Some(head) = report.head {
             println!("head:            {head}");
         }
@@ -489,6 +520,7 @@ fn replay_trace_file(
         head: report.head,
         statistics: Default::default(),
         scheduler_nanoseconds: None,
+        device_read_bytes: None,
     };
     let summary = as_replay.summary();
     let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;

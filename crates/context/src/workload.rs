@@ -403,6 +403,9 @@ pub struct ReplayReport {
     /// runnable for one (from /proc/thread-self/schedstat; `None` where unavailable). On a shared
     /// machine the wall-clock block time is CPU time + run-queue wait + I/O wait.
     pub scheduler_nanoseconds: Option<(u64, u64)>,
+    /// Bytes this process caused to be read from the storage device during the timed blocks
+    /// (`read_bytes` of /proc/self/io; page-cache hits excluded; `None` where unavailable).
+    pub device_read_bytes: Option<u64>,
 }
 
 /// Summary statistics of the block times, in milliseconds.
@@ -501,6 +504,7 @@ pub fn replay(
     let mut scheduler = (0u64, 0u64);
     let mut scheduler_known = true;
     let mut blocks_done = 0;
+    let device_read_start = process_device_read_bytes();
     let replay_start = Instant::now();
     for level in 1..=options.blocks {
         let operations = generator.block(options.operations_per_block);
@@ -539,6 +543,9 @@ pub fn replay(
     if !scheduler_known {
         block_cpu_nanoseconds.clear();
     }
+    let device_read_bytes = device_read_start
+        .zip(process_device_read_bytes())
+        .map(|(start, end)| end.saturating_sub(start));
     store.checkpoint()?;
     Ok(ReplayReport {
         blocks: blocks_done,
@@ -553,6 +560,7 @@ pub fn replay(
         head: Some(head),
         statistics: store.statistics(),
         scheduler_nanoseconds: scheduler_known.then_some(scheduler),
+        device_read_bytes,
     })
 }
 
@@ -564,6 +572,14 @@ pub fn thread_scheduler_nanoseconds() -> Option<(u64, u64)> {
     let cpu = fields.next()?.parse().ok()?;
     let wait = fields.next()?.parse().ok()?;
     Some((cpu, wait))
+}
+
+/// Bytes this process has caused to be read from the storage device (`read_bytes` of
+/// /proc/self/io: reads served from the page cache are not counted), if readable.
+pub fn process_device_read_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    let line = text.lines().find(|line| line.starts_with("read_bytes:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The peak resident set size of this process (`VmHWM` of /proc/self/status), if readable.
