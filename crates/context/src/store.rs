@@ -59,6 +59,8 @@ pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
 /// Default memory budget of the object cache (estimated bytes of decoded objects).
 pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
+/// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
+const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
 /// so a read that stops at the end of the object's first page costs at most one page from disk
 /// when the object fits in it (a fixed 4 KiB read at an unaligned offset touched two).
@@ -779,6 +781,9 @@ impl Store {
         self.pack_length_bytes += self.write_buffer.len() as u64;
         self.retained_bytes += self.write_buffer.len() as u64;
         self.write_buffer.clear();
+        // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
+        // buffer resident for the life of the store.
+        self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
         self.poisoned = false;
         if self.retained_bytes > (self.options.cache_budget_bytes / 2) as u64 {
             self.last_commit = None;

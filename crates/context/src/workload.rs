@@ -201,35 +201,73 @@ impl Generator {
     /// The genesis state as `Add` operations (one commit, not timed as a block).
     pub fn genesis(&mut self) -> Vec<Operation> {
         let mut operations = Vec::new();
-        operations.push(Operation::Add(
-            key(&["data", "v1", "constants"]),
-            vec![7; 300],
-        ));
-        operations.push(Operation::Add(key(&["protocol"]), vec![1; 32]));
+        self.genesis_in_chunks(usize::MAX, |chunk| {
+            operations.extend(chunk);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {});
+        operations
+    }
+
+    /// The operations of [`Generator::genesis`], in the same order, handed to `consume` in chunks
+    /// of at most `chunk_length` operations: applying them chunk by chunk builds the same tree
+    /// without holding every operation at once (genesis's operations were most of the replay's
+    /// peak memory).
+    pub fn genesis_in_chunks<E>(
+        &mut self,
+        chunk_length: usize,
+        mut consume: impl FnMut(Vec<Operation>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let chunk_length = chunk_length.max(1);
+        let mut operations = Vec::new();
+        let mut push = |operations: &mut Vec<Operation>, operation| -> Result<(), E> {
+            operations.push(operation);
+            if operations.len() >= chunk_length {
+                consume(std::mem::take(operations))?;
+            }
+            Ok(())
+        };
+        push(
+            &mut operations,
+            Operation::Add(key(&["data", "v1", "constants"]), vec![7; 300]),
+        )?;
+        push(
+            &mut operations,
+            Operation::Add(key(&["protocol"]), vec![1; 32]),
+        )?;
         for contract in 0..self.contracts {
             let balance = self.short_value();
-            operations.push(Operation::Add(
-                Self::contract_key(contract, "balance"),
-                balance,
-            ));
-            operations.push(Operation::Add(
-                Self::contract_key(contract, "counter"),
-                contract.to_be_bytes().to_vec(),
-            ));
+            push(
+                &mut operations,
+                Operation::Add(Self::contract_key(contract, "balance"), balance),
+            )?;
+            push(
+                &mut operations,
+                Operation::Add(
+                    Self::contract_key(contract, "counter"),
+                    contract.to_be_bytes().to_vec(),
+                ),
+            )?;
         }
         for big_map in 0..self.big_maps {
             for entry in 0..self.big_map_entries {
                 let value = self.short_value();
-                operations.push(Operation::Add(Self::big_map_key(big_map, entry), value));
+                push(
+                    &mut operations,
+                    Operation::Add(Self::big_map_key(big_map, entry), value),
+                )?;
             }
         }
         for roll in 0..self.rolls {
-            operations.push(Operation::Add(
-                Self::roll_key(roll),
-                roll.to_be_bytes().to_vec(),
-            ));
+            push(
+                &mut operations,
+                Operation::Add(Self::roll_key(roll), roll.to_be_bytes().to_vec()),
+            )?;
         }
-        operations
+        if !operations.is_empty() {
+            consume(operations)?;
+        }
+        Ok(())
     }
 
     fn existing_key(&mut self) -> Key {
@@ -354,6 +392,10 @@ pub fn apply(
     }
     Ok((tree, found))
 }
+
+/// Genesis operations generated and applied at a time by [`replay`]: small enough that the
+/// operations waiting to be applied are a few megabytes, large enough to cost nothing.
+pub const GENESIS_CHUNK_OPERATIONS: usize = 4096;
 
 /// What a replay is asked to do.
 #[derive(Clone, Debug)]
@@ -489,9 +531,13 @@ pub fn replay(
     }
     let mut generator = Generator::new(options.seed, options.initial_contracts);
     let genesis_start = Instant::now();
-    let genesis = generator.genesis();
-    let (tree, _) = apply(&store, Tree::empty(), &genesis)?;
-    drop(genesis);
+    let mut genesis_tree = Some(Tree::empty());
+    generator.genesis_in_chunks(GENESIS_CHUNK_OPERATIONS, |chunk| {
+        let tree = genesis_tree.take().unwrap_or_else(Tree::empty);
+        genesis_tree = Some(apply(&store, tree, &chunk)?.0);
+        Ok::<(), ContextError>(())
+    })?;
+    let tree = genesis_tree.unwrap_or_else(Tree::empty);
     let mut head = store.commit(&tree, &[], &Generator::commit_info(0, 0))?;
     drop(tree);
     let genesis_milliseconds = genesis_start.elapsed().as_secs_f64() * 1e3;
@@ -588,4 +634,33 @@ pub fn peak_resident_bytes() -> Option<u64> {
     let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
     let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kilobytes * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunked genesis is the same operations in the same order, whatever the chunk length, and
+    /// leaves the generator in the same state (the next block is the same).
+    #[test]
+    fn genesis_in_chunks_is_genesis() {
+        let mut whole = Generator::new(3, 1000);
+        let expected = whole.genesis();
+        for chunk_length in [1, 7, 4096, usize::MAX] {
+            let mut chunked = Generator::new(3, 1000);
+            let mut operations = Vec::new();
+            let mut chunks = 0usize;
+            chunked
+                .genesis_in_chunks(chunk_length, |chunk| {
+                    assert!(!chunk.is_empty() && chunk.len() <= chunk_length);
+                    chunks += 1;
+                    operations.extend(chunk);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            assert_eq!(operations, expected, "chunk length {chunk_length}");
+            assert_eq!(chunks, expected.len().div_ceil(chunk_length));
+            assert_eq!(chunked.block(50), whole.clone().block(50));
+        }
+    }
 }
