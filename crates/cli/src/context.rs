@@ -86,6 +86,9 @@ pub enum ContextCommand {
         /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
         #[arg(long)]
         write_trace: Option<PathBuf>,
+        /// Write each block's times to this file as CSV (`level,wall_ns,cpu_ns,commit_ns`).
+        #[arg(long)]
+        block_times: Option<PathBuf>,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -136,6 +139,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             time_limit_seconds,
             trace,
             write_trace,
+            block_times,
             json,
         } => {
             let options = ReplayOptions {
@@ -155,7 +159,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             if let Some(input) = trace {
                 return replay_trace_file(&options, &input, store, json);
             }
-            replay(&options, store, json)
+            replay(&options, store, block_times.as_deref(), json)
         }
     }
 }
@@ -316,7 +320,12 @@ impl Progress {
     }
 }
 
-fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> CommandResult {
+fn replay(
+    options: &ReplayOptions,
+    store: Option<PathBuf>,
+    block_times: Option<&Path>,
+    json: bool,
+) -> CommandResult {
     let (directory, temporary) = match store {
         Some(directory) => (directory, false),
         None => (
@@ -330,6 +339,9 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
         let _ = std::fs::remove_dir_all(&directory);
     }
     let report = result.map_err(|error| error.to_string())?;
+    if let Some(path) = block_times {
+        write_block_times(&report, path)?;
+    }
     let summary = report.summary();
     let cpu = (!report.block_cpu_nanoseconds.is_empty())
         .then(|| workload::BlockTimeSummary::of(&report.block_cpu_nanoseconds));
@@ -360,6 +372,7 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
             "commit_ms_p99": commit.p99_milliseconds,
             "commit_ms_max": commit.max_milliseconds,
             "slowest_blocks": slowest_blocks(&report, 10),
+            "slowest_blocks_cpu": slowest_blocks_by(&report, &report.block_cpu_nanoseconds, 10),
             "operations_per_second": report.operations_per_second(),
             "tps_equivalent": report.tps_equivalent(),
             "peak_rss_bytes": peak_resident_bytes,
@@ -438,11 +451,36 @@ fn replay(options: &ReplayOptions, store: Option<PathBuf>, json: bool) -> Comman
     Ok(ExitCode::SUCCESS)
 }
 
+/// Writes one CSV line per block: level, wall, CPU (empty where unknown) and commit nanoseconds.
+fn write_block_times(report: &workload::ReplayReport, path: &Path) -> Result<(), String> {
+    let mut text = String::from("level,wall_ns,cpu_ns,commit_ns\n");
+    for (index, wall) in report.block_nanoseconds.iter().enumerate() {
+        let cpu = report
+            .block_cpu_nanoseconds
+            .get(index)
+            .map(u64::to_string)
+            .unwrap_or_default();
+        let commit = report.commit_nanoseconds.get(index).copied().unwrap_or(0);
+        text.push_str(&format!("{},{wall},{cpu},{commit}\n", index + 1));
+    }
+    std::fs::write(path, text).map_err(|error| format!("write {}: {error}", path.display()))
+}
+
 /// The `count` slowest blocks by wall time: level, wall, CPU and commit milliseconds (to tell
 /// checkpoints, cache turnover and run-queue waits apart).
 fn slowest_blocks(report: &workload::ReplayReport, count: usize) -> serde_json::Value {
-    let mut order: Vec<usize> = (0..report.block_nanoseconds.len()).collect();
-    order.sort_by_key(|index| std::cmp::Reverse(report.block_nanoseconds[*index]));
+    slowest_blocks_by(report, &report.block_nanoseconds, count)
+}
+
+/// The `count` blocks with the largest `key` (wall or CPU nanoseconds per block), as
+/// [`slowest_blocks`] lists them.
+fn slowest_blocks_by(
+    report: &workload::ReplayReport,
+    key: &[u64],
+    count: usize,
+) -> serde_json::Value {
+    let mut order: Vec<usize> = (0..key.len()).collect();
+    order.sort_by_key(|index| std::cmp::Reverse(key[*index]));
     let milliseconds =
         |values: &[u64], index: usize| values.get(index).map(|value| *value as f64 / 1e6);
     serde_json::Value::Array(
