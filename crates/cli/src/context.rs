@@ -86,7 +86,8 @@ pub enum ContextCommand {
         /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
         #[arg(long)]
         write_trace: Option<PathBuf>,
-        /// Write each block's times to this file as CSV (`level,wall_ns,cpu_ns,commit_ns`).
+        /// Write each block's times to this file as CSV
+        /// (`level,wall_ns,cpu_ns,commit_ns,objects_read`; objects read = object-cache misses).
         #[arg(long)]
         block_times: Option<PathBuf>,
         /// Print as JSON.
@@ -451,9 +452,10 @@ fn replay(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes one CSV line per block: level, wall, CPU (empty where unknown) and commit nanoseconds.
+/// Writes one CSV line per block: level, wall, CPU (empty where unknown) and commit nanoseconds,
+/// and the objects read from the pack (object-cache misses).
 fn write_block_times(report: &workload::ReplayReport, path: &Path) -> Result<(), String> {
-    let mut text = String::from("level,wall_ns,cpu_ns,commit_ns\n");
+    let mut text = String::from("level,wall_ns,cpu_ns,commit_ns,objects_read\n");
     for (index, wall) in report.block_nanoseconds.iter().enumerate() {
         let cpu = report
             .block_cpu_nanoseconds
@@ -461,7 +463,11 @@ fn write_block_times(report: &workload::ReplayReport, path: &Path) -> Result<(),
             .map(u64::to_string)
             .unwrap_or_default();
         let commit = report.commit_nanoseconds.get(index).copied().unwrap_or(0);
-        text.push_str(&format!("{},{wall},{cpu},{commit}\n", index + 1));
+        let objects_read = report.block_objects_read.get(index).copied().unwrap_or(0);
+        text.push_str(&format!(
+            "{},{wall},{cpu},{commit},{objects_read}\n",
+            index + 1
+        ));
     }
     std::fs::write(path, text).map_err(|error| format!("write {}: {error}", path.display()))
 }
@@ -560,6 +566,7 @@ fn replay_trace_file(
         block_nanoseconds: report.block_nanoseconds.clone(),
         commit_nanoseconds: Vec::new(),
         block_cpu_nanoseconds: Vec::new(),
+        block_objects_read: Vec::new(),
         reads_found: 0,
         disk_bytes: 0,
         genesis_disk_bytes: 0,

@@ -431,6 +431,9 @@ pub struct ReplayReport {
     /// Per-block time this thread ran on a CPU, in nanoseconds (from /proc/thread-self/schedstat;
     /// empty where unavailable): on a shared machine, the figure that excludes waiting.
     pub block_cpu_nanoseconds: Vec<u64>,
+    /// Per-block objects read from the pack (object-cache misses), to tell whether a slow block
+    /// was slow because it missed the cache.
+    pub block_objects_read: Vec<u32>,
     /// Reads that found something.
     pub reads_found: u64,
     /// Bytes on disk after the replay (pack, index, control).
@@ -546,6 +549,7 @@ pub fn replay(
     let mut block_nanoseconds = Vec::with_capacity(capacity);
     let mut commit_nanoseconds = Vec::with_capacity(capacity);
     let mut block_cpu_nanoseconds = Vec::with_capacity(capacity);
+    let mut block_objects_read = Vec::with_capacity(capacity);
     let mut reads_found = 0;
     let mut scheduler = (0u64, 0u64);
     let mut scheduler_known = true;
@@ -555,6 +559,7 @@ pub fn replay(
     for level in 1..=options.blocks {
         let operations = generator.block(options.operations_per_block);
         let info = Generator::commit_info(level, options.operations_per_block);
+        let objects_read_start = store.statistics().objects_read;
         let scheduler_start = thread_scheduler_nanoseconds();
         let start = Instant::now();
         let tree = store
@@ -566,6 +571,8 @@ pub fn replay(
         let end = Instant::now();
         block_nanoseconds.push((end - start).as_nanos() as u64);
         commit_nanoseconds.push((end - commit_start).as_nanos() as u64);
+        let objects_read = store.statistics().objects_read - objects_read_start;
+        block_objects_read.push(u32::try_from(objects_read).unwrap_or(u32::MAX));
         match (scheduler_start, thread_scheduler_nanoseconds()) {
             (Some((cpu_start, wait_start)), Some((cpu_end, wait_end))) => {
                 let cpu = cpu_end.saturating_sub(cpu_start);
@@ -600,6 +607,7 @@ pub fn replay(
         block_nanoseconds,
         commit_nanoseconds,
         block_cpu_nanoseconds,
+        block_objects_read,
         reads_found,
         disk_bytes: store.disk_bytes(),
         genesis_disk_bytes,
