@@ -10,7 +10,7 @@
 //! NOMT equivalent and is skipped for NOMT (0.1 % of operations).
 
 use kestrel_context::workload::{apply, Generator, Operation};
-use kestrel_context::{Store, StoreOptions, Tree};
+use kestrel_context::{Store, StoreOptions, SyncMode, Tree};
 use nomt::hasher::Blake3Hasher;
 use nomt::{KeyReadWrite, Nomt, Options, SessionParams};
 use std::collections::BTreeMap;
@@ -78,7 +78,12 @@ fn main() {
     println!("replay: {blocks} blocks of {operations_per_block} operations, {contracts} contracts at genesis, seed {seed}");
 
     // kestrel-context: checkout, operations, commit (fdatasync per commit).
-    let mut store = Store::open(&root.join("kestrel"), StoreOptions::default()).expect("open");
+    // NOMT syncs every commit, so kestrel-context does too here (its default syncs at checkpoints).
+    let options = StoreOptions {
+        sync_mode: SyncMode::EveryCommit,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&root.join("kestrel"), options).expect("open");
     let mut generator = Generator::new(seed, contracts);
     let (tree, _) = apply(&store, Tree::empty(), &generator.genesis()).expect("genesis");
     let mut head = store

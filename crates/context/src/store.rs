@@ -5,7 +5,8 @@
 //! A commit writes the new objects of its tree (children before parents, each pointing to its
 //! children by offset), then the commit object sealed with a checksum of everything written since
 //! the previous commit, in one write and (with [`SyncMode::EveryCommit`]) one `fdatasync`. Only
-//! then does `commit` return: the commit is durable. Every [`CHECKPOINT_INTERVAL_COMMITS`] commits,
+//! then does `commit` return: the commit survives the process being killed (and, with
+//! `EveryCommit`, a power loss). Every [`CHECKPOINT_INTERVAL_COMMITS`] commits,
 //! and on [`Store::close`], the index is synced and the control file replaced. Opening reads the
 //! control file, trusts the pack and index up to its lengths, and scans the pack beyond that,
 //! keeping every commit whose checksum holds and cutting off the rest: a crash at any point loses
@@ -58,16 +59,31 @@ pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
 /// Default memory budget of the object cache (estimated bytes of decoded objects).
 pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
-/// How many bytes the first read of an object fetches (header and, usually, the whole body).
-const READ_AHEAD_BYTES: usize = 4096;
+/// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
+const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
+/// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
+/// so a read that stops at the end of the object's first page costs at most one page from disk
+/// when the object fits in it (a fixed 4 KiB read at an unaligned offset touched two).
+const PAGE_BYTES: u64 = 4096;
+/// Bytes the first read fetches at least, even across a page boundary: the frame header (tag and
+/// LEB128 length) must be whole to know how much more to read.
+const FIRST_READ_MIN_BYTES: u64 = 64;
+// The tag byte and a LEB128 length of at most `LEB128_U64_MAX_BYTES` must fit.
+const _: () = assert!(FIRST_READ_MIN_BYTES > crate::leb128::LEB128_U64_MAX_BYTES as u64);
 
-/// When the pack file is synced to disk.
+/// When the pack file is synced to disk. Every mode writes a commit's bytes to the OS (one
+/// `pwrite`) before `commit` returns, so no mode loses a returned commit when the process is
+/// killed (`kill -9`, panic, OOM): the kernel holds the bytes. The modes differ on power loss or a
+/// kernel crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncMode {
-    /// `fdatasync` after every commit: a commit is durable when `commit` returns.
+    /// `fdatasync` after every commit: a commit survives a power loss once `commit` returns.
     EveryCommit,
-    /// Only at checkpoints and close: a process crash loses nothing (the OS holds the bytes), a
-    /// power loss may lose the commits since the last checkpoint. Irmin's default behaviour.
+    /// `fdatasync` of the pack and index, and the control file replaced, every
+    /// [`CHECKPOINT_INTERVAL_COMMITS`] commits and on close; a power loss may lose the commits
+    /// since the last checkpoint (reopening then finds the last checkpoint's state or any later
+    /// commit whose bytes reached the disk whole). The default: it is Octez's, whose store
+    /// (irmin-pack) has `use_fsync` off by default and syncs only on GC and close.
     Checkpoints,
     /// Never: for tests and fuzzing only. A process crash still loses nothing (the control file
     /// is still replaced by rename); a power loss may lose anything.
@@ -86,7 +102,7 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
-            sync_mode: SyncMode::EveryCommit,
+            sync_mode: SyncMode::Checkpoints,
             cache_budget_bytes: CACHE_BUDGET_BYTES_DEFAULT,
         }
     }
@@ -420,6 +436,12 @@ impl Store {
             poisoned: false,
         };
         let recovered = store.recover_tail(pack_file_length)?;
+        // Objects are read at random offsets, one small frame at a time: without this the kernel
+        // reads ahead around each miss (context readahead treats the cached neighbours of a
+        // recently written region as a sequential stream), which on a pack larger than the page
+        // cache reads from disk mostly bytes nobody asked for. Set after the sequential tail scan.
+        rustix::fs::fadvise(&store.pack, 0, None, rustix::fs::Advice::Random)
+            .map_err(|errno| io_error(&store.pack_path, "fadvise")(errno.into()))?;
         if recovered
             || pack_file_length != store.pack_length_bytes
             || index_file_length != store.index_length_bytes
@@ -607,9 +629,10 @@ impl Store {
             return Err(self.corrupt(offset, CorruptionKind::BadChildOffset(offset)));
         }
         let available = self.pack_length_bytes - offset;
-        let first = available.min(READ_AHEAD_BYTES as u64) as usize;
-        if buffer.len() < READ_AHEAD_BYTES {
-            buffer.resize(READ_AHEAD_BYTES, 0);
+        let to_page_end = PAGE_BYTES - offset % PAGE_BYTES;
+        let first = available.min(to_page_end.max(FIRST_READ_MIN_BYTES)) as usize;
+        if buffer.len() < first {
+            buffer.resize(first.max(PAGE_BYTES as usize), 0);
         }
         self.pack
             .read_exact_at(&mut buffer[..first], offset)
@@ -758,6 +781,9 @@ impl Store {
         self.pack_length_bytes += self.write_buffer.len() as u64;
         self.retained_bytes += self.write_buffer.len() as u64;
         self.write_buffer.clear();
+        // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
+        // buffer resident for the life of the store.
+        self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
         self.poisoned = false;
         if self.retained_bytes > (self.options.cache_budget_bytes / 2) as u64 {
             self.last_commit = None;

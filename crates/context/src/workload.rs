@@ -201,35 +201,73 @@ impl Generator {
     /// The genesis state as `Add` operations (one commit, not timed as a block).
     pub fn genesis(&mut self) -> Vec<Operation> {
         let mut operations = Vec::new();
-        operations.push(Operation::Add(
-            key(&["data", "v1", "constants"]),
-            vec![7; 300],
-        ));
-        operations.push(Operation::Add(key(&["protocol"]), vec![1; 32]));
+        self.genesis_in_chunks(usize::MAX, |chunk| {
+            operations.extend(chunk);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {});
+        operations
+    }
+
+    /// The operations of [`Generator::genesis`], in the same order, handed to `consume` in chunks
+    /// of at most `chunk_length` operations: applying them chunk by chunk builds the same tree
+    /// without holding every operation at once (genesis's operations were most of the replay's
+    /// peak memory).
+    pub fn genesis_in_chunks<E>(
+        &mut self,
+        chunk_length: usize,
+        mut consume: impl FnMut(Vec<Operation>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let chunk_length = chunk_length.max(1);
+        let mut operations = Vec::new();
+        let mut push = |operations: &mut Vec<Operation>, operation| -> Result<(), E> {
+            operations.push(operation);
+            if operations.len() >= chunk_length {
+                consume(std::mem::take(operations))?;
+            }
+            Ok(())
+        };
+        push(
+            &mut operations,
+            Operation::Add(key(&["data", "v1", "constants"]), vec![7; 300]),
+        )?;
+        push(
+            &mut operations,
+            Operation::Add(key(&["protocol"]), vec![1; 32]),
+        )?;
         for contract in 0..self.contracts {
             let balance = self.short_value();
-            operations.push(Operation::Add(
-                Self::contract_key(contract, "balance"),
-                balance,
-            ));
-            operations.push(Operation::Add(
-                Self::contract_key(contract, "counter"),
-                contract.to_be_bytes().to_vec(),
-            ));
+            push(
+                &mut operations,
+                Operation::Add(Self::contract_key(contract, "balance"), balance),
+            )?;
+            push(
+                &mut operations,
+                Operation::Add(
+                    Self::contract_key(contract, "counter"),
+                    contract.to_be_bytes().to_vec(),
+                ),
+            )?;
         }
         for big_map in 0..self.big_maps {
             for entry in 0..self.big_map_entries {
                 let value = self.short_value();
-                operations.push(Operation::Add(Self::big_map_key(big_map, entry), value));
+                push(
+                    &mut operations,
+                    Operation::Add(Self::big_map_key(big_map, entry), value),
+                )?;
             }
         }
         for roll in 0..self.rolls {
-            operations.push(Operation::Add(
-                Self::roll_key(roll),
-                roll.to_be_bytes().to_vec(),
-            ));
+            push(
+                &mut operations,
+                Operation::Add(Self::roll_key(roll), roll.to_be_bytes().to_vec()),
+            )?;
         }
-        operations
+        if !operations.is_empty() {
+            consume(operations)?;
+        }
+        Ok(())
     }
 
     fn existing_key(&mut self) -> Key {
@@ -355,6 +393,10 @@ pub fn apply(
     Ok((tree, found))
 }
 
+/// Genesis operations generated and applied at a time by [`replay`]: small enough that the
+/// operations waiting to be applied are a few megabytes, large enough to cost nothing.
+pub const GENESIS_CHUNK_OPERATIONS: usize = 4096;
+
 /// What a replay is asked to do.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
@@ -389,6 +431,9 @@ pub struct ReplayReport {
     /// Per-block time this thread ran on a CPU, in nanoseconds (from /proc/thread-self/schedstat;
     /// empty where unavailable): on a shared machine, the figure that excludes waiting.
     pub block_cpu_nanoseconds: Vec<u64>,
+    /// Per-block objects read from the pack (object-cache misses), to tell whether a slow block
+    /// was slow because it missed the cache.
+    pub block_objects_read: Vec<u32>,
     /// Reads that found something.
     pub reads_found: u64,
     /// Bytes on disk after the replay (pack, index, control).
@@ -403,6 +448,9 @@ pub struct ReplayReport {
     /// runnable for one (from /proc/thread-self/schedstat; `None` where unavailable). On a shared
     /// machine the wall-clock block time is CPU time + run-queue wait + I/O wait.
     pub scheduler_nanoseconds: Option<(u64, u64)>,
+    /// Bytes this process caused to be read from the storage device during the timed blocks
+    /// (`read_bytes` of /proc/self/io; page-cache hits excluded; `None` where unavailable).
+    pub device_read_bytes: Option<u64>,
 }
 
 /// Summary statistics of the block times, in milliseconds.
@@ -486,9 +534,13 @@ pub fn replay(
     }
     let mut generator = Generator::new(options.seed, options.initial_contracts);
     let genesis_start = Instant::now();
-    let genesis = generator.genesis();
-    let (tree, _) = apply(&store, Tree::empty(), &genesis)?;
-    drop(genesis);
+    let mut genesis_tree = Some(Tree::empty());
+    generator.genesis_in_chunks(GENESIS_CHUNK_OPERATIONS, |chunk| {
+        let tree = genesis_tree.take().unwrap_or_else(Tree::empty);
+        genesis_tree = Some(apply(&store, tree, &chunk)?.0);
+        Ok::<(), ContextError>(())
+    })?;
+    let tree = genesis_tree.unwrap_or_else(Tree::empty);
     let mut head = store.commit(&tree, &[], &Generator::commit_info(0, 0))?;
     drop(tree);
     let genesis_milliseconds = genesis_start.elapsed().as_secs_f64() * 1e3;
@@ -497,14 +549,17 @@ pub fn replay(
     let mut block_nanoseconds = Vec::with_capacity(capacity);
     let mut commit_nanoseconds = Vec::with_capacity(capacity);
     let mut block_cpu_nanoseconds = Vec::with_capacity(capacity);
+    let mut block_objects_read = Vec::with_capacity(capacity);
     let mut reads_found = 0;
     let mut scheduler = (0u64, 0u64);
     let mut scheduler_known = true;
     let mut blocks_done = 0;
+    let device_read_start = process_device_read_bytes();
     let replay_start = Instant::now();
     for level in 1..=options.blocks {
         let operations = generator.block(options.operations_per_block);
         let info = Generator::commit_info(level, options.operations_per_block);
+        let objects_read_start = store.statistics().objects_read;
         let scheduler_start = thread_scheduler_nanoseconds();
         let start = Instant::now();
         let tree = store
@@ -516,6 +571,8 @@ pub fn replay(
         let end = Instant::now();
         block_nanoseconds.push((end - start).as_nanos() as u64);
         commit_nanoseconds.push((end - commit_start).as_nanos() as u64);
+        let objects_read = store.statistics().objects_read - objects_read_start;
+        block_objects_read.push(u32::try_from(objects_read).unwrap_or(u32::MAX));
         match (scheduler_start, thread_scheduler_nanoseconds()) {
             (Some((cpu_start, wait_start)), Some((cpu_end, wait_end))) => {
                 let cpu = cpu_end.saturating_sub(cpu_start);
@@ -539,6 +596,9 @@ pub fn replay(
     if !scheduler_known {
         block_cpu_nanoseconds.clear();
     }
+    let device_read_bytes = device_read_start
+        .zip(process_device_read_bytes())
+        .map(|(start, end)| end.saturating_sub(start));
     store.checkpoint()?;
     Ok(ReplayReport {
         blocks: blocks_done,
@@ -547,12 +607,14 @@ pub fn replay(
         block_nanoseconds,
         commit_nanoseconds,
         block_cpu_nanoseconds,
+        block_objects_read,
         reads_found,
         disk_bytes: store.disk_bytes(),
         genesis_disk_bytes,
         head: Some(head),
         statistics: store.statistics(),
         scheduler_nanoseconds: scheduler_known.then_some(scheduler),
+        device_read_bytes,
     })
 }
 
@@ -566,10 +628,47 @@ pub fn thread_scheduler_nanoseconds() -> Option<(u64, u64)> {
     Some((cpu, wait))
 }
 
+/// Bytes this process has caused to be read from the storage device (`read_bytes` of
+/// /proc/self/io: reads served from the page cache are not counted), if readable.
+pub fn process_device_read_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    let line = text.lines().find(|line| line.starts_with("read_bytes:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The peak resident set size of this process (`VmHWM` of /proc/self/status), if readable.
 pub fn peak_resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
     let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kilobytes * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunked genesis is the same operations in the same order, whatever the chunk length, and
+    /// leaves the generator in the same state (the next block is the same).
+    #[test]
+    fn genesis_in_chunks_is_genesis() {
+        let mut whole = Generator::new(3, 1000);
+        let expected = whole.genesis();
+        for chunk_length in [1, 7, 4096, usize::MAX] {
+            let mut chunked = Generator::new(3, 1000);
+            let mut operations = Vec::new();
+            let mut chunks = 0usize;
+            chunked
+                .genesis_in_chunks(chunk_length, |chunk| {
+                    assert!(!chunk.is_empty() && chunk.len() <= chunk_length);
+                    chunks += 1;
+                    operations.extend(chunk);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            assert_eq!(operations, expected, "chunk length {chunk_length}");
+            assert_eq!(chunks, expected.len().div_ceil(chunk_length));
+            assert_eq!(chunked.block(50), whole.clone().block(50));
+        }
+    }
 }
