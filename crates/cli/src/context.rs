@@ -9,14 +9,6 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The process's allocator: mimalloc instead of the system's (glibc) malloc. Under callgrind, a
-/// 200-block context replay spent about 30 % of its instructions in glibc's malloc, free and
-/// realloc (decoded directory entries, names and values are separate allocations, and replaced
-/// objects are freed one by one); BENCHMARKS.md ("Context store") has the measured effect. It is
-/// declared here, in the context area's module, but applies to the whole `kestrel` binary.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The verbs of `kestrel context`.
 #[derive(Subcommand)]
 pub enum ContextCommand {
