@@ -62,6 +62,10 @@ pub struct NodeObject {
     /// from with the changed parts zeroed, so a commit rewrites only the parts that changed.
     /// Atomics only because written objects are shared: a store fills them from one thread.
     pub(crate) parts: OnceLock<Box<FlatParts>>,
+    /// For a flat directory once stored in parts: each entry's part (its inode index at depth
+    /// 0, by entry position), so that writing the changed parts does not hash every name again.
+    /// Kept in step by in-place updates ([`directory_set_owned`]); a copy starts without it.
+    pub(crate) part_indices: OnceLock<Vec<u8>>,
     /// For a flat directory of at least [`FLAT_HASH_SNAPSHOT_MIN_ENTRIES`] entries, once hashed:
     /// BLAKE2b states part-way through its hash encoding.
     pub(crate) hash_states: OnceLock<Arc<FlatHashStates>>,
@@ -193,6 +197,7 @@ impl NodeObject {
             hash: OnceLock::new(),
             offset: OnceLock::new(),
             parts: OnceLock::new(),
+            part_indices: OnceLock::new(),
             hash_states: OnceLock::new(),
             hash_reuse: None,
         }
@@ -504,9 +509,11 @@ pub(crate) fn directory_set_owned(
     let NodeBody::Flat(entries) = &mut directory.body else {
         return directory_set(source, Some(&Arc::new(directory)), name, value);
     };
+    let part_index = inode_index(0, name);
     if let Some(parts) = directory.parts.get() {
-        parts[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
+        parts[usize::from(part_index)].store(0, Ordering::Relaxed);
     }
+    let part_indices = directory.part_indices.get_mut();
     let position = search(entries, name);
     match (&position, &value) {
         (Ok(index), Some(_)) => {
@@ -522,6 +529,9 @@ pub(crate) fn directory_set_owned(
         (Ok(index), Some(value)) => entries[index].value = value,
         (Ok(index), None) => {
             entries.remove(index);
+            if let Some(part_indices) = part_indices {
+                part_indices.remove(index);
+            }
             if entries.is_empty() {
                 return Ok(None);
             }
@@ -535,6 +545,9 @@ pub(crate) fn directory_set_owned(
                     value,
                 },
             );
+            if let Some(part_indices) = part_indices {
+                part_indices.insert(index, part_index);
+            }
             if entries.len() > FLAT_NODE_MAX_ENTRIES {
                 let entries = std::mem::take(entries);
                 return Ok(Some(NodeRef::memory(partition(0, entries)?)));
