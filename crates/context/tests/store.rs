@@ -578,7 +578,7 @@ fn in_place_updates_of_split_directories_across_commits_read_back() {
                 let (big_map, range) = if step % 3 == 0 { (0, 60) } else { (1, 260) };
                 let entry = name(random % range);
                 let key = ["big_maps", &big_map.to_string(), &entry];
-                if random % 5 == 0 {
+                if random.is_multiple_of(5) {
                     tree.remove_in_place(&store, &key).unwrap();
                     model.remove(&(big_map, entry));
                 } else {
