@@ -799,7 +799,9 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
     let params = blake2b_params();
     let mut batch = HashBatch::default();
     for level in unhashed_by_height(root) {
-        batch.hash_level(&params, &level, buffer);
+        for chunk in level.chunks(HASH_BATCH_OBJECTS) {
+            batch.hash_level(&params, chunk, buffer);
+        }
     }
     *root.hash.get().expect("hashed above")
 }
@@ -889,6 +891,11 @@ fn unhashed_by_height(root: &Arc<NodeObject>) -> Vec<Vec<Arc<NodeObject>>> {
     levels
 }
 
+/// Objects hashed in one batch at most: enough to keep the four SIMD lanes busy, while the
+/// batch's encodings (at most about 25 KB per object, a whole flat directory) stay small even
+/// when a level holds hundreds of thousands of objects (a genesis commit).
+const HASH_BATCH_OBJECTS: usize = 64;
+
 /// Reusable scratch space for hashing levels of objects in batches.
 #[derive(Default)]
 struct HashBatch {
@@ -911,7 +918,8 @@ struct FlatJob {
 }
 
 impl HashBatch {
-    /// Hashes every object of `level` (all their children are hashed) and records the hashes.
+    /// Hashes every object of `level` (all their children are hashed; at most
+    /// [`HASH_BATCH_OBJECTS`]) and records the hashes.
     fn hash_level(
         &mut self,
         params: &blake2b_simd::Params,
