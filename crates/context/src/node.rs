@@ -1,6 +1,7 @@
 //! In-memory tree objects: flat nodes, inode values and inode trees, their entries, their lazily
 //! computed and cached hashes, and the directory operations (find, set, remove) that keep large
-//! directories in the canonical inode shape the hash requires.
+//! directories in the canonical inode shape the hash requires. Hashing a tree hashes its new
+//! objects level by level, each level in batches of independent inputs (`blake2b_simd::many`).
 //!
 //! Spec: tezos-context-hash-SPEC.md, "Nodes", "Inodes", "Inode decomposition", "Inode search",
 //! "Inode add". Objects are immutable once built and shared through `Arc`, so a checked-out tree is
