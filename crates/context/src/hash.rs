@@ -245,6 +245,36 @@ mod tests {
     }
 
     #[test]
+    fn flat_entries_encode_as_the_spec_says_on_both_sides_of_a_one_byte_name_length() {
+        // kind (8 bytes), LEB128 name length, name, hash size (8 bytes), hash.
+        for (length, length_bytes) in [
+            (0usize, &[0u8][..]),
+            (1, &[1]),
+            (126, &[126]),
+            (127, &[127]),
+            (128, &[0x80, 1]),
+            (300, &[0xac, 2]),
+        ] {
+            let name: Vec<u8> = (0..length).map(|index| (index * 5 + 1) as u8).collect();
+            let hash = ContextHash([7; HASH_BYTES]);
+            for (kind, kind_bytes) in [
+                (Kind::Contents, FLAT_KIND_CONTENTS),
+                (Kind::Node, FLAT_KIND_NODE),
+            ] {
+                let mut expected = vec![9u8];
+                expected.extend_from_slice(&kind_bytes);
+                expected.extend_from_slice(length_bytes);
+                expected.extend_from_slice(&name);
+                expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 32]);
+                expected.extend_from_slice(&hash.0);
+                let mut out = vec![9u8];
+                encode_flat_entry(&mut out, &name, kind, &hash);
+                assert_eq!(out, expected, "name of {length} bytes");
+            }
+        }
+    }
+
+    #[test]
     fn contents_encoding_follows_the_spec_example() {
         // "delphi_007" is encoded as \0*7 \10 then the bytes.
         let mut expected = vec![0, 0, 0, 0, 0, 0, 0, 10];

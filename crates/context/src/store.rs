@@ -17,8 +17,8 @@
 
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
+use crate::hash::INODE_ENTRIES_MAX;
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
-use crate::hash::{FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX};
 use crate::node::{
     ensure_hash, flat_parts_empty, for_each_memory_child, inode_index, ContentsBody, Entry,
     NodeBody, NodeObject, NodeRef, ObjectSource, Value, FLAT_SPLIT_MIN_ENTRIES,
@@ -875,13 +875,23 @@ impl Store {
     /// Appends the parts of the flat directory `object` (with `entries`) that are not in the
     /// pack yet, then its root; returns the number of objects written.
     fn write_flat_split(&mut self, object: &NodeObject, entries: &[Entry]) -> u64 {
-        let mut indices = [0u8; FLAT_NODE_MAX_ENTRIES];
+        // Each entry's part, computed once per object and kept by in-place updates: hashing
+        // every name of a 200-entry directory at each commit cost more than writing its part.
+        let indices = object.part_indices.get_or_init(|| {
+            entries
+                .iter()
+                .map(|entry| inode_index(0, &entry.name))
+                .collect()
+        });
+        debug_assert_eq!(indices.len(), entries.len());
+        debug_assert!(entries
+            .iter()
+            .zip(indices)
+            .all(|(entry, index)| inode_index(0, &entry.name) == *index));
         let mut present = [false; INODE_ENTRIES_MAX];
-        for (slot, entry) in indices.iter_mut().zip(entries) {
-            *slot = inode_index(0, &entry.name);
-            present[usize::from(*slot)] = true;
+        for index in indices {
+            present[usize::from(*index)] = true;
         }
-        let indices = &indices[..entries.len()];
         let parts = object.parts.get_or_init(flat_parts_empty);
         let mut pointers: Vec<(u8, u64)> = Vec::with_capacity(INODE_ENTRIES_MAX);
         let mut written = 0;
