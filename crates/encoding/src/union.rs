@@ -680,6 +680,8 @@ impl<T: Clone + PartialEq> Encoding for StringEnum<T> {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::StringEnum {
             cases: self.cases.iter().map(|(name, _)| name.clone()).collect(),
