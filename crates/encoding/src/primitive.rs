@@ -43,8 +43,14 @@ macro_rules! fixed_number {
                 Ok(())
             }
 
-            crate::leaf_in_context!();
+            const FIXED_RUN_BYTES: Option<usize> = Some($size);
 
+            #[inline(always)]
+            fn write_fixed_run(&self, value: &$value, out: &mut [u8]) {
+                out.copy_from_slice(&value.to_be_bytes());
+            }
+
+            crate::leaf_in_context!();
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 $desc
@@ -122,7 +128,6 @@ macro_rules! narrow_int {
             }
 
             crate::leaf_in_context!();
-
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 Desc::Int(IntKind::$kind)
@@ -406,7 +411,6 @@ macro_rules! zarith_number {
 
             crate::leaf_in_context!();
 
-
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 Desc::$name
             }
@@ -477,7 +481,6 @@ macro_rules! zero_width {
             }
 
             crate::leaf_in_context!();
-
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 $desc

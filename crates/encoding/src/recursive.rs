@@ -86,6 +86,10 @@ pub trait RecursionContext {
     ) -> Result<T, DecodeError>;
 }
 
+/// How many levels of the encode recursion one call covers (1 to 4; see [`Within`]): the
+/// measured best of the four on the benchmark tree.
+const LEVELS_PER_CALL: u8 = 4;
+
 /// The context outside any recursive body: every occurrence enters through its `Mu`'s cell.
 #[derive(Debug, Clone, Copy)]
 pub struct NoRecursion;
@@ -131,8 +135,11 @@ impl RecursionContext for NoRecursion {
 /// `LEVEL` (0 to 3) is the place of a level among the four that one call of the encode
 /// recursion covers: the code of levels 1 to 3 is inlined into the function of level 0, so that
 /// most children that end the recursion (leaves) cost no call. The body's code is compiled once
-/// per level; one level more per call saved, on the benchmark tree, 34.5 → 31.1 → 27.7 → 26.7
-/// instructions per node (callgrind), so four is where it stops paying for its size.
+/// per level ([`LEVELS_PER_CALL`] of them). On the benchmark tree (2^20 − 1 nodes, callgrind),
+/// with the depth in the context and a leaf's tag and number written as one run, one to four
+/// levels per call take 33.5 (one level, before the run), 23.25, 20.17 and 20.12 instructions
+/// per node, and in time, alternated with the hand-written baseline in one process, two and
+/// three levels take 1.02-1.10× its time and four 0.90-0.95× (BENCHMARKS.md, `## encoding`).
 ///
 /// `depth` is the number of recursion levels entered around the body being run (this one
 /// included). When writing it is counted here, in a value the compiler keeps in a register and
@@ -193,9 +200,15 @@ where
             if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
                 // Levels 1 to 3 are inlined into level 0's function; level 4 is a call.
                 return match LEVEL {
-                    0 => write_levels_inline(value, writer, &self.at_level::<1>()),
-                    1 => write_levels_inline(value, writer, &self.at_level::<2>()),
-                    2 => write_levels_inline(value, writer, &self.at_level::<3>()),
+                    0 if LEVELS_PER_CALL > 1 => {
+                        write_levels_inline(value, writer, &self.at_level::<1>())
+                    }
+                    1 if LEVELS_PER_CALL > 2 => {
+                        write_levels_inline(value, writer, &self.at_level::<2>())
+                    }
+                    2 if LEVELS_PER_CALL > 3 => {
+                        write_levels_inline(value, writer, &self.at_level::<3>())
+                    }
                     _ => write_levels::<T, E, SELF_ONLY>(
                         value,
                         writer,
