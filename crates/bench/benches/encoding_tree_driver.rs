@@ -7,7 +7,7 @@
 //!
 //! `cargo bench -p kestrel-bench --bench encoding_tree_driver -- [--order kb|bk|alt]
 //! [--iterations N] [--warm-first SECONDS] [--buffers shared|separate] [--fresh-buffer]
-//! [--quiet] [--levels N] [--only kestrel|baseline]`
+//! [--quiet] [--levels N] [--only kestrel|baseline] [--variant NAME] [--header N]`
 //!
 //! - `--order`: all of Kestrel's iterations then all of the baseline's (`kb`, criterion's order),
 //!   the reverse (`bk`), or alternating iteration by iteration (`alt`, the default);
@@ -17,7 +17,10 @@
 //! - `--fresh-buffer`: a new buffer for every iteration (each pays its first touch);
 //! - `--levels`: a tree of 2^N − 1 nodes instead of the bench's 2^20 − 1;
 //! - `--only`: one side only (for `valgrind --tool=callgrind --toggle-collect=*encode_kestrel*`
-//!   or `*encode_baseline*`).
+//!   or `*encode_baseline*`);
+//! - `--variant`: also time an experimental variant of the baseline (`prefetch`, `depth`,
+//!   `depth-prefetch`; module `variants`);
+//! - `--header N`: instead, encode the P2P block header N times (`*encode_header*`).
 
 #![allow(missing_docs)]
 
@@ -25,6 +28,8 @@ use kestrel_encoding::Encoding;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+#[path = "../../encoding/tests/support/block_header.rs"]
+mod block_header;
 #[path = "../../encoding/tests/support/tree.rs"]
 mod tree;
 #[path = "encoding_support/tree_workload.rs"]
@@ -54,6 +59,7 @@ struct Options {
     levels: u32,
     only: Option<Side>,
     variant: Option<String>,
+    header_encodes: usize,
 }
 
 fn parse_options() -> Options {
@@ -67,6 +73,7 @@ fn parse_options() -> Options {
         levels: LEVELS,
         only: None,
         variant: None,
+        header_encodes: 0,
     };
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
@@ -90,6 +97,12 @@ fn parse_options() -> Options {
             "--fresh-buffer" => options.fresh_buffer = true,
             "--quiet" => options.quiet = true,
             "--variant" => options.variant = arguments.next(),
+            "--header" => {
+                options.header_encodes = arguments
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .expect("--header N")
+            }
             "--only" => {
                 options.only = match arguments.next().as_deref() {
                     Some("kestrel") => Some(Side::Kestrel),
@@ -109,6 +122,35 @@ fn parse_options() -> Options {
         }
     }
     options
+}
+
+/// Encodes the P2P test data's block header `count` times (for callgrind's
+/// `--toggle-collect=*encode_header*`: instructions per header encode, which the writer's
+/// changes also reach).
+fn encode_headers(count: usize) {
+    let Some(path) = kestrel_testdata::require("encoding/p2p/block-header.msg", "encode_headers")
+    else {
+        return;
+    };
+    let input = std::fs::read(path).expect("block header readable");
+    let encoding = block_header::block_header_encoding().expect("builds");
+    let header = encoding.decode(&input).expect("decodes");
+    let mut buffer = Vec::with_capacity(input.len());
+    for _ in 0..count {
+        buffer.clear();
+        encode_header(&encoding, black_box(&header), &mut buffer);
+        assert_eq!(buffer, input);
+    }
+    println!("{count} header encodes");
+}
+
+/// One header encode, behind a call that callgrind's `--toggle-collect` can name.
+#[inline(never)]
+fn encode_header<E>(encoding: &E, header: &block_header::BlockHeader<'_>, buffer: &mut Vec<u8>)
+where
+    E: for<'a> Encoding<Value<'a> = block_header::BlockHeader<'a>>,
+{
+    encoding.encode_into(header, buffer).expect("encodes")
 }
 
 /// Kestrel's encode, behind a call that callgrind's `--toggle-collect` can name.
@@ -141,6 +183,10 @@ fn median(values: &mut [f64]) -> f64 {
 
 fn main() {
     let options = parse_options();
+    if options.header_encodes > 0 {
+        encode_headers(options.header_encodes);
+        return;
+    }
     let encoding = tree_encoding().expect("tree encoding builds");
     let tree = build_tree(options.levels, &mut 0);
     let node_count = (1u64 << options.levels) - 1;

@@ -139,7 +139,7 @@ impl RecursionContext for NoRecursion {
 /// with the depth in the context and a leaf's tag and number written as one run, one to four
 /// levels per call take 33.5 (one level, before the run), 23.25, 20.17 and 20.12 instructions
 /// per node, and in time, alternated with the hand-written baseline in one process, two and
-/// three levels take 1.02-1.10× its time and four 0.90-0.95× (BENCHMARKS.md, `## encoding`).
+/// three levels take 1.02-1.10× its time and four 0.90-1.04× (BENCHMARKS.md, `## encoding`).
 ///
 /// `depth` is the number of recursion levels entered around the body being run (this one
 /// included). When writing it is counted here, in a value the compiler keeps in a register and
