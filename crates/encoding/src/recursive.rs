@@ -198,7 +198,8 @@ where
         if self.is_recursion(mu.id()) {
             // The same cell means the same value type, so the downcast succeeds.
             if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
-                // Levels 1 to 3 are inlined into level 0's function; level 4 is a call.
+                // The levels after the first of a call (up to `LEVELS_PER_CALL`) are inlined into
+                // its function; the next is a call.
                 return match LEVEL {
                     0 if LEVELS_PER_CALL > 1 => {
                         write_levels_inline(value, writer, &self.at_level::<1>())
