@@ -137,6 +137,6 @@ impl<'b> Writer<'b> {
 impl Drop for Writer<'_> {
     /// Gives the buffer back to its owner (its allocation moves, its bytes are not copied).
     fn drop(&mut self) {
-        *self.owner = std::mem::take(&mut self.out);
+        std::mem::swap(self.owner, &mut self.out);
     }
 }
