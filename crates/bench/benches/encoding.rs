@@ -8,6 +8,13 @@
 //!   and encode, against `tezos_data_encoding` 0.6.0 with its derived `NomReader`/`BinWriter`.
 //!
 //! Both sides produce and accept the same bytes; the setup asserts it before measuring.
+//!
+//! The tree and its baseline are in `encoding_support/tree_workload.rs`, shared with
+//! `encoding_tree_driver.rs`. Criterion measures Kestrel's window and then the baseline's; the
+//! tree encode is memory-bound, and this machine's memory state changes over seconds, moving both
+//! sides alike, so a change between the two windows moves criterion's ratio (BENCHMARKS.md,
+//! `## encoding`): read it over several rounds, or take the driver's paired ratios. The order was
+//! measured not to favour either side, so it is unchanged.
 
 // criterion's `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
@@ -22,86 +29,11 @@ use tezos_data_encoding::nom::NomReader;
 
 #[path = "../../encoding/tests/support/tree.rs"]
 mod tree;
-use tree::{tree_encoding, Tree};
+use tree::tree_encoding;
 
-/// A complete tree of `2^levels - 1` nodes.
-fn build_tree(levels: u32, next_leaf: &mut i64) -> Tree {
-    if levels == 1 {
-        *next_leaf += 1;
-        return Tree::Leaf(*next_leaf);
-    }
-    Tree::Node((
-        Box::new(build_tree(levels - 1, next_leaf)),
-        Box::new(build_tree(levels - 1, next_leaf)),
-    ))
-}
-
-/// The hand-written baseline: the same bytes, written directly for this one type.
-mod baseline {
-    use super::Tree;
-
-    /// The same depth limit as Kestrel's default, checked the same way.
-    const MAX_DEPTH: usize = kestrel_encoding::recursive::DEFAULT_MAX_DEPTH;
-
-    #[derive(Debug)]
-    pub enum Error {
-        NotEnoughData,
-        UnexpectedTag,
-        TooDeep,
-        ExtraBytes,
-    }
-
-    pub fn encode(tree: &Tree, out: &mut Vec<u8>) {
-        match tree {
-            Tree::Leaf(value) => {
-                out.push(0);
-                out.extend_from_slice(&value.to_be_bytes());
-            }
-            Tree::Node((left, right)) => {
-                out.push(1);
-                encode(left, out);
-                encode(right, out);
-            }
-        }
-    }
-
-    fn read(input: &[u8], offset: &mut usize, depth: usize) -> Result<Tree, Error> {
-        if depth >= MAX_DEPTH {
-            return Err(Error::TooDeep);
-        }
-        let tag = *input.get(*offset).ok_or(Error::NotEnoughData)?;
-        *offset += 1;
-        match tag {
-            0 => {
-                let bytes = input
-                    .get(*offset..*offset + 8)
-                    .ok_or(Error::NotEnoughData)?;
-                *offset += 8;
-                let mut array = [0u8; 8];
-                array.copy_from_slice(bytes);
-                Ok(Tree::Leaf(i64::from_be_bytes(array)))
-            }
-            1 => {
-                // Each child is boxed as soon as it is read, as Kestrel's `boxed` does: holding
-                // both children on the stack and boxing them together afterwards changes the
-                // allocation order (and so the memory layout of the tree the next drop walks).
-                let left = Box::new(read(input, offset, depth + 1)?);
-                let right = Box::new(read(input, offset, depth + 1)?);
-                Ok(Tree::Node((left, right)))
-            }
-            _ => Err(Error::UnexpectedTag),
-        }
-    }
-
-    pub fn decode(input: &[u8]) -> Result<Tree, Error> {
-        let mut offset = 0;
-        let tree = read(input, &mut offset, 0)?;
-        if offset != input.len() {
-            return Err(Error::ExtraBytes);
-        }
-        Ok(tree)
-    }
-}
+#[path = "encoding_support/tree_workload.rs"]
+mod tree_workload;
+use tree_workload::{baseline, build_tree};
 
 fn tree_benchmarks(c: &mut Criterion) {
     // 2^20 - 1 nodes: 2^19 leaves and 2^19 - 1 inner nodes.

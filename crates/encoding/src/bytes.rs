@@ -350,6 +350,8 @@ impl<V: ByteValue> Encoding for Bytes<V> {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         let inner = Desc::Bytes {
             fixed_bytes: match self.size {
@@ -418,6 +420,8 @@ impl<const N: usize> Encoding for FixedBytes<N> {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::Bytes {
             fixed_bytes: Some(N),
@@ -455,6 +459,8 @@ impl<const N: usize> Encoding for FixedBytesRef<N> {
         writer.put(&value[..]);
         Ok(())
     }
+
+    crate::leaf_in_context!();
 
     fn describe(&self, context: &mut DescribeContext) -> Desc {
         FixedBytes::<N>.describe(context)

@@ -26,6 +26,18 @@ pub trait Encoding {
     /// Appends the binary form of `value`.
     fn write(&self, value: &Self::Value<'_>, writer: &mut Writer<'_>) -> Result<(), EncodeError>;
 
+    /// The size of the binary form when it is the same for every value and cannot fail to be
+    /// written (a fixed-width number), so that a combinator writing a few bytes before it (a
+    /// union's tag) can append both with one capacity check ([`Encoding::write_fixed_run`]).
+    const FIXED_RUN_BYTES: Option<usize> = None;
+
+    /// Writes the binary form of `value` into `out`, which is exactly `FIXED_RUN_BYTES` long;
+    /// only called when that is `Some`. The default, for the other encodings, writes nothing.
+    #[inline(always)]
+    fn write_fixed_run(&self, value: &Self::Value<'_>, out: &mut [u8]) {
+        let _ = (value, out);
+    }
+
     crate::recursion_context_defaults!();
 
     /// The dynamic description (for JSON and schemas).
@@ -109,6 +121,13 @@ macro_rules! pointer_encoding {
                 writer: &mut Writer<'_>,
             ) -> Result<(), EncodeError> {
                 (**self).write(value, writer)
+            }
+
+            const FIXED_RUN_BYTES: Option<usize> = E::FIXED_RUN_BYTES;
+
+            #[inline(always)]
+            fn write_fixed_run(&self, value: &Self::Value<'_>, out: &mut [u8]) {
+                (**self).write_fixed_run(value, out)
             }
 
             crate::forward_in_context!(self => (**self));

@@ -86,7 +86,10 @@ macro_rules! recursion_context_defaults {
         }
 
         /// Writes `value` as `write` does, inside the recursive encoding `context`
-        /// (see `read_in`).
+        /// (see `read_in`). The default first gives the writer the context's depth, since
+        /// `write` may enter a recursive encoding through its cell, which counts on from the
+        /// writer's depth; encodings that hold no sub-encoding skip that
+        /// ([`leaf_in_context`](crate::leaf_in_context)).
         #[inline(always)]
         fn write_in<X: $crate::recursive::RecursionContext>(
             &self,
@@ -94,7 +97,7 @@ macro_rules! recursion_context_defaults {
             writer: &mut $crate::writer::Writer<'_>,
             context: &X,
         ) -> Result<(), $crate::error::EncodeError> {
-            let _ = context;
+            context.publish_depth(writer);
             self.write(value, writer)
         }
 
@@ -121,6 +124,25 @@ macro_rules! recursion_context_defaults {
     };
 }
 pub(crate) use recursion_context_defaults;
+
+/// The `write_in` of an encoding that holds no sub-encoding (a primitive, bytes, a constant):
+/// it cannot reach a recursive encoding, so it writes without giving the writer the context's
+/// depth (one store fewer per primitive inside a recursive body).
+macro_rules! leaf_in_context {
+    () => {
+        #[inline(always)]
+        fn write_in<X: $crate::recursive::RecursionContext>(
+            &self,
+            value: &Self::Value<'_>,
+            writer: &mut $crate::writer::Writer<'_>,
+            context: &X,
+        ) -> Result<(), $crate::error::EncodeError> {
+            let _ = context;
+            self.write(value, writer)
+        }
+    };
+}
+pub(crate) use leaf_in_context;
 
 /// The `read_in`, `write_in` and `write_tail` of an encoding (or object field) whose value is
 /// read and written by the sub-encoding `$inner` (an expression of `$self`), passing the

@@ -43,6 +43,15 @@ macro_rules! fixed_number {
                 Ok(())
             }
 
+            const FIXED_RUN_BYTES: Option<usize> = Some($size);
+
+            #[inline(always)]
+            fn write_fixed_run(&self, value: &$value, out: &mut [u8]) {
+                out.copy_from_slice(&value.to_be_bytes());
+            }
+
+            crate::leaf_in_context!();
+
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 $desc
             }
@@ -117,6 +126,8 @@ macro_rules! narrow_int {
                 writer.put(&value.to_be_bytes());
                 Ok(())
             }
+
+            crate::leaf_in_context!();
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 Desc::Int(IntKind::$kind)
@@ -251,6 +262,8 @@ impl Encoding for RangedInt {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::RangedInt {
             minimum: self.minimum,
@@ -320,6 +333,8 @@ impl Encoding for RangedFloat {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::RangedFloat {
             minimum: self.minimum,
@@ -357,6 +372,8 @@ impl Encoding for Bool {
         Ok(())
     }
 
+    crate::leaf_in_context!();
+
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::Bool
     }
@@ -391,6 +408,8 @@ macro_rules! zarith_number {
                 $write(value, writer.buffer());
                 Ok(())
             }
+
+            crate::leaf_in_context!();
 
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 Desc::$name
@@ -461,6 +480,8 @@ macro_rules! zero_width {
                 Ok(())
             }
 
+            crate::leaf_in_context!();
+
             fn describe(&self, _context: &mut DescribeContext) -> Desc {
                 $desc
             }
@@ -510,6 +531,8 @@ impl Encoding for Constant {
     fn write(&self, _value: &(), _writer: &mut Writer<'_>) -> Result<(), EncodeError> {
         Ok(())
     }
+
+    crate::leaf_in_context!();
 
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::Constant(self.text.clone())

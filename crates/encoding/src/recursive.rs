@@ -65,6 +65,11 @@ pub trait RecursionContext {
     /// Whether `id` is the innermost recursive encoding.
     fn is_recursion(&self, id: RecursionId) -> bool;
 
+    /// Gives `writer` the number of recursion levels this context is inside, before a write
+    /// that may enter a recursive encoding through its cell (which counts on from the writer's
+    /// depth). Outside any body there is nothing to give.
+    fn publish_depth(&self, writer: &mut Writer<'_>);
+
     /// Writes `value` with the recursive encoding `mu`, counting one level.
     fn write_recursive<T: 'static>(
         &self,
@@ -81,6 +86,10 @@ pub trait RecursionContext {
     ) -> Result<T, DecodeError>;
 }
 
+/// How many levels of the encode recursion one call covers (1 to 4; see [`Within`]): the
+/// measured best of the four on the benchmark tree.
+const LEVELS_PER_CALL: u8 = 4;
+
 /// The context outside any recursive body: every occurrence enters through its `Mu`'s cell.
 #[derive(Debug, Clone, Copy)]
 pub struct NoRecursion;
@@ -93,6 +102,9 @@ impl RecursionContext for NoRecursion {
     fn is_recursion(&self, _id: RecursionId) -> bool {
         false
     }
+
+    #[inline(always)]
+    fn publish_depth(&self, _writer: &mut Writer<'_>) {}
 
     #[inline(always)]
     fn write_recursive<T: 'static>(
@@ -123,13 +135,26 @@ impl RecursionContext for NoRecursion {
 /// `LEVEL` (0 to 3) is the place of a level among the four that one call of the encode
 /// recursion covers: the code of levels 1 to 3 is inlined into the function of level 0, so that
 /// most children that end the recursion (leaves) cost no call. The body's code is compiled once
-/// per level; one level more per call saved, on the benchmark tree, 34.5 → 31.1 → 27.7 → 26.7
-/// instructions per node (callgrind), so four is where it stops paying for its size.
+/// per level ([`LEVELS_PER_CALL`] of them). On the benchmark tree (2^20 − 1 nodes, callgrind),
+/// with the depth in the context and a leaf's tag and number written as one run, one to four
+/// levels per call take 33.5 (one level, before the run), 23.25, 20.17 and 20.12 instructions
+/// per node, and in time, alternated with the hand-written baseline in one process, two and
+/// three levels take 1.02-1.10× its time and four 0.90-1.04× (BENCHMARKS.md, `## encoding`).
+///
+/// `depth` is the number of recursion levels entered around the body being run (this one
+/// included). When writing it is counted here, in a value the compiler keeps in a register and
+/// passes to the next call as an argument, rather than in the writer's memory: an encode walk of
+/// a large value is bound by how many node loads it keeps in flight, and a load and a store of
+/// the writer's depth per level cost that (BENCHMARKS.md, `## encoding`). The writer is given
+/// the depth only where a write may enter a recursive encoding through its cell
+/// ([`RecursionContext::publish_depth`]). When reading, the reader counts depth as before and
+/// this field is not used.
 #[derive(Debug)]
 pub struct Within<'e, E, const SELF_ONLY: bool, const LEVEL: u8 = 0> {
     body: &'e E,
     id: RecursionId,
     max_depth: usize,
+    depth: usize,
 }
 
 impl<'e, E, const SELF_ONLY: bool, const LEVEL: u8> Within<'e, E, SELF_ONLY, LEVEL> {
@@ -140,6 +165,7 @@ impl<'e, E, const SELF_ONLY: bool, const LEVEL: u8> Within<'e, E, SELF_ONLY, LEV
             body: self.body,
             id: self.id,
             max_depth: self.max_depth,
+            depth: self.depth,
         }
     }
 }
@@ -157,6 +183,11 @@ where
         SELF_ONLY || id == self.id
     }
 
+    #[inline(always)]
+    fn publish_depth(&self, writer: &mut Writer<'_>) {
+        writer.restore_depth(self.depth);
+    }
+
     #[inline]
     fn write_recursive<U: 'static>(
         &self,
@@ -167,15 +198,31 @@ where
         if self.is_recursion(mu.id()) {
             // The same cell means the same value type, so the downcast succeeds.
             if let Some(value) = (value as &dyn Any).downcast_ref::<T>() {
-                // Levels 1 to 3 are inlined into level 0's function; level 4 is a call.
+                // The levels after the first of a call (up to `LEVELS_PER_CALL`) are inlined into
+                // its function; the next is a call.
                 return match LEVEL {
-                    0 => write_levels_inline(value, writer, &self.at_level::<1>()),
-                    1 => write_levels_inline(value, writer, &self.at_level::<2>()),
-                    2 => write_levels_inline(value, writer, &self.at_level::<3>()),
-                    _ => write_levels(value, writer, &self.at_level::<0>()),
+                    0 if LEVELS_PER_CALL > 1 => {
+                        write_levels_inline(value, writer, &self.at_level::<1>())
+                    }
+                    1 if LEVELS_PER_CALL > 2 => {
+                        write_levels_inline(value, writer, &self.at_level::<2>())
+                    }
+                    2 if LEVELS_PER_CALL > 3 => {
+                        write_levels_inline(value, writer, &self.at_level::<3>())
+                    }
+                    _ => write_levels::<T, E, SELF_ONLY>(
+                        value,
+                        writer,
+                        self.body,
+                        self.id,
+                        self.max_depth,
+                        self.depth,
+                    ),
                 };
             }
         }
+        // Another recursive encoding, entered through its cell: it counts on from the writer.
+        self.publish_depth(writer);
         mu.write(value, writer)
     }
 
@@ -201,50 +248,62 @@ where
     }
 }
 
-/// Writes `value` with `body` as one more level of recursion; the body's own tail occurrences
-/// of the recursion are written by this loop, each counted as one more level, so that a value
-/// too deep to decode is too deep to encode too. The depth is restored by one store on the way
-/// out rather than decremented level by level.
+/// Writes `value` with `body` as one more level of recursion inside `depth` levels; the body's
+/// own tail occurrences of the recursion are written by this loop, each counted as one more
+/// level, so that a value too deep to decode is too deep to encode too. The context's parts are
+/// passed as scalars, in registers, and the context rebuilt here, where its address does not
+/// escape, so that the depth stays in a register through the four levels of the function.
 #[inline(never)]
 fn write_levels<T: 'static, E, const SELF_ONLY: bool>(
     value: &T,
     writer: &mut Writer<'_>,
-    context: &Within<'_, E, SELF_ONLY, 0>,
+    body: &E,
+    id: RecursionId,
+    max_depth: usize,
+    depth: usize,
 ) -> Result<(), EncodeError>
 where
     E: for<'a> Encoding<Value<'a> = T>,
 {
-    write_levels_inline(value, writer, context)
+    let context = Within::<E, SELF_ONLY, 0> {
+        body,
+        id,
+        max_depth,
+        depth,
+    };
+    write_levels_inline(value, writer, &context)
 }
 
 /// [`write_levels`], inlined into its caller (a level 1 to 3 of the function of a level 0).
+/// `outer` is the context of the level around this one.
 #[inline(always)]
 fn write_levels_inline<T: 'static, E, const SELF_ONLY: bool, const LEVEL: u8>(
     value: &T,
     writer: &mut Writer<'_>,
-    context: &Within<'_, E, SELF_ONLY, LEVEL>,
+    outer: &Within<'_, E, SELF_ONLY, LEVEL>,
 ) -> Result<(), EncodeError>
 where
     E: for<'a> Encoding<Value<'a> = T>,
 {
-    let (body, max_depth) = (context.body, context.max_depth);
-    let depth_at_entry = writer.depth();
-    writer.enter_recursion(max_depth)?;
+    let (body, max_depth) = (outer.body, outer.max_depth);
+    let mut depth = outer.depth;
     let mut current = value;
-    let result = loop {
-        match body.write_tail(current, writer, context) {
-            Ok(None) => break Ok(()),
-            Ok(Some(next)) => {
-                if let Err(error) = writer.enter_recursion(max_depth) {
-                    break Err(error);
-                }
-                current = next;
-            }
-            Err(error) => break Err(error),
+    loop {
+        if depth >= max_depth {
+            return Err(writer.depth_limit_exceeded(max_depth));
         }
-    };
-    writer.restore_depth(depth_at_entry);
-    result
+        depth += 1;
+        let context = Within::<E, SELF_ONLY, LEVEL> {
+            body,
+            id: outer.id,
+            max_depth,
+            depth,
+        };
+        match body.write_tail(current, writer, &context)? {
+            None => return Ok(()),
+            Some(next) => current = next,
+        }
+    }
 }
 
 /// The type-erased body of a recursive encoding over owned values `T`: the entry from outside.
@@ -283,6 +342,7 @@ where
                 body: self,
                 id: recursion,
                 max_depth,
+                depth: 0,
             };
             self.read_in(reader, &context)
         } else {
@@ -290,6 +350,7 @@ where
                 body: self,
                 id: recursion,
                 max_depth,
+                depth: 0,
             };
             self.read_in(reader, &context)
         }
@@ -303,21 +364,15 @@ where
         max_depth: usize,
         self_only: bool,
     ) -> Result<(), EncodeError> {
-        if self_only {
-            let context = Within::<E, true> {
-                body: self,
-                id: recursion,
-                max_depth,
-            };
-            write_levels(value, writer, &context)
+        // Published depths inside the value are the writer's until this entry returns.
+        let depth = writer.depth();
+        let result = if self_only {
+            write_levels::<T, E, true>(value, writer, self, recursion, max_depth, depth)
         } else {
-            let context = Within::<E, false> {
-                body: self,
-                id: recursion,
-                max_depth,
-            };
-            write_levels(value, writer, &context)
-        }
+            write_levels::<T, E, false>(value, writer, self, recursion, max_depth, depth)
+        };
+        writer.restore_depth(depth);
+        result
     }
 
     fn describe_dyn(&self, context: &mut DescribeContext) -> Desc {

@@ -59,6 +59,44 @@ fn write_tag(tag: u16, tag_size: TagSize, writer: &mut Writer<'_>) {
     }
 }
 
+/// The longest payload [`write_tag_and_fixed_run`] puts beside its tag (bytes): a fixed-width
+/// number is at most 8 bytes; the bound keeps the staging array small.
+const MAX_FIXED_RUN_BYTES: usize = 16;
+
+/// Writes the tag and a payload of fixed size ([`Encoding::FIXED_RUN_BYTES`]) as one run: both
+/// are put into a small array on the stack, appended with one capacity check and one length
+/// update instead of one each (DESIGN principle 3). Returns `false`, having written nothing,
+/// when the payload's encoding has no fixed run.
+#[inline(always)]
+fn write_tag_and_fixed_run<E: Encoding>(
+    tag: u16,
+    tag_size: TagSize,
+    encoding: &E,
+    payload: &E::Value<'_>,
+    writer: &mut Writer<'_>,
+) -> bool {
+    let Some(payload_bytes) = E::FIXED_RUN_BYTES else {
+        return false;
+    };
+    if payload_bytes > MAX_FIXED_RUN_BYTES {
+        return false;
+    }
+    let mut run = [0u8; 2 + MAX_FIXED_RUN_BYTES];
+    let tag_bytes = match tag_size {
+        TagSize::Uint8 => {
+            run[0] = tag as u8;
+            1
+        }
+        TagSize::Uint16 => {
+            run[..2].copy_from_slice(&tag.to_be_bytes());
+            2
+        }
+    };
+    encoding.write_fixed_run(payload, &mut run[tag_bytes..tag_bytes + payload_bytes]);
+    writer.put(&run[..tag_bytes + payload_bytes]);
+    true
+}
+
 /// How a case finds its payload in a value of type `T`: by reference ([`case`]) or by value
 /// ([`case_with`]).
 pub trait Projection<T, E: Encoding> {
@@ -112,6 +150,9 @@ where
         context: &X,
     ) -> Option<Result<(), EncodeError>> {
         let payload = (self.0)(value)?;
+        if write_tag_and_fixed_run(tag, tag_size, encoding, payload, writer) {
+            return Some(Ok(()));
+        }
         write_tag(tag, tag_size, writer);
         Some(encoding.write_in(payload, writer, context))
     }
@@ -130,6 +171,9 @@ where
         E: 'v,
     {
         let payload = (self.0)(value)?;
+        if write_tag_and_fixed_run(tag, tag_size, encoding, payload, writer) {
+            return Some(Ok(None));
+        }
         write_tag(tag, tag_size, writer);
         Some(encoding.write_tail(payload, writer, context))
     }
@@ -151,6 +195,9 @@ where
         context: &X,
     ) -> Option<Result<(), EncodeError>> {
         let payload = (self.0)(value)?;
+        if write_tag_and_fixed_run(tag, tag_size, encoding, &payload, writer) {
+            return Some(Ok(()));
+        }
         write_tag(tag, tag_size, writer);
         Some(encoding.write_in(&payload, writer, context))
     }
@@ -679,6 +726,8 @@ impl<T: Clone + PartialEq> Encoding for StringEnum<T> {
         }
         Ok(())
     }
+
+    crate::leaf_in_context!();
 
     fn describe(&self, _context: &mut DescribeContext) -> Desc {
         Desc::StringEnum {

@@ -1,20 +1,38 @@
 //! The binary writer: appends to a caller-owned `Vec<u8>` (reused across values, so steady-state
 //! encoding allocates nothing), and counts recursion depth so that a deep value built by a
 //! program fails with a typed error instead of overflowing the stack.
+//!
+//! **The writer holds the buffer itself while it writes.** `Writer::new` moves the caller's
+//! vector into the writer (leaving it empty) and `Drop` moves it back, so the caller sees every
+//! byte written, on success, error or unwind alike. Holding the vector by value rather than
+//! behind a `&mut Vec<u8>` makes its pointer, length and capacity fields of the writer: a
+//! function given `&mut Writer` knows no byte it stores can overwrite them, so the compiler keeps
+//! them (and the depth) in registers across a run of writes instead of reloading them through a
+//! second pointer after every byte. On the tree benchmark (`crates/bench`, BENCHMARKS.md
+//! `## encoding`) this is one load and one store fewer per node, and the encode walk is bound by
+//! how many node loads it can keep in flight, which every extra load and store reduces.
 
 use crate::error::{EncodeError, EncodeErrorKind};
 
 /// An output buffer for one encode; bytes are appended after whatever the buffer already held.
 #[derive(Debug)]
 pub struct Writer<'b> {
-    out: &'b mut Vec<u8>,
+    /// The caller's buffer, moved here for the writer's lifetime.
+    out: Vec<u8>,
+    /// Where the buffer goes back to when the writer is dropped.
+    owner: &'b mut Vec<u8>,
     depth: usize,
 }
 
 impl<'b> Writer<'b> {
-    /// A writer appending to `out`.
-    pub fn new(out: &'b mut Vec<u8>) -> Self {
-        Writer { out, depth: 0 }
+    /// A writer appending to `out`, which receives every byte written when the writer is dropped
+    /// (its allocation is reused, not copied).
+    pub fn new(owner: &'b mut Vec<u8>) -> Self {
+        Writer {
+            out: std::mem::take(owner),
+            owner,
+            depth: 0,
+        }
     }
 
     /// The number of bytes in the buffer (including those it held before this writer).
@@ -71,7 +89,7 @@ impl<'b> Writer<'b> {
     /// The underlying buffer, for the Zarith writers.
     #[inline]
     pub fn buffer(&mut self) -> &mut Vec<u8> {
-        self.out
+        &mut self.out
     }
 
     /// An error of `kind` at the current output offset.
@@ -92,7 +110,7 @@ impl<'b> Writer<'b> {
     /// The error of `enter_recursion`, kept out of line so the inlined check stays small.
     #[cold]
     #[inline(never)]
-    fn depth_limit_exceeded(&self, max_depth: usize) -> EncodeError {
+    pub(crate) fn depth_limit_exceeded(&self, max_depth: usize) -> EncodeError {
         self.error(EncodeErrorKind::DepthLimitExceeded { max_depth })
     }
 
@@ -108,9 +126,17 @@ impl<'b> Writer<'b> {
         self.depth
     }
 
-    /// Leaves every level entered since `depth()` returned `depth` (a recursion's tail loop).
+    /// Sets the depth back to `depth`, a value `depth()` returned (or, inside a recursive body,
+    /// the number of levels its context counts).
     #[inline]
     pub fn restore_depth(&mut self, depth: usize) {
         self.depth = depth;
+    }
+}
+
+impl Drop for Writer<'_> {
+    /// Gives the buffer back to its owner (its allocation moves, its bytes are not copied).
+    fn drop(&mut self) {
+        std::mem::swap(self.owner, &mut self.out);
     }
 }

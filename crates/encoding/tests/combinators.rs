@@ -172,6 +172,62 @@ fn recursion_depth_100000_is_a_typed_error() {
     }
 }
 
+/// Values built 100,000 levels deep, on the left (written by recursion) and on the right
+/// (written by the recursion's loop), fail to encode with the typed error, not a stack
+/// overflow; the error leaves the caller's buffer holding its earlier contents and the bytes
+/// written before the limit.
+#[test]
+fn encode_depth_100000_is_a_typed_error() {
+    let encoding = tree_encoding().unwrap();
+    let mut left = Tree::Leaf(0);
+    let mut right = Tree::Leaf(0);
+    for _ in 0..100_000 {
+        left = Tree::Node((Box::new(left), Box::new(Tree::Leaf(1))));
+        right = Tree::Node((Box::new(Tree::Leaf(1)), Box::new(right)));
+    }
+    for (name, deep) in [("left", &left), ("right", &right)] {
+        let mut out = vec![0xaa, 0xbb];
+        let error = encoding.encode_into(deep, &mut out).unwrap_err();
+        assert_eq!(
+            error.kind,
+            EncodeErrorKind::DepthLimitExceeded {
+                max_depth: DEFAULT_MAX_DEPTH
+            },
+            "{name}"
+        );
+        assert_eq!(&out[..2], &[0xaa, 0xbb], "{name}");
+        assert_eq!(error.offset, out.len(), "{name}");
+        // The left comb fails before its first leaf: one tag byte per level entered.
+        if name == "left" {
+            assert_eq!(out.len(), 2 + DEFAULT_MAX_DEPTH, "{name}");
+        }
+    }
+    // Drop the deep values iteratively: `Tree` is a test type with the compiler's Drop.
+    let mut stack = vec![left, right];
+    while let Some(tree) = stack.pop() {
+        if let Tree::Node((left, right)) = tree {
+            stack.push(*left);
+            stack.push(*right);
+        }
+    }
+}
+
+/// `encode_into` appends after what the buffer held and reuses its allocation.
+#[test]
+fn encode_into_appends_and_reuses_the_buffer() {
+    let encoding = tree_encoding().unwrap();
+    let tree = Tree::Node((Box::new(Tree::Leaf(-1)), Box::new(Tree::Leaf(2))));
+    let mut out = Vec::with_capacity(64);
+    out.push(0x55);
+    let allocation = out.as_ptr();
+    encoding.encode_into(&tree, &mut out).unwrap();
+    assert_eq!(
+        hex::encode(&out),
+        "550100ffffffffffffffff000000000000000002"
+    );
+    assert_eq!(out.as_ptr(), allocation);
+}
+
 #[test]
 fn build_errors() {
     // A variable-size field that is not last, unless only fixed-size fields follow.

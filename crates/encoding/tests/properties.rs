@@ -235,3 +235,37 @@ proptest! {
         round_trip(&encoding, &input);
     }
 }
+
+proptest! {
+    /// A union case whose payload is a fixed-width number writes its tag and the number as one
+    /// run (`Encoding::FIXED_RUN_BYTES`): the same bytes as the tag and then the number written
+    /// one after the other (the path of a payload without a fixed run, here through `conv`),
+    /// with 8-bit and 16-bit tags, and they read back.
+    #[test]
+    fn tag_and_fixed_width_payload_run(value in any::<i64>(), small in any::<u16>(), wide in any::<bool>()) {
+        type Value = Result<i64, u16>;
+        let (tag_size, tags) = if wide {
+            (TagSize::Uint16, (300u16, 7u16))
+        } else {
+            (TagSize::Uint8, (200u16, 7u16))
+        };
+        let run = union(tag_size, (
+            case_with(tags.0, "Number", int64(), |v: &Value| v.ok(), Ok),
+            case_with(tags.1, "Small", uint16(), |v: &Value| v.err(), Err),
+        )).unwrap();
+        let piecewise = union(tag_size, (
+            case_with(tags.0, "Number", conv(|v: &i64| *v, |v| v, int64()), |v: &Value| v.ok(), Ok),
+            case_with(tags.1, "Small", conv(|v: &u16| *v, |v| v, uint16()), |v: &Value| v.err(), Err),
+        )).unwrap();
+        let tag_bytes = |tag: u16| if wide { tag.to_be_bytes().to_vec() } else { vec![tag as u8] };
+        for (input, expected) in [
+            (Ok(value), [tag_bytes(tags.0), value.to_be_bytes().to_vec()].concat()),
+            (Err(small), [tag_bytes(tags.1), small.to_be_bytes().to_vec()].concat()),
+        ] {
+            let bytes = run.encode(&input).unwrap();
+            prop_assert_eq!(&bytes, &expected);
+            prop_assert_eq!(&piecewise.encode(&input).unwrap(), &expected);
+            prop_assert_eq!(run.decode(&bytes).unwrap(), input);
+        }
+    }
+}
