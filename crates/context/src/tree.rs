@@ -13,7 +13,8 @@ use crate::error::ContextError;
 use crate::hash::{ContextHash, Kind};
 use crate::node::{
     collect_entries, directory_find, directory_set, directory_set_owned, empty_directory_hash,
-    ensure_hash, load, Contents, InMemory, NodeBody, NodeObject, NodeRef, ObjectSource, Value,
+    ensure_hash, load, load_for_update, Contents, InMemory, NodeBody, NodeObject, NodeRef,
+    ObjectSource, Value,
 };
 use std::sync::Arc;
 
@@ -279,7 +280,18 @@ impl Tree {
                     }
                     Err(shared) => Level::Shared(shared),
                 },
-                Some(Value::Node(stored)) => Level::Shared(load(source, &stored)?),
+                Some(Value::Node(stored)) => {
+                    // Handed over by the store's cache when it holds the object alone: the
+                    // stale version leaves the cache, and a flat directory is changed in place.
+                    let loaded = load_for_update(source, &stored)?;
+                    match Arc::try_unwrap(loaded) {
+                        Ok(mut object) => {
+                            object.reset_for_update();
+                            Level::Owned(object)
+                        }
+                        Err(shared) => Level::Shared(shared),
+                    }
+                }
                 _ => Level::Absent,
             };
             if position + 1 < key.len() {
