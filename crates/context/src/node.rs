@@ -539,6 +539,14 @@ pub(crate) fn directory_set_owned(
     value: Option<Value>,
 ) -> Result<Option<NodeRef>, ContextError> {
     let NodeBody::Flat(entries) = &mut directory.body else {
+        if let (NodeBody::Tree { depth: 0, .. }, Some(value)) = (&directory.body, &value) {
+            let entry = Entry {
+                name: Arc::from(name),
+                value: value.clone(),
+            };
+            inode_add_owned(source, &mut directory, 0, entry)?;
+            return Ok(Some(NodeRef::memory(directory)));
+        }
         return directory_set(source, Some(&Arc::new(directory)), name, value);
     };
     if let Some(parts) = directory.parts.get() {
@@ -565,6 +573,8 @@ pub(crate) fn directory_set_owned(
         }
         (Err(_), None) => {}
         (Err(index), Some(value)) => {
+            // Exactly one more (see `inode_add_owned`).
+            entries.reserve_exact(1);
             entries.insert(
                 index,
                 Entry {
@@ -660,6 +670,84 @@ fn inode_add(
                 }),
                 added,
             ))
+        }
+        _ => Err(node.bad("inode child of the expected shape and depth")),
+    }
+}
+
+/// [`inode_add`] on an inode this tree holds alone (its hash and offset already reset): each
+/// level held alone is changed where it is, so adding to a large directory stops copying (and
+/// later freeing) a 32-pointer array per level and a 32-entry value; below the first level that
+/// is shared, [`inode_add`] copies as before. Returns whether the name is new. On error the
+/// inode is left with a placeholder pointer (the caller drops the tree being updated).
+fn inode_add_owned(
+    source: &dyn ObjectSource,
+    node: &mut NodeObject,
+    depth: u32,
+    entry: Entry,
+) -> Result<bool, ContextError> {
+    match &mut node.body {
+        NodeBody::Values(entries) => match search(entries, &entry.name) {
+            Ok(index) => {
+                entries[index].value = entry.value;
+                Ok(false)
+            }
+            Err(index) => {
+                // Exactly one more: a doubled capacity would stay allocated (and uncounted by
+                // the cache's estimate) for as long as the object lives.
+                entries.reserve_exact(1);
+                entries.insert(index, entry);
+                if entries.len() > INODE_ENTRIES_MAX {
+                    let entries = std::mem::take(entries);
+                    let mut tree = partition(depth, entries)?;
+                    node.body = std::mem::replace(&mut tree.body, NodeBody::Values(Vec::new()));
+                }
+                Ok(true)
+            }
+        },
+        NodeBody::Tree {
+            depth: node_depth,
+            length,
+            pointers,
+        } if *node_depth == depth => {
+            if depth >= INODE_DEPTH_MAX {
+                return Err(ContextError::InodeTooDeep);
+            }
+            let index = inode_index(depth, &entry.name);
+            let added = match pointer_position(pointers, index) {
+                Ok(position) => {
+                    let slot = &mut pointers[position].1;
+                    let taken = std::mem::replace(
+                        slot,
+                        NodeRef::Stored {
+                            offset: 0,
+                            hash: ContextHash([0; 32]),
+                        },
+                    );
+                    let child = match taken {
+                        NodeRef::Memory(child) => child,
+                        stored => load_for_update(source, &stored)?,
+                    };
+                    let (child, added) = match Arc::try_unwrap(child) {
+                        Ok(mut child) => {
+                            child.reset_for_update();
+                            let added = inode_add_owned(source, &mut child, depth + 1, entry)?;
+                            (child, added)
+                        }
+                        Err(shared) => inode_add(source, &shared, depth + 1, entry)?,
+                    };
+                    *slot = NodeRef::memory(child);
+                    added
+                }
+                Err(position) => {
+                    let child = NodeObject::new(NodeBody::Values(vec![entry]));
+                    pointers.reserve_exact(1);
+                    pointers.insert(position, (index, NodeRef::memory(child)));
+                    true
+                }
+            };
+            *length += u64::from(added);
+            Ok(added)
         }
         _ => Err(node.bad("inode child of the expected shape and depth")),
     }

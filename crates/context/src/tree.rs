@@ -307,15 +307,9 @@ impl Tree {
                                 Err(_) => None,
                             }
                         }
-                        _ => {
-                            let shared = Arc::new(std::mem::replace(
-                                object,
-                                NodeObject::new(NodeBody::Flat(Vec::new())),
-                            ));
-                            let found = directory_find(source, &shared, name.as_ref())?;
-                            level = Level::Shared(shared);
-                            found
-                        }
+                        // An inode directory stays owned: `directory_set_owned` adds to it
+                        // in place. The child found is shared with it (and copied).
+                        _ => directory_find(source, object, name.as_ref())?,
                     },
                     Level::Shared(directory) => directory_find(source, directory, name.as_ref())?,
                     Level::Absent => None,
