@@ -194,8 +194,12 @@ fn estimated_size(object: &NodeObject) -> usize {
                 .iter()
                 .map(|entry| {
                     std::mem::size_of::<Entry>()
-                        + 32
-                        + entry.name.len()
+                        // Short names are shared through the decoder's interner.
+                        + if entry.name.len() > pack::INTERNED_NAME_MAX_BYTES {
+                            32 + entry.name.len()
+                        } else {
+                            0
+                        }
                         + match &entry.value {
                             Value::Contents(contents) => match &contents.body {
                                 ContentsBody::Inline(bytes) => bytes.len() + 16,
@@ -246,6 +250,8 @@ pub struct Store {
     cache: RefCell<Cache>,
     statistics: RefCell<StoreStatistics>,
     read_buffer: RefCell<Vec<u8>>,
+    /// Short names shared between decoded objects (see [`pack::NameInterner`]).
+    interner: RefCell<pack::NameInterner>,
     write_buffer: Vec<u8>,
     hash_buffer: Vec<u8>,
     options: StoreOptions,
@@ -445,6 +451,7 @@ impl Store {
             last_commit: None,
             retained_bytes: 0,
             statistics: RefCell::new(StoreStatistics::default()),
+            interner: RefCell::new(pack::NameInterner::default()),
             read_buffer: RefCell::new(Vec::new()),
             write_buffer: Vec::new(),
             hash_buffer: Vec::new(),
@@ -945,6 +952,7 @@ impl Store {
         let mut entries: Vec<Entry> = Vec::with_capacity(count);
         let offsets = flat_parts_empty();
         let mut buffer = self.read_buffer.borrow_mut();
+        let mut interner = self.interner.borrow_mut();
         for (index, part_offset) in parts {
             let (tag, body) = self.read_object(*part_offset, &mut buffer)?;
             if tag != TAG_FLAT_PART {
@@ -954,8 +962,8 @@ impl Store {
                 ));
             }
             let body_start = body.start;
-            let part =
-                pack::read_flat_part(&buffer[body], *part_offset, *index).map_err(|error| {
+            let part = pack::read_flat_part(&buffer[body], *part_offset, *index, &mut interner)
+                .map_err(|error| {
                     self.corrupt(
                         part_offset + (body_start + error.body_offset_bytes) as u64,
                         error.kind,
@@ -1064,7 +1072,9 @@ impl Store {
             drop(buffer);
             self.load_flat_split(offset, count, &parts)?
         } else {
-            let object = pack::read_node(tag, &buffer[body], offset).map_err(position)?;
+            let object =
+                pack::read_node(tag, &buffer[body], offset, &mut self.interner.borrow_mut())
+                    .map_err(position)?;
             drop(buffer);
             object
         };
