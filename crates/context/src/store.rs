@@ -13,6 +13,9 @@
 //! no commit that `commit` returned.
 //!
 //! Stored objects are loaded on demand through a bounded two-generation cache keyed by offset.
+//! An update takes the stored directories on its path out of the cache
+//! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
+//! next block, and an object nobody else holds is changed in place rather than copied.
 //! A `Store` is used from one thread (its cache sits in a `RefCell`).
 
 use crate::control::{ControlRecord, CONTROL_BYTES};
