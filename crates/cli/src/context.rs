@@ -378,6 +378,9 @@ fn replay(
             "device_read_bytes": report.device_read_bytes,
             "device_read_bytes_per_block": report.device_read_bytes.map(|bytes| bytes as f64 / report.blocks.max(1) as f64),
             "cache_hits": report.statistics.cache_hits,
+            "objects_read_by_tag": report.statistics.objects_read_by_tag,
+            "bytes_read": report.statistics.bytes_read,
+            "cache_inserted_bytes": report.statistics.cache_inserted_bytes,
             "objects_written": report.statistics.objects_written,
             "head": report.head.map(|hash| hash.to_base58()),
         }));

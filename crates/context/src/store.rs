@@ -13,6 +13,9 @@
 //! no commit that `commit` returned.
 //!
 //! Stored objects are loaded on demand through a bounded two-generation cache keyed by offset.
+//! An update takes the stored directories on its path out of the cache
+//! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
+//! next block, and an object nobody else holds is changed in place rather than copied.
 //! A `Store` is used from one thread (its cache sits in a `RefCell`).
 
 use crate::control::{ControlRecord, CONTROL_BYTES};
@@ -159,6 +162,15 @@ impl Cache {
         Some(object)
     }
 
+    /// Takes the object at `offset` out of the cache (for an update that replaces it).
+    fn remove(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
+        if let Some((object, size)) = self.young.remove(&offset) {
+            self.young_bytes -= size;
+            return Some(object);
+        }
+        self.old.remove(&offset).map(|(object, _)| object)
+    }
+
     fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
         self.young_bytes += size;
         self.young.insert(offset, (object, size));
@@ -185,8 +197,12 @@ fn estimated_size(object: &NodeObject) -> usize {
                 .iter()
                 .map(|entry| {
                     std::mem::size_of::<Entry>()
-                        + 32
-                        + entry.name.len()
+                        // Short names are shared through the decoder's interner.
+                        + if entry.name.len() > pack::INTERNED_NAME_MAX_BYTES {
+                            32 + entry.name.len()
+                        } else {
+                            0
+                        }
                         + match &entry.value {
                             Value::Contents(contents) => match &contents.body {
                                 ContentsBody::Inline(bytes) => bytes.len() + 16,
@@ -212,6 +228,14 @@ pub struct StoreStatistics {
     pub objects_written: u64,
     /// `fdatasync` calls on the pack.
     pub pack_syncs: u64,
+    /// Objects read from the pack by tag (index = tag, docs/formats/pack-file.md; 0 unused):
+    /// tells which shapes the misses are (flat nodes, inode values, inode trees, contents,
+    /// commits, split roots, split parts).
+    pub objects_read_by_tag: [u64; 8],
+    /// Bytes read from the pack file (`pread` lengths, page cache or disk).
+    pub bytes_read: u64,
+    /// Estimated bytes of the decoded objects inserted into the object cache.
+    pub cache_inserted_bytes: u64,
 }
 
 /// A context store on disk.
@@ -229,6 +253,8 @@ pub struct Store {
     cache: RefCell<Cache>,
     statistics: RefCell<StoreStatistics>,
     read_buffer: RefCell<Vec<u8>>,
+    /// Short names shared between decoded objects (see [`pack::NameInterner`]).
+    interner: RefCell<pack::NameInterner>,
     write_buffer: Vec<u8>,
     hash_buffer: Vec<u8>,
     options: StoreOptions,
@@ -428,6 +454,7 @@ impl Store {
             last_commit: None,
             retained_bytes: 0,
             statistics: RefCell::new(StoreStatistics::default()),
+            interner: RefCell::new(pack::NameInterner::default()),
             read_buffer: RefCell::new(Vec::new()),
             write_buffer: Vec::new(),
             hash_buffer: Vec::new(),
@@ -652,7 +679,10 @@ impl Store {
                 .read_exact_at(&mut buffer[first..total], offset + first as u64)
                 .map_err(io_error(&self.pack_path, "read"))?;
         }
-        self.statistics.borrow_mut().objects_read += 1;
+        let mut statistics = self.statistics.borrow_mut();
+        statistics.objects_read += 1;
+        statistics.objects_read_by_tag[usize::from(tag) % 8] += 1;
+        statistics.bytes_read += first.max(total) as u64;
         Ok((tag, header_length..total))
     }
 
@@ -935,6 +965,7 @@ impl Store {
         let mut entries: Vec<Entry> = Vec::with_capacity(count);
         let offsets = flat_parts_empty();
         let mut buffer = self.read_buffer.borrow_mut();
+        let mut interner = self.interner.borrow_mut();
         for (index, part_offset) in parts {
             let (tag, body) = self.read_object(*part_offset, &mut buffer)?;
             if tag != TAG_FLAT_PART {
@@ -944,8 +975,8 @@ impl Store {
                 ));
             }
             let body_start = body.start;
-            let part =
-                pack::read_flat_part(&buffer[body], *part_offset, *index).map_err(|error| {
+            let part = pack::read_flat_part(&buffer[body], *part_offset, *index, &mut interner)
+                .map_err(|error| {
                     self.corrupt(
                         part_offset + (body_start + error.body_offset_bytes) as u64,
                         error.kind,
@@ -1037,12 +1068,9 @@ fn write_control(sync: bool, directory: &Path, record: &ControlRecord) -> Result
     Ok(())
 }
 
-impl ObjectSource for Store {
-    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
-        if let Some(object) = self.cache.borrow_mut().get(offset) {
-            self.statistics.borrow_mut().cache_hits += 1;
-            return Ok(object);
-        }
+impl Store {
+    /// Reads and decodes the node object at `offset` (whose hash is `hash`) from the pack.
+    fn read_node(&self, offset: u64, hash: &ContextHash) -> Result<NodeObject, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
         let (tag, body) = self.read_object(offset, &mut buffer)?;
         let body_start = body.start;
@@ -1057,16 +1085,44 @@ impl ObjectSource for Store {
             drop(buffer);
             self.load_flat_split(offset, count, &parts)?
         } else {
-            let object = pack::read_node(tag, &buffer[body], offset).map_err(position)?;
+            let object =
+                pack::read_node(tag, &buffer[body], offset, &mut self.interner.borrow_mut())
+                    .map_err(position)?;
             drop(buffer);
             object
         };
         let _ = object.hash.set(*hash);
         let _ = object.offset.set(offset);
+        Ok(object)
+    }
+}
+
+impl ObjectSource for Store {
+    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
+        if let Some(object) = self.cache.borrow_mut().get(offset) {
+            self.statistics.borrow_mut().cache_hits += 1;
+            return Ok(object);
+        }
+        let object = self.read_node(offset, hash)?;
         let size = estimated_size(&object);
+        self.statistics.borrow_mut().cache_inserted_bytes += size as u64;
         let object = Arc::new(object);
         self.cache.borrow_mut().insert(offset, object.clone(), size);
         Ok(object)
+    }
+
+    fn load_node_for_update(
+        &self,
+        offset: u64,
+        hash: &ContextHash,
+    ) -> Result<Arc<NodeObject>, ContextError> {
+        // The version being replaced is not cached: the replay does not read it again (an
+        // older checkout that does reads it back from the pack).
+        if let Some(object) = self.cache.borrow_mut().remove(offset) {
+            self.statistics.borrow_mut().cache_hits += 1;
+            return Ok(object);
+        }
+        Ok(Arc::new(self.read_node(offset, hash)?))
     }
 
     fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {

@@ -13,7 +13,8 @@ use crate::error::ContextError;
 use crate::hash::{ContextHash, Kind};
 use crate::node::{
     collect_entries, directory_find, directory_set, directory_set_owned, empty_directory_hash,
-    ensure_hash, load, Contents, InMemory, NodeBody, NodeObject, NodeRef, ObjectSource, Value,
+    ensure_hash, load, load_for_update, Contents, InMemory, NodeBody, NodeObject, NodeRef,
+    ObjectSource, Value,
 };
 use std::sync::Arc;
 
@@ -279,7 +280,18 @@ impl Tree {
                     }
                     Err(shared) => Level::Shared(shared),
                 },
-                Some(Value::Node(stored)) => Level::Shared(load(source, &stored)?),
+                Some(Value::Node(stored)) => {
+                    // Handed over by the store's cache when it holds the object alone: the
+                    // stale version leaves the cache, and a flat directory is changed in place.
+                    let loaded = load_for_update(source, &stored)?;
+                    match Arc::try_unwrap(loaded) {
+                        Ok(mut object) => {
+                            object.reset_for_update();
+                            Level::Owned(object)
+                        }
+                        Err(shared) => Level::Shared(shared),
+                    }
+                }
                 _ => Level::Absent,
             };
             if position + 1 < key.len() {
@@ -295,15 +307,9 @@ impl Tree {
                                 Err(_) => None,
                             }
                         }
-                        _ => {
-                            let shared = Arc::new(std::mem::replace(
-                                object,
-                                NodeObject::new(NodeBody::Flat(Vec::new())),
-                            ));
-                            let found = directory_find(source, &shared, name.as_ref())?;
-                            level = Level::Shared(shared);
-                            found
-                        }
+                        // An inode directory stays owned: `directory_set_owned` adds to it
+                        // in place. The child found is shared with it (and copied).
+                        _ => directory_find(source, object, name.as_ref())?,
                     },
                     Level::Shared(directory) => directory_find(source, directory, name.as_ref())?,
                     Level::Absent => None,

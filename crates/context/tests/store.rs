@@ -368,6 +368,94 @@ fn building_on_the_handed_over_head_changes_no_earlier_commit() {
     let _ = std::fs::remove_dir_all(&shared);
 }
 
+#[test]
+fn updates_that_take_objects_from_the_cache_change_no_other_checkout() {
+    // An update hands the cached copy of each stored directory on its path over to the tree
+    // (`load_node_for_update`), which changes it in place when nobody else holds it. Another
+    // checkout of the same commit, read before, during and after, must keep every old value and
+    // its hash, recomputed from its leaves; the updated tree must hash as one rebuilt from its own.
+    let directory = temporary_directory("taken");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let head = {
+        let mut store = Store::open(&directory, options.clone()).unwrap();
+        let mut tree = Tree::empty();
+        for level in 0..3 {
+            tree = block(&store, &tree, level);
+        }
+        let head = store.commit(&tree, &[], &info(0)).unwrap();
+        store.close().unwrap();
+        head
+    };
+    let store = Store::open(&directory, options).unwrap();
+    let original = store.checkout(&head).unwrap().unwrap();
+    let original_hash = original.hash();
+    let mut updated = store.checkout(&head).unwrap().unwrap();
+    let mut other = store.checkout(&head).unwrap().unwrap();
+    // Every key of the original, with its value: the updated tree's reads fill the cache.
+    let keys: Vec<[String; 4]> = (0..3)
+        .flat_map(|level| (0..300).map(move |index| key(level, index)))
+        .collect();
+    let before: Vec<Option<Vec<u8>>> = keys
+        .iter()
+        .map(|key| {
+            updated
+                .find(&store, key)
+                .unwrap()
+                .map(|bytes| bytes.to_vec())
+        })
+        .collect();
+    for (position, key) in keys.iter().enumerate() {
+        // `other` holds a few directories while the update takes the cached copies.
+        if position % 50 == 0 {
+            assert_eq!(
+                other.find(&store, key).unwrap().map(|bytes| bytes.to_vec()),
+                before[position]
+            );
+        }
+        match position % 3 {
+            0 => updated.add_in_place(&store, key, b"changed").unwrap(),
+            1 => updated.remove_in_place(&store, key).unwrap(),
+            _ => {}
+        }
+        if position % 7 == 0 {
+            other
+                .add_in_place(&store, &["other", "marker"], &[position as u8])
+                .unwrap();
+        }
+    }
+    for (position, key) in keys.iter().enumerate() {
+        assert_eq!(
+            original
+                .find(&store, key)
+                .unwrap()
+                .map(|bytes| bytes.to_vec()),
+            before[position]
+        );
+        let expected = match position % 3 {
+            0 => Some(b"changed".to_vec()),
+            1 => None,
+            _ => before[position].clone(),
+        };
+        assert_eq!(
+            updated
+                .find(&store, key)
+                .unwrap()
+                .map(|bytes| bytes.to_vec()),
+            expected
+        );
+    }
+    assert_eq!(rebuild_from_leaves(&store, &original).hash(), original_hash);
+    assert_ne!(updated.hash(), original_hash);
+    assert_eq!(rebuild_from_leaves(&store, &updated).hash(), updated.hash());
+    other.remove_in_place(&store, &["other"]).unwrap();
+    assert_eq!(other.hash(), original_hash);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 fn check_error_names_file(error: &ContextError) {
     let text = error.to_string();
     assert!(
