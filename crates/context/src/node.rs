@@ -393,6 +393,35 @@ pub(crate) fn load_for_update(
     }
 }
 
+/// An object taken for an update that replaces it (see [`take_for_update`]).
+pub(crate) enum Taken {
+    /// Held by nobody else: changed in place, its hash and offset already reset.
+    Owned(NodeObject),
+    /// Shared with another tree (or the cache): copied by the update.
+    Shared(Arc<NodeObject>),
+}
+
+/// Takes the object `node` refers to for an update that replaces it: a memory object or the
+/// store's cached copy (handed over by [`ObjectSource::load_node_for_update`]) is owned when
+/// nobody else holds it, so the update changes it in place.
+pub(crate) fn take_for_update(
+    source: &dyn ObjectSource,
+    node: NodeRef,
+) -> Result<Taken, ContextError> {
+    let object = match node {
+        NodeRef::Memory(object) => object,
+        NodeRef::Stored { offset, hash } => source.load_node_for_update(offset, &hash)?,
+    };
+    Ok(match Arc::try_unwrap(object) {
+        Ok(mut object) => {
+            // Its cached hash and offset are about to be stale.
+            object.reset_for_update();
+            Taken::Owned(object)
+        }
+        Err(shared) => Taken::Shared(shared),
+    })
+}
+
 fn search(entries: &[Entry], name: &[u8]) -> Result<usize, usize> {
     entries.binary_search_by(|entry| (*entry.name).cmp(name))
 }
@@ -743,17 +772,12 @@ fn inode_add_owned(
                             hash: ContextHash([0; 32]),
                         },
                     );
-                    let child = match taken {
-                        NodeRef::Memory(child) => child,
-                        stored => load_for_update(source, &stored)?,
-                    };
-                    let (child, added) = match Arc::try_unwrap(child) {
-                        Ok(mut child) => {
-                            child.reset_for_update();
+                    let (child, added) = match take_for_update(source, taken)? {
+                        Taken::Owned(mut child) => {
                             let added = inode_add_owned(source, &mut child, depth + 1, entry)?;
                             (child, added)
                         }
-                        Err(shared) => inode_add(source, &shared, depth + 1, entry)?,
+                        Taken::Shared(shared) => inode_add(source, &shared, depth + 1, entry)?,
                     };
                     *slot = NodeRef::memory(child);
                     added

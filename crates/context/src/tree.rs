@@ -13,8 +13,8 @@ use crate::error::ContextError;
 use crate::hash::{ContextHash, Kind};
 use crate::node::{
     collect_entries, directory_find, directory_set, directory_set_owned, empty_directory_hash,
-    ensure_hash, load, load_for_update, Contents, InMemory, NodeBody, NodeObject, NodeRef,
-    ObjectSource, Value,
+    ensure_hash, load, take_for_update, Contents, InMemory, NodeBody, NodeObject, NodeRef,
+    ObjectSource, Taken, Value,
 };
 use std::sync::Arc;
 
@@ -272,26 +272,11 @@ impl Tree {
         let mut current = self.root.take();
         for (position, name) in key.iter().enumerate() {
             let mut level = match current.take() {
-                Some(Value::Node(NodeRef::Memory(object))) => match Arc::try_unwrap(object) {
-                    Ok(mut object) => {
-                        // Held by nobody else: its cached hash and offset are about to be stale.
-                        object.reset_for_update();
-                        Level::Owned(object)
-                    }
-                    Err(shared) => Level::Shared(shared),
+                // A stored directory leaves the store's cache (its version is being replaced).
+                Some(Value::Node(node)) => match take_for_update(source, node)? {
+                    Taken::Owned(object) => Level::Owned(object),
+                    Taken::Shared(shared) => Level::Shared(shared),
                 },
-                Some(Value::Node(stored)) => {
-                    // Handed over by the store's cache when it holds the object alone: the
-                    // stale version leaves the cache, and a flat directory is changed in place.
-                    let loaded = load_for_update(source, &stored)?;
-                    match Arc::try_unwrap(loaded) {
-                        Ok(mut object) => {
-                            object.reset_for_update();
-                            Level::Owned(object)
-                        }
-                        Err(shared) => Level::Shared(shared),
-                    }
-                }
                 _ => Level::Absent,
             };
             if position + 1 < key.len() {
