@@ -62,6 +62,14 @@ struct Options {
     header_encodes: usize,
 }
 
+/// The next argument parsed as a `T`; `usage` names the option when it is missing or malformed.
+fn parsed<T: std::str::FromStr>(arguments: &mut impl Iterator<Item = String>, usage: &str) -> T {
+    arguments
+        .next()
+        .and_then(|text| text.parse().ok())
+        .expect(usage)
+}
+
 fn parse_options() -> Options {
     let mut options = Options {
         order: "alt".to_owned(),
@@ -79,17 +87,9 @@ fn parse_options() -> Options {
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
             "--order" => options.order = arguments.next().expect("--order kb|bk|alt"),
-            "--iterations" => {
-                options.iterations = arguments
-                    .next()
-                    .and_then(|text| text.parse().ok())
-                    .expect("--iterations N")
-            }
+            "--iterations" => options.iterations = parsed(&mut arguments, "--iterations N"),
             "--warm-first" => {
-                options.warm_first_seconds = arguments
-                    .next()
-                    .and_then(|text| text.parse().ok())
-                    .expect("--warm-first SECONDS")
+                options.warm_first_seconds = parsed(&mut arguments, "--warm-first SECONDS")
             }
             "--buffers" => {
                 options.separate_buffers = arguments.next().as_deref() == Some("separate")
@@ -97,12 +97,7 @@ fn parse_options() -> Options {
             "--fresh-buffer" => options.fresh_buffer = true,
             "--quiet" => options.quiet = true,
             "--variant" => options.variant = arguments.next(),
-            "--header" => {
-                options.header_encodes = arguments
-                    .next()
-                    .and_then(|text| text.parse().ok())
-                    .expect("--header N")
-            }
+            "--header" => options.header_encodes = parsed(&mut arguments, "--header N"),
             "--only" => {
                 options.only = match arguments.next().as_deref() {
                     Some("kestrel") => Some(Side::Kestrel),
@@ -111,12 +106,7 @@ fn parse_options() -> Options {
                     _ => panic!("--only kestrel|baseline"),
                 }
             }
-            "--levels" => {
-                options.levels = arguments
-                    .next()
-                    .and_then(|text| text.parse().ok())
-                    .expect("--levels N")
-            }
+            "--levels" => options.levels = parsed(&mut arguments, "--levels N"),
             // `cargo bench` passes `--bench`.
             _ => {}
         }
