@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+mod compact;
 mod control;
 pub mod error;
 pub mod hash;

@@ -10,6 +10,7 @@
 //! loaded through an [`ObjectSource`]. Callers must hand directory operations a directory object
 //! (flat, or an inode tree of depth 0); objects decoded from a store are checked for this on load.
 
+use crate::compact::CompactEntries;
 use crate::error::ContextError;
 use crate::hash::{
     blake2b_params, encode_flat_entry, encode_flat_node, encode_inode_tree, encode_inode_value,
@@ -153,6 +154,10 @@ pub(crate) enum NodeBody {
     Flat(Vec<Entry>),
     /// An inode value: at most 32 entries, sorted by name, below an inode tree.
     Values(Vec<Entry>),
+    /// A flat directory decoded from the pack, kept as stored (read-only: see `compact.rs`).
+    CompactFlat(CompactEntries),
+    /// An inode value decoded from the pack, kept as stored (read-only: see `compact.rs`).
+    CompactValues(CompactEntries),
     /// An inode tree: `length` entries reachable through at most 32 pointers, by increasing index.
     Tree {
         depth: u32,
@@ -220,8 +225,40 @@ impl NodeObject {
     pub(crate) fn length(&self) -> u64 {
         match &self.body {
             NodeBody::Flat(entries) | NodeBody::Values(entries) => entries.len() as u64,
+            NodeBody::CompactFlat(compact) | NodeBody::CompactValues(compact) => {
+                compact.len() as u64
+            }
             NodeBody::Tree { length, .. } => *length,
         }
+    }
+
+    /// Whether the body is in the compact, read-only form (then the object came from the pack:
+    /// its hash and offset are known, and its entries are never hashed nor written again).
+    pub(crate) fn is_compact(&self) -> bool {
+        matches!(
+            self.body,
+            NodeBody::CompactFlat(_) | NodeBody::CompactValues(_)
+        )
+    }
+
+    /// Converts a compact body to the vector form in place, before an update changes it (the
+    /// decode cost of a miss, paid only on the update path); other bodies are left as they are.
+    pub(crate) fn make_mutable(&mut self) {
+        match &self.body {
+            NodeBody::CompactFlat(compact) => self.body = NodeBody::Flat(compact.to_entries()),
+            NodeBody::CompactValues(compact) => self.body = NodeBody::Values(compact.to_entries()),
+            _ => {}
+        }
+    }
+
+    /// A fresh object (no hash, offset or snapshots) with the vector form of this compact
+    /// object's entries, for an update of a copy shared with others.
+    fn mutable_copy(&self) -> NodeObject {
+        NodeObject::new(match &self.body {
+            NodeBody::CompactFlat(compact) => NodeBody::Flat(compact.to_entries()),
+            NodeBody::CompactValues(compact) => NodeBody::Values(compact.to_entries()),
+            _ => unreachable!("only compact objects are copied to be changed"),
+        })
     }
 
     fn bad(&self, rule: &'static str) -> ContextError {
@@ -248,6 +285,8 @@ impl Drop for NodeObject {
 
 fn take_memory_children(body: &mut NodeBody, stack: &mut Vec<Arc<NodeObject>>) {
     match body {
+        // Stored children only.
+        NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {}
         NodeBody::Flat(entries) | NodeBody::Values(entries) => {
             if entries
                 .iter()
@@ -416,8 +455,12 @@ pub(crate) fn take_for_update(
         Ok(mut object) => {
             // Its cached hash and offset are about to be stale.
             object.reset_for_update();
+            object.make_mutable();
             Taken::Owned(object)
         }
+        // A shared compact object would be copied by the update anyway: its vector form is
+        // that copy, owned.
+        Err(shared) if shared.is_compact() => Taken::Owned(shared.mutable_copy()),
         Err(shared) => Taken::Shared(shared),
     })
 }
@@ -440,6 +483,9 @@ pub(crate) fn directory_find(
                 return Ok(search(entries, name)
                     .ok()
                     .map(|index| entries[index].value.clone()));
+            }
+            NodeBody::CompactFlat(compact) | NodeBody::CompactValues(compact) => {
+                return Ok(compact.find(name));
             }
             NodeBody::Tree {
                 depth, pointers, ..
@@ -472,6 +518,9 @@ fn directory_find_owned(
                 return Ok(search(entries, name)
                     .ok()
                     .map(|index| entries[index].value.clone()));
+            }
+            NodeBody::CompactFlat(compact) | NodeBody::CompactValues(compact) => {
+                return Ok(compact.find(name));
             }
             NodeBody::Tree {
                 depth, pointers, ..
@@ -566,6 +615,12 @@ pub(crate) fn directory_set(
                 }
             },
         },
+        NodeBody::CompactFlat(compact) => {
+            if value.is_none() && compact.search(name).is_err() {
+                return Ok(Some(NodeRef::Memory(directory.clone())));
+            }
+            directory_set_owned(source, directory.mutable_copy(), name, value)
+        }
         _ => Err(directory.bad("a directory is a flat node or an inode tree of depth 0")),
     }
 }
@@ -578,6 +633,7 @@ pub(crate) fn directory_set_owned(
     name: &[u8],
     value: Option<Value>,
 ) -> Result<Option<NodeRef>, ContextError> {
+    directory.make_mutable();
     let NodeBody::Flat(entries) = &mut directory.body else {
         if let (NodeBody::Tree { depth: 0, .. }, Some(value)) = (&directory.body, &value) {
             let entry = Entry {
@@ -688,6 +744,11 @@ fn inode_add(
                 Ok((partition(depth, entries_new)?, true))
             }
         },
+        NodeBody::CompactValues(_) => {
+            let mut copy = node.mutable_copy();
+            let added = inode_add_owned(source, &mut copy, depth, entry)?;
+            Ok((copy, added))
+        }
         NodeBody::Tree {
             depth: node_depth,
             length,
@@ -734,6 +795,7 @@ fn inode_add_owned(
     depth: u32,
     entry: Entry,
 ) -> Result<bool, ContextError> {
+    node.make_mutable();
     match &mut node.body {
         NodeBody::Values(entries) => match search(entries, &entry.name) {
             Ok(index) => {
@@ -816,6 +878,15 @@ fn inode_remove(
                 Ok(Some(Some(NodeObject::new(NodeBody::Values(entries_new)))))
             }
         },
+        NodeBody::CompactValues(compact) => match compact.search(name) {
+            Err(_) => Ok(None),
+            Ok(_) if compact.len() == 1 => Ok(Some(None)),
+            Ok(index) => {
+                let mut entries_new = compact.to_entries();
+                entries_new.remove(index);
+                Ok(Some(Some(NodeObject::new(NodeBody::Values(entries_new)))))
+            }
+        },
         NodeBody::Tree {
             depth: node_depth,
             length,
@@ -866,6 +937,9 @@ pub(crate) fn collect_entries(
         |object: &NodeObject, pending: &mut Vec<Arc<NodeObject>>| -> Result<(), ContextError> {
             match &object.body {
                 NodeBody::Flat(found) | NodeBody::Values(found) => entries.extend_from_slice(found),
+                NodeBody::CompactFlat(compact) | NodeBody::CompactValues(compact) => {
+                    entries.extend(compact.to_entries())
+                }
                 NodeBody::Tree { pointers, .. } => {
                     for (_, pointer) in pointers {
                         pending.push(load(source, pointer)?);
@@ -885,6 +959,9 @@ pub(crate) fn collect_entries(
 /// Appends the hash encoding of `object` to `buffer`; every child's hash must be known.
 pub(crate) fn encode_for_hash(object: &NodeObject, buffer: &mut Vec<u8>) {
     match &object.body {
+        NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {
+            unreachable!("compact objects come from the pack with their hash")
+        }
         NodeBody::Flat(entries) => encode_flat_node(
             buffer,
             entries
@@ -920,6 +997,7 @@ pub(crate) fn encode_for_hash(object: &NodeObject, buffer: &mut Vec<u8>) {
 /// Calls `visit` on every memory node object directly below `object`.
 pub(crate) fn for_each_memory_child(object: &NodeObject, mut visit: impl FnMut(&Arc<NodeObject>)) {
     match &object.body {
+        NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {}
         NodeBody::Flat(entries) | NodeBody::Values(entries) => {
             for entry in entries {
                 if let Value::Node(NodeRef::Memory(child)) = &entry.value {
@@ -1256,6 +1334,9 @@ mod tests {
             };
             let mut buffer = Vec::new();
             match &top.body {
+                NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {
+                    unreachable!("trees built in memory hold no compact objects")
+                }
                 NodeBody::Flat(entries) => {
                     let hashes: Vec<ContextHash> = entries
                         .iter()

@@ -7,6 +7,7 @@
 //! names strictly increasing, child offsets strictly before the parent) and returns a typed
 //! [`PackError`] with the offset inside the object, never panicking.
 
+use crate::compact::CompactEntries;
 use crate::hash::{ContextHash, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX};
 use crate::leb128;
 use crate::node::{
@@ -182,6 +183,9 @@ pub(crate) fn stored_location(node: &NodeRef) -> (u64, ContextHash) {
 /// Appends the object for `object` (whose children are all written) and returns its tag.
 pub(crate) fn write_node(out: &mut Vec<u8>, object: &NodeObject) {
     match &object.body {
+        NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {
+            unreachable!("compact objects are in the pack already")
+        }
         NodeBody::Flat(entries) => write_object(out, TAG_FLAT_NODE, |body| {
             leb128::write_u64(body, entries.len() as u64);
             for entry in entries {
@@ -485,6 +489,48 @@ impl<'a> Reader<'a> {
         Ok(count as usize)
     }
 
+    /// One entry (see [`read_entry`]).
+    fn entry(&mut self, object_offset: u64) -> Result<EntryView<'a>, PackError> {
+        let name_length = self.count(NAME_MAX_BYTES, "NAME_MAX_BYTES")?;
+        let name = self.take(name_length)?;
+        let kind_offset = self.offset;
+        let value = match self.byte()? {
+            ENTRY_NODE => {
+                let hash = self.hash()?;
+                let offset = self.child_offset(object_offset)?;
+                ValueView::Node { hash, offset }
+            }
+            ENTRY_INLINE_CONTENTS => {
+                let hash = self.hash()?;
+                let length = self.count(
+                    crate::node::INLINE_CONTENTS_MAX_BYTES,
+                    "INLINE_CONTENTS_MAX_BYTES",
+                )?;
+                let bytes = self.take(length)?;
+                ValueView::Inline { hash, bytes }
+            }
+            ENTRY_LARGE_CONTENTS => {
+                let hash = self.hash()?;
+                let length_start = self.offset;
+                let length_bytes = self.integer()?;
+                if length_bytes > OBJECT_BODY_MAX_BYTES {
+                    return fail(
+                        length_start,
+                        crate::CorruptionKind::LimitExceeded("OBJECT_BODY_MAX_BYTES"),
+                    );
+                }
+                let offset = self.child_offset(object_offset)?;
+                ValueView::Large {
+                    hash,
+                    length_bytes,
+                    offset,
+                }
+            }
+            other => return fail(kind_offset, crate::CorruptionKind::UnknownTag(other)),
+        };
+        Ok(EntryView { name, value })
+    }
+
     fn finish(&self) -> Result<(), PackError> {
         if self.offset != self.bytes.len() {
             return fail(
@@ -496,6 +542,160 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// One entry of a flat node, inode value or flat part as stored, borrowing from the object body:
+/// what both in-memory forms (the [`Entry`] vector and [`CompactEntries`]) are built from, so the
+/// two share one parser.
+pub(crate) struct EntryView<'a> {
+    /// The entry's name.
+    pub(crate) name: &'a [u8],
+    /// What the entry binds.
+    pub(crate) value: ValueView<'a>,
+}
+
+/// The value of an [`EntryView`].
+pub(crate) enum ValueView<'a> {
+    /// A node child (`ENTRY_NODE`).
+    Node { hash: ContextHash, offset: u64 },
+    /// Contents stored inline (`ENTRY_INLINE_CONTENTS`).
+    Inline { hash: ContextHash, bytes: &'a [u8] },
+    /// Contents stored as their own object (`ENTRY_LARGE_CONTENTS`).
+    Large {
+        hash: ContextHash,
+        length_bytes: u64,
+        offset: u64,
+    },
+}
+
+impl ValueView<'_> {
+    /// Whether the entry binds a directory or contents.
+    pub(crate) fn kind(&self) -> crate::hash::Kind {
+        match self {
+            ValueView::Node { .. } => crate::hash::Kind::Node,
+            ValueView::Inline { .. } | ValueView::Large { .. } => crate::hash::Kind::Contents,
+        }
+    }
+
+    /// The in-memory value (allocates for contents: their bytes, or the large-contents handle).
+    pub(crate) fn to_value(&self) -> Value {
+        match *self {
+            ValueView::Node { hash, offset } => Value::Node(NodeRef::Stored { offset, hash }),
+            ValueView::Inline { hash, bytes } => Value::Contents(Contents {
+                hash,
+                body: ContentsBody::Inline(Arc::from(bytes)),
+            }),
+            ValueView::Large {
+                hash,
+                length_bytes,
+                offset,
+            } => Value::Contents(Contents {
+                hash,
+                body: ContentsBody::Large(Arc::new(LargeContents {
+                    length_bytes,
+                    bytes: OnceLock::new(),
+                    offset: OnceLock::from(offset),
+                })),
+            }),
+        }
+    }
+}
+
+/// Parses the entry at `*offset` of `bytes` (an object body, or a copy of its entries that keeps
+/// their offsets' meaning), advancing `*offset` past it. Checks everything one entry controls:
+/// the integer encodings, the name against [`NAME_MAX_BYTES`], the kind, inline lengths against
+/// `INLINE_CONTENTS_MAX_BYTES`, large lengths against [`OBJECT_BODY_MAX_BYTES`] and child offsets
+/// strictly before `object_offset`. The order of names is the caller's (see [`read_entry_list`]).
+pub(crate) fn read_entry<'a>(
+    bytes: &'a [u8],
+    offset: &mut usize,
+    object_offset: u64,
+) -> Result<EntryView<'a>, PackError> {
+    let mut reader = Reader {
+        bytes,
+        offset: *offset,
+    };
+    let entry = reader.entry(object_offset)?;
+    *offset = reader.offset;
+    Ok(entry)
+}
+
+/// The name of the entry at `offset` of `bytes`, without parsing its value: the binary search of
+/// [`CompactEntries`] compares names only. `None` if the bytes there are not a whole name.
+#[inline]
+pub(crate) fn entry_name(bytes: &[u8], offset: usize) -> Option<&[u8]> {
+    let mut position = offset;
+    // Names under 128 bytes (nearly all) have a one-byte length.
+    let length = match bytes.get(position) {
+        Some(&byte) if byte < 0x80 => {
+            position += 1;
+            usize::from(byte)
+        }
+        _ => usize::try_from(leb128::read_u64(bytes, &mut position)?).ok()?,
+    };
+    bytes.get(position..position.checked_add(length)?)
+}
+
+/// A cursor over the entry list of a flat node, inode value or flat part: an entry count (at
+/// most a limit) and then the entries, each checked as [`read_entry`] does, with names strictly
+/// increasing. The one parser of entry lists: both in-memory forms are built through it.
+pub(crate) struct EntryList<'a> {
+    reader: Reader<'a>,
+    object_offset: u64,
+    count: usize,
+    remaining: usize,
+    previous: Option<&'a [u8]>,
+}
+
+impl<'a> EntryList<'a> {
+    /// Reads the entry count at `offset` of `bytes` (at most `limit`, named `limit_name` in the
+    /// error) for the object stored at `object_offset`.
+    pub(crate) fn try_new(
+        bytes: &'a [u8],
+        offset: usize,
+        object_offset: u64,
+        limit: usize,
+        limit_name: &'static str,
+    ) -> Result<EntryList<'a>, PackError> {
+        let mut reader = Reader { bytes, offset };
+        let count = reader.count(limit, limit_name)?;
+        Ok(EntryList {
+            reader,
+            object_offset,
+            count,
+            remaining: count,
+            previous: None,
+        })
+    }
+
+    /// The number of entries the list declares.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The offset after the count and the entries read so far (after the last: the list's end).
+    pub(crate) fn offset(&self) -> usize {
+        self.reader.offset
+    }
+
+    /// The next entry and the offset where it starts, `None` after the last.
+    #[inline]
+    pub(crate) fn next_entry(&mut self) -> Result<Option<(usize, EntryView<'a>)>, PackError> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        self.remaining -= 1;
+        let entry_start = self.reader.offset;
+        let entry = self.reader.entry(self.object_offset)?;
+        if self.previous.is_some_and(|previous| previous >= entry.name) {
+            return fail(
+                entry_start,
+                crate::CorruptionKind::NotCanonical("names strictly increasing"),
+            );
+        }
+        self.previous = Some(entry.name);
+        Ok(Some((entry_start, entry)))
+    }
+}
+
 fn read_entries(
     reader: &mut Reader<'_>,
     interner: &mut NameInterner,
@@ -503,92 +703,43 @@ fn read_entries(
     limit: usize,
     limit_name: &'static str,
 ) -> Result<Vec<Entry>, PackError> {
-    let count = reader.count(limit, limit_name)?;
-    let mut entries: Vec<Entry> = Vec::with_capacity(count);
-    for _ in 0..count {
-        let name_start = reader.offset;
-        let name_length = reader.count(NAME_MAX_BYTES, "NAME_MAX_BYTES")?;
-        let name = reader.take(name_length)?;
-        if let Some(previous) = entries.last() {
-            if *previous.name >= *name {
-                return fail(
-                    name_start,
-                    crate::CorruptionKind::NotCanonical("names strictly increasing"),
-                );
-            }
-        }
-        let kind_offset = reader.offset;
-        let value = match reader.byte()? {
-            ENTRY_NODE => {
-                let hash = reader.hash()?;
-                let offset = reader.child_offset(object_offset)?;
-                Value::Node(NodeRef::Stored { offset, hash })
-            }
-            ENTRY_INLINE_CONTENTS => {
-                let hash = reader.hash()?;
-                let length = reader.count(
-                    crate::node::INLINE_CONTENTS_MAX_BYTES,
-                    "INLINE_CONTENTS_MAX_BYTES",
-                )?;
-                let bytes = reader.take(length)?;
-                Value::Contents(Contents {
-                    hash,
-                    body: ContentsBody::Inline(Arc::from(bytes)),
-                })
-            }
-            ENTRY_LARGE_CONTENTS => {
-                let hash = reader.hash()?;
-                let length_start = reader.offset;
-                let length_bytes = reader.integer()?;
-                if length_bytes > OBJECT_BODY_MAX_BYTES {
-                    return fail(
-                        length_start,
-                        crate::CorruptionKind::LimitExceeded("OBJECT_BODY_MAX_BYTES"),
-                    );
-                }
-                let offset = reader.child_offset(object_offset)?;
-                Value::Contents(Contents {
-                    hash,
-                    body: ContentsBody::Large(Arc::new(LargeContents {
-                        length_bytes,
-                        bytes: OnceLock::new(),
-                        offset: OnceLock::from(offset),
-                    })),
-                })
-            }
-            other => return fail(kind_offset, crate::CorruptionKind::UnknownTag(other)),
-        };
+    let mut list = EntryList::try_new(
+        reader.bytes,
+        reader.offset,
+        object_offset,
+        limit,
+        limit_name,
+    )?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(list.count());
+    while let Some((_, entry)) = list.next_entry()? {
         entries.push(Entry {
-            name: interner.name(name),
-            value,
+            name: interner.name(entry.name),
+            value: entry.value.to_value(),
         });
     }
+    reader.offset = list.offset();
     Ok(entries)
 }
 
-/// Decodes the node object with tag `tag` and body `body` stored at `object_offset`.
-pub(crate) fn read_node(
-    tag: u8,
-    body: &[u8],
-    object_offset: u64,
-    interner: &mut NameInterner,
-) -> Result<NodeObject, PackError> {
+/// Decodes the node object with tag `tag` and body `body` stored at `object_offset`: flat nodes
+/// and inode values in the compact form ([`CompactEntries`]), inode trees with their pointers.
+pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<NodeObject, PackError> {
     let mut reader = Reader {
         bytes: body,
         offset: 0,
     };
     let node_body = match tag {
-        TAG_FLAT_NODE => NodeBody::Flat(read_entries(
-            &mut reader,
-            interner,
+        TAG_FLAT_NODE => NodeBody::CompactFlat(CompactEntries::try_new(
+            body,
+            &mut reader.offset,
             object_offset,
             FLAT_NODE_MAX_ENTRIES,
             "FLAT_NODE_MAX_ENTRIES",
         )?),
         TAG_INODE_VALUES => {
-            let entries = read_entries(
-                &mut reader,
-                interner,
+            let entries = CompactEntries::try_new(
+                body,
+                &mut reader.offset,
                 object_offset,
                 INODE_ENTRIES_MAX,
                 "INODE_ENTRIES_MAX",
@@ -599,7 +750,7 @@ pub(crate) fn read_node(
                     crate::CorruptionKind::NotCanonical("inode value is empty"),
                 );
             }
-            NodeBody::Values(entries)
+            NodeBody::CompactValues(entries)
         }
         TAG_INODE_TREE => {
             let depth_start = reader.offset;
@@ -663,6 +814,34 @@ pub(crate) fn read_node(
     };
     reader.finish()?;
     Ok(NodeObject::new(node_body))
+}
+
+/// The vector-form decoder of a flat node or inode value body (what [`read_node`] returned
+/// before the compact form): the oracle the compact form's tests compare against.
+#[cfg(test)]
+pub(crate) fn read_directory_entries(
+    tag: u8,
+    body: &[u8],
+    object_offset: u64,
+) -> Result<Vec<Entry>, PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    let (limit, limit_name) = match tag {
+        TAG_FLAT_NODE => (FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES"),
+        _ => (INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX"),
+    };
+    let mut interner = NameInterner::default();
+    let entries = read_entries(&mut reader, &mut interner, object_offset, limit, limit_name)?;
+    if tag == TAG_INODE_VALUES && entries.is_empty() {
+        return fail(
+            0,
+            crate::CorruptionKind::NotCanonical("inode value is empty"),
+        );
+    }
+    reader.finish()?;
+    Ok(entries)
 }
 
 /// Decodes a commit object body stored at `object_offset`.

@@ -213,6 +213,10 @@ fn estimated_size(object: &NodeObject) -> usize {
                 })
                 .sum::<usize>()
         }
+        // The one buffer, as allocated (no per-entry allocation to add).
+        NodeBody::CompactFlat(compact) | NodeBody::CompactValues(compact) => {
+            base + compact.heap_bytes()
+        }
         NodeBody::Tree { pointers, .. } => base + pointers.len() * 56,
     }
 }
@@ -1085,9 +1089,7 @@ impl Store {
             drop(buffer);
             self.load_flat_split(offset, count, &parts)?
         } else {
-            let object =
-                pack::read_node(tag, &buffer[body], offset, &mut self.interner.borrow_mut())
-                    .map_err(position)?;
+            let object = pack::read_node(tag, &buffer[body], offset).map_err(position)?;
             drop(buffer);
             object
         };

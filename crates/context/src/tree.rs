@@ -186,6 +186,12 @@ impl Tree {
         let directory = load(source, &node)?;
         let entries = match &directory.body {
             NodeBody::Flat(entries) => entries.clone(),
+            NodeBody::CompactFlat(compact) => {
+                return Ok(compact
+                    .iter()
+                    .map(|entry| (entry.name.to_vec(), entry.value.kind()))
+                    .collect())
+            }
             _ => collect_entries(source, &directory)?,
         };
         Ok(entries
