@@ -155,7 +155,7 @@ mod tests {
     use super::*;
     use crate::hash::{ContextHash, INODE_ENTRIES_MAX};
     use crate::node::{Contents, ContentsBody, LargeContents, NodeBody, NodeObject, NodeRef};
-    use crate::pack::{read_directory_entries, read_frame_header, read_node, write_node};
+    use crate::pack::{read_frame_header, read_node, write_node, DirectoryForm, NameInterner};
     use crate::pack::{TAG_FLAT_NODE, TAG_INODE_VALUES};
     use proptest::prelude::*;
     use std::sync::OnceLock;
@@ -206,6 +206,22 @@ mod tests {
         }
     }
 
+    /// The entries of `body` decoded in the `Vec<Entry>` form: the oracle.
+    fn read_entries_form(tag: u8, body: &[u8]) -> Result<Vec<Entry>, PackError> {
+        let mut interner = NameInterner::default();
+        let object = read_node(
+            tag,
+            body,
+            OBJECT_OFFSET,
+            DirectoryForm::Entries(&mut interner),
+        )?;
+        match &object.body {
+            NodeBody::Flat(entries) if tag == TAG_FLAT_NODE => Ok(entries.clone()),
+            NodeBody::Values(entries) if tag == TAG_INODE_VALUES => Ok(entries.clone()),
+            _ => panic!("not the vector form of its tag"),
+        }
+    }
+
     /// The object body of a flat node (`values == false`) or inode value with `entries`.
     fn encode(values: bool, entries: Vec<Entry>) -> (u8, Vec<u8>) {
         let body = if values {
@@ -222,8 +238,8 @@ mod tests {
     /// Decodes `body` both ways and checks that they agree: the same error, or the same
     /// entries, and `find` answering as a search of the vector form for `probes`.
     fn check(tag: u8, body: &[u8], probes: &[Vec<u8>]) -> Result<(), TestCaseError> {
-        let expected = read_directory_entries(tag, body, OBJECT_OFFSET);
-        let compact = read_node(tag, body, OBJECT_OFFSET);
+        let expected = read_entries_form(tag, body);
+        let compact = read_node(tag, body, OBJECT_OFFSET, DirectoryForm::Compact);
         let (expected, object) = match (expected, compact) {
             (Err(expected), Err(found)) => {
                 prop_assert_eq!(expected, found);
@@ -412,8 +428,9 @@ mod tests {
             cases.push((TAG_FLAT_NODE, valid[..length].to_vec()));
         }
         for (tag, body) in cases {
-            let expected = read_directory_entries(tag, &body, OBJECT_OFFSET).map(|e| e.len());
-            let found = read_node(tag, &body, OBJECT_OFFSET).map(|object| object.length() as usize);
+            let expected = read_entries_form(tag, &body).map(|entries| entries.len());
+            let found = read_node(tag, &body, OBJECT_OFFSET, DirectoryForm::Compact)
+                .map(|object| object.length() as usize);
             assert_eq!(found, expected, "tag {tag}, body {body:?}");
         }
     }

@@ -721,22 +721,45 @@ fn read_entries(
     Ok(entries)
 }
 
+/// Which in-memory form [`read_node`] builds for a flat node or an inode value (both run the
+/// same entry-list parser, [`EntryList`], with the same checks and errors).
+pub(crate) enum DirectoryForm<'a> {
+    /// Read-only, the entries as stored in one allocation ([`CompactEntries`]): for objects
+    /// that are looked up (and cached).
+    Compact,
+    /// The `Vec<Entry>` form, short names shared through the interner: for objects about to be
+    /// changed, which would otherwise be converted right after decoding.
+    Entries(&'a mut NameInterner),
+}
+
 /// Decodes the node object with tag `tag` and body `body` stored at `object_offset`: flat nodes
-/// and inode values in the compact form ([`CompactEntries`]), inode trees with their pointers.
-pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<NodeObject, PackError> {
+/// and inode values in the form `form` asks for, inode trees with their pointers.
+pub(crate) fn read_node(
+    tag: u8,
+    body: &[u8],
+    object_offset: u64,
+    form: DirectoryForm<'_>,
+) -> Result<NodeObject, PackError> {
     let mut reader = Reader {
         bytes: body,
         offset: 0,
     };
-    let node_body = match tag {
-        TAG_FLAT_NODE => NodeBody::CompactFlat(CompactEntries::try_new(
+    let node_body = match (tag, form) {
+        (TAG_FLAT_NODE, DirectoryForm::Compact) => NodeBody::CompactFlat(CompactEntries::try_new(
             body,
             &mut reader.offset,
             object_offset,
             FLAT_NODE_MAX_ENTRIES,
             "FLAT_NODE_MAX_ENTRIES",
         )?),
-        TAG_INODE_VALUES => {
+        (TAG_FLAT_NODE, DirectoryForm::Entries(interner)) => NodeBody::Flat(read_entries(
+            &mut reader,
+            interner,
+            object_offset,
+            FLAT_NODE_MAX_ENTRIES,
+            "FLAT_NODE_MAX_ENTRIES",
+        )?),
+        (TAG_INODE_VALUES, DirectoryForm::Compact) => {
             let entries = CompactEntries::try_new(
                 body,
                 &mut reader.offset,
@@ -752,7 +775,23 @@ pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<Node
             }
             NodeBody::CompactValues(entries)
         }
-        TAG_INODE_TREE => {
+        (TAG_INODE_VALUES, DirectoryForm::Entries(interner)) => {
+            let entries = read_entries(
+                &mut reader,
+                interner,
+                object_offset,
+                INODE_ENTRIES_MAX,
+                "INODE_ENTRIES_MAX",
+            )?;
+            if entries.is_empty() {
+                return fail(
+                    0,
+                    crate::CorruptionKind::NotCanonical("inode value is empty"),
+                );
+            }
+            NodeBody::Values(entries)
+        }
+        (TAG_INODE_TREE, _) => {
             let depth_start = reader.offset;
             let depth = reader.integer()?;
             if depth >= u64::from(INODE_DEPTH_MAX) {
@@ -801,7 +840,7 @@ pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<Node
                 pointers,
             }
         }
-        other => {
+        (other, _) => {
             return fail(
                 0,
                 crate::CorruptionKind::UnexpectedObject(match other {
@@ -814,34 +853,6 @@ pub(crate) fn read_node(tag: u8, body: &[u8], object_offset: u64) -> Result<Node
     };
     reader.finish()?;
     Ok(NodeObject::new(node_body))
-}
-
-/// The vector-form decoder of a flat node or inode value body (what [`read_node`] returned
-/// before the compact form): the oracle the compact form's tests compare against.
-#[cfg(test)]
-pub(crate) fn read_directory_entries(
-    tag: u8,
-    body: &[u8],
-    object_offset: u64,
-) -> Result<Vec<Entry>, PackError> {
-    let mut reader = Reader {
-        bytes: body,
-        offset: 0,
-    };
-    let (limit, limit_name) = match tag {
-        TAG_FLAT_NODE => (FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES"),
-        _ => (INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX"),
-    };
-    let mut interner = NameInterner::default();
-    let entries = read_entries(&mut reader, &mut interner, object_offset, limit, limit_name)?;
-    if tag == TAG_INODE_VALUES && entries.is_empty() {
-        return fail(
-            0,
-            crate::CorruptionKind::NotCanonical("inode value is empty"),
-        );
-    }
-    reader.finish()?;
-    Ok(entries)
 }
 
 /// Decodes a commit object body stored at `object_offset`.

@@ -1073,8 +1073,15 @@ fn write_control(sync: bool, directory: &Path, record: &ControlRecord) -> Result
 }
 
 impl Store {
-    /// Reads and decodes the node object at `offset` (whose hash is `hash`) from the pack.
-    fn read_node(&self, offset: u64, hash: &ContextHash) -> Result<NodeObject, ContextError> {
+    /// Reads and decodes the node object at `offset` (whose hash is `hash`) from the pack: a
+    /// flat node or inode value in the compact form to be looked up, or (`for_update`) in the
+    /// `Vec<Entry>` form an update changes.
+    fn read_node(
+        &self,
+        offset: u64,
+        hash: &ContextHash,
+        for_update: bool,
+    ) -> Result<NodeObject, ContextError> {
         let mut buffer = self.read_buffer.borrow_mut();
         let (tag, body) = self.read_object(offset, &mut buffer)?;
         let body_start = body.start;
@@ -1089,7 +1096,13 @@ impl Store {
             drop(buffer);
             self.load_flat_split(offset, count, &parts)?
         } else {
-            let object = pack::read_node(tag, &buffer[body], offset).map_err(position)?;
+            let mut interner = self.interner.borrow_mut();
+            let form = if for_update {
+                pack::DirectoryForm::Entries(&mut interner)
+            } else {
+                pack::DirectoryForm::Compact
+            };
+            let object = pack::read_node(tag, &buffer[body], offset, form).map_err(position)?;
             drop(buffer);
             object
         };
@@ -1105,7 +1118,7 @@ impl ObjectSource for Store {
             self.statistics.borrow_mut().cache_hits += 1;
             return Ok(object);
         }
-        let object = self.read_node(offset, hash)?;
+        let object = self.read_node(offset, hash, false)?;
         let size = estimated_size(&object);
         self.statistics.borrow_mut().cache_inserted_bytes += size as u64;
         let object = Arc::new(object);
@@ -1124,7 +1137,8 @@ impl ObjectSource for Store {
             self.statistics.borrow_mut().cache_hits += 1;
             return Ok(object);
         }
-        Ok(Arc::new(self.read_node(offset, hash)?))
+        // Decoded straight into the form the update changes.
+        Ok(Arc::new(self.read_node(offset, hash, true)?))
     }
 
     fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
