@@ -13,7 +13,7 @@
 //! offset are known: hashing and writing never need its entries.
 
 use crate::hash::FLAT_NODE_MAX_ENTRIES;
-use crate::node::{Entry, Value};
+use crate::node::{Entry, Name, Value};
 use crate::pack::{self, EntryList, EntryView, PackError};
 use std::sync::Arc;
 
@@ -141,9 +141,15 @@ impl CompactEntries {
     /// The vector form of the same entries (one allocation per name and per inline value): what
     /// an update changes.
     pub(crate) fn to_entries(&self) -> Vec<Entry> {
+        self.to_entries_with(|name| Arc::from(name))
+    }
+
+    /// [`CompactEntries::to_entries`] with each name made by `name_of` (a store shares short
+    /// names through its interner).
+    pub(crate) fn to_entries_with(&self, mut name_of: impl FnMut(&[u8]) -> Name) -> Vec<Entry> {
         let mut entries = Vec::with_capacity(self.len());
         entries.extend(self.iter().map(|entry| Entry {
-            name: Arc::from(entry.name),
+            name: name_of(entry.name),
             value: entry.value.to_value(),
         }));
         entries

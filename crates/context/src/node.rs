@@ -244,9 +244,19 @@ impl NodeObject {
     /// Converts a compact body to the vector form in place, before an update changes it (the
     /// decode cost of a miss, paid only on the update path); other bodies are left as they are.
     pub(crate) fn make_mutable(&mut self) {
+        self.make_mutable_with(|name| Arc::from(name));
+    }
+
+    /// [`NodeObject::make_mutable`] with each name made by `name_of` (a store shares short
+    /// names through its interner). The hash and offset stay: the entries are the same.
+    pub(crate) fn make_mutable_with(&mut self, name_of: impl FnMut(&[u8]) -> Name) {
         match &self.body {
-            NodeBody::CompactFlat(compact) => self.body = NodeBody::Flat(compact.to_entries()),
-            NodeBody::CompactValues(compact) => self.body = NodeBody::Values(compact.to_entries()),
+            NodeBody::CompactFlat(compact) => {
+                self.body = NodeBody::Flat(compact.to_entries_with(name_of))
+            }
+            NodeBody::CompactValues(compact) => {
+                self.body = NodeBody::Values(compact.to_entries_with(name_of))
+            }
             _ => {}
         }
     }

@@ -407,7 +407,7 @@ impl Default for NameInterner {
 
 impl NameInterner {
     /// A shared copy of `name` (from the table when a short name is there).
-    fn name(&mut self, name: &[u8]) -> Arc<[u8]> {
+    pub(crate) fn name(&mut self, name: &[u8]) -> Arc<[u8]> {
         if name.len() > INTERNED_NAME_MAX_BYTES {
             return Arc::from(name);
         }

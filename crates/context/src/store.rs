@@ -1133,8 +1133,15 @@ impl ObjectSource for Store {
     ) -> Result<Arc<NodeObject>, ContextError> {
         // The version being replaced is not cached: the replay does not read it again (an
         // older checkout that does reads it back from the pack).
-        if let Some(object) = self.cache.borrow_mut().remove(offset) {
+        if let Some(mut object) = self.cache.borrow_mut().remove(offset) {
             self.statistics.borrow_mut().cache_hits += 1;
+            // Held by nobody else, a compact object is converted here to the form the update
+            // changes, its short names shared through the interner (`take_for_update` would
+            // allocate each).
+            if let Some(owned) = Arc::get_mut(&mut object) {
+                let mut interner = self.interner.borrow_mut();
+                owned.make_mutable_with(|name| interner.name(name));
+            }
             return Ok(object);
         }
         // Decoded straight into the form the update changes.
