@@ -96,9 +96,9 @@ impl CompactEntries {
         u32::from_le_bytes(word) as usize
     }
 
-    /// The name of entry `index`.
+    /// The name of entry `index`, and where its value starts.
     #[inline]
-    fn name(&self, index: usize) -> &[u8] {
+    fn name(&self, index: usize) -> (&[u8], usize) {
         pack::entry_name(&self.bytes, self.start(index)).expect("entries are checked on load")
     }
 
@@ -116,7 +116,7 @@ impl CompactEntries {
         let mut high = self.len();
         while low < high {
             let middle = low + (high - low) / 2;
-            match self.name(middle).cmp(name) {
+            match self.name(middle).0.cmp(name) {
                 std::cmp::Ordering::Less => low = middle + 1,
                 std::cmp::Ordering::Greater => high = middle,
                 std::cmp::Ordering::Equal => return Ok(middle),
@@ -130,7 +130,12 @@ impl CompactEntries {
     #[inline]
     pub(crate) fn find(&self, name: &[u8]) -> Option<Value> {
         let index = self.search(name).ok()?;
-        Some(self.entry(index).value.to_value())
+        // The name was just compared: only the value is parsed.
+        let mut offset = self.name(index).1;
+        // Child offsets were checked against the object's own offset on load.
+        let value = pack::read_entry_value(&self.bytes, &mut offset, u64::MAX)
+            .expect("entries are checked on load");
+        Some(value.to_value())
     }
 
     /// The entries in order, as stored.

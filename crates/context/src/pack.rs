@@ -435,7 +435,16 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn integer(&mut self) -> Result<u64, PackError> {
+        // One byte (below 128: name lengths, counts, inline lengths, small offsets) is the
+        // common case, and needs no loop.
+        if let Some(&byte) = self.bytes.get(self.offset) {
+            if byte < 0x80 {
+                self.offset += 1;
+                return Ok(u64::from(byte));
+            }
+        }
         let start = self.offset;
         match leb128::read_u64(self.bytes, &mut self.offset) {
             Some(value) => Ok(value),
@@ -448,6 +457,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     fn take(&mut self, length: usize) -> Result<&'a [u8], PackError> {
         let end = self.offset.checked_add(length);
         match end {
@@ -460,10 +470,12 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     fn byte(&mut self) -> Result<u8, PackError> {
         Ok(self.take(1)?[0])
     }
 
+    #[inline]
     fn hash(&mut self) -> Result<ContextHash, PackError> {
         let mut hash = [0u8; HASH_BYTES];
         hash.copy_from_slice(self.take(HASH_BYTES)?);
@@ -471,6 +483,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A child offset, which must be strictly before the object that names it.
+    #[inline]
     fn child_offset(&mut self, object_offset: u64) -> Result<u64, PackError> {
         let start = self.offset;
         let child = self.integer()?;
@@ -480,6 +493,7 @@ impl<'a> Reader<'a> {
         Ok(child)
     }
 
+    #[inline]
     fn count(&mut self, limit: usize, limit_name: &'static str) -> Result<usize, PackError> {
         let start = self.offset;
         let count = self.integer()?;
@@ -490,9 +504,17 @@ impl<'a> Reader<'a> {
     }
 
     /// One entry (see [`read_entry`]).
+    #[inline]
     fn entry(&mut self, object_offset: u64) -> Result<EntryView<'a>, PackError> {
         let name_length = self.count(NAME_MAX_BYTES, "NAME_MAX_BYTES")?;
         let name = self.take(name_length)?;
+        let value = self.value(object_offset)?;
+        Ok(EntryView { name, value })
+    }
+
+    /// The value of an entry, after its name (see [`read_entry`]).
+    #[inline]
+    fn value(&mut self, object_offset: u64) -> Result<ValueView<'a>, PackError> {
         let kind_offset = self.offset;
         let value = match self.byte()? {
             ENTRY_NODE => {
@@ -528,7 +550,7 @@ impl<'a> Reader<'a> {
             }
             other => return fail(kind_offset, crate::CorruptionKind::UnknownTag(other)),
         };
-        Ok(EntryView { name, value })
+        Ok(value)
     }
 
     fn finish(&self) -> Result<(), PackError> {
@@ -618,10 +640,28 @@ pub(crate) fn read_entry<'a>(
     Ok(entry)
 }
 
-/// The name of the entry at `offset` of `bytes`, without parsing its value: the binary search of
-/// [`CompactEntries`] compares names only. `None` if the bytes there are not a whole name.
+/// The value of the entry whose name ends at `*offset` of `bytes`, checked as [`read_entry`]
+/// checks it; advances `*offset` past it.
 #[inline]
-pub(crate) fn entry_name(bytes: &[u8], offset: usize) -> Option<&[u8]> {
+pub(crate) fn read_entry_value<'a>(
+    bytes: &'a [u8],
+    offset: &mut usize,
+    object_offset: u64,
+) -> Result<ValueView<'a>, PackError> {
+    let mut reader = Reader {
+        bytes,
+        offset: *offset,
+    };
+    let value = reader.value(object_offset)?;
+    *offset = reader.offset;
+    Ok(value)
+}
+
+/// The name of the entry at `offset` of `bytes` and the offset where its value starts, without
+/// parsing the value: the binary search of [`CompactEntries`] compares names only. `None` if
+/// the bytes there are not a whole name.
+#[inline]
+pub(crate) fn entry_name(bytes: &[u8], offset: usize) -> Option<(&[u8], usize)> {
     let mut position = offset;
     // Names under 128 bytes (nearly all) have a one-byte length.
     let length = match bytes.get(position) {
@@ -631,7 +671,8 @@ pub(crate) fn entry_name(bytes: &[u8], offset: usize) -> Option<&[u8]> {
         }
         _ => usize::try_from(leb128::read_u64(bytes, &mut position)?).ok()?,
     };
-    bytes.get(position..position.checked_add(length)?)
+    let end = position.checked_add(length)?;
+    Some((bytes.get(position..end)?, end))
 }
 
 /// A cursor over the entry list of a flat node, inode value or flat part: an entry count (at
