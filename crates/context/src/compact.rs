@@ -48,20 +48,20 @@ impl CompactEntries {
         );
         let mut list = EntryList::try_new(body, *offset, object_offset, limit, limit_name)?;
         let entries_start = list.offset();
-        // At most 256 starts: kept on the stack, so the only allocation is the result's.
-        let mut starts = [0u32; FLAT_NODE_MAX_ENTRIES];
         let count = list.count();
+        let table_bytes = count * START_BYTES;
+        // The entry list ends the body of a valid object, so this is the exact size; the start
+        // table is filled in as the entries are checked, then the entries are copied once.
+        let mut bytes = Vec::with_capacity(table_bytes + (body.len() - entries_start));
+        bytes.resize(table_bytes, 0);
         let mut index = 0;
         while let Some((start, _)) = list.next_entry()? {
-            starts[index] = (start - entries_start) as u32;
+            let start_in_buffer = (start - entries_start + table_bytes) as u32;
+            bytes[index * START_BYTES..(index + 1) * START_BYTES]
+                .copy_from_slice(&start_in_buffer.to_le_bytes());
             index += 1;
         }
         let entries_end = list.offset();
-        let table_bytes = count * START_BYTES;
-        let mut bytes = Vec::with_capacity(table_bytes + (entries_end - entries_start));
-        for start in &starts[..count] {
-            bytes.extend_from_slice(&(start + table_bytes as u32).to_le_bytes());
-        }
         bytes.extend_from_slice(&body[entries_start..entries_end]);
         *offset = entries_end;
         Ok(CompactEntries {
