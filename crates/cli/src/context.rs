@@ -66,8 +66,8 @@ pub enum ContextCommand {
         /// power loss. `none`: never synced (tests only), a power loss may lose anything.
         #[arg(long, value_enum, default_value_t = SyncArgument::Checkpoints)]
         sync: SyncArgument,
-        /// Object cache budget in MiB.
-        #[arg(long, default_value_t = 96)]
+        /// Object cache budget in MiB (default: the store's `CACHE_BUDGET_BYTES_DEFAULT`).
+        #[arg(long, default_value_t = kestrel_context::CACHE_BUDGET_BYTES_DEFAULT >> 20)]
         cache_mib: usize,
         /// Stop after this many seconds of replay (the report covers the blocks done).
         #[arg(long)]

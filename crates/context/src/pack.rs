@@ -5,7 +5,10 @@
 //! Encoding needs every child to have an offset already (children are written first); decoding
 //! validates everything the bytes control (tags, integer encodings, counts against their limits,
 //! names strictly increasing, child offsets strictly before the parent) and returns a typed
-//! [`PackError`] with the offset inside the object, never panicking.
+//! [`PackError`] with the offset inside the object, never panicking. Entry lists (flat nodes,
+//! inode values, flat parts) have one parser, [`EntryList`]; a flat node or inode value is built
+//! from it in the compact read-only form (`compact.rs`) for lookups, or in the `Vec<Entry>` form
+//! for an update ([`DirectoryForm`]).
 
 use crate::compact::CompactEntries;
 use crate::hash::{ContextHash, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX};

@@ -60,8 +60,11 @@ pub const INDEX_HEADER_BYTES: u64 = 16;
 pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 /// Commits between control-file checkpoints: bounds the pack tail a reopen must scan.
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
-/// Default memory budget of the object cache (estimated bytes of decoded objects).
-pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
+/// Default memory budget of the object cache (estimated bytes of decoded objects). 92 MiB since
+/// directories are cached in the compact form: its estimate is their real size, and at 92 MiB the
+/// 30,000-block replay's resident memory after genesis matches what 96 MiB gave the vector form,
+/// with 12 % fewer misses (BENCHMARKS.md, "Session 5 (compact directories)").
+pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 92 << 20;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
