@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
 mod control;
 pub mod error;
 pub mod hash;

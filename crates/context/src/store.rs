@@ -18,6 +18,7 @@
 //! next block, and an object nobody else holds is changed in place rather than copied.
 //! A `Store` is used from one thread (its cache sits in a `RefCell`).
 
+use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::INODE_ENTRIES_MAX;
@@ -33,9 +34,7 @@ use crate::pack::{
 use crate::tree::Tree;
 use crate::CommitInfo;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -62,6 +61,8 @@ pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
 /// Default memory budget of the object cache (estimated bytes of decoded objects).
 pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
+/// Default replacement policy of the object cache.
+pub const CACHE_POLICY_DEFAULT: CachePolicy = CachePolicy::TwoGenerations;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
@@ -100,6 +101,15 @@ pub struct StoreOptions {
     pub sync_mode: SyncMode,
     /// Memory budget of the object cache, in estimated bytes.
     pub cache_budget_bytes: usize,
+    /// The object cache's replacement policy.
+    pub cache_policy: CachePolicy,
+    /// The last commit's tree is kept in memory until this many pack bytes were written since it
+    /// began to be kept (then dropped, and kept afresh from the next commit); `None`: half the
+    /// cache budget. 0 keeps no tree: every block starts from the pack (through the cache).
+    pub retained_written_bytes_max: Option<u64>,
+    /// Diagnostics only: record every object-cache access to this file (format: [`crate::cache`],
+    /// 16 bytes per access), for the offline policy simulator. Off by default.
+    pub cache_trace: Option<PathBuf>,
 }
 
 impl Default for StoreOptions {
@@ -107,84 +117,64 @@ impl Default for StoreOptions {
         StoreOptions {
             sync_mode: SyncMode::Checkpoints,
             cache_budget_bytes: CACHE_BUDGET_BYTES_DEFAULT,
+            cache_policy: CACHE_POLICY_DEFAULT,
+            retained_written_bytes_max: None,
+            cache_trace: None,
         }
     }
 }
 
-/// A fast hasher for keys that are already well mixed (offsets, hashes).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, value: usize) {
-        self.write_u64(value as u64);
-    }
-}
-
-type MixMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
-
-/// Decoded objects by offset, in two generations: when the young one exceeds half the budget it
-/// becomes the old one and the old one is dropped; a hit in the old one moves the object back.
+/// The object cache of a store: the replacement policy ([`crate::cache`]) and, when asked for,
+/// the recorded access stream.
 struct Cache {
-    young: MixMap<u64, (Arc<NodeObject>, usize)>,
-    old: MixMap<u64, (Arc<NodeObject>, usize)>,
-    young_bytes: usize,
-    budget_bytes: usize,
-    /// Objects evicted but not yet freed: freeing a whole generation at once would stall one
-    /// block for hundreds of milliseconds, so each insertion frees a few.
-    retired: Vec<Arc<NodeObject>>,
+    objects: ObjectCache<Arc<NodeObject>>,
+    /// Where the access stream goes (see [`StoreOptions::cache_trace`]); `None` once a write
+    /// failed (counted in [`StoreStatistics::cache_trace_failed`]).
+    trace: Option<std::io::BufWriter<File>>,
+    trace_failed: bool,
 }
-
-/// Evicted objects freed per cache insertion (more than one, so the backlog always drains before
-/// the next generation retires).
-const RETIRED_FREED_PER_INSERT: usize = 4;
 
 impl Cache {
-    fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
-        if let Some((object, _)) = self.young.get(&offset) {
-            return Some(object.clone());
+    fn record(&mut self, offset: u64, size_bytes: usize, event: TraceEvent) {
+        if let Some(trace) = &mut self.trace {
+            if trace
+                .write_all(&encode_trace_record(offset, size_bytes, event))
+                .is_err()
+            {
+                self.trace = None;
+                self.trace_failed = true;
+            }
         }
-        let (object, size) = self.old.remove(&offset)?;
-        self.insert(offset, object.clone(), size);
+    }
+
+    fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
+        let (object, size) = self.objects.get(offset)?;
+        self.record(offset, size, TraceEvent::Hit);
         Some(object)
     }
 
     /// Takes the object at `offset` out of the cache (for an update that replaces it).
     fn remove(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
-        if let Some((object, size)) = self.young.remove(&offset) {
-            self.young_bytes -= size;
-            return Some(object);
+        match self.objects.take(offset) {
+            Some((object, size)) => {
+                self.record(offset, size, TraceEvent::TakeHit);
+                Some(object)
+            }
+            None => {
+                self.record(offset, 0, TraceEvent::TakeMiss);
+                None
+            }
         }
-        self.old.remove(&offset).map(|(object, _)| object)
     }
 
     fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
-        self.young_bytes += size;
-        self.young.insert(offset, (object, size));
-        for _ in 0..RETIRED_FREED_PER_INSERT {
-            if self.retired.pop().is_none() {
-                break;
-            }
-        }
-        if self.young_bytes > self.budget_bytes / 2 {
-            let old = std::mem::replace(&mut self.old, std::mem::take(&mut self.young));
-            self.retired
-                .extend(old.into_values().map(|(object, _)| object));
-            self.young_bytes = 0;
-        }
+        self.record(offset, size, TraceEvent::MissInserted);
+        self.objects.insert(offset, object, size);
+    }
+
+    /// Marks the end of a block in the trace.
+    fn commit(&mut self) {
+        self.record(0, 0, TraceEvent::Commit);
     }
 }
 
@@ -236,6 +226,25 @@ pub struct StoreStatistics {
     pub bytes_read: u64,
     /// Estimated bytes of the decoded objects inserted into the object cache.
     pub cache_inserted_bytes: u64,
+    /// Whether writing the cache access trace failed (the trace then stops).
+    pub cache_trace_failed: bool,
+}
+
+/// What a store holds in memory, by its own estimates ([`Store::memory_statistics`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryStatistics {
+    /// What the object cache holds (estimated bytes of decoded objects).
+    pub cache: crate::cache::CacheOccupancy,
+    /// Objects of the retained tree of the last commit that are in memory (not in the cache).
+    pub retained_objects: usize,
+    /// Their estimated bytes (the cache's estimate).
+    pub retained_estimated_bytes: usize,
+    /// Capacity of the read buffer.
+    pub read_buffer_bytes: usize,
+    /// Capacity of the write buffer.
+    pub write_buffer_bytes: usize,
+    /// Capacity of the hash-encoding buffer.
+    pub hash_buffer_bytes: usize,
 }
 
 /// A context store on disk.
@@ -434,6 +443,12 @@ impl Store {
             }
         }
 
+        let trace = match &options.cache_trace {
+            Some(path) => Some(std::io::BufWriter::new(
+                File::create(path).map_err(io_error(path, "create"))?,
+            )),
+            None => None,
+        };
         let mut store = Store {
             directory: directory.to_path_buf(),
             pack_path,
@@ -445,11 +460,9 @@ impl Store {
             commits,
             head: control.head,
             cache: RefCell::new(Cache {
-                young: MixMap::default(),
-                old: MixMap::default(),
-                young_bytes: 0,
-                budget_bytes: options.cache_budget_bytes,
-                retired: Vec::new(),
+                objects: ObjectCache::new(options.cache_policy, options.cache_budget_bytes),
+                trace,
+                trace_failed: false,
             }),
             last_commit: None,
             retained_bytes: 0,
@@ -578,6 +591,13 @@ impl Store {
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        let cache = self.cache.get_mut();
+        if let Some(trace) = &mut cache.trace {
+            if trace.flush().is_err() {
+                cache.trace = None;
+                cache.trace_failed = true;
+            }
+        }
         let sync = self.options.sync_mode != SyncMode::Never;
         if sync {
             self.pack
@@ -633,7 +653,42 @@ impl Store {
 
     /// What the store has done since it was opened.
     pub fn statistics(&self) -> StoreStatistics {
-        *self.statistics.borrow()
+        let mut statistics = *self.statistics.borrow();
+        statistics.cache_trace_failed = self.cache.borrow().trace_failed;
+        statistics
+    }
+
+    /// What the store holds in memory now, by its own estimates (the object cache, the retained
+    /// tree of the last commit, the buffers), to compare with the process's resident memory.
+    /// Walks the retained tree: for reports, not for every block.
+    pub fn memory_statistics(&self) -> MemoryStatistics {
+        let mut report = MemoryStatistics {
+            cache: self.cache.borrow().objects.occupancy(),
+            read_buffer_bytes: self.read_buffer.borrow().capacity(),
+            write_buffer_bytes: self.write_buffer.capacity(),
+            hash_buffer_bytes: self.hash_buffer.capacity(),
+            ..MemoryStatistics::default()
+        };
+        if let Some((
+            _,
+            Tree {
+                root: Some(Value::Node(NodeRef::Memory(root))),
+            },
+        )) = &self.last_commit
+        {
+            let mut seen: std::collections::HashSet<*const NodeObject> =
+                std::collections::HashSet::new();
+            let mut stack = vec![root.clone()];
+            while let Some(object) = stack.pop() {
+                if !seen.insert(Arc::as_ptr(&object)) {
+                    continue;
+                }
+                report.retained_objects += 1;
+                report.retained_estimated_bytes += estimated_size(&object);
+                for_each_memory_child(&object, |child| stack.push(child.clone()));
+            }
+        }
+        report
     }
 
     fn corrupt(&self, offset_bytes: u64, kind: CorruptionKind) -> ContextError {
@@ -810,12 +865,17 @@ impl Store {
         }
         self.pack_length_bytes += self.write_buffer.len() as u64;
         self.retained_bytes += self.write_buffer.len() as u64;
+        self.cache.get_mut().commit();
         self.write_buffer.clear();
         // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
         // buffer resident for the life of the store.
         self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
         self.poisoned = false;
-        if self.retained_bytes > (self.options.cache_budget_bytes / 2) as u64 {
+        let retained_limit_bytes = self
+            .options
+            .retained_written_bytes_max
+            .unwrap_or((self.options.cache_budget_bytes / 2) as u64);
+        if self.retained_bytes > retained_limit_bytes {
             self.last_commit = None;
             self.retained_bytes = 0;
         } else {
