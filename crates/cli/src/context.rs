@@ -77,6 +77,9 @@ pub enum ContextCommand {
         /// since it began to be kept (default: half the cache budget; 0: never keep it).
         #[arg(long)]
         retain_mib: Option<u64>,
+        /// When the retained tree is released, move its leaves into the object cache.
+        #[arg(long)]
+        cache_released_leaves: bool,
         /// Diagnostics: record every object-cache access to this file (16 bytes each: offset,
         /// estimated size, event), for `examples/cache_simulate.rs` of crates/context.
         #[arg(long)]
@@ -176,6 +179,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             cache_mib,
             cache_policy,
             retain_mib,
+            cache_released_leaves,
             cache_trace,
             memory_samples,
             time_limit_seconds,
@@ -195,6 +199,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
                     cache_policy: cache_policy
                         .map_or(kestrel_context::CACHE_POLICY_DEFAULT, CachePolicy::from),
                     retained_written_bytes_max: retain_mib.map(|mib| mib << 20),
+                    cache_released_leaves,
                     cache_trace,
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
@@ -447,6 +452,7 @@ fn replay(
             "objects_read_by_tag": report.statistics.objects_read_by_tag,
             "bytes_read": report.statistics.bytes_read,
             "cache_inserted_bytes": report.statistics.cache_inserted_bytes,
+            "released_leaves_cached": report.statistics.released_leaves_cached,
             "cache_policy": format!("{:?}", options.store_options.cache_policy),
             "cache_budget_bytes": options.store_options.cache_budget_bytes,
             "objects_written": report.statistics.objects_written,

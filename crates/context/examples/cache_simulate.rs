@@ -91,6 +91,12 @@ fn simulate(
                 }
             }
             TraceEvent::TakeHit | TraceEvent::TakeMiss => cache.take(offset).is_some(),
+            TraceEvent::InsertWritten => {
+                if !cache.contains(offset) {
+                    cache.insert(offset, (), size);
+                }
+                continue;
+            }
         };
         if hit {
             outcome.hits += 1;

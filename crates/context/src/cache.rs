@@ -60,6 +60,8 @@ pub enum TraceEvent {
     TakeMiss = 4,
     /// A commit ended a block (offset and size 0).
     Commit = 5,
+    /// A written object was inserted when the retained tree was released.
+    InsertWritten = 6,
 }
 
 impl TraceEvent {
@@ -71,6 +73,7 @@ impl TraceEvent {
             3 => TraceEvent::TakeHit,
             4 => TraceEvent::TakeMiss,
             5 => TraceEvent::Commit,
+            6 => TraceEvent::InsertWritten,
             _ => return None,
         })
     }
@@ -221,6 +224,18 @@ impl<V: Clone> ObjectCache<V> {
             Policy::Lru(cache) => cache.get(key),
             Policy::Clock(cache) => cache.get(key),
             Policy::S3Fifo(cache) => cache.get(key),
+        }
+    }
+
+    /// Whether `key` is cached (not counted as a use).
+    pub fn contains(&self, key: u64) -> bool {
+        match &self.policy {
+            Policy::TwoGenerations(cache) => {
+                cache.young.contains_key(&key) || cache.old.contains_key(&key)
+            }
+            Policy::Lru(cache) => cache.map.contains_key(&key),
+            Policy::Clock(cache) => cache.map.contains_key(&key),
+            Policy::S3Fifo(cache) => cache.map.contains_key(&key),
         }
     }
 
@@ -883,6 +898,7 @@ mod tests {
             (4096, 700, TraceEvent::MissInserted),
             (17, 1, TraceEvent::TakeHit),
             (18, 0, TraceEvent::TakeMiss),
+            (19, 5, TraceEvent::InsertWritten),
         ] {
             let record = encode_trace_record(offset, size, event);
             assert_eq!(decode_trace_record(&record), Some((offset, size, event)));

@@ -61,6 +61,9 @@ pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
 /// Default memory budget of the object cache (estimated bytes of decoded objects).
 pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 96 << 20;
+/// The released retained tree's leaves go to the cache only when the releasing commit wrote at
+/// most this fraction of the cache budget (see [`Store::commit`]).
+const RELEASED_LEAVES_COMMIT_FRACTION: usize = 4;
 /// Default replacement policy of the object cache.
 pub const CACHE_POLICY_DEFAULT: CachePolicy = CachePolicy::TwoGenerations;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
@@ -107,6 +110,11 @@ pub struct StoreOptions {
     /// began to be kept (then dropped, and kept afresh from the next commit); `None`: half the
     /// cache budget. 0 keeps no tree: every block starts from the pack (through the cache).
     pub retained_written_bytes_max: Option<u64>,
+    /// When the retained tree is released, move its leaves (the directories the recent blocks
+    /// wrote) into the object cache instead of freeing them. Off by default: it cuts the objects
+    /// read by a fifth, but written objects take more memory than their estimate (BENCHMARKS.md,
+    /// "Session 5 (cache policy and RSS)").
+    pub cache_released_leaves: bool,
     /// Diagnostics only: record every object-cache access to this file (format: [`crate::cache`],
     /// 16 bytes per access), for the offline policy simulator. Off by default.
     pub cache_trace: Option<PathBuf>,
@@ -119,6 +127,7 @@ impl Default for StoreOptions {
             cache_budget_bytes: CACHE_BUDGET_BYTES_DEFAULT,
             cache_policy: CACHE_POLICY_DEFAULT,
             retained_written_bytes_max: None,
+            cache_released_leaves: false,
             cache_trace: None,
         }
     }
@@ -169,6 +178,16 @@ impl Cache {
 
     fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
         self.record(offset, size, TraceEvent::MissInserted);
+        self.objects.insert(offset, object, size);
+    }
+
+    fn contains(&self, offset: u64) -> bool {
+        self.objects.contains(offset)
+    }
+
+    /// Inserts a written object of the released retained tree (traced as such).
+    fn insert_written(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
+        self.record(offset, size, TraceEvent::InsertWritten);
         self.objects.insert(offset, object, size);
     }
 
@@ -226,6 +245,8 @@ pub struct StoreStatistics {
     pub bytes_read: u64,
     /// Estimated bytes of the decoded objects inserted into the object cache.
     pub cache_inserted_bytes: u64,
+    /// Written objects moved into the cache when the retained tree was released.
+    pub released_leaves_cached: u64,
     /// Whether writing the cache access trace failed (the trace then stops).
     pub cache_trace_failed: bool,
 }
@@ -863,8 +884,9 @@ impl Store {
                 .map_err(io_error(&self.pack_path, "sync"))?;
             self.statistics.borrow_mut().pack_syncs += 1;
         }
-        self.pack_length_bytes += self.write_buffer.len() as u64;
-        self.retained_bytes += self.write_buffer.len() as u64;
+        let written_bytes = self.write_buffer.len() as u64;
+        self.pack_length_bytes += written_bytes;
+        self.retained_bytes += written_bytes;
         self.cache.get_mut().commit();
         self.write_buffer.clear();
         // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
@@ -878,6 +900,15 @@ impl Store {
         if self.retained_bytes > retained_limit_bytes {
             self.last_commit = None;
             self.retained_bytes = 0;
+            // A bulk load (genesis writes tens of megabytes in one commit) would flush the
+            // cache with objects no block has asked for yet, at the moment its tree is still
+            // alive (the peak of the process's memory).
+            if self.options.cache_released_leaves
+                && written_bytes
+                    <= (self.options.cache_budget_bytes / RELEASED_LEAVES_COMMIT_FRACTION) as u64
+            {
+                self.cache_written_leaves(&root);
+            }
         } else {
             self.last_commit = Some((
                 hash,
@@ -893,6 +924,57 @@ impl Store {
             self.checkpoint()?;
         }
         Ok(hash)
+    }
+
+    /// When the retained tree is released: moves its leaves (written objects that hold no memory
+    /// children) into the object cache instead of letting them be freed with the tree. They are
+    /// the directories the recent blocks changed, which the next blocks change again; dropped,
+    /// each came back as a miss (a release showed as a few blocks of 800-2,100 misses). Inner
+    /// objects are not kept: they hold their memory children, which the cache could then not free
+    /// (cached objects hold only stored children, so evicting one frees it whole). The caller
+    /// drops the rest of the tree. A leaf is shared with the cache from here on, so a later update
+    /// of it copies it (or takes it out of the cache first, see `load_node_for_update`).
+    fn cache_written_leaves(&self, root: &NodeRef) {
+        let NodeRef::Memory(root) = root else {
+            return;
+        };
+        let mut cache = self.cache.borrow_mut();
+        let mut seen: std::collections::HashSet<*const NodeObject> =
+            std::collections::HashSet::new();
+        let mut stack = vec![root.clone()];
+        let mut kept = 0u64;
+        while let Some(object) = stack.pop() {
+            if !seen.insert(Arc::as_ptr(&object)) {
+                continue;
+            }
+            let height = stack.len();
+            for_each_memory_child(&object, |child| stack.push(child.clone()));
+            if stack.len() > height {
+                continue;
+            }
+            let Some(&offset) = object.offset.get() else {
+                continue;
+            };
+            // Large contents already loaded would be under-counted by the estimate.
+            let holds_large_bytes = match &object.body {
+                NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+                    entries.iter().any(|entry| {
+                        matches!(&entry.value, Value::Contents(contents)
+                            if matches!(&contents.body, ContentsBody::Large(large)
+                                if large.bytes.get().is_some()))
+                    })
+                }
+                NodeBody::Tree { .. } => false,
+            };
+            if holds_large_bytes || object.hash.get().is_none() || cache.contains(offset) {
+                continue;
+            }
+            let size = estimated_size(&object);
+            cache.insert_written(offset, object, size);
+            kept += 1;
+        }
+        drop(cache);
+        self.statistics.borrow_mut().released_leaves_cached += kept;
     }
 
     /// Appends every memory object below `root` that has no offset yet (children first, with an
