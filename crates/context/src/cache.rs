@@ -13,7 +13,7 @@
 //! - [`CachePolicy::TwoGenerations`]: the young generation fills to half the budget, then becomes
 //!   the old one and the old one is retired; a hit in the old one moves the object back.
 //! - [`CachePolicy::Lru`]: least recently used, exact (a doubly linked list over a slab).
-//! - [`CachePolicy::Clock`]: FIFO with a referenced bit (second chance).
+//! - [`CachePolicy::Clock`]: CLOCK (second chance): a ring of slots swept by a hand.
 //! - [`CachePolicy::S3Fifo`]: S3-FIFO (Yang et al., SOSP 2023): a small FIFO for new objects
 //!   (a tenth of the budget), a main FIFO with two-bit frequencies and reinsertion, and a ghost
 //!   FIFO of the keys evicted from the small one, so one-hit objects leave early.
@@ -196,8 +196,9 @@ impl<V: Clone> ObjectCache<V> {
             }),
             CachePolicy::Clock => Policy::Clock(Clock {
                 map: MixMap::default(),
-                queue: VecDeque::new(),
-                next_sequence: 0,
+                slots: Vec::new(),
+                free: Vec::new(),
+                hand: 0,
                 held_bytes: 0,
                 budget_bytes,
             }),
@@ -444,79 +445,90 @@ impl<V: Clone> Lru<V> {
     }
 }
 
-struct ClockEntry<V> {
-    value: V,
+struct ClockSlot<V> {
+    key: u64,
+    /// `None`: a free slot (its index is in `free`).
+    value: Option<V>,
     size_bytes: usize,
     referenced: bool,
-    sequence: u64,
 }
 
-/// FIFO with a referenced bit: an evicted object that was used since it was queued goes round
-/// once more. Queue entries carry the sequence number of their insertion, so the entry of a
-/// taken (and maybe re-inserted) object is recognised as stale.
+/// CLOCK: the objects sit in a ring of slots swept by a hand; an object used since the hand last
+/// passed is spared once (its referenced bit cleared), the first one not used is evicted, and a
+/// new object takes a free slot (the last one freed, which is where the hand just passed). The
+/// map holds only a slot index, so the bookkeeping is a 16-byte map entry and a 32-byte slot per
+/// object.
 struct Clock<V> {
-    map: MixMap<u64, ClockEntry<V>>,
-    queue: VecDeque<(u64, u64)>,
-    next_sequence: u64,
+    map: MixMap<u64, u32>,
+    slots: Vec<ClockSlot<V>>,
+    free: Vec<u32>,
+    hand: usize,
     held_bytes: usize,
     budget_bytes: usize,
 }
 
 impl<V: Clone> Clock<V> {
     fn get(&mut self, key: u64) -> Option<(V, usize)> {
-        let entry = self.map.get_mut(&key)?;
-        entry.referenced = true;
-        Some((entry.value.clone(), entry.size_bytes))
+        let slot = &mut self.slots[*self.map.get(&key)? as usize];
+        slot.referenced = true;
+        Some((slot.value.clone()?, slot.size_bytes))
+    }
+
+    fn release(&mut self, index: u32) -> Option<(V, usize)> {
+        let slot = &mut self.slots[index as usize];
+        let value = slot.value.take()?;
+        self.held_bytes -= slot.size_bytes;
+        self.free.push(index);
+        Some((value, slot.size_bytes))
     }
 
     fn take(&mut self, key: u64) -> Option<(V, usize)> {
-        let entry = self.map.remove(&key)?;
-        self.held_bytes -= entry.size_bytes;
-        Some((entry.value, entry.size_bytes))
+        let index = self.map.remove(&key)?;
+        self.release(index)
     }
 
     fn insert(&mut self, key: u64, value: V, size_bytes: usize) {
-        let sequence = self.next_sequence;
-        self.next_sequence += 1;
-        if let Some(previous) = self.map.insert(
+        if let Some(previous) = self.map.remove(&key) {
+            // Callers insert only missing keys; keep the accounting right if one does not.
+            self.release(previous);
+        }
+        let slot = ClockSlot {
             key,
-            ClockEntry {
-                value,
-                size_bytes,
-                referenced: false,
-                sequence,
-            },
-        ) {
-            self.held_bytes -= previous.size_bytes;
-        }
+            value: Some(value),
+            size_bytes,
+            referenced: false,
+        };
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.slots[index as usize] = slot;
+                index as usize
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() - 1
+            }
+        };
+        self.map.insert(key, index as u32);
         self.held_bytes += size_bytes;
-        self.queue.push_back((key, sequence));
+        // Another live object exists while the map holds two, so the sweep ends within two turns
+        // (the first clears every referenced bit).
         while self.held_bytes > self.budget_bytes && self.map.len() > 1 {
-            let Some((candidate, candidate_sequence)) = self.queue.pop_front() else {
-                break;
-            };
-            let MapEntry::Occupied(mut entry) = self.map.entry(candidate) else {
-                continue;
-            };
-            if entry.get().sequence != candidate_sequence {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let position = self.hand;
+            self.hand += 1;
+            let slot = &mut self.slots[position];
+            if slot.value.is_none() || position == index {
                 continue;
             }
-            if candidate == key {
-                // The new object is never its own victim: it goes to the back.
-                self.queue.push_back((candidate, candidate_sequence));
+            if slot.referenced {
+                slot.referenced = false;
                 continue;
             }
-            if entry.get().referenced {
-                entry.get_mut().referenced = false;
-                self.queue.push_back((candidate, candidate_sequence));
-                continue;
-            }
-            self.held_bytes -= entry.remove().size_bytes;
-        }
-        if self.queue.len() > QUEUE_STALE_FACTOR * self.map.len() + 64 {
-            let map = &self.map;
-            self.queue
-                .retain(|(key, sequence)| map.get(key).is_some_and(|e| e.sequence == *sequence));
+            let victim = slot.key;
+            self.map.remove(&victim);
+            self.release(position as u32);
         }
     }
 }
