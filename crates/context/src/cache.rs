@@ -20,8 +20,9 @@
 //!
 //! Callers must give each key a size that does not change while it is cached.
 //!
-//! Trace format (one record per cache access, 16 bytes, little-endian): offset `u64`, estimated
-//! size `u32` (0 where not known), event `u8` ([`TraceEvent`]), three zero bytes.
+//! Trace format (docs/formats/cache-trace.md; one record per cache access, 16 bytes,
+//! little-endian): offset `u64`, estimated size `u32` (0 where not known), event `u8`
+//! ([`TraceEvent`]), three zero bytes.
 
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};

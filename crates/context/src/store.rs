@@ -12,7 +12,9 @@
 //! keeping every commit whose checksum holds and cutting off the rest: a crash at any point loses
 //! no commit that `commit` returned.
 //!
-//! Stored objects are loaded on demand through a bounded two-generation cache keyed by offset.
+//! Stored objects are loaded on demand through a bounded object cache keyed by offset
+//! ([`crate::cache`]; two generations by default). The last commit's tree is kept in memory until
+//! [`StoreOptions::retained_written_bytes_max`] bytes were written since it began to be kept.
 //! An update takes the stored directories on its path out of the cache
 //! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
 //! next block, and an object nobody else holds is changed in place rather than copied.

@@ -216,3 +216,36 @@ fn released_leaves_are_served_from_the_cache() {
     let kept = objects_read(true);
     assert!(kept < dropped, "kept {kept}, dropped {dropped}");
 }
+
+#[test]
+fn trace_format_document_matches_the_code() {
+    use kestrel_context::cache::{TraceEvent, TRACE_RECORD_BYTES};
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/cache-trace.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("<!-- constants").expect("constants marker");
+    let documented: BTreeMap<String, String> = text[start..]
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            (cells.len() == 4 && cells[1] != "name" && !cells[1].starts_with("---"))
+                .then(|| (cells[1].to_owned(), cells[2].to_owned()))
+        })
+        .collect();
+    let mut in_code: BTreeMap<String, String> = [
+        TraceEvent::Hit,
+        TraceEvent::MissInserted,
+        TraceEvent::TakeHit,
+        TraceEvent::TakeMiss,
+        TraceEvent::Commit,
+        TraceEvent::InsertWritten,
+    ]
+    .iter()
+    .map(|event| (format!("{event:?}"), (*event as u8).to_string()))
+    .collect();
+    in_code.insert(
+        "TRACE_RECORD_BYTES".to_owned(),
+        TRACE_RECORD_BYTES.to_string(),
+    );
+    assert_eq!(documented, in_code);
+}
