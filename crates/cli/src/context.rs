@@ -80,6 +80,10 @@ pub enum ContextCommand {
         /// When the retained tree is released, move its leaves into the object cache.
         #[arg(long)]
         cache_released_leaves: bool,
+        /// Count the retained tree (estimated from the bytes written since it began to be kept)
+        /// against the cache budget.
+        #[arg(long)]
+        cache_includes_retained: bool,
         /// Diagnostics: record every object-cache access to this file (16 bytes each: offset,
         /// estimated size, event), for `examples/cache_simulate.rs` of crates/context.
         #[arg(long)]
@@ -180,6 +184,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
             cache_policy,
             retain_mib,
             cache_released_leaves,
+            cache_includes_retained,
             cache_trace,
             memory_samples,
             time_limit_seconds,
@@ -200,6 +205,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
                         .map_or(kestrel_context::CACHE_POLICY_DEFAULT, CachePolicy::from),
                     retained_written_bytes_max: retain_mib.map(|mib| mib << 20),
                     cache_released_leaves,
+                    cache_budget_includes_retained: cache_includes_retained,
                     cache_trace,
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),

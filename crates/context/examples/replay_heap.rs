@@ -7,7 +7,7 @@
 //! is the allocator's overhead and fragmentation.
 //!
 //! Usage: `cargo run --release -p kestrel-context --example replay_heap -- BLOCKS [INTERVAL]
-//! [CACHE_MIB] [clock|lru|two-generations]` (store in a temporary directory, removed).
+//! [CACHE_MIB] [clock|lru|two-generations] [unified|separate] [RETAIN_MIB]` (store in a temporary directory, removed).
 
 #![allow(unsafe_code)]
 
@@ -87,6 +87,11 @@ fn main() -> ExitCode {
             sync_mode: SyncMode::Checkpoints,
             cache_budget_bytes: (cache_mib as usize) << 20,
             cache_policy: policy,
+            cache_budget_includes_retained: arguments.get(4).is_some_and(|flag| flag == "unified"),
+            retained_written_bytes_max: arguments
+                .get(5)
+                .and_then(|mib| mib.parse::<u64>().ok())
+                .map(|mib| mib << 20),
             ..StoreOptions::default()
         },
         time_limit: None,

@@ -261,6 +261,22 @@ impl<V: Clone> ObjectCache<V> {
         }
     }
 
+    /// Changes the budget. A smaller one is reached by the next insertions (each evicts until
+    /// the cache is back under it), not at once, so a shrinking budget frees nothing here.
+    pub fn set_budget_bytes(&mut self, budget_bytes: usize) {
+        match &mut self.policy {
+            Policy::TwoGenerations(cache) => cache.budget_bytes = budget_bytes,
+            Policy::Lru(cache) => cache.budget_bytes = budget_bytes,
+            Policy::Clock(cache) => cache.budget_bytes = budget_bytes,
+            Policy::S3Fifo(cache) => {
+                let small_percent =
+                    cache.small_budget_bytes.saturating_mul(100) / cache.budget_bytes.max(1);
+                cache.budget_bytes = budget_bytes;
+                cache.small_budget_bytes = budget_bytes.saturating_mul(small_percent) / 100;
+            }
+        }
+    }
+
     /// What the cache holds now.
     pub fn occupancy(&self) -> CacheOccupancy {
         match &self.policy {

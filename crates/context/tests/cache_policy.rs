@@ -69,8 +69,14 @@ fn rebuilt_hash(model: &Model) -> ContextHash {
     tree.hash()
 }
 
-fn check(policy: CachePolicy, budget_bytes: usize, retained_bytes: u64, released_leaves: bool) {
-    let name = format!("{policy:?}-{budget_bytes}-{retained_bytes}-{released_leaves}")
+fn check(
+    policy: CachePolicy,
+    budget_bytes: usize,
+    retained_bytes: u64,
+    released_leaves: bool,
+    unified: bool,
+) {
+    let name = format!("{policy:?}-{budget_bytes}-{retained_bytes}-{released_leaves}-{unified}")
         .replace([' ', '{', '}', ':'], "");
     let directory = temporary_directory(&name);
     let mut store = Store::open(
@@ -81,6 +87,7 @@ fn check(policy: CachePolicy, budget_bytes: usize, retained_bytes: u64, released
             cache_policy: policy,
             retained_written_bytes_max: Some(retained_bytes),
             cache_released_leaves: released_leaves,
+            cache_budget_includes_retained: unified,
             ..StoreOptions::default()
         },
     )
@@ -160,13 +167,20 @@ fn every_policy_reads_back_every_commit() {
         CachePolicy::Clock,
         CachePolicy::S3Fifo { small_percent: 10 },
     ] {
-        for (budget_bytes, retained_bytes, released_leaves) in [
-            (64 << 10, 0, false),
-            (256 << 10, 20 << 10, true),
-            (1 << 20, 60 << 10, true),
-            (1 << 20, 1 << 20, false),
+        for (budget_bytes, retained_bytes, released_leaves, unified) in [
+            (64 << 10, 0, false, false),
+            (256 << 10, 20 << 10, true, false),
+            (1 << 20, 60 << 10, true, true),
+            (1 << 20, 1 << 20, false, false),
+            (512 << 10, 300 << 10, false, true),
         ] {
-            check(policy, budget_bytes, retained_bytes, released_leaves);
+            check(
+                policy,
+                budget_bytes,
+                retained_bytes,
+                released_leaves,
+                unified,
+            );
         }
     }
 }
