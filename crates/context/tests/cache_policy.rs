@@ -263,3 +263,66 @@ fn trace_format_document_matches_the_code() {
     );
     assert_eq!(documented, in_code);
 }
+
+#[test]
+fn the_access_trace_counts_what_the_statistics_count() {
+    use kestrel_context::cache::{decode_trace_record, TraceEvent, TRACE_RECORD_BYTES};
+    let directory = temporary_directory("trace");
+    std::fs::create_dir_all(&directory).unwrap();
+    let trace_path = directory.join("cache.trace");
+    let commits = 12u64;
+    let statistics = {
+        let mut store = Store::open(
+            &directory.join("store"),
+            StoreOptions {
+                sync_mode: SyncMode::Never,
+                cache_budget_bytes: 128 << 10,
+                retained_written_bytes_max: Some(0),
+                cache_trace: Some(trace_path.clone()),
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
+        let mut tree = Tree::empty();
+        for entry in 0..2000u64 {
+            let key = ["contracts", &format!("c{entry:05}"), "balance"];
+            tree.add_in_place(&store, &key, &entry.to_be_bytes())
+                .unwrap();
+        }
+        let mut head = store.commit(&tree, &[], &commit_info(0)).unwrap();
+        drop(tree);
+        for level in 1..commits {
+            let mut tree = store.checkout_for_update(&head).unwrap().unwrap();
+            for (key, value) in changes(level) {
+                tree.add_in_place(&store, &key, &value.unwrap_or_default())
+                    .unwrap();
+            }
+            head = store.commit(&tree, &[head], &commit_info(level)).unwrap();
+        }
+        let statistics = store.statistics();
+        store.close().unwrap();
+        statistics
+    };
+    let bytes = std::fs::read(&trace_path).unwrap();
+    assert_eq!(bytes.len() % TRACE_RECORD_BYTES, 0);
+    let mut counts = BTreeMap::new();
+    for record in bytes.chunks_exact(TRACE_RECORD_BYTES) {
+        let (_, _, event) = decode_trace_record(record.try_into().unwrap()).unwrap();
+        *counts.entry(format!("{event:?}")).or_insert(0u64) += 1;
+    }
+    let count = |event: TraceEvent| counts.get(&format!("{event:?}")).copied().unwrap_or(0);
+    assert_eq!(count(TraceEvent::Commit), commits);
+    assert_eq!(
+        count(TraceEvent::Hit) + count(TraceEvent::TakeHit),
+        statistics.cache_hits
+    );
+    // Objects read from the pack: node misses, plus commit records (one per checkout of a
+    // commit that is not retained) and large contents, which do not go through the cache.
+    let misses = count(TraceEvent::MissInserted) + count(TraceEvent::TakeMiss);
+    let commit_records =
+        statistics.objects_read_by_tag[usize::from(kestrel_context::pack::TAG_COMMIT)];
+    let contents = statistics.objects_read_by_tag[usize::from(kestrel_context::pack::TAG_CONTENTS)];
+    assert!(misses > 0, "nothing missed");
+    assert_eq!(misses + commit_records + contents, statistics.objects_read);
+    let _ = std::fs::remove_dir_all(&directory);
+}
