@@ -3,6 +3,7 @@
 
 use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
+use kestrel_context::cache::CachePolicy;
 use kestrel_context::workload::{self, ReplayOptions};
 use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, StoreOptions, SyncMode, Tree};
 use std::io::{IsTerminal, Write};
@@ -69,6 +70,28 @@ pub enum ContextCommand {
         /// Object cache budget in MiB (default: the store's `CACHE_BUDGET_BYTES_DEFAULT`).
         #[arg(long, default_value_t = kestrel_context::CACHE_BUDGET_BYTES_DEFAULT >> 20)]
         cache_mib: usize,
+        /// Object cache replacement policy (default: the store's).
+        #[arg(long, value_enum)]
+        cache_policy: Option<CachePolicyArgument>,
+        /// Keep the last commit's tree in memory until this many MiB were written to the pack
+        /// since it began to be kept (default: half the cache budget; 0: never keep it).
+        #[arg(long)]
+        retain_mib: Option<u64>,
+        /// When the retained tree is released, move its leaves into the object cache.
+        #[arg(long)]
+        cache_released_leaves: bool,
+        /// Count the retained tree (estimated from the bytes written since it began to be kept)
+        /// against the cache budget.
+        #[arg(long)]
+        cache_includes_retained: bool,
+        /// Diagnostics: record every object-cache access to this file (16 bytes each: offset,
+        /// estimated size, event), for `examples/cache_simulate.rs` of crates/context.
+        #[arg(long)]
+        cache_trace: Option<PathBuf>,
+        /// Diagnostics: every 1,000 blocks, sample the resident memory and the store's estimates
+        /// of what it holds, and write them to this file as CSV.
+        #[arg(long)]
+        memory_samples: Option<PathBuf>,
         /// Stop after this many seconds of replay (the report covers the blocks done).
         #[arg(long)]
         time_limit_seconds: Option<u64>,
@@ -87,6 +110,35 @@ pub enum ContextCommand {
         json: bool,
     },
 }
+
+/// The `--cache-policy` values of `kestrel context replay` (crates/context/src/cache.rs).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum CachePolicyArgument {
+    /// Two generations of half the budget each.
+    TwoGenerations,
+    /// Least recently used.
+    Lru,
+    /// FIFO with a referenced bit (second chance).
+    Clock,
+    /// S3-FIFO (small FIFO of 10 %, main FIFO, ghost keys).
+    S3fifo,
+}
+
+impl From<CachePolicyArgument> for CachePolicy {
+    fn from(argument: CachePolicyArgument) -> CachePolicy {
+        match argument {
+            CachePolicyArgument::TwoGenerations => CachePolicy::TwoGenerations,
+            CachePolicyArgument::Lru => CachePolicy::Lru,
+            CachePolicyArgument::Clock => CachePolicy::Clock,
+            CachePolicyArgument::S3fifo => CachePolicy::S3Fifo {
+                small_percent: kestrel_context::cache::S3FIFO_SMALL_PERCENT_DEFAULT,
+            },
+        }
+    }
+}
+
+/// Blocks between two memory samples of `--memory-samples`.
+const MEMORY_SAMPLE_INTERVAL_BLOCKS: u64 = 1000;
 
 /// The `--sync` values of `kestrel context replay`.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -129,6 +181,12 @@ pub fn run(command: ContextCommand) -> CommandResult {
             store,
             sync,
             cache_mib,
+            cache_policy,
+            retain_mib,
+            cache_released_leaves,
+            cache_includes_retained,
+            cache_trace,
+            memory_samples,
             time_limit_seconds,
             trace,
             write_trace,
@@ -143,8 +201,17 @@ pub fn run(command: ContextCommand) -> CommandResult {
                 store_options: StoreOptions {
                     sync_mode: sync.into(),
                     cache_budget_bytes: cache_mib << 20,
+                    cache_policy: cache_policy
+                        .map_or(kestrel_context::CACHE_POLICY_DEFAULT, CachePolicy::from),
+                    retained_written_bytes_max: retain_mib.map(|mib| mib << 20),
+                    cache_released_leaves,
+                    cache_budget_includes_retained: cache_includes_retained,
+                    cache_trace,
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
+                memory_sample_interval_blocks: memory_samples
+                    .is_some()
+                    .then_some(MEMORY_SAMPLE_INTERVAL_BLOCKS),
             };
             if let Some(output) = write_trace {
                 return write_trace_file(&options, &output);
@@ -152,7 +219,13 @@ pub fn run(command: ContextCommand) -> CommandResult {
             if let Some(input) = trace {
                 return replay_trace_file(&options, &input, store, json);
             }
-            replay(&options, store, block_times.as_deref(), json)
+            replay(
+                &options,
+                store,
+                block_times.as_deref(),
+                memory_samples.as_deref(),
+                json,
+            )
         }
     }
 }
@@ -317,6 +390,7 @@ fn replay(
     options: &ReplayOptions,
     store: Option<PathBuf>,
     block_times: Option<&Path>,
+    memory_samples: Option<&Path>,
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = match store {
@@ -334,6 +408,9 @@ fn replay(
     let report = result.map_err(|error| error.to_string())?;
     if let Some(path) = block_times {
         write_block_times(&report, path)?;
+    }
+    if let Some(path) = memory_samples {
+        write_memory_samples(&report, path)?;
     }
     let summary = report.summary();
     let cpu = (!report.block_cpu_nanoseconds.is_empty())
@@ -381,6 +458,9 @@ fn replay(
             "objects_read_by_tag": report.statistics.objects_read_by_tag,
             "bytes_read": report.statistics.bytes_read,
             "cache_inserted_bytes": report.statistics.cache_inserted_bytes,
+            "released_leaves_cached": report.statistics.released_leaves_cached,
+            "cache_policy": format!("{:?}", options.store_options.cache_policy),
+            "cache_budget_bytes": options.store_options.cache_budget_bytes,
             "objects_written": report.statistics.objects_written,
             "head": report.head.map(|hash| hash.to_base58()),
         }));
@@ -462,6 +542,34 @@ fn write_block_times(report: &workload::ReplayReport, path: &Path) -> Result<(),
         text.push_str(&format!(
             "{},{wall},{cpu},{commit},{objects_read}\n",
             index + 1
+        ));
+    }
+    std::fs::write(path, text).map_err(|error| format!("write {}: {error}", path.display()))
+}
+
+/// Writes one CSV line per memory sample: the process's resident memory and the store's estimates.
+fn write_memory_samples(report: &workload::ReplayReport, path: &Path) -> Result<(), String> {
+    let mut text = String::from(
+        "level,rss_bytes,rss_anonymous_bytes,cache_objects,cache_held_bytes,\
+         cache_retired_objects,cache_retired_bytes,retained_objects,retained_estimated_bytes,\
+         read_buffer_bytes,write_buffer_bytes,hash_buffer_bytes\n",
+    );
+    for sample in &report.memory_samples {
+        let store = &sample.store;
+        text.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            sample.level,
+            sample.resident_bytes,
+            sample.resident_anonymous_bytes,
+            store.cache.objects,
+            store.cache.held_bytes,
+            store.cache.retired_objects,
+            store.cache.retired_bytes,
+            store.retained_objects,
+            store.retained_estimated_bytes,
+            store.read_buffer_bytes,
+            store.write_buffer_bytes,
+            store.hash_buffer_bytes,
         ));
     }
     std::fs::write(path, text).map_err(|error| format!("write {}: {error}", path.display()))
@@ -569,6 +677,7 @@ fn replay_trace_file(
         statistics: Default::default(),
         scheduler_nanoseconds: None,
         device_read_bytes: None,
+        memory_samples: Vec::new(),
     };
     let summary = as_replay.summary();
     let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;

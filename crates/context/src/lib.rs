@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod compact;
+pub mod cache;
 mod control;
 pub mod error;
 pub mod hash;

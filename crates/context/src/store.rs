@@ -12,12 +12,15 @@
 //! keeping every commit whose checksum holds and cutting off the rest: a crash at any point loses
 //! no commit that `commit` returned.
 //!
-//! Stored objects are loaded on demand through a bounded two-generation cache keyed by offset.
+//! Stored objects are loaded on demand through a bounded object cache keyed by offset
+//! ([`crate::cache`]; two generations by default). The last commit's tree is kept in memory until
+//! [`StoreOptions::retained_written_bytes_max`] bytes were written since it began to be kept.
 //! An update takes the stored directories on its path out of the cache
 //! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
 //! next block, and an object nobody else holds is changed in place rather than copied.
 //! A `Store` is used from one thread (its cache sits in a `RefCell`).
 
+use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::INODE_ENTRIES_MAX;
@@ -33,9 +36,7 @@ use crate::pack::{
 use crate::tree::Tree;
 use crate::CommitInfo;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -65,6 +66,16 @@ pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
 /// 30,000-block replay's resident memory after genesis matches what 96 MiB gave the vector form,
 /// with 12 % fewer misses (BENCHMARKS.md, "Session 5 (compact directories)").
 pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 92 << 20;
+/// The released retained tree's leaves go to the cache only when the releasing commit wrote at
+/// most this fraction of the cache budget (see [`Store::commit`]).
+const RELEASED_LEAVES_COMMIT_FRACTION: usize = 4;
+/// Estimated bytes of the retained tree per 100 pack bytes written since it began to be kept:
+/// measured on the synthetic replay (28.5 MB estimated at the 48 MiB release point, session 5);
+/// directories rewritten by several blocks are written each time but held once, so it is an
+/// upper bound late in a retention period and about right at its end.
+pub const RETAINED_ESTIMATED_PERCENT_OF_WRITTEN: u64 = 60;
+/// Default replacement policy of the object cache.
+pub const CACHE_POLICY_DEFAULT: CachePolicy = CachePolicy::TwoGenerations;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
@@ -103,6 +114,26 @@ pub struct StoreOptions {
     pub sync_mode: SyncMode,
     /// Memory budget of the object cache, in estimated bytes.
     pub cache_budget_bytes: usize,
+    /// The object cache's replacement policy.
+    pub cache_policy: CachePolicy,
+    /// The last commit's tree is kept in memory until this many pack bytes were written since it
+    /// began to be kept (then dropped, and kept afresh from the next commit); `None`: half the
+    /// cache budget. 0 keeps no tree: every block starts from the pack (through the cache).
+    pub retained_written_bytes_max: Option<u64>,
+    /// When the retained tree is released, move its leaves (the directories the recent blocks
+    /// wrote) into the object cache instead of freeing them. Off by default: it cuts the objects
+    /// read by a fifth, but written objects take more memory than their estimate (BENCHMARKS.md,
+    /// "Session 5 (cache policy and RSS)").
+    pub cache_released_leaves: bool,
+    /// Count the retained tree against the cache budget: after each commit the cache's budget is
+    /// the budget less an estimate of the retained tree ([`RETAINED_ESTIMATED_PERCENT_OF_WRITTEN`]
+    /// of the pack bytes written since it began to be kept, but never below a quarter of the
+    /// budget), so that the two together stay near the budget instead of peaking above it when a
+    /// large retained tree meets a full cache. Off by default (see BENCHMARKS.md, session 5).
+    pub cache_budget_includes_retained: bool,
+    /// Diagnostics only: record every object-cache access to this file (format: [`crate::cache`],
+    /// 16 bytes per access), for the offline policy simulator. Off by default.
+    pub cache_trace: Option<PathBuf>,
 }
 
 impl Default for StoreOptions {
@@ -110,84 +141,76 @@ impl Default for StoreOptions {
         StoreOptions {
             sync_mode: SyncMode::Checkpoints,
             cache_budget_bytes: CACHE_BUDGET_BYTES_DEFAULT,
+            cache_policy: CACHE_POLICY_DEFAULT,
+            retained_written_bytes_max: None,
+            cache_released_leaves: false,
+            cache_budget_includes_retained: false,
+            cache_trace: None,
         }
     }
 }
 
-/// A fast hasher for keys that are already well mixed (offsets, hashes).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, value: usize) {
-        self.write_u64(value as u64);
-    }
-}
-
-type MixMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
-
-/// Decoded objects by offset, in two generations: when the young one exceeds half the budget it
-/// becomes the old one and the old one is dropped; a hit in the old one moves the object back.
+/// The object cache of a store: the replacement policy ([`crate::cache`]) and, when asked for,
+/// the recorded access stream.
 struct Cache {
-    young: MixMap<u64, (Arc<NodeObject>, usize)>,
-    old: MixMap<u64, (Arc<NodeObject>, usize)>,
-    young_bytes: usize,
-    budget_bytes: usize,
-    /// Objects evicted but not yet freed: freeing a whole generation at once would stall one
-    /// block for hundreds of milliseconds, so each insertion frees a few.
-    retired: Vec<Arc<NodeObject>>,
+    objects: ObjectCache<Arc<NodeObject>>,
+    /// Where the access stream goes (see [`StoreOptions::cache_trace`]); `None` once a write
+    /// failed (counted in [`StoreStatistics::cache_trace_failed`]).
+    trace: Option<std::io::BufWriter<File>>,
+    trace_failed: bool,
 }
-
-/// Evicted objects freed per cache insertion (more than one, so the backlog always drains before
-/// the next generation retires).
-const RETIRED_FREED_PER_INSERT: usize = 4;
 
 impl Cache {
-    fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
-        if let Some((object, _)) = self.young.get(&offset) {
-            return Some(object.clone());
+    fn record(&mut self, offset: u64, size_bytes: usize, event: TraceEvent) {
+        if let Some(trace) = &mut self.trace {
+            if trace
+                .write_all(&encode_trace_record(offset, size_bytes, event))
+                .is_err()
+            {
+                self.trace = None;
+                self.trace_failed = true;
+            }
         }
-        let (object, size) = self.old.remove(&offset)?;
-        self.insert(offset, object.clone(), size);
+    }
+
+    fn get(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
+        let (object, size) = self.objects.get(offset)?;
+        self.record(offset, size, TraceEvent::Hit);
         Some(object)
     }
 
     /// Takes the object at `offset` out of the cache (for an update that replaces it).
     fn remove(&mut self, offset: u64) -> Option<Arc<NodeObject>> {
-        if let Some((object, size)) = self.young.remove(&offset) {
-            self.young_bytes -= size;
-            return Some(object);
+        match self.objects.take(offset) {
+            Some((object, size)) => {
+                self.record(offset, size, TraceEvent::TakeHit);
+                Some(object)
+            }
+            None => {
+                self.record(offset, 0, TraceEvent::TakeMiss);
+                None
+            }
         }
-        self.old.remove(&offset).map(|(object, _)| object)
     }
 
     fn insert(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
-        self.young_bytes += size;
-        self.young.insert(offset, (object, size));
-        for _ in 0..RETIRED_FREED_PER_INSERT {
-            if self.retired.pop().is_none() {
-                break;
-            }
-        }
-        if self.young_bytes > self.budget_bytes / 2 {
-            let old = std::mem::replace(&mut self.old, std::mem::take(&mut self.young));
-            self.retired
-                .extend(old.into_values().map(|(object, _)| object));
-            self.young_bytes = 0;
-        }
+        self.record(offset, size, TraceEvent::MissInserted);
+        self.objects.insert(offset, object, size);
+    }
+
+    fn contains(&self, offset: u64) -> bool {
+        self.objects.contains(offset)
+    }
+
+    /// Inserts a written object of the released retained tree (traced as such).
+    fn insert_written(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
+        self.record(offset, size, TraceEvent::InsertWritten);
+        self.objects.insert(offset, object, size);
+    }
+
+    /// Marks the end of a block in the trace.
+    fn commit(&mut self) {
+        self.record(0, 0, TraceEvent::Commit);
     }
 }
 
@@ -243,6 +266,27 @@ pub struct StoreStatistics {
     pub bytes_read: u64,
     /// Estimated bytes of the decoded objects inserted into the object cache.
     pub cache_inserted_bytes: u64,
+    /// Written objects moved into the cache when the retained tree was released.
+    pub released_leaves_cached: u64,
+    /// Whether writing the cache access trace failed (the trace then stops).
+    pub cache_trace_failed: bool,
+}
+
+/// What a store holds in memory, by its own estimates ([`Store::memory_statistics`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryStatistics {
+    /// What the object cache holds (estimated bytes of decoded objects).
+    pub cache: crate::cache::CacheOccupancy,
+    /// Objects of the retained tree of the last commit that are in memory (not in the cache).
+    pub retained_objects: usize,
+    /// Their estimated bytes (the cache's estimate).
+    pub retained_estimated_bytes: usize,
+    /// Capacity of the read buffer.
+    pub read_buffer_bytes: usize,
+    /// Capacity of the write buffer.
+    pub write_buffer_bytes: usize,
+    /// Capacity of the hash-encoding buffer.
+    pub hash_buffer_bytes: usize,
 }
 
 /// A context store on disk.
@@ -441,6 +485,12 @@ impl Store {
             }
         }
 
+        let trace = match &options.cache_trace {
+            Some(path) => Some(std::io::BufWriter::new(
+                File::create(path).map_err(io_error(path, "create"))?,
+            )),
+            None => None,
+        };
         let mut store = Store {
             directory: directory.to_path_buf(),
             pack_path,
@@ -452,11 +502,9 @@ impl Store {
             commits,
             head: control.head,
             cache: RefCell::new(Cache {
-                young: MixMap::default(),
-                old: MixMap::default(),
-                young_bytes: 0,
-                budget_bytes: options.cache_budget_bytes,
-                retired: Vec::new(),
+                objects: ObjectCache::new(options.cache_policy, options.cache_budget_bytes),
+                trace,
+                trace_failed: false,
             }),
             last_commit: None,
             retained_bytes: 0,
@@ -585,6 +633,13 @@ impl Store {
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        let cache = self.cache.get_mut();
+        if let Some(trace) = &mut cache.trace {
+            if trace.flush().is_err() {
+                cache.trace = None;
+                cache.trace_failed = true;
+            }
+        }
         let sync = self.options.sync_mode != SyncMode::Never;
         if sync {
             self.pack
@@ -640,7 +695,42 @@ impl Store {
 
     /// What the store has done since it was opened.
     pub fn statistics(&self) -> StoreStatistics {
-        *self.statistics.borrow()
+        let mut statistics = *self.statistics.borrow();
+        statistics.cache_trace_failed = self.cache.borrow().trace_failed;
+        statistics
+    }
+
+    /// What the store holds in memory now, by its own estimates (the object cache, the retained
+    /// tree of the last commit, the buffers), to compare with the process's resident memory.
+    /// Walks the retained tree: for reports, not for every block.
+    pub fn memory_statistics(&self) -> MemoryStatistics {
+        let mut report = MemoryStatistics {
+            cache: self.cache.borrow().objects.occupancy(),
+            read_buffer_bytes: self.read_buffer.borrow().capacity(),
+            write_buffer_bytes: self.write_buffer.capacity(),
+            hash_buffer_bytes: self.hash_buffer.capacity(),
+            ..MemoryStatistics::default()
+        };
+        if let Some((
+            _,
+            Tree {
+                root: Some(Value::Node(NodeRef::Memory(root))),
+            },
+        )) = &self.last_commit
+        {
+            let mut seen: std::collections::HashSet<*const NodeObject> =
+                std::collections::HashSet::new();
+            let mut stack = vec![root.clone()];
+            while let Some(object) = stack.pop() {
+                if !seen.insert(Arc::as_ptr(&object)) {
+                    continue;
+                }
+                report.retained_objects += 1;
+                report.retained_estimated_bytes += estimated_size(&object);
+                for_each_memory_child(&object, |child| stack.push(child.clone()));
+            }
+        }
+        report
     }
 
     fn corrupt(&self, offset_bytes: u64, kind: CorruptionKind) -> ContextError {
@@ -815,16 +905,31 @@ impl Store {
                 .map_err(io_error(&self.pack_path, "sync"))?;
             self.statistics.borrow_mut().pack_syncs += 1;
         }
-        self.pack_length_bytes += self.write_buffer.len() as u64;
-        self.retained_bytes += self.write_buffer.len() as u64;
+        let written_bytes = self.write_buffer.len() as u64;
+        self.pack_length_bytes += written_bytes;
+        self.retained_bytes += written_bytes;
+        self.cache.get_mut().commit();
         self.write_buffer.clear();
         // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
         // buffer resident for the life of the store.
         self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
         self.poisoned = false;
-        if self.retained_bytes > (self.options.cache_budget_bytes / 2) as u64 {
+        let retained_limit_bytes = self
+            .options
+            .retained_written_bytes_max
+            .unwrap_or((self.options.cache_budget_bytes / 2) as u64);
+        if self.retained_bytes > retained_limit_bytes {
             self.last_commit = None;
             self.retained_bytes = 0;
+            // A bulk load (genesis writes tens of megabytes in one commit) would flush the
+            // cache with objects no block has asked for yet, at the moment its tree is still
+            // alive (the peak of the process's memory).
+            if self.options.cache_released_leaves
+                && written_bytes
+                    <= (self.options.cache_budget_bytes / RELEASED_LEAVES_COMMIT_FRACTION) as u64
+            {
+                self.cache_written_leaves(&root);
+            }
         } else {
             self.last_commit = Some((
                 hash,
@@ -833,6 +938,15 @@ impl Store {
                 },
             ));
         }
+        if self.options.cache_budget_includes_retained {
+            let retained_estimated_bytes =
+                self.retained_bytes * RETAINED_ESTIMATED_PERCENT_OF_WRITTEN / 100;
+            let budget = self.options.cache_budget_bytes;
+            let cache_budget = budget
+                .saturating_sub(usize::try_from(retained_estimated_bytes).unwrap_or(usize::MAX))
+                .max(budget / 4);
+            self.cache.get_mut().objects.set_budget_bytes(cache_budget);
+        }
         self.append_index_record(&hash, commit_offset)?;
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
@@ -840,6 +954,60 @@ impl Store {
             self.checkpoint()?;
         }
         Ok(hash)
+    }
+
+    /// When the retained tree is released: moves its leaves (written objects that hold no memory
+    /// children) into the object cache instead of letting them be freed with the tree. They are
+    /// the directories the recent blocks changed, which the next blocks change again; dropped,
+    /// each came back as a miss (a release showed as a few blocks of 800-2,100 misses). Inner
+    /// objects are not kept: they hold their memory children, which the cache could then not free
+    /// (cached objects hold only stored children, so evicting one frees it whole). The caller
+    /// drops the rest of the tree. A leaf is shared with the cache from here on, so a later update
+    /// of it copies it (or takes it out of the cache first, see `load_node_for_update`).
+    fn cache_written_leaves(&self, root: &NodeRef) {
+        let NodeRef::Memory(root) = root else {
+            return;
+        };
+        let mut cache = self.cache.borrow_mut();
+        let mut seen: std::collections::HashSet<*const NodeObject> =
+            std::collections::HashSet::new();
+        let mut stack = vec![root.clone()];
+        let mut kept = 0u64;
+        while let Some(object) = stack.pop() {
+            if !seen.insert(Arc::as_ptr(&object)) {
+                continue;
+            }
+            let height = stack.len();
+            for_each_memory_child(&object, |child| stack.push(child.clone()));
+            if stack.len() > height {
+                continue;
+            }
+            let Some(&offset) = object.offset.get() else {
+                continue;
+            };
+            // Large contents already loaded would be under-counted by the estimate.
+            let holds_large_bytes = match &object.body {
+                NodeBody::Flat(entries) | NodeBody::Values(entries) => {
+                    entries.iter().any(|entry| {
+                        matches!(&entry.value, Value::Contents(contents)
+                            if matches!(&contents.body, ContentsBody::Large(large)
+                                if large.bytes.get().is_some()))
+                    })
+                }
+                // Compact directories never hold loaded large contents (they hold offsets).
+                NodeBody::Tree { .. } | NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {
+                    false
+                }
+            };
+            if holds_large_bytes || object.hash.get().is_none() || cache.contains(offset) {
+                continue;
+            }
+            let size = estimated_size(&object);
+            cache.insert_written(offset, object, size);
+            kept += 1;
+        }
+        drop(cache);
+        self.statistics.borrow_mut().released_leaves_cached += kept;
     }
 
     /// Appends every memory object below `root` that has no offset yet (children first, with an

@@ -413,6 +413,23 @@ pub struct ReplayOptions {
     /// Stop after the first block that ends later than this after the first block started (the
     /// report then covers the blocks done); `None`: replay every block.
     pub time_limit: Option<std::time::Duration>,
+    /// Diagnostics: every this many blocks, sample the process's resident memory and the store's
+    /// own estimates of what it holds ([`ReplayReport::memory_samples`]); `None`: never (the
+    /// sample walks the retained tree, outside the timed blocks).
+    pub memory_sample_interval_blocks: Option<u64>,
+}
+
+/// One memory sample of a replay, taken between two blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct MemorySample {
+    /// The last block replayed.
+    pub level: u64,
+    /// `VmRSS` of /proc/self/status, in bytes.
+    pub resident_bytes: u64,
+    /// `RssAnon` of /proc/self/status (the heap and other private memory), in bytes.
+    pub resident_anonymous_bytes: u64,
+    /// The store's estimates.
+    pub store: crate::store::MemoryStatistics,
 }
 
 /// What a replay measured.
@@ -451,6 +468,8 @@ pub struct ReplayReport {
     /// Bytes this process caused to be read from the storage device during the timed blocks
     /// (`read_bytes` of /proc/self/io; page-cache hits excluded; `None` where unavailable).
     pub device_read_bytes: Option<u64>,
+    /// Memory samples ([`ReplayOptions::memory_sample_interval_blocks`]).
+    pub memory_samples: Vec<MemorySample>,
 }
 
 /// Summary statistics of the block times, in milliseconds.
@@ -554,6 +573,7 @@ pub fn replay(
     let mut scheduler = (0u64, 0u64);
     let mut scheduler_known = true;
     let mut blocks_done = 0;
+    let mut memory_samples = Vec::new();
     let device_read_start = process_device_read_bytes();
     let replay_start = Instant::now();
     for level in 1..=options.blocks {
@@ -585,6 +605,18 @@ pub fn replay(
         reads_found += found;
         drop(tree);
         blocks_done = level;
+        if options
+            .memory_sample_interval_blocks
+            .is_some_and(|interval| level % interval.max(1) == 0)
+        {
+            let status = process_status_bytes(&["VmRSS:", "RssAnon:"]);
+            memory_samples.push(MemorySample {
+                level,
+                resident_bytes: status[0].unwrap_or(0),
+                resident_anonymous_bytes: status[1].unwrap_or(0),
+                store: store.memory_statistics(),
+            });
+        }
         progress(level);
         if options
             .time_limit
@@ -615,6 +647,7 @@ pub fn replay(
         statistics: store.statistics(),
         scheduler_nanoseconds: scheduler_known.then_some(scheduler),
         device_read_bytes,
+        memory_samples,
     })
 }
 
@@ -634,6 +667,17 @@ pub fn process_device_read_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/io").ok()?;
     let line = text.lines().find(|line| line.starts_with("read_bytes:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The values of `fields` (lines of /proc/self/status given in kB) in bytes, each `None` where
+/// unreadable.
+pub fn process_status_bytes<const N: usize>(fields: &[&str; N]) -> [Option<u64>; N] {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    fields.map(|field| {
+        let line = status.lines().find(|line| line.starts_with(field))?;
+        let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kilobytes * 1024)
+    })
 }
 
 /// The peak resident set size of this process (`VmHWM` of /proc/self/status), if readable.

@@ -133,6 +133,7 @@ fn synthetic_trace_replays_to_the_same_commits() {
             ..StoreOptions::default()
         },
         time_limit: None,
+        memory_sample_interval_blocks: None,
     };
     let direct_directory = temporary_directory("direct");
     let direct = replay(&direct_directory, &options, |_| {}).unwrap();
