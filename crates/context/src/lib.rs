@@ -9,8 +9,8 @@
 
 #![forbid(unsafe_code)]
 
-mod compact;
 pub mod cache;
+mod compact;
 mod control;
 pub mod error;
 pub mod hash;
