@@ -634,13 +634,7 @@ pub(crate) fn read_entry<'a>(
     offset: &mut usize,
     object_offset: u64,
 ) -> Result<EntryView<'a>, PackError> {
-    let mut reader = Reader {
-        bytes,
-        offset: *offset,
-    };
-    let entry = reader.entry(object_offset)?;
-    *offset = reader.offset;
-    Ok(entry)
+    parse_at(bytes, offset, |reader| reader.entry(object_offset))
 }
 
 /// The value of the entry whose name ends at `*offset` of `bytes`, checked as [`read_entry`]
@@ -651,13 +645,23 @@ pub(crate) fn read_entry_value<'a>(
     offset: &mut usize,
     object_offset: u64,
 ) -> Result<ValueView<'a>, PackError> {
+    parse_at(bytes, offset, |reader| reader.value(object_offset))
+}
+
+/// Runs `parse` on a reader of `bytes` at `*offset` and advances `*offset` past what it read.
+#[inline]
+fn parse_at<'a, T>(
+    bytes: &'a [u8],
+    offset: &mut usize,
+    parse: impl FnOnce(&mut Reader<'a>) -> Result<T, PackError>,
+) -> Result<T, PackError> {
     let mut reader = Reader {
         bytes,
         offset: *offset,
     };
-    let value = reader.value(object_offset)?;
+    let parsed = parse(&mut reader)?;
     *offset = reader.offset;
-    Ok(value)
+    Ok(parsed)
 }
 
 /// The name of the entry at `offset` of `bytes` and the offset where its value starts, without

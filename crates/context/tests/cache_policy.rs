@@ -20,6 +20,17 @@ fn commit_info(level: u64) -> CommitInfo {
 }
 use std::path::PathBuf;
 
+/// Commits 2,000 contracts (`contracts/cNNNNN/balance`) as the first commit; returns its hash.
+fn commit_contracts(store: &mut Store) -> ContextHash {
+    let mut tree = Tree::empty();
+    for entry in 0..2000u64 {
+        let key = ["contracts", &format!("c{entry:05}"), "balance"];
+        tree.add_in_place(&*store, &key, &entry.to_be_bytes())
+            .unwrap();
+    }
+    store.commit(&tree, &[], &commit_info(0)).unwrap()
+}
+
 fn temporary_directory(name: &str) -> PathBuf {
     let directory = std::env::temp_dir().join(format!(
         "kestrel-context-cache-test-{name}-{}",
@@ -203,14 +214,7 @@ fn released_leaves_are_served_from_the_cache() {
             },
         )
         .unwrap();
-        let mut tree = Tree::empty();
-        for entry in 0..2000u64 {
-            let key = ["contracts", &format!("c{entry:05}"), "balance"];
-            tree.add_in_place(&store, &key, &entry.to_be_bytes())
-                .unwrap();
-        }
-        let mut head = store.commit(&tree, &[], &commit_info(0)).unwrap();
-        drop(tree);
+        let mut head = commit_contracts(&mut store);
         let start = store.statistics().objects_read;
         for level in 1..=20u64 {
             let mut tree = store.checkout_for_update(&head).unwrap().unwrap();
@@ -283,14 +287,7 @@ fn the_access_trace_counts_what_the_statistics_count() {
             },
         )
         .unwrap();
-        let mut tree = Tree::empty();
-        for entry in 0..2000u64 {
-            let key = ["contracts", &format!("c{entry:05}"), "balance"];
-            tree.add_in_place(&store, &key, &entry.to_be_bytes())
-                .unwrap();
-        }
-        let mut head = store.commit(&tree, &[], &commit_info(0)).unwrap();
-        drop(tree);
+        let mut head = commit_contracts(&mut store);
         for level in 1..commits {
             let mut tree = store.checkout_for_update(&head).unwrap().unwrap();
             for (key, value) in changes(level) {
