@@ -70,6 +70,18 @@ pub struct NodeObject {
     pub(crate) body: NodeBody,
     pub(crate) hash: OnceLock<ContextHash>,
     pub(crate) offset: OnceLock<u64>,
+    /// What only large flat directories use (split parts, hash snapshots), boxed so that every
+    /// other object (most of the cache: compact directories, inode values and trees) pays one
+    /// pointer for it instead of the fields themselves (176 bytes per object before, 112 now).
+    /// Set from a shared reference when a written object first needs it (hence the `OnceLock`).
+    pub(crate) extras: OnceLock<Box<FlatExtras>>,
+}
+
+/// The fields of a [`NodeObject`] that only flat directories of more than
+/// [`FLAT_SPLIT_MIN_ENTRIES`] (parts) or at least [`FLAT_HASH_SNAPSHOT_MIN_ENTRIES`] entries
+/// (hash snapshots) use.
+#[derive(Default)]
+pub(crate) struct FlatExtras {
     /// For a flat directory of more than [`FLAT_SPLIT_MIN_ENTRIES`] entries: where each of its
     /// parts is in the pack (docs/formats/pack-file.md, tags 6 and 7), by inode index at depth 0;
     /// 0 for a part that must be written. Inherited from the version this object was derived
@@ -89,6 +101,27 @@ pub struct NodeObject {
     pub(crate) hash_reuse: Option<(Arc<FlatHashStates>, usize)>,
 }
 
+impl FlatExtras {
+    /// Heap bytes held through these fields (the box itself included), for the cache budget.
+    /// Snapshots shared with another version (`hash_reuse` of a derived one) count in each.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<FlatExtras>()
+            + self
+                .parts
+                .get()
+                .map_or(0, |_| std::mem::size_of::<FlatParts>())
+            + self.part_indices.get().map_or(0, Vec::capacity)
+            + self
+                .hash_states
+                .get()
+                .map_or(0, |states| states.heap_bytes())
+            + self
+                .hash_reuse
+                .as_ref()
+                .map_or(0, |(states, _)| states.heap_bytes())
+    }
+}
+
 /// Flat directories with at least this many entries keep hash snapshots: below, rehashing
 /// (at most about 7 KB) costs less than keeping the states.
 pub const FLAT_HASH_SNAPSHOT_MIN_ENTRIES: usize = 64;
@@ -104,11 +137,21 @@ pub(crate) struct FlatHashStates {
     states: Vec<blake2b_simd::State>,
 }
 
+impl FlatHashStates {
+    /// Heap bytes of these states with their `Arc` (two counters).
+    fn heap_bytes(&self) -> usize {
+        2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<FlatHashStates>()
+            + self.states.capacity() * std::mem::size_of::<blake2b_simd::State>()
+    }
+}
+
 /// The hash snapshots `object` offers to a version derived from it, with its unchanged prefix.
 fn hash_reuse_of(object: &NodeObject) -> Option<(Arc<FlatHashStates>, usize)> {
-    match object.hash_states.get() {
+    let extras = object.extras.get()?;
+    match extras.hash_states.get() {
         Some(states) => Some((states.clone(), states.entry_count)),
-        None => object.hash_reuse.clone(),
+        None => extras.hash_reuse.clone(),
     }
 }
 
@@ -116,8 +159,11 @@ impl NodeObject {
     /// Forgets the hash and offset of an object about to be changed in place (it is held by
     /// nobody else), keeping its hash snapshots for the new version.
     pub(crate) fn reset_for_update(&mut self) {
-        self.hash_reuse = hash_reuse_of(self);
-        self.hash_states = OnceLock::new();
+        let hash_reuse = hash_reuse_of(self);
+        if let Some(extras) = self.extras.get_mut() {
+            extras.hash_reuse = hash_reuse;
+            extras.hash_states = OnceLock::new();
+        }
         self.hash = OnceLock::new();
         self.offset = OnceLock::new();
     }
@@ -137,15 +183,13 @@ pub(crate) fn flat_parts_empty() -> Box<FlatParts> {
 }
 
 /// The part offsets of `parts` with the part holding `name` marked for rewriting.
-fn flat_parts_derived(parts: Option<&FlatParts>, name: &[u8]) -> OnceLock<Box<FlatParts>> {
-    let Some(parts) = parts else {
-        return OnceLock::new();
-    };
+fn flat_parts_derived(parts: Option<&FlatParts>, name: &[u8]) -> Option<Box<FlatParts>> {
+    let parts = parts?;
     let derived: Box<FlatParts> = Box::new(std::array::from_fn(|index| {
         AtomicU64::new(parts[index].load(Ordering::Relaxed))
     }));
     derived[usize::from(inode_index(0, name))].store(0, Ordering::Relaxed);
-    OnceLock::from(derived)
+    Some(derived)
 }
 
 /// The three shapes of node objects.
@@ -214,11 +258,23 @@ impl NodeObject {
             body,
             hash: OnceLock::new(),
             offset: OnceLock::new(),
-            parts: OnceLock::new(),
-            part_indices: OnceLock::new(),
-            hash_states: OnceLock::new(),
-            hash_reuse: None,
+            extras: OnceLock::new(),
         }
+    }
+
+    /// The flat-directory fields, if this object has any.
+    pub(crate) fn extras(&self) -> Option<&FlatExtras> {
+        self.extras.get().map(|extras| &**extras)
+    }
+
+    /// The flat-directory fields, allocated empty on first use.
+    pub(crate) fn extras_or_init(&self) -> &FlatExtras {
+        self.extras.get_or_init(Box::default)
+    }
+
+    /// The split parts' offsets, if known.
+    pub(crate) fn parts(&self) -> Option<&FlatParts> {
+        self.extras()?.parts.get().map(|parts| &**parts)
     }
 
     /// The number of directory entries reachable from this object.
@@ -596,9 +652,16 @@ pub(crate) fn directory_set(
                     }
                 }
             }
-            let mut object = NodeObject::new(NodeBody::Flat(entries_new));
-            object.parts = flat_parts_derived(directory.parts.get().map(|parts| &**parts), name);
-            object.hash_reuse = hash_reuse;
+            let object = NodeObject::new(NodeBody::Flat(entries_new));
+            let parts = flat_parts_derived(directory.parts(), name);
+            // Only a directory with parts or snapshots to pass on pays for the extras.
+            if parts.is_some() || hash_reuse.is_some() {
+                let _ = object.extras.set(Box::new(FlatExtras {
+                    parts: parts.map_or_else(OnceLock::new, OnceLock::from),
+                    hash_reuse,
+                    ..FlatExtras::default()
+                }));
+            }
             Ok(Some(NodeRef::memory(object)))
         }
         NodeBody::Tree { depth: 0, .. } => match value {
@@ -656,26 +719,33 @@ pub(crate) fn directory_set_owned(
         return directory_set(source, Some(&Arc::new(directory)), name, value);
     };
     let part_index = inode_index(0, name);
-    if let Some(parts) = directory.parts.get() {
-        parts[usize::from(part_index)].store(0, Ordering::Relaxed);
-    }
-    let part_indices = directory.part_indices.get_mut();
-    let position = search(entries, name);
-    match (&position, &value) {
-        (Ok(index), Some(_)) => {
-            if let Some((_, unchanged)) = &mut directory.hash_reuse {
-                *unchanged = (*unchanged).min(*index);
+    let (mut part_indices, hash_reuse) = match directory.extras.get_mut() {
+        Some(extras) => {
+            if let Some(parts) = extras.parts.get() {
+                parts[usize::from(part_index)].store(0, Ordering::Relaxed);
             }
+            (extras.part_indices.get_mut(), Some(&mut extras.hash_reuse))
         }
-        // The entry count is the first thing hashed: nothing is reusable.
-        (Ok(_), None) | (Err(_), Some(_)) => directory.hash_reuse = None,
-        (Err(_), None) => {}
+        None => (None, None),
+    };
+    let position = search(entries, name);
+    if let Some(hash_reuse) = hash_reuse {
+        match (&position, &value) {
+            (Ok(index), Some(_)) => {
+                if let Some((_, unchanged)) = hash_reuse {
+                    *unchanged = (*unchanged).min(*index);
+                }
+            }
+            // The entry count is the first thing hashed: nothing is reusable.
+            (Ok(_), None) | (Err(_), Some(_)) => *hash_reuse = None,
+            (Err(_), None) => {}
+        }
     }
     match (position, value) {
         (Ok(index), Some(value)) => entries[index].value = value,
         (Ok(index), None) => {
             entries.remove(index);
-            if let Some(part_indices) = part_indices {
+            if let Some(part_indices) = &mut part_indices {
                 part_indices.remove(index);
             }
             if entries.is_empty() {
@@ -693,7 +763,7 @@ pub(crate) fn directory_set_owned(
                     value,
                 },
             );
-            if let Some(part_indices) = part_indices {
+            if let Some(part_indices) = &mut part_indices {
                 part_indices.insert(index, part_index);
             }
             if entries.len() > FLAT_NODE_MAX_ENTRIES {
@@ -1258,10 +1328,13 @@ impl HashBatch {
         }
         for job in self.flat.drain(..) {
             let object = &level[job.object_index];
-            let _ = object.hash_states.set(Arc::new(FlatHashStates {
-                entry_count: object.length() as usize,
-                states: job.states,
-            }));
+            let _ = object
+                .extras_or_init()
+                .hash_states
+                .set(Arc::new(FlatHashStates {
+                    entry_count: object.length() as usize,
+                    states: job.states,
+                }));
             let _ = object.hash.set(hash_of(&job.state.finalize()));
         }
     }
@@ -1272,7 +1345,10 @@ impl HashBatch {
 /// replacing entries (the encoding is a stream, so the prefix is the same), else the start.
 fn flat_job_start(object_index: usize, object: &NodeObject, entries: &[Entry]) -> FlatJob {
     debug_assert!(entries.len() <= FLAT_NODE_MAX_ENTRIES);
-    let (state, states, next_entry) = match &object.hash_reuse {
+    let hash_reuse = object
+        .extras()
+        .and_then(|extras| extras.hash_reuse.as_ref());
+    let (state, states, next_entry) = match hash_reuse {
         Some((old, unchanged)) if old.entry_count == entries.len() && !old.states.is_empty() => {
             let snapshot = (unchanged / FLAT_HASH_SNAPSHOT_ENTRIES).min(old.states.len() - 1);
             (
@@ -1549,6 +1625,68 @@ mod tests {
         }
         for set in sets {
             check(set);
+        }
+    }
+
+    /// The fields only large flat directories use are boxed: every other object pays one
+    /// pointer (176 bytes per object when they were inline).
+    #[test]
+    fn node_object_keeps_flat_fields_out_of_line() {
+        assert!(std::mem::size_of::<NodeObject>() <= 112);
+    }
+
+    fn flat_of(count: usize) -> Arc<NodeObject> {
+        let entries = (0..count)
+            .map(|index| Entry {
+                name: Arc::from(format!("entry-{index:04}").as_bytes()),
+                value: Value::Contents(Contents::new(b"value")),
+            })
+            .collect();
+        Arc::new(NodeObject::new(NodeBody::Flat(entries)))
+    }
+
+    /// Hashing allocates the extras only for directories that keep snapshots, and the budget
+    /// estimate counts them.
+    #[test]
+    fn only_snapshot_directories_hold_extras() {
+        let check = |count: usize, expect_extras: bool| {
+            let object = flat_of(count);
+            ensure_hash(&NodeRef::Memory(object.clone()), &mut Vec::new());
+            assert_eq!(object.extras().is_some(), expect_extras, "{count} entries");
+            if let Some(extras) = object.extras() {
+                let states = extras.hash_states.get().expect("hashed with snapshots");
+                assert_eq!(states.entry_count, count);
+                assert!(extras.heap_bytes() > states.states.len() * 200);
+            }
+        };
+        check(1, false);
+        check(FLAT_HASH_SNAPSHOT_MIN_ENTRIES - 1, false);
+        check(FLAT_HASH_SNAPSHOT_MIN_ENTRIES, true);
+        check(FLAT_NODE_MAX_ENTRIES, true);
+    }
+
+    /// A derived version carries the snapshots of a hashed large directory (in its extras) and
+    /// a derived small one allocates none.
+    #[test]
+    fn derived_versions_carry_extras_only_when_useful() {
+        for (count, expect_extras) in [(10, false), (100, true)] {
+            let object = flat_of(count);
+            ensure_hash(&NodeRef::Memory(object.clone()), &mut Vec::new());
+            let value = Value::Contents(Contents::new(b"changed"));
+            let derived = directory_set(&InMemory, Some(&object), b"entry-0005", Some(value))
+                .unwrap()
+                .unwrap();
+            let NodeRef::Memory(derived) = derived else {
+                panic!("a memory object")
+            };
+            let reuse = derived
+                .extras()
+                .and_then(|extras| extras.hash_reuse.as_ref());
+            assert_eq!(reuse.is_some(), expect_extras, "{count} entries");
+            assert_eq!(derived.extras().is_some(), expect_extras, "{count} entries");
+            if let Some((_, unchanged)) = reuse {
+                assert_eq!(*unchanged, 5);
+            }
         }
     }
 }

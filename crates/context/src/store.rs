@@ -216,7 +216,11 @@ impl Cache {
 
 /// Estimated memory of a decoded object, for the cache budget.
 fn estimated_size(object: &NodeObject) -> usize {
-    let base = std::mem::size_of::<NodeObject>() + 64;
+    // The object, a fixed 64 bytes of overhead (its `Arc` counters, allocator rounding), and
+    // the flat-directory extras it holds (most objects hold none).
+    let base = std::mem::size_of::<NodeObject>()
+        + 64
+        + object.extras().map_or(0, |extras| extras.heap_bytes());
     match &object.body {
         NodeBody::Flat(entries) | NodeBody::Values(entries) => {
             base + entries
@@ -1082,7 +1086,8 @@ impl Store {
     fn write_flat_split(&mut self, object: &NodeObject, entries: &[Entry]) -> u64 {
         // Each entry's part, computed once per object and kept by in-place updates: hashing
         // every name of a 200-entry directory at each commit cost more than writing its part.
-        let indices = object.part_indices.get_or_init(|| {
+        let extras = object.extras_or_init();
+        let indices = extras.part_indices.get_or_init(|| {
             entries
                 .iter()
                 .map(|entry| inode_index(0, &entry.name))
@@ -1097,7 +1102,7 @@ impl Store {
         for index in indices {
             present[usize::from(*index)] = true;
         }
-        let parts = object.parts.get_or_init(flat_parts_empty);
+        let parts = extras.parts.get_or_init(flat_parts_empty);
         let mut pointers: Vec<(u8, u64)> = Vec::with_capacity(INODE_ENTRIES_MAX);
         let mut written = 0;
         for index in 0..INODE_ENTRIES_MAX as u8 {
@@ -1182,7 +1187,7 @@ impl Store {
             ));
         }
         let object = NodeObject::new(NodeBody::Flat(entries));
-        let _ = object.parts.set(offsets);
+        let _ = object.extras_or_init().parts.set(offsets);
         Ok(object)
     }
 }
