@@ -793,51 +793,50 @@ pub(crate) fn read_node(
         offset: 0,
     };
     let node_body = match (tag, form) {
-        (TAG_FLAT_NODE, DirectoryForm::Compact) => NodeBody::CompactFlat(CompactEntries::try_new(
-            body,
-            &mut reader.offset,
-            object_offset,
-            FLAT_NODE_MAX_ENTRIES,
-            "FLAT_NODE_MAX_ENTRIES",
-        )?),
-        (TAG_FLAT_NODE, DirectoryForm::Entries(interner)) => NodeBody::Flat(read_entries(
-            &mut reader,
-            interner,
-            object_offset,
-            FLAT_NODE_MAX_ENTRIES,
-            "FLAT_NODE_MAX_ENTRIES",
-        )?),
-        (TAG_INODE_VALUES, DirectoryForm::Compact) => {
-            let entries = CompactEntries::try_new(
-                body,
-                &mut reader.offset,
-                object_offset,
-                INODE_ENTRIES_MAX,
-                "INODE_ENTRIES_MAX",
-            )?;
-            if entries.is_empty() {
+        (TAG_FLAT_NODE | TAG_INODE_VALUES, form) => {
+            let flat = tag == TAG_FLAT_NODE;
+            let (limit, limit_name) = if flat {
+                (FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES")
+            } else {
+                (INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX")
+            };
+            let (node_body, empty) = match form {
+                DirectoryForm::Compact => {
+                    let entries = CompactEntries::try_new(
+                        body,
+                        &mut reader.offset,
+                        object_offset,
+                        limit,
+                        limit_name,
+                    )?;
+                    let empty = entries.is_empty();
+                    let node_body = if flat {
+                        NodeBody::CompactFlat(entries)
+                    } else {
+                        NodeBody::CompactValues(entries)
+                    };
+                    (node_body, empty)
+                }
+                DirectoryForm::Entries(interner) => {
+                    let entries =
+                        read_entries(&mut reader, interner, object_offset, limit, limit_name)?;
+                    let empty = entries.is_empty();
+                    let node_body = if flat {
+                        NodeBody::Flat(entries)
+                    } else {
+                        NodeBody::Values(entries)
+                    };
+                    (node_body, empty)
+                }
+            };
+            // An empty flat node is the empty directory; an inode value is never empty.
+            if empty && !flat {
                 return fail(
                     0,
                     crate::CorruptionKind::NotCanonical("inode value is empty"),
                 );
             }
-            NodeBody::CompactValues(entries)
-        }
-        (TAG_INODE_VALUES, DirectoryForm::Entries(interner)) => {
-            let entries = read_entries(
-                &mut reader,
-                interner,
-                object_offset,
-                INODE_ENTRIES_MAX,
-                "INODE_ENTRIES_MAX",
-            )?;
-            if entries.is_empty() {
-                return fail(
-                    0,
-                    crate::CorruptionKind::NotCanonical("inode value is empty"),
-                );
-            }
-            NodeBody::Values(entries)
+            node_body
         }
         (TAG_INODE_TREE, _) => {
             let depth_start = reader.offset;
