@@ -6,8 +6,9 @@
 //! children by offset), then the commit object sealed with a checksum of everything written since
 //! the previous commit, in one write and (with [`SyncMode::EveryCommit`]) one `fdatasync`. Only
 //! then does `commit` return: the commit survives the process being killed (and, with
-//! `EveryCommit`, a power loss). Every [`CHECKPOINT_INTERVAL_COMMITS`] commits,
-//! and on [`Store::close`], the index is synced and the control file replaced. Opening reads the
+//! `EveryCommit`, a power loss). Every [`CHECKPOINT_INTERVAL_COMMITS`] commits (on a thread of
+//! its own, while the next blocks run) and on [`Store::close`], the pack and index are synced and
+//! the control file replaced. Opening reads the
 //! control file, trusts the pack and index up to its lengths, and scans the pack beyond that,
 //! keeping every commit whose checksum holds and cutting off the rest: a crash at any point loses
 //! no commit that `commit` returned.
@@ -18,7 +19,9 @@
 //! An update takes the stored directories on its path out of the cache
 //! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
 //! next block, and an object nobody else holds is changed in place rather than copied.
-//! A `Store` is used from one thread (its cache sits in a `RefCell`).
+//! A `Store` is used from one thread (its cache sits in a `RefCell`); besides the background
+//! checkpoints, it runs one helper thread that writes zeros just past the pack's end so that
+//! commits write into resident pages ([`crate::tail`]).
 
 use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
@@ -33,6 +36,7 @@ use crate::pack::{
     self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
     TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
+use crate::tail::TailPrefaulter;
 use crate::tree::Tree;
 use crate::CommitInfo;
 use std::cell::RefCell;
@@ -97,8 +101,8 @@ pub enum SyncMode {
     /// `fdatasync` after every commit: a commit survives a power loss once `commit` returns.
     EveryCommit,
     /// `fdatasync` of the pack and index, and the control file replaced, every
-    /// [`CHECKPOINT_INTERVAL_COMMITS`] commits and on close; a power loss may lose the commits
-    /// since the last checkpoint (reopening then finds the last checkpoint's state or any later
+    /// [`CHECKPOINT_INTERVAL_COMMITS`] commits (in the background) and on close; a power loss may
+    /// lose the commits since the last completed checkpoint (reopening then finds its state or any later
     /// commit whose bytes reached the disk whole). The default: it is Octez's, whose store
     /// (irmin-pack) has `use_fsync` off by default and syncs only on GC and close.
     Checkpoints,
@@ -323,6 +327,30 @@ pub struct Store {
     /// Set when a write failed half-way: offsets handed to memory objects may point at bytes
     /// that never reached the file, so the store refuses further commits.
     poisoned: bool,
+    /// Writes zeros past the pack's end so commits write into resident pages ([`crate::tail`]);
+    /// `None` with [`SyncMode::EveryCommit`] (each sync would write the zeros too) or when the
+    /// thread could not be started (then commits only run slower).
+    tail: Option<TailPrefaulter>,
+    /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
+    background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
+}
+
+/// A checkpoint's work, independent of the store so that it can run on another thread: sync the
+/// files written (pack, index), then replace the control file with `record`.
+struct CheckpointJob {
+    files: Vec<(File, PathBuf)>,
+    sync: bool,
+    directory: PathBuf,
+    record: ControlRecord,
+}
+
+impl CheckpointJob {
+    fn run(self) -> Result<(), ContextError> {
+        for (file, path) in &self.files {
+            file.sync_data().map_err(io_error(path, "sync"))?;
+        }
+        write_control(self.sync, &self.directory, &self.record)
+    }
 }
 
 fn io_error<'a>(
@@ -520,6 +548,8 @@ impl Store {
             options,
             commits_since_checkpoint: 0,
             poisoned: false,
+            tail: None,
+            background_checkpoint: None,
         };
         let recovered = store.recover_tail(pack_file_length)?;
         // Objects are read at random offsets, one small frame at a time: without this the kernel
@@ -541,6 +571,9 @@ impl Store {
                 .set_len(store.index_length_bytes)
                 .map_err(io_error(&store.index_path, "truncate"))?;
             store.checkpoint()?;
+        }
+        if store.options.sync_mode != SyncMode::EveryCommit {
+            store.tail = TailPrefaulter::start(&store.pack, store.pack_length_bytes).ok();
         }
         Ok(store)
     }
@@ -637,6 +670,47 @@ impl Store {
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        self.wait_for_checkpoint()?;
+        self.checkpoint_job()?.run()
+    }
+
+    /// [`Store::checkpoint`] on a thread of its own, so the commit that reaches the interval does
+    /// not wait for the `fdatasync` calls (tens of milliseconds: a checkpoint syncs about 55 MB of
+    /// the replay's pack). It records the pack as it is now; the commits written while it runs
+    /// are covered by the next one. Its error, if any, is returned by the call that waits for it
+    /// (the next checkpoint, `close` or drop) and the store then refuses further commits.
+    fn checkpoint_in_background(&mut self) -> Result<(), ContextError> {
+        self.wait_for_checkpoint()?;
+        let job = self.checkpoint_job()?;
+        let directory = self.directory.clone();
+        let thread = std::thread::Builder::new()
+            .name("checkpoint".into())
+            .spawn(move || job.run())
+            .map_err(io_error(&directory, "start the checkpoint thread"))?;
+        self.background_checkpoint = Some(thread);
+        Ok(())
+    }
+
+    /// Waits for the checkpoint running in the background, if any, and returns its result (an
+    /// error poisons the store). A caller that needs to know that a power loss can no longer
+    /// take a commit calls this after the commit that started the checkpoint.
+    pub fn wait_for_checkpoint(&mut self) -> Result<(), ContextError> {
+        let Some(thread) = self.background_checkpoint.take() else {
+            return Ok(());
+        };
+        let result = thread.join().unwrap_or_else(|_| {
+            Err(ContextError::InvalidArgument(
+                "the checkpoint thread panicked".into(),
+            ))
+        });
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    /// What a checkpoint must do, with the pack and index as they are now.
+    fn checkpoint_job(&mut self) -> Result<CheckpointJob, ContextError> {
         let cache = self.cache.get_mut();
         if let Some(trace) = &mut cache.trace {
             if trace.flush().is_err() {
@@ -645,31 +719,53 @@ impl Store {
             }
         }
         let sync = self.options.sync_mode != SyncMode::Never;
-        if sync {
-            self.pack
-                .sync_data()
-                .map_err(io_error(&self.pack_path, "sync"))?;
-            self.index
-                .sync_data()
-                .map_err(io_error(&self.index_path, "sync"))?;
-        }
-        write_control(
+        let job = CheckpointJob {
+            files: if sync {
+                vec![
+                    (
+                        self.pack
+                            .try_clone()
+                            .map_err(io_error(&self.pack_path, "open"))?,
+                        self.pack_path.clone(),
+                    ),
+                    (
+                        self.index
+                            .try_clone()
+                            .map_err(io_error(&self.index_path, "open"))?,
+                        self.index_path.clone(),
+                    ),
+                ]
+            } else {
+                Vec::new()
+            },
             sync,
-            &self.directory,
-            &ControlRecord {
+            directory: self.directory.clone(),
+            record: ControlRecord {
                 pack_length_bytes: self.pack_length_bytes,
                 index_length_bytes: self.index_length_bytes,
                 commit_count: self.commits.len() as u64,
                 head: self.head,
             },
-        )?;
+        };
         self.commits_since_checkpoint = 0;
-        Ok(())
+        Ok(job)
     }
 
     /// Checkpoints and closes the store.
     pub fn close(mut self) -> Result<(), ContextError> {
+        self.stop_prefaulting()?;
         self.checkpoint()
+    }
+
+    /// Stops the thread writing zeros past the pack's end and cuts them off the file.
+    fn stop_prefaulting(&mut self) -> Result<(), ContextError> {
+        if let Some(mut tail) = self.tail.take() {
+            tail.stop();
+            self.pack
+                .set_len(self.pack_length_bytes)
+                .map_err(io_error(&self.pack_path, "truncate"))?;
+        }
+        Ok(())
     }
 
     /// The latest commit, if any.
@@ -900,9 +996,15 @@ impl Store {
         };
         let commit_offset = self.pack_length_bytes + self.write_buffer.len() as u64;
         pack::write_commit(&mut self.write_buffer, &record);
+        if let Some(tail) = &self.tail {
+            tail.begin_append(self.pack_length_bytes + self.write_buffer.len() as u64);
+        }
         self.pack
             .write_all_at(&self.write_buffer, self.pack_length_bytes)
             .map_err(io_error(&self.pack_path, "write"))?;
+        if let Some(tail) = &self.tail {
+            tail.end_append();
+        }
         if self.options.sync_mode == SyncMode::EveryCommit {
             self.pack
                 .sync_data()
@@ -955,7 +1057,7 @@ impl Store {
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
         if self.commits_since_checkpoint >= CHECKPOINT_INTERVAL_COMMITS {
-            self.checkpoint()?;
+            self.checkpoint_in_background()?;
         }
         Ok(hash)
     }
@@ -1341,6 +1443,9 @@ impl Drop for Store {
     fn drop(&mut self) {
         // Best effort: a store dropped without `close` still records its progress; errors here
         // are not lost commits (those are durable already), only a longer scan on reopen.
+        let _ = self.stop_prefaulting();
+        // A failed background checkpoint poisons the store.
+        let _ = self.wait_for_checkpoint();
         if self.commits_since_checkpoint > 0 && !self.poisoned {
             let _ = self.checkpoint();
         }

@@ -706,3 +706,75 @@ fn in_place_updates_of_split_directories_across_commits_read_back() {
     drop(store);
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+#[test]
+fn background_checkpoints_record_the_pack_and_reopening_cuts_a_zero_tail() {
+    let directory = temporary_directory("background-checkpoint");
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let interval = u64::from(kestrel_context::store_constants::CHECKPOINT_INTERVAL_COMMITS);
+    let mut tree = Tree::empty();
+    let mut parents = Vec::new();
+    let mut checkpointed_length = 0;
+    for level in 0..interval + 5 {
+        tree = tree
+            .add(&store, &key(level, 1), &value(level, 1))
+            .unwrap()
+            .add(&store, &["last"], &level.to_be_bytes())
+            .unwrap();
+        parents = vec![store.commit(&tree, &parents, &info(level)).unwrap()];
+        if level + 1 == interval {
+            // The commit that reached the interval started a checkpoint of the pack as it is.
+            checkpointed_length = store.pack_length_bytes();
+            store.wait_for_checkpoint().unwrap();
+        }
+    }
+    let control = kestrel_context::ControlRecord::decode(
+        &std::fs::read(directory.join(kestrel_context::store_constants::CONTROL_FILE_NAME))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(control.commit_count, interval);
+    assert_eq!(control.pack_length_bytes, checkpointed_length);
+
+    // A crash image taken now (every commit's bytes are in the file), with zeros past the end
+    // as the tail writer leaves them: reopening keeps every commit and cuts the zeros.
+    let image = temporary_directory("background-checkpoint-image");
+    std::fs::create_dir_all(&image).unwrap();
+    for entry in std::fs::read_dir(&directory).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), image.join(entry.file_name())).unwrap();
+    }
+    let image_pack = image.join(PACK_FILE_NAME);
+    let mut bytes = std::fs::read(&image_pack).unwrap();
+    bytes.truncate(store.pack_length_bytes() as usize);
+    bytes.resize(bytes.len() + 300_000, 0);
+    std::fs::write(&image_pack, &bytes).unwrap();
+    let reopened = Store::open(&image, StoreOptions::default()).unwrap();
+    assert_eq!(reopened.head(), store.head());
+    assert_eq!(reopened.pack_length_bytes(), store.pack_length_bytes());
+    assert_eq!(
+        std::fs::metadata(&image_pack).unwrap().len(),
+        store.pack_length_bytes()
+    );
+    let last = reopened
+        .checkout(&store.head().unwrap())
+        .unwrap()
+        .unwrap()
+        .find(&reopened, &["last"])
+        .unwrap()
+        .unwrap();
+    assert_eq!(&last[..], &(interval + 4).to_be_bytes());
+    reopened.close().unwrap();
+
+    // Closing cuts the zeros written past the end.
+    let length = store.pack_length_bytes();
+    store.close().unwrap();
+    assert_eq!(
+        std::fs::metadata(directory.join(PACK_FILE_NAME))
+            .unwrap()
+            .len(),
+        length
+    );
+    let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&image);
+}
