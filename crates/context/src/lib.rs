@@ -19,7 +19,6 @@ mod node;
 pub mod ocaml_hash;
 pub mod pack;
 mod store;
-mod tail;
 /// The store's file names and index format constants (docs/formats/control-file.md).
 pub mod store_constants {
     pub use crate::store::{

@@ -19,9 +19,8 @@
 //! An update takes the stored directories on its path out of the cache
 //! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
 //! next block, and an object nobody else holds is changed in place rather than copied.
-//! A `Store` is used from one thread (its cache sits in a `RefCell`); besides the background
-//! checkpoints, it runs one helper thread that writes zeros just past the pack's end so that
-//! commits write into resident pages ([`crate::tail`]).
+//! A `Store` is used from one thread (its cache sits in a `RefCell`); only its checkpoints run on
+//! a thread of their own.
 
 use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
@@ -36,7 +35,6 @@ use crate::pack::{
     self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
     TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
-use crate::tail::TailPrefaulter;
 use crate::tree::Tree;
 use crate::CommitInfo;
 use std::cell::RefCell;
@@ -324,13 +322,10 @@ pub struct Store {
     last_commit: Option<(ContextHash, Tree)>,
     /// Pack bytes written since `last_commit` began to be retained.
     retained_bytes: u64,
-    /// Set when a write failed half-way: offsets handed to memory objects may point at bytes
-    /// that never reached the file, so the store refuses further commits.
+    /// Set when a write failed half-way (offsets handed to memory objects may point at bytes
+    /// that never reached the file) or a background checkpoint failed (a sync error leaves the
+    /// file's state on disk unknown): the store refuses further commits.
     poisoned: bool,
-    /// Writes zeros past the pack's end so commits write into resident pages ([`crate::tail`]);
-    /// `None` with [`SyncMode::EveryCommit`] (each sync would write the zeros too) or when the
-    /// thread could not be started (then commits only run slower).
-    tail: Option<TailPrefaulter>,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
 }
@@ -548,7 +543,6 @@ impl Store {
             options,
             commits_since_checkpoint: 0,
             poisoned: false,
-            tail: None,
             background_checkpoint: None,
         };
         let recovered = store.recover_tail(pack_file_length)?;
@@ -571,9 +565,6 @@ impl Store {
                 .set_len(store.index_length_bytes)
                 .map_err(io_error(&store.index_path, "truncate"))?;
             store.checkpoint()?;
-        }
-        if store.options.sync_mode != SyncMode::EveryCommit {
-            store.tail = TailPrefaulter::start(&store.pack, store.pack_length_bytes).ok();
         }
         Ok(store)
     }
@@ -699,8 +690,8 @@ impl Store {
             return Ok(());
         };
         let result = thread.join().unwrap_or_else(|_| {
-            Err(ContextError::InvalidArgument(
-                "the checkpoint thread panicked".into(),
+            Err(io_error(&self.directory, "checkpoint")(
+                std::io::Error::other("the checkpoint thread panicked"),
             ))
         });
         if result.is_err() {
@@ -753,19 +744,7 @@ impl Store {
 
     /// Checkpoints and closes the store.
     pub fn close(mut self) -> Result<(), ContextError> {
-        self.stop_prefaulting()?;
         self.checkpoint()
-    }
-
-    /// Stops the thread writing zeros past the pack's end and cuts them off the file.
-    fn stop_prefaulting(&mut self) -> Result<(), ContextError> {
-        if let Some(mut tail) = self.tail.take() {
-            tail.stop();
-            self.pack
-                .set_len(self.pack_length_bytes)
-                .map_err(io_error(&self.pack_path, "truncate"))?;
-        }
-        Ok(())
     }
 
     /// The latest commit, if any.
@@ -996,15 +975,9 @@ impl Store {
         };
         let commit_offset = self.pack_length_bytes + self.write_buffer.len() as u64;
         pack::write_commit(&mut self.write_buffer, &record);
-        if let Some(tail) = &self.tail {
-            tail.begin_append(self.pack_length_bytes + self.write_buffer.len() as u64);
-        }
         self.pack
             .write_all_at(&self.write_buffer, self.pack_length_bytes)
             .map_err(io_error(&self.pack_path, "write"))?;
-        if let Some(tail) = &self.tail {
-            tail.end_append();
-        }
         if self.options.sync_mode == SyncMode::EveryCommit {
             self.pack
                 .sync_data()
@@ -1443,7 +1416,6 @@ impl Drop for Store {
     fn drop(&mut self) {
         // Best effort: a store dropped without `close` still records its progress; errors here
         // are not lost commits (those are durable already), only a longer scan on reopen.
-        let _ = self.stop_prefaulting();
         // A failed background checkpoint poisons the store.
         let _ = self.wait_for_checkpoint();
         if self.commits_since_checkpoint > 0 && !self.poisoned {
