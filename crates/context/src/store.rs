@@ -304,7 +304,10 @@ pub struct Store {
     index: File,
     /// Bytes of the pack file written so far (everything before is on the file).
     pack_length_bytes: u64,
+    /// Bytes of the index, including the records not written yet (`index_pending`).
     index_length_bytes: u64,
+    /// Index records of the commits since the last checkpoint, written by the next one.
+    index_pending: Vec<u8>,
     commits: MixMap<ContextHash, u64>,
     head: Option<(u64, ContextHash)>,
     cache: RefCell<Cache>,
@@ -323,17 +326,22 @@ pub struct Store {
     /// Pack bytes written since `last_commit` began to be retained.
     retained_bytes: u64,
     /// Set when a write failed half-way (offsets handed to memory objects may point at bytes
-    /// that never reached the file) or a background checkpoint failed (a sync error leaves the
-    /// file's state on disk unknown): the store refuses further commits.
+    /// that never reached the file) or a checkpoint failed (a sync error leaves the files' state
+    /// on disk unknown, and the index records it was writing are lost): the store refuses
+    /// further commits.
     poisoned: bool,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
 }
 
-/// A checkpoint's work, independent of the store so that it can run on another thread: sync the
-/// files written (pack, index), then replace the control file with `record`.
+/// A checkpoint's work, independent of the store so that it can run on another thread: write
+/// the pending index records, sync the pack and index (unless `sync` is off), then replace the
+/// control file with `record`.
 struct CheckpointJob {
-    files: Vec<(File, PathBuf)>,
+    pack: (File, PathBuf),
+    index: (File, PathBuf),
+    index_pending: Vec<u8>,
+    index_pending_offset: u64,
     sync: bool,
     directory: PathBuf,
     record: ControlRecord,
@@ -341,8 +349,14 @@ struct CheckpointJob {
 
 impl CheckpointJob {
     fn run(self) -> Result<(), ContextError> {
-        for (file, path) in &self.files {
-            file.sync_data().map_err(io_error(path, "sync"))?;
+        let (index, index_path) = &self.index;
+        index
+            .write_all_at(&self.index_pending, self.index_pending_offset)
+            .map_err(io_error(index_path, "write"))?;
+        if self.sync {
+            for (file, path) in [&self.pack, &self.index] {
+                file.sync_data().map_err(io_error(path, "sync"))?;
+            }
         }
         write_control(self.sync, &self.directory, &self.record)
     }
@@ -526,6 +540,7 @@ impl Store {
             index,
             pack_length_bytes: control.pack_length_bytes,
             index_length_bytes: index_length,
+            index_pending: Vec::new(),
             commits,
             head: control.head,
             cache: RefCell::new(Cache {
@@ -635,7 +650,7 @@ impl Store {
                     record.parents.iter().map(|(hash, _)| *hash).collect();
                 let hash = commit_hash(&record.tree_hash, &parents, &record.info);
                 self.pack_length_bytes = offset + object_length;
-                self.append_index_record(&hash, offset)?;
+                self.append_index_record(&hash, offset);
                 self.head = Some((offset, hash));
                 region.clear();
                 recovered = true;
@@ -647,22 +662,27 @@ impl Store {
         Ok(recovered)
     }
 
-    fn append_index_record(&mut self, hash: &ContextHash, offset: u64) -> Result<(), ContextError> {
-        let mut record = [0u8; INDEX_RECORD_BYTES as usize];
-        record[..HASH_BYTES].copy_from_slice(&hash.0);
-        record[HASH_BYTES..].copy_from_slice(&offset.to_be_bytes());
-        self.index
-            .write_all_at(&record, self.index_length_bytes)
-            .map_err(io_error(&self.index_path, "write"))?;
+    /// Records commit `hash` at pack `offset` in the index. The record reaches the index file at
+    /// the next checkpoint: the index is trusted only up to the checkpointed length anyway (a
+    /// reopen rebuilds the records of later commits from the pack), so writing each record at
+    /// its commit would only cost a system call per commit.
+    fn append_index_record(&mut self, hash: &ContextHash, offset: u64) {
+        self.index_pending.extend_from_slice(&hash.0);
+        self.index_pending.extend_from_slice(&offset.to_be_bytes());
         self.index_length_bytes += INDEX_RECORD_BYTES;
         self.commits.insert(*hash, offset);
-        Ok(())
     }
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
         self.wait_for_checkpoint()?;
-        self.checkpoint_job()?.run()
+        let result = self.checkpoint_job()?.run();
+        if result.is_err() {
+            // The pending index records are gone with the job and the files' state on disk is
+            // unknown: like a failed write, this ends the store's commits.
+            self.poisoned = true;
+        }
+        result
     }
 
     /// [`Store::checkpoint`] on a thread of its own, so the commit that reaches the interval does
@@ -709,27 +729,23 @@ impl Store {
                 cache.trace_failed = true;
             }
         }
-        let sync = self.options.sync_mode != SyncMode::Never;
+        let index_pending = std::mem::take(&mut self.index_pending);
         let job = CheckpointJob {
-            files: if sync {
-                vec![
-                    (
-                        self.pack
-                            .try_clone()
-                            .map_err(io_error(&self.pack_path, "open"))?,
-                        self.pack_path.clone(),
-                    ),
-                    (
-                        self.index
-                            .try_clone()
-                            .map_err(io_error(&self.index_path, "open"))?,
-                        self.index_path.clone(),
-                    ),
-                ]
-            } else {
-                Vec::new()
-            },
-            sync,
+            pack: (
+                self.pack
+                    .try_clone()
+                    .map_err(io_error(&self.pack_path, "open"))?,
+                self.pack_path.clone(),
+            ),
+            index: (
+                self.index
+                    .try_clone()
+                    .map_err(io_error(&self.index_path, "open"))?,
+                self.index_path.clone(),
+            ),
+            index_pending_offset: self.index_length_bytes - index_pending.len() as u64,
+            index_pending,
+            sync: self.options.sync_mode != SyncMode::Never,
             directory: self.directory.clone(),
             record: ControlRecord {
                 pack_length_bytes: self.pack_length_bytes,
@@ -1026,7 +1042,7 @@ impl Store {
                 .max(budget / 4);
             self.cache.get_mut().objects.set_budget_bytes(cache_budget);
         }
-        self.append_index_record(&hash, commit_offset)?;
+        self.append_index_record(&hash, commit_offset);
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
         if self.commits_since_checkpoint >= CHECKPOINT_INTERVAL_COMMITS {
