@@ -29,6 +29,7 @@ pub mod store_constants {
 pub mod trace;
 mod tree;
 pub mod workload;
+mod writer;
 
 pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};

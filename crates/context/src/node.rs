@@ -1106,8 +1106,24 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
         NodeRef::Stored { hash, .. } => return *hash,
         NodeRef::Memory(object) => object,
     };
+    let hashed: Result<ContextHash, std::convert::Infallible> =
+        ensure_hash_by_level(root, buffer, |_| Ok(()));
+    match hashed {
+        Ok(hash) => hash,
+        Err(never) => match never {},
+    }
+}
+
+/// [`ensure_hash`] of a memory object, calling `after_level` with each level of objects it
+/// hashed, once hashed, children's levels before their parents' (the store writes each level
+/// while the next is hashed). An error from `after_level` stops the hashing and is returned.
+pub(crate) fn ensure_hash_by_level<E>(
+    root: &Arc<NodeObject>,
+    buffer: &mut Vec<u8>,
+    mut after_level: impl FnMut(&[Arc<NodeObject>]) -> Result<(), E>,
+) -> Result<ContextHash, E> {
     if let Some(hash) = root.hash.get() {
-        return *hash;
+        return Ok(*hash);
     }
     let params = blake2b_params();
     let mut batch = HashBatch::default();
@@ -1115,8 +1131,9 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
         for chunk in level.chunks(HASH_BATCH_OBJECTS) {
             batch.hash_level(&params, chunk, buffer);
         }
+        after_level(&level)?;
     }
-    *root.hash.get().expect("hashed above")
+    Ok(*root.hash.get().expect("hashed above"))
 }
 
 /// The memory objects below `root` (included) whose hash is unknown, by height: level 0 holds

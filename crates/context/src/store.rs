@@ -28,7 +28,7 @@ use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::INODE_ENTRIES_MAX;
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
 use crate::node::{
-    ensure_hash, flat_parts_empty, for_each_memory_child, inode_index, ContentsBody, Entry,
+    ensure_hash, ensure_hash_by_level, flat_parts_empty, for_each_memory_child, inode_index, ContentsBody, Entry,
     NodeBody, NodeObject, NodeRef, ObjectSource, Value, FLAT_SPLIT_MIN_ENTRIES,
 };
 use crate::pack::{
@@ -36,6 +36,7 @@ use crate::pack::{
     TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
 use crate::tree::Tree;
+use crate::writer::PackWriter;
 use crate::CommitInfo;
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
@@ -78,6 +79,11 @@ const RELEASED_LEAVES_COMMIT_FRACTION: usize = 4;
 pub const RETAINED_ESTIMATED_PERCENT_OF_WRITTEN: u64 = 60;
 /// Default replacement policy of the object cache.
 pub const CACHE_POLICY_DEFAULT: CachePolicy = CachePolicy::TwoGenerations;
+/// Bytes encoded before they are handed to the writer thread ([`crate::writer`]).
+const WRITER_PART_MIN_BYTES: usize = 64 << 10;
+/// A commit hands at most about this many bytes to the writer thread (copies); the rest is
+/// written by the commit itself.
+const WRITER_HANDED_MAX_BYTES: usize = 4 << 20;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
@@ -330,6 +336,11 @@ pub struct Store {
     /// on disk unknown, and the index records it was writing are lost): the store refuses
     /// further commits.
     poisoned: bool,
+    /// Writes the levels of a commit already encoded while the commit hashes the next ones
+    /// ([`crate::writer`]); `None` if its thread could not be started (commits then write once).
+    writer: Option<PackWriter>,
+    /// Bytes at the start of `write_buffer` already handed to `writer` (or written).
+    write_buffer_in_file: usize,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
 }
@@ -559,6 +570,8 @@ impl Store {
             commits_since_checkpoint: 0,
             poisoned: false,
             background_checkpoint: None,
+            writer: None,
+            write_buffer_in_file: 0,
         };
         let recovered = store.recover_tail(pack_file_length)?;
         // Objects are read at random offsets, one small frame at a time: without this the kernel
@@ -567,6 +580,7 @@ impl Store {
         // cache reads from disk mostly bytes nobody asked for. Set after the sequential tail scan.
         rustix::fs::fadvise(&store.pack, 0, None, rustix::fs::Advice::Random)
             .map_err(|errno| io_error(&store.pack_path, "fadvise")(errno.into()))?;
+        store.writer = PackWriter::start(&store.pack).ok();
         if recovered
             || pack_file_length != store.pack_length_bytes
             || index_file_length != store.index_length_bytes
@@ -974,9 +988,32 @@ impl Store {
                 None => return Err(ContextError::UnknownParent(*parent)),
             }
         }
-        let tree_hash = ensure_hash(&root, &mut self.hash_buffer);
+        let tree_hash = match &root {
+            NodeRef::Memory(object) if object.hash.get().is_none() && self.writer.is_some() => {
+                // Each level is encoded once hashed, and handed to the writer thread.
+                check_names(&root)?;
+                self.poisoned = true;
+                let object = object.clone();
+                let mut hash_buffer = std::mem::take(&mut self.hash_buffer);
+                let hashed = ensure_hash_by_level(&object, &mut hash_buffer, |level| {
+                    for written in level {
+                        self.write_tree(&NodeRef::Memory(written.clone()))?;
+                    }
+                    self.hand_over_written_bytes()
+                });
+                self.hash_buffer = hash_buffer;
+                hashed?
+            }
+            _ => ensure_hash(&root, &mut self.hash_buffer),
+        };
         let hash = commit_hash(&tree_hash, parents, info);
         if self.commits.contains_key(&hash) {
+            // The state is stored already. Objects encoded above keep their bytes in the write
+            // buffer, to be written with (and checksummed by) the next commit.
+            if let Some(writer) = &mut self.writer {
+                writer.wait().map_err(io_error(&self.pack_path, "write"))?;
+            }
+            self.poisoned = false;
             return Ok(hash);
         }
         check_names(&root)?;
@@ -992,8 +1029,14 @@ impl Store {
         let commit_offset = self.pack_length_bytes + self.write_buffer.len() as u64;
         pack::write_commit(&mut self.write_buffer, &record);
         self.pack
-            .write_all_at(&self.write_buffer, self.pack_length_bytes)
+            .write_all_at(
+                &self.write_buffer[self.write_buffer_in_file..],
+                self.pack_length_bytes + self.write_buffer_in_file as u64,
+            )
             .map_err(io_error(&self.pack_path, "write"))?;
+        if let Some(writer) = &mut self.writer {
+            writer.wait().map_err(io_error(&self.pack_path, "write"))?;
+        }
         if self.options.sync_mode == SyncMode::EveryCommit {
             self.pack
                 .sync_data()
@@ -1005,6 +1048,7 @@ impl Store {
         self.retained_bytes += written_bytes;
         self.cache.get_mut().commit();
         self.write_buffer.clear();
+        self.write_buffer_in_file = 0;
         // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
         // buffer resident for the life of the store.
         self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
@@ -1103,6 +1147,27 @@ impl Store {
         }
         drop(cache);
         self.statistics.borrow_mut().released_leaves_cached += kept;
+    }
+
+    /// Hands the bytes encoded since the last hand-over to the writer thread, once there are
+    /// enough to be worth a system call, and while the commit has handed over less than
+    /// [`WRITER_HANDED_MAX_BYTES`] (a copy is handed: a bulk load must not double its memory).
+    fn hand_over_written_bytes(&mut self) -> Result<(), ContextError> {
+        let Some(writer) = &mut self.writer else {
+            return Ok(());
+        };
+        let end = self.write_buffer.len();
+        if end - self.write_buffer_in_file < WRITER_PART_MIN_BYTES
+            || self.write_buffer_in_file >= WRITER_HANDED_MAX_BYTES
+        {
+            return Ok(());
+        }
+        let offset = self.pack_length_bytes + self.write_buffer_in_file as u64;
+        writer
+            .submit(offset, self.write_buffer[self.write_buffer_in_file..end].to_vec())
+            .map_err(io_error(&self.pack_path, "write"))?;
+        self.write_buffer_in_file = end;
+        Ok(())
     }
 
     /// Appends every memory object below `root` that has no offset yet (children first, with an
