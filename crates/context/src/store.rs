@@ -3,8 +3,10 @@
 //! docs/formats/pack-file.md and docs/formats/control-file.md.
 //!
 //! A commit writes the new objects of its tree (children before parents, each pointing to its
-//! children by offset), then the commit object sealed with a checksum of everything written since
-//! the previous commit, in one write and (with [`SyncMode::EveryCommit`]) one `fdatasync`. Only
+//! children by offset, by height level: each level is handed to a writer thread once hashed,
+//! [`crate::writer`]), then the commit object sealed with a checksum of everything written since
+//! the previous commit, and waits for the writer; with [`SyncMode::EveryCommit`] one `fdatasync`
+//! follows. Only
 //! then does `commit` return: the commit survives the process being killed (and, with
 //! `EveryCommit`, a power loss). Every [`CHECKPOINT_INTERVAL_COMMITS`] commits (on a thread of
 //! its own, while the next blocks run) and on [`Store::close`], the pack and index are synced and
@@ -28,8 +30,9 @@ use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::INODE_ENTRIES_MAX;
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
 use crate::node::{
-    ensure_hash, ensure_hash_by_level, flat_parts_empty, for_each_memory_child, inode_index, ContentsBody, Entry,
-    NodeBody, NodeObject, NodeRef, ObjectSource, Value, FLAT_SPLIT_MIN_ENTRIES,
+    ensure_hash, ensure_hash_by_level, flat_parts_empty, for_each_memory_child, inode_index,
+    ContentsBody, Entry, NodeBody, NodeObject, NodeRef, ObjectSource, Value,
+    FLAT_SPLIT_MIN_ENTRIES,
 };
 use crate::pack::{
     self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
@@ -1164,7 +1167,7 @@ impl Store {
         }
         let offset = self.pack_length_bytes + self.write_buffer_in_file as u64;
         writer
-            .submit(offset, self.write_buffer[self.write_buffer_in_file..end].to_vec())
+            .submit(offset, &self.write_buffer[self.write_buffer_in_file..end])
             .map_err(io_error(&self.pack_path, "write"))?;
         self.write_buffer_in_file = end;
         Ok(())

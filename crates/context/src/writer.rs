@@ -13,11 +13,19 @@ use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
+/// Part buffers kept for reuse: the thread hands each one back once written, so that buffers
+/// are allocated and freed on the store's thread only (freed on the writer's, they made the
+/// allocator keep about 10 MB more resident over the 150,000-block replay).
+const SPARE_BUFFERS_MAX: usize = 8;
+/// Larger part buffers (a bulk load's) are freed rather than kept.
+const SPARE_BUFFER_MAX_BYTES: usize = 1 << 20;
+
 /// The writing thread and the parts handed to it that it has not acknowledged yet.
 pub(crate) struct PackWriter {
     parts: Option<Sender<(u64, Vec<u8>)>>,
-    done: Receiver<std::io::Result<()>>,
+    done: Receiver<(std::io::Result<()>, Vec<u8>)>,
     in_flight: usize,
+    spare: Vec<Vec<u8>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -31,7 +39,8 @@ impl PackWriter {
             .name("pack-writer".into())
             .spawn(move || {
                 for (offset, bytes) in parts_received {
-                    if done_sent.send(file.write_all_at(&bytes, offset)).is_err() {
+                    let written = file.write_all_at(&bytes, offset);
+                    if done_sent.send((written, bytes)).is_err() {
                         return;
                     }
                 }
@@ -40,12 +49,17 @@ impl PackWriter {
             parts: Some(parts),
             done,
             in_flight: 0,
+            spare: Vec::new(),
             thread: Some(thread),
         })
     }
 
-    /// Hands `bytes` to the thread, to be written at `offset`.
-    pub(crate) fn submit(&mut self, offset: u64, bytes: Vec<u8>) -> std::io::Result<()> {
+    /// Hands a copy of `bytes` to the thread, to be written at `offset`.
+    pub(crate) fn submit(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        let mut part = self.spare.pop().unwrap_or_default();
+        part.clear();
+        part.extend_from_slice(bytes);
+        let bytes = part;
         let sent = self
             .parts
             .as_ref()
@@ -62,10 +76,17 @@ impl PackWriter {
         let mut result = Ok(());
         while self.in_flight > 0 {
             self.in_flight -= 1;
-            let written = self
-                .done
-                .recv()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the pack writer thread stopped")));
+            let written = match self.done.recv() {
+                Ok((written, buffer)) => {
+                    if self.spare.len() < SPARE_BUFFERS_MAX
+                        && buffer.capacity() <= SPARE_BUFFER_MAX_BYTES
+                    {
+                        self.spare.push(buffer);
+                    }
+                    written
+                }
+                Err(_) => Err(std::io::Error::other("the pack writer thread stopped")),
+            };
             if result.is_ok() {
                 result = written;
             }
@@ -81,5 +102,40 @@ impl Drop for PackWriter {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts handed over in any order land at their offsets; `wait` returns once all are written
+    /// and buffers are reused.
+    #[test]
+    fn parts_land_at_their_offsets() {
+        let path = std::env::temp_dir().join(format!("kestrel-writer-test-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let mut writer = PackWriter::start(&file).unwrap();
+        let mut expected = vec![0u8; 200_000];
+        for round in 0..3u8 {
+            for (start, length) in [(150_000usize, 50_000usize), (0, 70_000), (70_000, 80_000)] {
+                let bytes: Vec<u8> = (0..length).map(|i| (i as u8) ^ round ^ 0x5a).collect();
+                expected[start..start + length].copy_from_slice(&bytes);
+                writer.submit(start as u64, &bytes).unwrap();
+            }
+            writer.wait().unwrap();
+            let mut actual = vec![0u8; expected.len()];
+            file.read_exact_at(&mut actual, 0).unwrap();
+            assert!(actual == expected, "round {round}");
+        }
+        assert!(!writer.spare.is_empty());
+        drop(writer);
+        std::fs::remove_file(&path).unwrap();
     }
 }

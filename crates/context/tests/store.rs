@@ -776,3 +776,42 @@ fn background_checkpoints_record_the_pack_and_a_crash_image_reopens() {
     let _ = std::fs::remove_dir_all(&directory);
     let _ = std::fs::remove_dir_all(&image);
 }
+
+#[test]
+fn committing_a_stored_state_again_keeps_the_store_whole() {
+    // The second commit of the same state, parents and info rebuilds the tree from scratch, so
+    // its objects are encoded (and partly handed to the writer) before the commit is found to
+    // exist: their bytes wait in the write buffer for the next commit.
+    let directory = temporary_directory("recommit");
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let build = |store: &Store, level: u64| {
+        let mut tree = Tree::empty();
+        for index in 0..2_000 {
+            tree = tree
+                .add(store, &key(level, index), &value(level, index))
+                .unwrap();
+        }
+        tree
+    };
+    let first = store.commit(&build(&store, 1), &[], &info(1)).unwrap();
+    let length = store.pack_length_bytes();
+    let again = store.commit(&build(&store, 1), &[], &info(1)).unwrap();
+    assert_eq!(again, first);
+    assert_eq!(store.pack_length_bytes(), length);
+    let second = store.commit(&build(&store, 2), &[first], &info(2)).unwrap();
+    store.close().unwrap();
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    for (hash, level) in [(first, 1), (second, 2)] {
+        let tree = store.checkout(&hash).unwrap().unwrap();
+        for index in [0, 999, 1_999] {
+            assert_eq!(
+                tree.find(&store, &key(level, index))
+                    .unwrap()
+                    .unwrap()
+                    .to_vec(),
+                value(level, index)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+}
