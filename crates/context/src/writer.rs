@@ -16,9 +16,10 @@ use std::thread::JoinHandle;
 /// Part buffers kept for reuse: the thread hands each one back once written, so that buffers
 /// are allocated and freed on the store's thread only (freed on the writer's, they made the
 /// allocator keep about 10 MB more resident over the 150,000-block replay).
-const SPARE_BUFFERS_MAX: usize = 8;
-/// Larger part buffers (a bulk load's) are freed rather than kept.
-const SPARE_BUFFER_MAX_BYTES: usize = 1 << 20;
+const SPARE_BUFFERS_MAX: usize = 4;
+/// Larger part buffers (a bulk load's) are freed rather than kept: the spare buffers hold at most
+/// 1 MiB (a block's parts are 64-200 KiB).
+const SPARE_BUFFER_MAX_BYTES: usize = 256 << 10;
 
 /// The writing thread and the parts handed to it that it has not acknowledged yet.
 pub(crate) struct PackWriter {
