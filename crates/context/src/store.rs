@@ -991,10 +991,16 @@ impl Store {
                 None => return Err(ContextError::UnknownParent(*parent)),
             }
         }
+        let overlapped = matches!(&root, NodeRef::Memory(object)
+            if object.hash.get().is_none() && self.writer.is_some());
+        // Names are checked before anything is encoded: here when levels are written while
+        // hashing, else once the commit is known to be new.
+        if overlapped {
+            check_names(&root)?;
+        }
         let tree_hash = match &root {
-            NodeRef::Memory(object) if object.hash.get().is_none() && self.writer.is_some() => {
+            NodeRef::Memory(object) if overlapped => {
                 // Each level is encoded once hashed, and handed to the writer thread.
-                check_names(&root)?;
                 self.poisoned = true;
                 let object = object.clone();
                 let mut hash_buffer = std::mem::take(&mut self.hash_buffer);
@@ -1019,7 +1025,9 @@ impl Store {
             self.poisoned = false;
             return Ok(hash);
         }
-        check_names(&root)?;
+        if !overlapped {
+            check_names(&root)?;
+        }
         self.poisoned = true;
         let tree_offset = self.write_tree(&root)?;
         let record = CommitRecord {
