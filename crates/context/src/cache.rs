@@ -11,7 +11,8 @@
 //! Policies (see BENCHMARKS.md, "Session 5 (cache policy and RSS)", for the simulation that chose
 //! the default):
 //! - [`CachePolicy::TwoGenerations`]: the young generation fills to half the budget, then becomes
-//!   the old one and the old one is retired; a hit in the old one moves the object back.
+//!   the old one and the old one is retired; a hit in the old one moves the object back (a copy
+//!   of it, where the value offers one: [`CachedValue::relocated`]).
 //! - [`CachePolicy::Lru`]: least recently used, exact (a doubly linked list over a slab).
 //! - [`CachePolicy::Clock`]: CLOCK (second chance): a ring of slots swept by a hand.
 //! - [`CachePolicy::S3Fifo`]: S3-FIFO (Yang et al., SOSP 2023): a small FIFO for new objects
@@ -132,6 +133,22 @@ impl Hasher for MixHasher {
 
 pub(crate) type MixMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
 
+/// A value an [`ObjectCache`] holds.
+pub trait CachedValue: Clone {
+    /// A copy of the value in allocations of its own, or `None` (the default) to keep the value
+    /// itself. The two-generation policy copies a hit it moves from the old generation back to
+    /// the young one: the old generation's memory is then freed as a whole when it retires,
+    /// where a long-lived object moved from generation to generation would keep its allocator
+    /// page resident beside the freed objects around it (BENCHMARKS.md, session 7).
+    fn relocated(&self) -> Option<Self> {
+        None
+    }
+}
+
+impl CachedValue for () {}
+impl CachedValue for u64 {}
+impl<T> CachedValue for std::rc::Rc<T> {}
+
 /// Which replacement policy an [`ObjectCache`] follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CachePolicy {
@@ -173,7 +190,7 @@ enum Policy<V> {
     S3Fifo(S3Fifo<V>),
 }
 
-impl<V: Clone> ObjectCache<V> {
+impl<V: CachedValue> ObjectCache<V> {
     /// An empty cache of `budget_bytes` estimated bytes following `policy`.
     pub fn new(policy: CachePolicy, budget_bytes: usize) -> ObjectCache<V> {
         let policy = match policy {
@@ -318,13 +335,14 @@ struct TwoGenerations<V> {
     retired_bytes: usize,
 }
 
-impl<V: Clone> TwoGenerations<V> {
+impl<V: CachedValue> TwoGenerations<V> {
     fn get(&mut self, key: u64) -> Option<(V, usize)> {
         if let Some((value, size)) = self.young.get(&key) {
             return Some((value.clone(), *size));
         }
         let (value, size) = self.old.remove(&key)?;
         self.old_bytes -= size;
+        let value = value.relocated().unwrap_or(value);
         self.insert(key, value.clone(), size);
         Some((value, size))
     }
@@ -380,7 +398,7 @@ struct Lru<V> {
     budget_bytes: usize,
 }
 
-impl<V: Clone> Lru<V> {
+impl<V: CachedValue> Lru<V> {
     fn unlink(&mut self, index: u32) {
         let (newer, older) = {
             let slot = &self.slots[index as usize];
@@ -484,7 +502,7 @@ struct Clock<V> {
     budget_bytes: usize,
 }
 
-impl<V: Clone> Clock<V> {
+impl<V: CachedValue> Clock<V> {
     fn get(&mut self, key: u64) -> Option<(V, usize)> {
         let slot = &mut self.slots[*self.map.get(&key)? as usize];
         slot.referenced = true;
@@ -573,7 +591,7 @@ struct S3Fifo<V> {
     budget_bytes: usize,
 }
 
-impl<V: Clone> S3Fifo<V> {
+impl<V: CachedValue> S3Fifo<V> {
     fn get(&mut self, key: u64) -> Option<(V, usize)> {
         let entry = self.map.get_mut(&key)?;
         entry.frequency = (entry.frequency + 1).min(S3FIFO_FREQUENCY_MAX);
@@ -812,6 +830,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A value whose copies are new allocations, to see which one the cache holds.
+    #[derive(Clone)]
+    struct Relocating(std::rc::Rc<u64>);
+
+    impl CachedValue for Relocating {
+        fn relocated(&self) -> Option<Self> {
+            Some(Relocating(std::rc::Rc::new(*self.0)))
+        }
+    }
+
+    #[test]
+    fn two_generations_copy_a_hit_they_move_back_and_free_the_original() {
+        let mut cache = ObjectCache::new(CachePolicy::TwoGenerations, 100);
+        let original = Relocating(std::rc::Rc::new(1));
+        cache.insert(1, original.clone(), 40);
+        // The young generation passes half the budget: both objects become the old one.
+        cache.insert(2, Relocating(std::rc::Rc::new(2)), 40);
+        let (moved, size) = cache.get(1).expect("held in the old generation");
+        assert_eq!((*moved.0, size), (1, 40));
+        assert!(
+            !std::rc::Rc::ptr_eq(&moved.0, &original.0),
+            "a copy moved back"
+        );
+        assert_eq!(
+            std::rc::Rc::strong_count(&original.0),
+            1,
+            "the cache let go of the original"
+        );
+        // A hit in the young generation returns what it holds, not another copy.
+        let (again, _) = cache.get(1).expect("held in the young generation");
+        assert!(std::rc::Rc::ptr_eq(&moved.0, &again.0));
     }
 
     /// The data-driven checks of one policy: `steps` of (operation, key, size, expected hit).

@@ -23,6 +23,7 @@ const START_BYTES: usize = 4;
 const _: () = assert!(pack::OBJECT_BODY_MAX_BYTES <= u32::MAX as u64);
 
 /// A directory's entries as stored, with their start offsets (see the module documentation).
+#[derive(Clone)]
 pub(crate) struct CompactEntries {
     /// `count` little-endian `u32` start offsets (into this same buffer), then the entries'
     /// bytes as they are in the pack (without the count that precedes them there).
@@ -297,6 +298,29 @@ mod tests {
         // Round trip: the vector form written again is the same body.
         let (_, again) = encode(tag == TAG_INODE_VALUES, compact.to_entries());
         prop_assert_eq!(&again[..], body);
+        // The cache's copy (a hit moved back to the young generation) is the same object in
+        // memory of its own; without a known hash and offset there is no copy.
+        prop_assert!(object.copy_of_stored().is_none());
+        let _ = object.hash.set(ContextHash([7; 32]));
+        let _ = object.offset.set(OBJECT_OFFSET);
+        let copy = object
+            .copy_of_stored()
+            .expect("a decoded directory is copied");
+        prop_assert_eq!(copy.hash.get(), Some(&ContextHash([7; 32])));
+        prop_assert_eq!(copy.offset.get(), Some(&OBJECT_OFFSET));
+        let copied = match (&object.body, &copy.body) {
+            (NodeBody::CompactFlat(_), NodeBody::CompactFlat(copied))
+            | (NodeBody::CompactValues(_), NodeBody::CompactValues(copied)) => copied,
+            _ => return Err(TestCaseError::fail("the copy changed the object's shape")),
+        };
+        prop_assert_eq!(
+            copied.to_entries().iter().map(plain).collect::<Vec<_>>(),
+            expected.iter().map(plain).collect::<Vec<_>>()
+        );
+        prop_assert!(
+            compact.bytes.is_empty()
+                || !std::ptr::eq(copied.bytes.as_ptr(), compact.bytes.as_ptr())
+        );
         Ok(())
     }
 

@@ -10,6 +10,7 @@
 //! loaded through an [`ObjectSource`]. Callers must hand directory operations a directory object
 //! (flat, or an inode tree of depth 0); objects decoded from a store are checked for this on load.
 
+use crate::cache::CachedValue;
 use crate::compact::CompactEntries;
 use crate::error::ContextError;
 use crate::hash::{
@@ -122,6 +123,13 @@ impl FlatExtras {
     }
 }
 
+/// Cached objects are immutable: a copy serves any reader as the original does.
+impl CachedValue for Arc<NodeObject> {
+    fn relocated(&self) -> Option<Self> {
+        self.copy_of_stored().map(Arc::new)
+    }
+}
+
 /// Flat directories with at least this many entries keep hash snapshots: below, rehashing
 /// (at most about 7 KB) costs less than keeping the states.
 pub const FLAT_HASH_SNAPSHOT_MIN_ENTRIES: usize = 64;
@@ -156,6 +164,38 @@ fn hash_reuse_of(object: &NodeObject) -> Option<(Arc<FlatHashStates>, usize)> {
 }
 
 impl NodeObject {
+    /// A copy, in allocations of its own, of an object as decoded from the pack (a compact
+    /// directory or inode value, or an inode tree of stored pointers, without flat-directory
+    /// extras); `None` for any other object.
+    pub(crate) fn copy_of_stored(&self) -> Option<NodeObject> {
+        if self.extras.get().is_some() {
+            return None;
+        }
+        let body = match &self.body {
+            NodeBody::CompactFlat(entries) => NodeBody::CompactFlat(entries.clone()),
+            NodeBody::CompactValues(entries) => NodeBody::CompactValues(entries.clone()),
+            NodeBody::Tree {
+                depth,
+                length,
+                pointers,
+            } if pointers
+                .iter()
+                .all(|(_, pointer)| matches!(pointer, NodeRef::Stored { .. })) =>
+            {
+                NodeBody::Tree {
+                    depth: *depth,
+                    length: *length,
+                    pointers: pointers.clone(),
+                }
+            }
+            _ => return None,
+        };
+        let copy = NodeObject::new(body);
+        let _ = copy.hash.set(*self.hash.get()?);
+        let _ = copy.offset.set(*self.offset.get()?);
+        Some(copy)
+    }
+
     /// Forgets the hash and offset of an object about to be changed in place (it is held by
     /// nobody else), keeping its hash snapshots for the new version.
     pub(crate) fn reset_for_update(&mut self) {
@@ -1075,7 +1115,10 @@ pub(crate) fn encode_for_hash(object: &NodeObject, buffer: &mut Vec<u8>) {
 }
 
 /// Calls `visit` on every memory node object directly below `object`.
-pub(crate) fn for_each_memory_child(object: &NodeObject, mut visit: impl FnMut(&Arc<NodeObject>)) {
+pub(crate) fn for_each_memory_child<'a>(
+    object: &'a NodeObject,
+    mut visit: impl FnMut(&'a Arc<NodeObject>),
+) {
     match &object.body {
         NodeBody::CompactFlat(_) | NodeBody::CompactValues(_) => {}
         NodeBody::Flat(entries) | NodeBody::Values(entries) => {
@@ -1403,6 +1446,56 @@ mod tests {
     use crate::tree::Tree;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn only_objects_as_stored_are_copied() {
+        let with_location = |body| {
+            let object = NodeObject::new(body);
+            let _ = object.hash.set(ContextHash([2; 32]));
+            let _ = object.offset.set(200);
+            object
+        };
+        let stored = NodeRef::Stored {
+            offset: 100,
+            hash: ContextHash([1; 32]),
+        };
+        let tree = |pointer: NodeRef| NodeBody::Tree {
+            depth: 1,
+            length: 40,
+            pointers: vec![(3, pointer)],
+        };
+        assert!(
+            NodeObject::new(tree(stored.clone()))
+                .copy_of_stored()
+                .is_none(),
+            "no hash and offset yet"
+        );
+        let copy = with_location(tree(stored.clone()))
+            .copy_of_stored()
+            .expect("an inode tree of stored pointers is copied");
+        assert_eq!(copy.hash.get(), Some(&ContextHash([2; 32])));
+        assert_eq!(copy.offset.get(), Some(&200));
+        assert!(matches!(
+            &copy.body,
+            NodeBody::Tree { depth: 1, length: 40, pointers }
+                if matches!(pointers[..], [(3, NodeRef::Stored { offset: 100, .. })])
+        ));
+        // Objects built in memory (a pointer to a memory child, the vector forms) and flat
+        // directories with extras are not what a cache holds: never copied.
+        let child = Arc::new(NodeObject::new(NodeBody::Values(Vec::new())));
+        assert!(with_location(tree(NodeRef::Memory(child)))
+            .copy_of_stored()
+            .is_none());
+        assert!(with_location(NodeBody::Flat(Vec::new()))
+            .copy_of_stored()
+            .is_none());
+        assert!(with_location(NodeBody::Values(Vec::new()))
+            .copy_of_stored()
+            .is_none());
+        let with_extras = with_location(tree(stored));
+        let _ = with_extras.extras.set(Box::default());
+        assert!(with_extras.copy_of_stored().is_none());
+    }
 
     /// The hash of `node` computed one object at a time from the spec's encodings, ignoring
     /// every cached hash and snapshot of memory objects (its own memo, by address, makes shared

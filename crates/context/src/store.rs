@@ -67,11 +67,12 @@ pub const INDEX_HEADER_BYTES: u64 = 16;
 pub const INDEX_RECORD_BYTES: u64 = HASH_BYTES as u64 + 8;
 /// Commits between control-file checkpoints: bounds the pack tail a reopen must scan.
 pub const CHECKPOINT_INTERVAL_COMMITS: u32 = 256;
-/// Default memory budget of the object cache (estimated bytes of decoded objects). 92 MiB since
-/// directories are cached in the compact form: its estimate is their real size, and at 92 MiB the
-/// 30,000-block replay's resident memory after genesis matches what 96 MiB gave the vector form,
-/// with 12 % fewer misses (BENCHMARKS.md, "Session 5 (compact directories)").
-pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 92 << 20;
+/// Default memory budget of the object cache (estimated bytes of decoded objects). 104 MiB since
+/// session 7: mimalloc's version 2 and copies of the objects a hit moves back to the young
+/// generation ([`crate::cache::CachedValue::relocated`]) left the 150,000-block replay's peak
+/// resident memory at 179.7 MB with 100 MiB, where 92 MiB had reached 197.9-199.2 MB before
+/// (BENCHMARKS.md, "Session 7"). 92 MiB from session 5 (compact directories) to session 6.
+pub const CACHE_BUDGET_BYTES_DEFAULT: usize = 104 << 20;
 /// The released retained tree's leaves go to the cache only when the releasing commit wrote at
 /// most this fraction of the cache budget (see [`Store::commit`]).
 const RELEASED_LEAVES_COMMIT_FRACTION: usize = 4;
@@ -1379,7 +1380,8 @@ fn check_names(root: &NodeRef) -> Result<(), ContextError> {
     let NodeRef::Memory(root) = root else {
         return Ok(());
     };
-    let mut stack = vec![root.clone()];
+    // Borrowed objects (the root holds them all), so the walk does not touch reference counts.
+    let mut stack: Vec<&NodeObject> = vec![root];
     while let Some(object) = stack.pop() {
         if object.offset.get().is_some() {
             continue;
@@ -1392,7 +1394,7 @@ fn check_names(root: &NodeRef) -> Result<(), ContextError> {
                 return Err(ContextError::TooLarge("NAME_MAX_BYTES"));
             }
         }
-        for_each_memory_child(&object, |child| stack.push(child.clone()));
+        for_each_memory_child(object, |child| stack.push(child));
     }
     Ok(())
 }
