@@ -992,13 +992,10 @@ impl Store {
                 None => return Err(ContextError::UnknownParent(*parent)),
             }
         }
+        // Names are checked before anything is encoded (levels may be written while hashing).
+        check_names(&root)?;
         let overlapped = matches!(&root, NodeRef::Memory(object)
             if object.hash.get().is_none() && self.writer.is_some());
-        // Names are checked before anything is encoded: here when levels are written while
-        // hashing, else once the commit is known to be new.
-        if overlapped {
-            check_names(&root)?;
-        }
         let tree_hash = match &root {
             NodeRef::Memory(object) if overlapped => {
                 // Each level is encoded once hashed, and handed to the writer thread.
@@ -1020,14 +1017,9 @@ impl Store {
         if self.commits.contains_key(&hash) {
             // The state is stored already. Objects encoded above keep their bytes in the write
             // buffer, to be written with (and checksummed by) the next commit.
-            if let Some(writer) = &mut self.writer {
-                writer.wait().map_err(io_error(&self.pack_path, "write"))?;
-            }
+            self.wait_for_writer()?;
             self.poisoned = false;
             return Ok(hash);
-        }
-        if !overlapped {
-            check_names(&root)?;
         }
         self.poisoned = true;
         let tree_offset = self.write_tree(&root)?;
@@ -1046,9 +1038,7 @@ impl Store {
                 self.pack_length_bytes + self.write_buffer_in_file as u64,
             )
             .map_err(io_error(&self.pack_path, "write"))?;
-        if let Some(writer) = &mut self.writer {
-            writer.wait().map_err(io_error(&self.pack_path, "write"))?;
-        }
+        self.wait_for_writer()?;
         if self.options.sync_mode == SyncMode::EveryCommit {
             self.pack
                 .sync_data()
@@ -1159,6 +1149,14 @@ impl Store {
         }
         drop(cache);
         self.statistics.borrow_mut().released_leaves_cached += kept;
+    }
+
+    /// Waits until the writer thread has written every part handed to it.
+    fn wait_for_writer(&mut self) -> Result<(), ContextError> {
+        match &mut self.writer {
+            Some(writer) => writer.wait().map_err(io_error(&self.pack_path, "write")),
+            None => Ok(()),
+        }
     }
 
     /// Hands the bytes encoded since the last hand-over to the writer thread, once there are

@@ -60,11 +60,10 @@ impl PackWriter {
         let mut part = self.spare.pop().unwrap_or_default();
         part.clear();
         part.extend_from_slice(bytes);
-        let bytes = part;
         let sent = self
             .parts
             .as_ref()
-            .is_some_and(|parts| parts.send((offset, bytes)).is_ok());
+            .is_some_and(|parts| parts.send((offset, part)).is_ok());
         if !sent {
             return Err(std::io::Error::other("the pack writer thread stopped"));
         }
