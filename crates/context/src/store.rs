@@ -998,7 +998,8 @@ impl Store {
             if object.hash.get().is_none() && self.writer.is_some());
         let tree_hash = match &root {
             NodeRef::Memory(object) if overlapped => {
-                // Each level is encoded once hashed, and handed to the writer thread.
+                // Each level is encoded and handed to the writer thread just before it is
+                // hashed (its children are hashed by then): the writer copies it meanwhile.
                 self.poisoned = true;
                 let object = object.clone();
                 let mut hash_buffer = std::mem::take(&mut self.hash_buffer);
