@@ -39,7 +39,11 @@ use crate::pack::{
     TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
 use crate::tree::Tree;
-use crate::writer::PackWriter;
+use crate::writer::{PackWriter, RESERVE_CHUNK_BYTES};
+
+/// How far ahead of the pack's end zeros are kept written ([`Store::reserve_ahead`]): a few chunks,
+/// so that a block larger than the replay's (about 210 KB) still writes into reserved folios.
+const RESERVE_AHEAD_BYTES: u64 = 4 * RESERVE_CHUNK_BYTES;
 use crate::CommitInfo;
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
@@ -345,6 +349,9 @@ pub struct Store {
     writer: Option<PackWriter>,
     /// Bytes at the start of `write_buffer` already handed to `writer` (or written).
     write_buffer_in_file: usize,
+    /// Where the zeros written ahead of the pack's end ([`PackWriter::reserve`]) end: a multiple
+    /// of [`RESERVE_CHUNK_BYTES`], or less than `pack_length_bytes` before the first reserve.
+    pack_reserved_end: u64,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
 }
@@ -576,6 +583,7 @@ impl Store {
             background_checkpoint: None,
             writer: None,
             write_buffer_in_file: 0,
+            pack_reserved_end: 0,
         };
         let recovered = store.recover_tail(pack_file_length)?;
         // Objects are read at random offsets, one small frame at a time: without this the kernel
@@ -778,7 +786,8 @@ impl Store {
 
     /// Checkpoints and closes the store.
     pub fn close(mut self) -> Result<(), ContextError> {
-        self.checkpoint()
+        self.checkpoint()?;
+        self.drop_reserved()
     }
 
     /// The latest commit, if any.
@@ -1033,13 +1042,15 @@ impl Store {
         };
         let commit_offset = self.pack_length_bytes + self.write_buffer.len() as u64;
         pack::write_commit(&mut self.write_buffer, &record);
+        // After the writer's parts: the zeros it may still be writing ahead must not land on
+        // these bytes.
+        self.wait_for_writer()?;
         self.pack
             .write_all_at(
                 &self.write_buffer[self.write_buffer_in_file..],
                 self.pack_length_bytes + self.write_buffer_in_file as u64,
             )
             .map_err(io_error(&self.pack_path, "write"))?;
-        self.wait_for_writer()?;
         if self.options.sync_mode == SyncMode::EveryCommit {
             self.pack
                 .sync_data()
@@ -1055,6 +1066,7 @@ impl Store {
         // A large commit (genesis writes tens of megabytes at once) would otherwise leave its
         // buffer resident for the life of the store.
         self.write_buffer.shrink_to(WRITE_BUFFER_KEPT_BYTES);
+        self.reserve_ahead()?;
         self.poisoned = false;
         let retained_limit_bytes = self
             .options
@@ -1158,6 +1170,41 @@ impl Store {
             Some(writer) => writer.wait().map_err(io_error(&self.pack_path, "write")),
             None => Ok(()),
         }
+    }
+
+    /// Has the writer thread write zeros ahead of the pack's end, whole aligned
+    /// [`RESERVE_CHUNK_BYTES`] chunks, until [`RESERVE_AHEAD_BYTES`] lie beyond it
+    /// ([`crate::writer`] says why).
+    /// Runs between commits, when no bytes are pending: the chunks lie beyond everything written
+    /// or handed over, and the next commit's bytes are written after them.
+    fn reserve_ahead(&mut self) -> Result<(), ContextError> {
+        let Some(writer) = &mut self.writer else {
+            return Ok(());
+        };
+        debug_assert!(self.write_buffer.is_empty());
+        if self.pack_reserved_end < self.pack_length_bytes {
+            // The chunk the pack ends in holds bytes already: only the next one can be reserved.
+            self.pack_reserved_end = self.pack_length_bytes.next_multiple_of(RESERVE_CHUNK_BYTES);
+        }
+        while self.pack_reserved_end < self.pack_length_bytes + RESERVE_AHEAD_BYTES {
+            writer
+                .reserve(self.pack_reserved_end)
+                .map_err(io_error(&self.pack_path, "write"))?;
+            self.pack_reserved_end += RESERVE_CHUNK_BYTES;
+        }
+        Ok(())
+    }
+
+    /// Cuts the zeros written ahead off the pack file, once the writer thread has stopped.
+    fn drop_reserved(&mut self) -> Result<(), ContextError> {
+        self.writer = None;
+        if self.pack_reserved_end > self.pack_length_bytes {
+            self.pack
+                .set_len(self.pack_length_bytes)
+                .map_err(io_error(&self.pack_path, "truncate"))?;
+            self.pack_reserved_end = 0;
+        }
+        Ok(())
     }
 
     /// Hands the bytes encoded since the last hand-over to the writer thread, once there are
@@ -1514,5 +1561,6 @@ impl Drop for Store {
         if self.commits_since_checkpoint > 0 && !self.poisoned {
             let _ = self.checkpoint();
         }
+        let _ = self.drop_reserved();
     }
 }

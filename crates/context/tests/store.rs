@@ -634,6 +634,59 @@ fn killing_the_writer_loses_no_durable_commit() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+/// While a store is open, zeros are written ahead of the pack's end (so that the kernel caches
+/// it in large folios); a process that dies leaves them behind, and a reopen cuts them off and
+/// keeps every commit. A closed store leaves none.
+#[test]
+fn zeros_written_ahead_of_the_pack_are_cut_off_on_reopen() {
+    let directory = temporary_directory("reserve");
+    let pack_path = directory.join(PACK_FILE_NAME);
+    let file_length = || std::fs::metadata(&pack_path).unwrap().len();
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let mut tree = Tree::empty();
+    let mut parents = Vec::new();
+    let mut commits = Vec::new();
+    for level in 0..3 {
+        tree = block(&store, &tree, level);
+        let hash = store.commit(&tree, &parents, &info(level)).unwrap();
+        commits.push((hash, tree.hash()));
+        parents = vec![hash];
+    }
+    let pack_length = store.pack_length_bytes();
+    // The writer thread writes the zeros after the commit has returned.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while file_length() <= pack_length {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no zeros written ahead"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut tail = vec![0u8; (file_length() - pack_length) as usize];
+    std::os::unix::fs::FileExt::read_exact_at(
+        &std::fs::File::open(&pack_path).unwrap(),
+        &mut tail,
+        pack_length,
+    )
+    .unwrap();
+    assert!(tail.iter().all(|byte| *byte == 0));
+    // As if the process had been killed: no checkpoint, nothing cut off.
+    std::mem::forget(store);
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.pack_length_bytes(), pack_length);
+    assert_eq!(file_length(), pack_length);
+    assert_eq!(store.head(), Some(commits[2].0));
+    for (hash, tree_hash) in &commits {
+        assert_eq!(store.checkout(hash).unwrap().unwrap().hash(), *tree_hash);
+    }
+    let tree = block(&store, &store.checkout(&commits[2].0).unwrap().unwrap(), 3);
+    store.commit(&tree, &[commits[2].0], &info(3)).unwrap();
+    let pack_length = store.pack_length_bytes();
+    store.close().unwrap();
+    assert_eq!(file_length(), pack_length);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 #[test]
 fn in_place_updates_of_split_directories_across_commits_read_back() {
     // Flat directories of 33-256 entries are written in parts, and a directory changed in
