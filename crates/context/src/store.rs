@@ -1177,10 +1177,16 @@ impl Store {
     /// ([`crate::writer`] says why).
     /// Runs between commits, when no bytes are pending: the chunks lie beyond everything written
     /// or handed over, and the next commit's bytes are written after them.
+    /// Not with [`SyncMode::EveryCommit`]: each `fdatasync` would write the zeros to the disk
+    /// before the data that replaces them, twice the bytes (3,000 blocks of the replay: 1,010
+    /// against 537 MB written; with checkpoints 517 against 505 MB).
     fn reserve_ahead(&mut self) -> Result<(), ContextError> {
         let Some(writer) = &mut self.writer else {
             return Ok(());
         };
+        if self.options.sync_mode == SyncMode::EveryCommit {
+            return Ok(());
+        }
         debug_assert!(self.write_buffer.is_empty());
         if self.pack_reserved_end < self.pack_length_bytes {
             // The chunk the pack ends in holds bytes already: only the next one can be reserved.
