@@ -155,11 +155,10 @@ impl Drop for PackWriter {
 mod tests {
     use super::*;
 
-    /// Parts handed over in any order land at their offsets; `wait` returns once all are written
-    /// and buffers are reused.
-    #[test]
-    fn parts_land_at_their_offsets() {
-        let path = std::env::temp_dir().join(format!("kestrel-writer-test-{}", std::process::id()));
+    /// An empty file for one test, readable and writable, and its path.
+    fn scratch_file(name: &str) -> (std::path::PathBuf, File) {
+        let path =
+            std::env::temp_dir().join(format!("kestrel-writer-{name}-{}", std::process::id()));
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -167,6 +166,14 @@ mod tests {
             .truncate(true)
             .open(&path)
             .unwrap();
+        (path, file)
+    }
+
+    /// Parts handed over in any order land at their offsets; `wait` returns once all are written
+    /// and buffers are reused.
+    #[test]
+    fn parts_land_at_their_offsets() {
+        let (path, file) = scratch_file("parts");
         let mut writer = PackWriter::start(&file).unwrap();
         let mut expected = vec![0u8; 200_000];
         for round in 0..3u8 {
@@ -189,15 +196,7 @@ mod tests {
     /// stay, the rest of the chunk is zeros.
     #[test]
     fn a_reserved_chunk_is_written_before_the_parts_after_it() {
-        let path =
-            std::env::temp_dir().join(format!("kestrel-writer-reserve-{}", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
+        let (path, file) = scratch_file("reserve");
         let mut writer = PackWriter::start(&file).unwrap();
         let chunk = RESERVE_CHUNK_BYTES as usize;
         file.write_all_at(&vec![0xee; chunk * 2], 0).unwrap();
