@@ -635,13 +635,17 @@ fn killing_the_writer_loses_no_durable_commit() {
 }
 
 /// While a store is open, zeros are written ahead of the pack's end (so that the kernel caches
-/// it in large folios); a process that dies leaves them behind, and a reopen cuts them off and
+/// it in large folios); a crash image taken then holds them, and reopening it cuts them off and
 /// keeps every commit. A closed store leaves none.
 #[test]
 fn zeros_written_ahead_of_the_pack_are_cut_off_on_reopen() {
     let directory = temporary_directory("reserve");
-    let pack_path = directory.join(PACK_FILE_NAME);
-    let file_length = || std::fs::metadata(&pack_path).unwrap().len();
+    let image = temporary_directory("reserve-image");
+    let file_length = |directory: &Path| {
+        std::fs::metadata(directory.join(PACK_FILE_NAME))
+            .unwrap()
+            .len()
+    };
     let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
     let mut tree = Tree::empty();
     let mut parents = Vec::new();
@@ -655,26 +659,30 @@ fn zeros_written_ahead_of_the_pack_are_cut_off_on_reopen() {
     let pack_length = store.pack_length_bytes();
     // The writer thread writes the zeros after the commit has returned.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while file_length() <= pack_length {
+    while file_length(&directory) <= pack_length {
         assert!(
             std::time::Instant::now() < deadline,
             "no zeros written ahead"
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let mut tail = vec![0u8; (file_length() - pack_length) as usize];
-    std::os::unix::fs::FileExt::read_exact_at(
-        &std::fs::File::open(&pack_path).unwrap(),
-        &mut tail,
-        pack_length,
-    )
-    .unwrap();
-    assert!(tail.iter().all(|byte| *byte == 0));
-    // As if the process had been killed: no checkpoint, nothing cut off.
-    std::mem::forget(store);
-    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    // A crash image: the files as a process killed now leaves them (no checkpoint since).
+    std::fs::create_dir_all(&image).unwrap();
+    for entry in std::fs::read_dir(&directory).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), image.join(entry.file_name())).unwrap();
+    }
+    let image_bytes = std::fs::read(image.join(PACK_FILE_NAME)).unwrap();
+    assert!(image_bytes.len() as u64 > pack_length);
+    assert!(image_bytes[pack_length as usize..]
+        .iter()
+        .all(|byte| *byte == 0));
+    store.close().unwrap();
+    assert_eq!(file_length(&directory), pack_length);
+
+    let mut store = Store::open(&image, StoreOptions::default()).unwrap();
     assert_eq!(store.pack_length_bytes(), pack_length);
-    assert_eq!(file_length(), pack_length);
+    assert_eq!(file_length(&image), pack_length);
     assert_eq!(store.head(), Some(commits[2].0));
     for (hash, tree_hash) in &commits {
         assert_eq!(store.checkout(hash).unwrap().unwrap().hash(), *tree_hash);
@@ -683,8 +691,9 @@ fn zeros_written_ahead_of_the_pack_are_cut_off_on_reopen() {
     store.commit(&tree, &[commits[2].0], &info(3)).unwrap();
     let pack_length = store.pack_length_bytes();
     store.close().unwrap();
-    assert_eq!(file_length(), pack_length);
+    assert_eq!(file_length(&image), pack_length);
     let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&image);
 }
 
 #[test]
