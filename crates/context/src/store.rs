@@ -40,10 +40,6 @@ use crate::pack::{
 };
 use crate::tree::Tree;
 use crate::writer::{PackWriter, RESERVE_CHUNK_BYTES};
-
-/// How far ahead of the pack's end zeros are kept written ([`Store::reserve_ahead`]): a few chunks,
-/// so that a block larger than the replay's (about 210 KB) still writes into reserved folios.
-const RESERVE_AHEAD_BYTES: u64 = 4 * RESERVE_CHUNK_BYTES;
 use crate::CommitInfo;
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
@@ -94,6 +90,9 @@ const WRITER_PART_MIN_BYTES: usize = 64 << 10;
 const WRITER_HANDED_MAX_BYTES: usize = 4 << 20;
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
+/// How far ahead of the pack's end zeros are kept written ([`Store::reserve_ahead`]): a few chunks,
+/// so that a block larger than the replay's (about 210 KB) still writes into reserved folios.
+const RESERVE_AHEAD_BYTES: u64 = 4 * RESERVE_CHUNK_BYTES;
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
 /// so a read that stops at the end of the object's first page costs at most one page from disk
 /// when the object fits in it (a fixed 4 KiB read at an unaligned offset touched two).

@@ -20,6 +20,16 @@ fn temporary_directory(name: &str) -> PathBuf {
     directory
 }
 
+/// Copies every file of the store in `directory` into `image` (created): a crash image when the
+/// store is open.
+fn copy_store_files(directory: &Path, image: &Path) {
+    std::fs::create_dir_all(image).unwrap();
+    for entry in std::fs::read_dir(directory).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), image.join(entry.file_name())).unwrap();
+    }
+}
+
 fn info(level: u64) -> CommitInfo {
     CommitInfo {
         date_seconds: 1_600_000_000 + level as i64,
@@ -667,11 +677,7 @@ fn zeros_written_ahead_of_the_pack_are_cut_off_on_reopen() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     // A crash image: the files as a process killed now leaves them (no checkpoint since).
-    std::fs::create_dir_all(&image).unwrap();
-    for entry in std::fs::read_dir(&directory).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), image.join(entry.file_name())).unwrap();
-    }
+    copy_store_files(&directory, &image);
     let image_bytes = std::fs::read(image.join(PACK_FILE_NAME)).unwrap();
     assert!(image_bytes.len() as u64 > pack_length);
     assert!(image_bytes[pack_length as usize..]
@@ -802,11 +808,7 @@ fn background_checkpoints_record_the_pack_and_a_crash_image_reopens() {
     // in the file), with zeros past the end as a file system can leave after a crash: reopening
     // keeps every commit and cuts the zeros.
     let image = temporary_directory("background-checkpoint-image");
-    std::fs::create_dir_all(&image).unwrap();
-    for entry in std::fs::read_dir(&directory).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), image.join(entry.file_name())).unwrap();
-    }
+    copy_store_files(&directory, &image);
     let image_pack = image.join(PACK_FILE_NAME);
     let mut bytes = std::fs::read(&image_pack).unwrap();
     bytes.truncate(store.pack_length_bytes() as usize);
