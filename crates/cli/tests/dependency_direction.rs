@@ -11,6 +11,7 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("kestrel-crypto", &[]),
     ("kestrel-testdata", &[]),
     ("kestrel-txview", &[]),
+    ("kestrel-scheduler", &["kestrel-txview"]),
     ("kestrel-micheline", &["kestrel-encoding", "kestrel-crypto"]),
     (
         "kestrel-michelson",
@@ -28,6 +29,8 @@ const PEERS: &[&str] = &[
     "criterion",
     "wincode",
     "bincode",
+    "prio-graph",
+    "solana-compute-budget-instruction",
 ];
 
 fn workspace_packages() -> Vec<serde_json::Value> {

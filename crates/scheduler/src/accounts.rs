@@ -129,7 +129,8 @@ pub(crate) struct SeededState {
 }
 
 impl SeededState {
-    fn new() -> Self {
+    /// A fresh random key.
+    pub(crate) fn new() -> Self {
         let random = std::collections::hash_map::RandomState::new();
         Self {
             seed: [random.hash_one(1u64), random.hash_one(2u64)],

@@ -8,17 +8,23 @@
 //! Agave's rules; cost and priority follow Agave's cost model; the scheduler hands conflict-free
 //! batches to workers.
 //!
-//! Module map: `limits` (constants), `program_id`, `compute_budget`, `cost`, `accounts` (interned
-//! accounts and their locks), `scheduler` (container and batches).
+//! Module map: `limits` (constants), `program_id` (builtins, precompiles, reserved keys),
+//! `compute_budget`, `cost`, `packet_arena`, `dedup`, `verify_pool` (the stage's threads),
+//! `accounts` (interned accounts and their locks), `scheduler` (container and batches), `stage`
+//! (the pipeline that ties them).
 
 #![forbid(unsafe_code)]
 
 mod accounts;
 mod compute_budget;
 mod cost;
+mod dedup;
 pub mod limits;
+mod packet_arena;
 pub mod program_id;
 mod scheduler;
+mod stage;
+mod verify_pool;
 
 pub use compute_budget::{
     priority_fee_lamports, ComputeBudgetError, ComputeBudgetLimits, InstructionDetails,
@@ -28,4 +34,8 @@ pub use cost::{priority, reward_lamports, TransactionCost};
 pub use scheduler::{
     Batch, BlockLimits, DropReason, InsertError, Inserted, Scheduler, SchedulerConfig,
     SchedulerCounts, TransactionId, TransactionMeta,
+};
+pub use stage::{
+    AddressTableSource, BlockhashSource, IngestSummary, LookupError, NoAddressTables, RejectReason,
+    Stage, StageConfig,
 };

@@ -52,6 +52,168 @@ pub const SECP256R1: Address = [
     121, 93, 86, 142, 117, 71, 128, 32, 0, 0, 0,
 ];
 
+/// `AddressLookupTab1e1111111111111111111111111`.
+pub const ADDRESS_LOOKUP_TABLE: Address = [
+    2, 119, 166, 175, 151, 51, 155, 122, 200, 141, 24, 146, 201, 4, 70, 245, 0, 2, 48, 146, 102,
+    246, 46, 83, 193, 24, 36, 73, 130, 0, 0, 0,
+];
+/// `Config1111111111111111111111111111111111111`.
+pub const CONFIG: Address = [
+    3, 6, 74, 163, 0, 47, 116, 220, 200, 110, 67, 49, 15, 12, 5, 42, 248, 197, 218, 39, 246, 16,
+    64, 25, 163, 35, 239, 160, 0, 0, 0, 0,
+];
+/// `Feature111111111111111111111111111111111111`.
+pub const FEATURE: Address = [
+    3, 192, 160, 205, 203, 6, 210, 218, 239, 174, 130, 209, 111, 238, 122, 207, 97, 236, 115, 123,
+    35, 72, 27, 33, 148, 106, 118, 112, 0, 0, 0, 0,
+];
+/// `StakeConfig11111111111111111111111111111111`.
+pub const STAKE_CONFIG: Address = [
+    6, 161, 216, 23, 165, 2, 5, 11, 104, 7, 145, 230, 206, 109, 184, 142, 30, 91, 113, 80, 246, 31,
+    198, 121, 10, 78, 180, 209, 0, 0, 0, 0,
+];
+/// `Stake11111111111111111111111111111111111111`.
+pub const STAKE: Address = [
+    6, 161, 216, 23, 145, 55, 84, 42, 152, 52, 55, 189, 254, 42, 122, 178, 85, 127, 83, 92, 138,
+    120, 114, 43, 104, 164, 157, 192, 0, 0, 0, 0,
+];
+/// `ZkE1Gama1Proof11111111111111111111111111111`.
+pub const ZK_ELGAMAL_PROOF: Address = [
+    8, 99, 117, 172, 226, 174, 234, 40, 26, 107, 55, 77, 104, 27, 167, 106, 83, 204, 246, 56, 192,
+    116, 85, 147, 108, 5, 208, 101, 64, 0, 0, 0,
+];
+/// `ZkTokenProof1111111111111111111111111111111`.
+pub const ZK_TOKEN_PROOF: Address = [
+    8, 99, 186, 141, 217, 196, 194, 251, 23, 74, 5, 203, 162, 126, 42, 44, 214, 35, 87, 61, 121,
+    233, 11, 53, 181, 121, 252, 13, 0, 0, 0, 0,
+];
+/// `SysvarC1ock11111111111111111111111111111111`.
+pub const SYSVAR_CLOCK: Address = [
+    6, 167, 213, 23, 24, 199, 116, 201, 40, 86, 99, 152, 105, 29, 94, 182, 139, 94, 184, 163, 155,
+    75, 109, 92, 115, 85, 91, 33, 0, 0, 0, 0,
+];
+/// `SysvarEpochRewards1111111111111111111111111`.
+pub const SYSVAR_EPOCH_REWARDS: Address = [
+    6, 167, 213, 23, 24, 220, 63, 238, 2, 165, 88, 191, 131, 206, 102, 225, 68, 66, 42, 28, 52,
+    149, 11, 39, 193, 134, 155, 90, 156, 0, 0, 0,
+];
+/// `SysvarEpochSchedu1e111111111111111111111111`.
+pub const SYSVAR_EPOCH_SCHEDULE: Address = [
+    6, 167, 213, 23, 24, 220, 63, 238, 2, 211, 228, 127, 1, 0, 248, 176, 84, 247, 148, 46, 96, 89,
+    30, 63, 80, 135, 25, 168, 5, 0, 0, 0,
+];
+/// `SysvarFees111111111111111111111111111111111`.
+pub const SYSVAR_FEES: Address = [
+    6, 167, 213, 23, 24, 226, 90, 141, 131, 80, 60, 37, 26, 122, 240, 113, 38, 253, 114, 0, 223,
+    111, 196, 237, 82, 106, 156, 144, 0, 0, 0, 0,
+];
+/// `Sysvar1nstructions1111111111111111111111111`.
+pub const SYSVAR_INSTRUCTIONS: Address = [
+    6, 167, 213, 23, 24, 123, 209, 102, 53, 218, 212, 4, 85, 253, 194, 192, 193, 36, 198, 143, 33,
+    86, 117, 165, 219, 186, 203, 95, 8, 0, 0, 0,
+];
+/// `SysvarLastRestartS1ot1111111111111111111111`.
+pub const SYSVAR_LAST_RESTART_SLOT: Address = [
+    6, 167, 213, 23, 25, 6, 221, 225, 205, 63, 148, 125, 202, 180, 200, 244, 244, 245, 27, 173, 15,
+    152, 19, 184, 0, 210, 137, 71, 31, 192, 0, 0,
+];
+/// `SysvarRecentB1ockHashes11111111111111111111`.
+pub const SYSVAR_RECENT_BLOCKHASHES: Address = [
+    6, 167, 213, 23, 25, 44, 86, 142, 224, 138, 132, 95, 115, 210, 151, 136, 207, 3, 92, 49, 69,
+    178, 26, 179, 68, 216, 6, 46, 169, 64, 0, 0,
+];
+/// `SysvarRent111111111111111111111111111111111`.
+pub const SYSVAR_RENT: Address = [
+    6, 167, 213, 23, 25, 44, 92, 81, 33, 140, 201, 76, 61, 74, 241, 127, 88, 218, 238, 8, 155, 161,
+    253, 68, 227, 219, 217, 138, 0, 0, 0, 0,
+];
+/// `SysvarRewards111111111111111111111111111111`.
+pub const SYSVAR_REWARDS: Address = [
+    6, 167, 213, 23, 25, 44, 97, 55, 206, 224, 146, 217, 182, 146, 62, 225, 204, 214, 25, 3, 250,
+    130, 184, 161, 97, 145, 87, 141, 128, 0, 0, 0,
+];
+/// `SysvarS1otHashes111111111111111111111111111`.
+pub const SYSVAR_SLOT_HASHES: Address = [
+    6, 167, 213, 23, 25, 47, 10, 175, 198, 242, 101, 227, 251, 119, 204, 122, 218, 130, 197, 41,
+    208, 190, 59, 19, 110, 45, 0, 85, 32, 0, 0, 0,
+];
+/// `SysvarS1otHistory11111111111111111111111111`.
+pub const SYSVAR_SLOT_HISTORY: Address = [
+    6, 167, 213, 23, 25, 47, 10, 175, 200, 117, 226, 225, 132, 87, 124, 80, 105, 207, 200, 70, 73,
+    227, 235, 146, 120, 47, 149, 141, 72, 0, 0, 0,
+];
+/// `SysvarStakeHistory1111111111111111111111111`.
+pub const SYSVAR_STAKE_HISTORY: Address = [
+    6, 167, 213, 23, 25, 53, 132, 208, 254, 237, 155, 179, 67, 29, 19, 32, 107, 229, 68, 40, 27,
+    87, 184, 86, 108, 197, 55, 95, 244, 0, 0, 0,
+];
+/// `NativeLoader1111111111111111111111111111111`.
+pub const NATIVE_LOADER: Address = [
+    5, 135, 132, 191, 20, 139, 164, 40, 47, 176, 18, 87, 72, 136, 169, 241, 83, 160, 125, 173, 247,
+    101, 192, 69, 92, 154, 151, 3, 128, 0, 0, 0,
+];
+/// `Sysvar1111111111111111111111111111111111111`.
+pub const SYSVAR: Address = [
+    6, 167, 213, 23, 24, 117, 247, 41, 199, 61, 147, 64, 143, 33, 97, 32, 6, 126, 216, 140, 118,
+    224, 140, 40, 127, 193, 148, 96, 0, 0, 0, 0,
+];
+
+/// Reserved account keys: never locked writable, whatever a transaction asks
+/// (`solana-reserved-account-keys` 2.2.2 `RESERVED_ACCOUNTS`, with the keys pending on
+/// `add_new_reserved_account_keys` and `enable_secp256r1_precompile`, both active on mainnet).
+pub const RESERVED: [Address; 31] = [
+    ADDRESS_LOOKUP_TABLE,
+    BPF_LOADER,
+    BPF_LOADER_DEPRECATED,
+    BPF_LOADER_UPGRADEABLE,
+    COMPUTE_BUDGET,
+    CONFIG,
+    ED25519,
+    FEATURE,
+    LOADER_V4,
+    SECP256K1,
+    SECP256R1,
+    STAKE_CONFIG,
+    STAKE,
+    SYSTEM,
+    VOTE,
+    ZK_ELGAMAL_PROOF,
+    ZK_TOKEN_PROOF,
+    SYSVAR_CLOCK,
+    SYSVAR_EPOCH_REWARDS,
+    SYSVAR_EPOCH_SCHEDULE,
+    SYSVAR_FEES,
+    SYSVAR_INSTRUCTIONS,
+    SYSVAR_LAST_RESTART_SLOT,
+    SYSVAR_RECENT_BLOCKHASHES,
+    SYSVAR_RENT,
+    SYSVAR_REWARDS,
+    SYSVAR_SLOT_HASHES,
+    SYSVAR_SLOT_HISTORY,
+    SYSVAR_STAKE_HISTORY,
+    NATIVE_LOADER,
+    SYSVAR,
+];
+
+/// A 256-entry table: whether some key of `keys` starts with that byte.
+const fn first_bytes<const N: usize>(keys: &[Address; N]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut index = 0;
+    while index < N {
+        table[keys[index][0] as usize] = true;
+        index += 1;
+    }
+    table
+}
+
+/// Whether `address` is a reserved account key (a first-byte table filters most addresses in one
+/// load).
+#[inline]
+pub fn is_reserved(address: &Address) -> bool {
+    const MAYBE_RESERVED: [bool; 256] = first_bytes(&RESERVED);
+    MAYBE_RESERVED[usize::from(address[0])] && RESERVED.contains(address)
+}
+
 /// Programs whose instructions get the builtin default of 3,000 compute units.
 pub const BUILTINS: [Address; 9] = [
     VOTE,
@@ -69,15 +231,7 @@ pub const BUILTINS: [Address; 9] = [
 /// Agave's `MAYBE_BUILTIN_KEY` does).
 #[inline]
 pub fn is_builtin(program: &Address) -> bool {
-    const MAYBE_BUILTIN: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut index = 0;
-        while index < BUILTINS.len() {
-            table[BUILTINS[index][0] as usize] = true;
-            index += 1;
-        }
-        table
-    };
+    const MAYBE_BUILTIN: [bool; 256] = first_bytes(&BUILTINS);
     MAYBE_BUILTIN[usize::from(program[0])] && BUILTINS.contains(program)
 }
 
@@ -110,6 +264,66 @@ mod tests {
         check(&SECP256K1, "KeccakSecp256k11111111111111111111111111111");
         check(&ED25519, "Ed25519SigVerify111111111111111111111111111");
         check(&SECP256R1, "Secp256r1SigVerify1111111111111111111111111");
+        check(
+            &ADDRESS_LOOKUP_TABLE,
+            "AddressLookupTab1e1111111111111111111111111",
+        );
+        check(&CONFIG, "Config1111111111111111111111111111111111111");
+        check(&FEATURE, "Feature111111111111111111111111111111111111");
+        check(&STAKE_CONFIG, "StakeConfig11111111111111111111111111111111");
+        check(&STAKE, "Stake11111111111111111111111111111111111111");
+        check(
+            &ZK_ELGAMAL_PROOF,
+            "ZkE1Gama1Proof11111111111111111111111111111",
+        );
+        check(
+            &ZK_TOKEN_PROOF,
+            "ZkTokenProof1111111111111111111111111111111",
+        );
+        check(&SYSVAR_CLOCK, "SysvarC1ock11111111111111111111111111111111");
+        check(
+            &SYSVAR_EPOCH_REWARDS,
+            "SysvarEpochRewards1111111111111111111111111",
+        );
+        check(
+            &SYSVAR_EPOCH_SCHEDULE,
+            "SysvarEpochSchedu1e111111111111111111111111",
+        );
+        check(&SYSVAR_FEES, "SysvarFees111111111111111111111111111111111");
+        check(
+            &SYSVAR_INSTRUCTIONS,
+            "Sysvar1nstructions1111111111111111111111111",
+        );
+        check(
+            &SYSVAR_LAST_RESTART_SLOT,
+            "SysvarLastRestartS1ot1111111111111111111111",
+        );
+        check(
+            &SYSVAR_RECENT_BLOCKHASHES,
+            "SysvarRecentB1ockHashes11111111111111111111",
+        );
+        check(&SYSVAR_RENT, "SysvarRent111111111111111111111111111111111");
+        check(
+            &SYSVAR_REWARDS,
+            "SysvarRewards111111111111111111111111111111",
+        );
+        check(
+            &SYSVAR_SLOT_HASHES,
+            "SysvarS1otHashes111111111111111111111111111",
+        );
+        check(
+            &SYSVAR_SLOT_HISTORY,
+            "SysvarS1otHistory11111111111111111111111111",
+        );
+        check(
+            &SYSVAR_STAKE_HISTORY,
+            "SysvarStakeHistory1111111111111111111111111",
+        );
+        check(
+            &NATIVE_LOADER,
+            "NativeLoader1111111111111111111111111111111",
+        );
+        check(&SYSVAR, "Sysvar1111111111111111111111111111111111111");
     }
 
     #[test]
@@ -119,5 +333,14 @@ mod tests {
         }
         assert!(!is_builtin(&SECP256R1));
         assert!(!is_builtin(&[7; 32]));
+    }
+
+    #[test]
+    fn reserved_keys_are_recognized() {
+        for key in RESERVED {
+            assert!(is_reserved(&key));
+        }
+        assert!(!is_reserved(&[7; 32]));
+        assert!(!is_reserved(&[3; 32]));
     }
 }
