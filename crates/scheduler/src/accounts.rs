@@ -2,9 +2,11 @@
 //! state, its queue of waiting transactions and its compute units used in the current block.
 //!
 //! Interning happens once per account per transaction, when the transaction enters the scheduler;
-//! from then on every lock check is an array index. An id lives while some queued or in-flight
-//! transaction names the account (reference count) or the account has used compute units in the
-//! current block; then its slot is reused, so the table is bounded by the container's contents.
+//! from then on every lock check is an array index. An account no transaction names any more stays
+//! interned (the next transaction naming it, often soon for a busy account, finds it without an
+//! insertion) until the table holds twice as many accounts as are named, and at least
+//! `SWEEP_THRESHOLD`: then one sweep removes the idle ones. So the table is bounded by the
+//! container's contents and each removal is amortized over many lookups.
 //!
 //! Account addresses are chosen by senders, so the map's hash is keyed by a per-process random
 //! seed (an adversary cannot aim many addresses at one bucket without knowing it); it folds the
@@ -19,6 +21,8 @@ use std::hash::{BuildHasher, Hasher};
 pub(crate) type AccountId = u32;
 /// "None" in id and transaction links.
 pub(crate) const NONE: u32 = u32::MAX;
+/// Interned accounts below which idle ones are never swept.
+const SWEEP_THRESHOLD: usize = 1 << 16;
 
 /// One account's state.
 #[derive(Clone, Debug)]
@@ -48,6 +52,10 @@ pub(crate) struct AccountTable {
     ids: HashMap<Address, AccountId, SeededState>,
     pub(crate) states: Vec<AccountState>,
     free: Vec<AccountId>,
+    /// Accounts some transaction names.
+    referenced: usize,
+    /// Table size at which the next sweep runs.
+    sweep_at: usize,
 }
 
 impl AccountTable {
@@ -56,17 +64,22 @@ impl AccountTable {
             ids: HashMap::with_hasher(SeededState::new()),
             states: Vec::new(),
             free: Vec::new(),
+            referenced: 0,
+            sweep_at: SWEEP_THRESHOLD,
         }
     }
 
-    /// Number of live ids.
-    pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+    /// Accounts some queued or in-flight transaction names.
+    pub(crate) fn referenced(&self) -> usize {
+        self.referenced
     }
 
     /// The id of `address`, interning it, with one more reference.
     #[inline]
     pub(crate) fn acquire(&mut self, address: &Address) -> AccountId {
+        if self.ids.len() >= self.sweep_at {
+            self.sweep();
+        }
         let states = &mut self.states;
         let free = &mut self.free;
         let id = *self.ids.entry(*address).or_insert_with(|| {
@@ -92,33 +105,40 @@ impl AccountTable {
                 }
             }
         });
-        self.states[id as usize].references += 1;
+        let state = &mut self.states[id as usize];
+        if state.references == 0 {
+            self.referenced += 1;
+        }
+        state.references += 1;
         id
     }
 
-    /// Drops one reference; frees the id when nothing needs it any more.
+    /// Drops one reference.
     #[inline]
     pub(crate) fn release(&mut self, id: AccountId) {
         let state = &mut self.states[id as usize];
         state.references -= 1;
-        if state.references == 0 && state.block_units == 0 {
-            self.free_id(id);
+        if state.references == 0 {
+            self.referenced -= 1;
         }
     }
 
-    /// Frees `id` if nothing references it (called at block end for accounts that had units).
-    pub(crate) fn free_if_unreferenced(&mut self, id: AccountId) {
-        if self.states[id as usize].references == 0 {
-            self.free_id(id);
+    /// Removes the accounts nobody names and that have no units in this block.
+    fn sweep(&mut self) {
+        for (id, state) in self.states.iter().enumerate() {
+            let id = id as AccountId;
+            // A freed slot keeps its old address, which may since map to another id.
+            let idle = state.references == 0
+                && state.block_units == 0
+                && self.ids.get(&state.address) == Some(&id);
+            if idle {
+                self.ids.remove(&state.address);
+                debug_assert!(!state.write_locked && state.readers == 0);
+                debug_assert_eq!(state.waiters_head, NONE);
+                self.free.push(id);
+            }
         }
-    }
-
-    fn free_id(&mut self, id: AccountId) {
-        let state = &self.states[id as usize];
-        debug_assert!(!state.write_locked && state.readers == 0);
-        debug_assert_eq!(state.waiters_head, NONE);
-        self.ids.remove(&state.address);
-        self.free.push(id);
+        self.sweep_at = (2 * self.ids.len()).max(SWEEP_THRESHOLD);
     }
 }
 

@@ -190,8 +190,8 @@ struct Entry {
     /// The account it waits for while parked.
     parked_on: AccountId,
     num_accounts: u8,
-    /// `account id << 1 | writable`.
-    accounts: [u32; MAX_TX_ACCOUNT_LOCKS],
+    /// Where its accounts start in the scheduler's account lists.
+    accounts_offset: u32,
 }
 
 impl Entry {
@@ -201,8 +201,9 @@ impl Entry {
     }
 
     #[inline]
-    fn accounts(&self) -> &[u32] {
-        &self.accounts[..usize::from(self.num_accounts)]
+    fn account_range(&self) -> core::ops::Range<usize> {
+        let start = self.accounts_offset as usize;
+        start..start + usize::from(self.num_accounts)
     }
 }
 
@@ -232,7 +233,7 @@ pub struct SchedulerCounts {
     pub in_flight: usize,
     /// Compute units scheduled in the current block.
     pub block_units: u64,
-    /// Accounts interned.
+    /// Accounts named by queued or in-flight transactions.
     pub accounts: usize,
 }
 
@@ -242,6 +243,10 @@ pub struct Scheduler {
     accounts: AccountTable,
     entries: Vec<Entry>,
     free_entries: Vec<TransactionId>,
+    /// Every live transaction's accounts, `account id << 1 | writable`, back to back (dense: a
+    /// transaction costs 4 bytes per account); compacted when half is garbage.
+    lists: Vec<u32>,
+    garbage: usize,
     ready: BinaryHeap<u128>,
     deferred: Vec<(TransactionId, u32)>,
     /// Lowest-priority-first view of the queued transactions, kept only once the container has
@@ -276,6 +281,8 @@ impl Scheduler {
             accounts: AccountTable::new(),
             entries: Vec::new(),
             free_entries: Vec::new(),
+            lists: Vec::new(),
+            garbage: 0,
             ready: BinaryHeap::new(),
             deferred: Vec::new(),
             eviction: BinaryHeap::new(),
@@ -302,7 +309,7 @@ impl Scheduler {
             queued: self.queued,
             in_flight: self.in_flight,
             block_units: self.block_units,
-            accounts: self.accounts.len(),
+            accounts: self.accounts.referenced(),
         }
     }
 
@@ -337,7 +344,7 @@ impl Scheduler {
                     woken_from: NONE,
                     parked_on: NONE,
                     num_accounts: 0,
-                    accounts: [0; MAX_TX_ACCOUNT_LOCKS],
+                    accounts_offset: 0,
                 });
                 (self.entries.len() - 1) as TransactionId
             }
@@ -383,8 +390,12 @@ impl Scheduler {
     ) -> Result<(), InsertError> {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
+        if self.garbage > self.lists.len() / 2 && self.lists.len() >= 1 << 16 {
+            self.compact_lists();
+        }
         let entry = &mut self.entries[id as usize];
         entry.num_accounts = 0;
+        entry.accounts_offset = self.lists.len() as u32;
         let mut count = 0;
         let mut error = None;
         for (address, writable) in accounts {
@@ -400,9 +411,8 @@ impl Scheduler {
                 continue;
             }
             state.stamp = stamp;
-            let entry = &mut self.entries[id as usize];
-            entry.accounts[usize::from(entry.num_accounts)] = account << 1 | u32::from(writable);
-            entry.num_accounts += 1;
+            self.lists.push(account << 1 | u32::from(writable));
+            self.entries[id as usize].num_accounts += 1;
         }
         if count > MAX_TX_ACCOUNT_LOCKS {
             error = Some(InsertError::TooManyAccountLocks { count });
@@ -418,12 +428,26 @@ impl Scheduler {
 
     fn release_accounts(&mut self, id: TransactionId) {
         let entry = &mut self.entries[id as usize];
-        let count = usize::from(entry.num_accounts);
+        let range = entry.account_range();
         entry.num_accounts = 0;
-        for index in 0..count {
-            let account = self.entries[id as usize].accounts[index] >> 1;
-            self.accounts.release(account);
+        self.garbage += range.len();
+        for &account in &self.lists[range] {
+            self.accounts.release(account >> 1);
         }
+    }
+
+    /// Moves every live transaction's accounts to the front of a fresh list.
+    fn compact_lists(&mut self) {
+        let mut lists = Vec::with_capacity(self.lists.len() - self.garbage);
+        for entry in &mut self.entries {
+            if entry.num_accounts > 0 {
+                let range = entry.account_range();
+                entry.accounts_offset = lists.len() as u32;
+                lists.extend_from_slice(&self.lists[range]);
+            }
+        }
+        self.lists = lists;
+        self.garbage = 0;
     }
 
     /// Evicts the lowest-priority queued transaction if it ranks below `key`; returns its packet.
@@ -546,7 +570,7 @@ impl Scheduler {
 
     fn attempt_locks(&mut self, id: TransactionId, key: u128) -> Attempt {
         let entry = &self.entries[id as usize];
-        for &account in entry.accounts() {
+        for &account in &self.lists[entry.account_range()] {
             let (account, writable) = (account >> 1, account & 1 == 1);
             let state = &self.accounts.states[account as usize];
             let held = state.write_locked || (writable && state.readers > 0);
@@ -562,7 +586,7 @@ impl Scheduler {
         let cost = entry.meta.cost;
         let limits = self.config.limits;
         let over_block = self.block_units + cost > limits.block_units;
-        let over_account = entry.accounts().iter().any(|&account| {
+        let over_account = self.lists[entry.account_range()].iter().any(|&account| {
             account & 1 == 1
                 && self.accounts.states[(account >> 1) as usize].block_units + cost
                     > limits.account_units
@@ -576,7 +600,7 @@ impl Scheduler {
         self.block_units += cost;
         let entry = &mut self.entries[id as usize];
         entry.state = State::InFlight;
-        for &account in entry.accounts() {
+        for &account in &self.lists[entry.account_range()] {
             let state = &mut self.accounts.states[(account >> 1) as usize];
             if account & 1 == 1 {
                 state.write_locked = true;
@@ -683,8 +707,8 @@ impl Scheduler {
                 entry.state == State::InFlight,
                 "transaction {id} is not in flight"
             );
-            for index in 0..usize::from(entry.num_accounts) {
-                let account = self.entries[id as usize].accounts[index];
+            for index in entry.account_range() {
+                let account = self.lists[index];
                 let state = &mut self.accounts.states[(account >> 1) as usize];
                 if account & 1 == 1 {
                     state.write_locked = false;
@@ -705,7 +729,6 @@ impl Scheduler {
         self.block_units = 0;
         for account in core::mem::take(&mut self.touched) {
             self.accounts.states[account as usize].block_units = 0;
-            self.accounts.free_if_unreferenced(account);
         }
         for (id, sequence) in core::mem::take(&mut self.deferred) {
             let entry = &mut self.entries[id as usize];

@@ -343,3 +343,88 @@ fn invalid_account_sets_are_refused() {
     assert_eq!(scheduler.counts().accounts, 0);
     assert_eq!(scheduler.counts().queued, 0);
 }
+
+/// A window of a million transactions into a container of 100,000: the best stay, the rest are
+/// evicted or refused, the container never holds more than its capacity, and draining it schedules
+/// every one it kept (sweeps of idle accounts and compactions of account lists happen on the way).
+#[test]
+fn a_million_transaction_window_stays_within_capacity() {
+    const CAPACITY: usize = 100_000;
+    let mut scheduler = Scheduler::new(SchedulerConfig {
+        capacity: CAPACITY,
+        ..SchedulerConfig::default()
+    });
+    let pool: Vec<[u8; 32]> = (0..200_000u32)
+        .map(|index| {
+            let mut address = [0u8; 32];
+            address[..4].copy_from_slice(&index.to_le_bytes());
+            address[31] = 1;
+            address
+        })
+        .collect();
+    let mut state = 0x1234_5678_9ABC_DEF0u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut evicted, mut refused) = (0, 0);
+    for index in 0..1_000_000u32 {
+        let accounts: Vec<([u8; 32], bool)> = (0..8)
+            .map(|position| (pool[next() as usize % pool.len()], position == 0))
+            .collect();
+        let mut unique = HashSet::new();
+        if !accounts.iter().all(|(address, _)| unique.insert(*address)) {
+            continue;
+        }
+        let meta = TransactionMeta {
+            priority: next() % 1_000_000,
+            cost: 1_000,
+            reward: 0,
+            last_valid_slot: u64::MAX,
+            packet: index,
+        };
+        match scheduler.insert(meta, accounts.iter().map(|(a, w)| (a, *w))) {
+            Ok(inserted) => evicted += usize::from(inserted.evicted_packet.is_some()),
+            Err(InsertError::ContainerFull) => refused += 1,
+            Err(error) => panic!("{error}"),
+        }
+        assert!(scheduler.counts().queued <= CAPACITY);
+        // Every 100,000 arrivals, schedule and complete a block's worth.
+        if index % 100_000 == 99_999 {
+            let mut batches = Vec::new();
+            scheduler.schedule(0, |batch| batches.push(batch));
+            for batch in &batches {
+                scheduler.complete(batch);
+            }
+            scheduler.new_block();
+        }
+    }
+    assert!(
+        evicted > 100_000 && refused > 100_000,
+        "{evicted} evicted, {refused} refused"
+    );
+    assert!(scheduler.counts().accounts <= 8 * CAPACITY);
+    let kept = scheduler.counts().queued;
+    assert!(kept >= CAPACITY - 4 * 64);
+    let mut scheduled = 0;
+    loop {
+        let mut batches = Vec::new();
+        scheduler.schedule(0, |batch| batches.push(batch));
+        if batches.is_empty() {
+            break;
+        }
+        for batch in &batches {
+            scheduled += batch.transactions().len();
+            scheduler.complete(batch);
+        }
+        scheduler.new_block();
+    }
+    assert_eq!(scheduled, kept);
+    let counts = scheduler.counts();
+    assert_eq!(
+        (counts.queued, counts.in_flight, counts.accounts),
+        (0, 0, 0)
+    );
+}
