@@ -36,6 +36,15 @@ use crate::hash::{blake2b_160, blake2b_256};
 /// message-augmentation ciphersuite (Octez `bls.ml` uses `Bls12_381_signature.MinPk.Aug`).
 pub const BLS_SIGNATURE_DST: &[u8] = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_AUG_";
 
+/// The domain separation tag of BLS signatures in the proof-of-possession scheme (the IETF BLS
+/// signature draft's min-pk `POP` ciphersuite), which Octez's `Signature.V3.check` uses for tz4
+/// operation signatures (`src/lib_crypto/bls.ml`, `check` = `MinPk.Pop.verify`).
+pub const BLS_POP_SCHEME_SIGNATURE_DST: &[u8] = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
+/// The domain separation tag of BLS proofs of possession (`MinPk.Pop.pop_prove`: the key's
+/// signature of its own compressed bytes).
+pub const BLS_PROOF_OF_POSSESSION_DST: &[u8] = b"BLS_POP_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
 /// A signature scheme, in the order of its binary tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SignatureScheme {
@@ -434,6 +443,77 @@ impl PublicKey {
     }
 }
 
+impl PublicKey {
+    /// Whether `signature` is this key's signature of `message` as Octez's protocol checks
+    /// operations (`Signature.V3.check`, protocol environment V16): as [`PublicKey::verify`],
+    /// except that BLS uses the proof-of-possession scheme (the message alone, not prefixed by
+    /// the key) — a tz4 key is revealed with its proof of possession.
+    pub fn check(&self, signature: &Signature, message: &[u8]) -> bool {
+        match (&self.bytes, &signature.0) {
+            (KeyBytes::Bls(key), SignatureBytes::Bls(bytes)) => {
+                verify_bls_with(key, bytes, message, BLS_POP_SCHEME_SIGNATURE_DST, &[])
+            }
+            (KeyBytes::Bls(_), _) => false,
+            _ => self.verify(signature, message),
+        }
+    }
+
+    /// Whether `proof` is this BLS key's proof of possession (`Bls.pop_verify`: its signature of
+    /// its own compressed bytes under [`BLS_PROOF_OF_POSSESSION_DST`]). False for other schemes.
+    pub fn verify_proof_of_possession(&self, proof: &Signature) -> bool {
+        match (&self.bytes, &proof.0) {
+            (KeyBytes::Bls(key), SignatureBytes::Bls(bytes)) => {
+                verify_bls_with(key, bytes, key, BLS_PROOF_OF_POSSESSION_DST, &[])
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Whether every `(key, signature, message)` checks as [`PublicKey::check`]. The ed25519 ones
+/// are verified together with `ed25519-dalek`'s batch equation over the blake2b-256 digests
+/// (faster per signature), the others one by one. The batch equation does not make the single
+/// check's rejection of non-canonical keys (such keys verify nothing here either way: they are
+/// not parsed) but, like every batch equation, it can accept a signature with small-order
+/// components that a single check rejects; when it fails, nothing says which item failed, so
+/// callers check singly to name it.
+pub fn check_batch(items: &[(&PublicKey, &Signature, &[u8])]) -> bool {
+    let mut digests = Vec::new();
+    let mut signatures = Vec::new();
+    let mut keys = Vec::new();
+    for (key, signature, message) in items {
+        match (&key.parsed, &signature.0) {
+            (
+                ParsedKey::Ed25519(parsed),
+                SignatureBytes::Ed25519(bytes) | SignatureBytes::Unknown(bytes),
+            ) => {
+                let Some(parsed) = parsed else {
+                    return false;
+                };
+                digests.push(blake2b_256(message));
+                signatures.push(ed25519_dalek::Signature::from_bytes(bytes));
+                keys.push(*parsed);
+            }
+            _ => {
+                if !key.check(signature, message) {
+                    return false;
+                }
+            }
+        }
+    }
+    match digests.len() {
+        0 => true,
+        1 => {
+            use ed25519_dalek::Verifier;
+            keys[0].verify(&digests[0], &signatures[0]).is_ok()
+        }
+        _ => {
+            let messages: Vec<&[u8]> = digests.iter().map(|digest| digest.as_slice()).collect();
+            ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_ok()
+        }
+    }
+}
+
 impl fmt::Display for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_b58check())
@@ -503,6 +583,17 @@ fn verify_p256(key: &p256::ecdsa::VerifyingKey, signature: &[u8; 64], message: &
 }
 
 fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
+    verify_bls_with(key, signature, message, BLS_SIGNATURE_DST, key)
+}
+
+/// BLS min-pk verification of `augmentation ‖ message` under `dst`.
+fn verify_bls_with(
+    key: &[u8; 48],
+    signature: &[u8; 96],
+    message: &[u8],
+    dst: &[u8],
+    augmentation: &[u8],
+) -> bool {
     // KeyValidate of the IETF draft: the identity (compressed form: flags 0b11, all zero) is not
     // a key.
     if key[0] & BLS_INFINITY_FLAG != 0 {
@@ -510,14 +601,14 @@ fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
     }
     // Both were checked to be points of their prime-order subgroups when read, so the subgroup
     // checks are not repeated (`false` arguments below). blst is the library Octez verifies
-    // with; its safe API hashes `key ‖ message` to G2 with the augmentation ciphersuite's tag.
+    // with; its safe API hashes `augmentation ‖ message` to G2 with `dst`.
     let Ok(key_point) = blst::min_pk::PublicKey::uncompress(key) else {
         return false;
     };
     let Ok(signature_point) = blst::min_pk::Signature::uncompress(signature) else {
         return false;
     };
-    signature_point.verify(false, message, BLS_SIGNATURE_DST, key, &key_point, false)
+    signature_point.verify(false, message, dst, augmentation, &key_point, false)
         == blst::BLST_ERROR::BLST_SUCCESS
 }
 

@@ -48,4 +48,4 @@ pub use hashes::{
     BlockHash, ChainId, ContextHash, ContractHash, OperationHash, ProtocolHash, ScriptExprHash,
     SmartRollupAddress,
 };
-pub use keys::{PublicKey, PublicKeyHash, Signature, SignatureScheme};
+pub use keys::{check_batch, PublicKey, PublicKeyHash, Signature, SignatureScheme};

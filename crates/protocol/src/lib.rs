@@ -9,7 +9,8 @@
 //! [`script`] (lazy Micheline, scripts, entrypoints, parameters), [`manager`] (manager header
 //! and kinds), [`consensus`] (attestations, aggregates, double-signing evidence), [`voting`]
 //! (proposals, ballots), [`anonymous`] (nonces, activations, drains, no-ops), [`contents`] (the
-//! `contents` union), [`operation`] (whole operations, signed and unsigned, hashes), [`error`].
+//! `contents` union), [`operation`] (whole operations, signed and unsigned, hashes), [`signature`]
+//! (signature checks, batched; proofs of possession), [`error`].
 //!
 //! ```
 //! use kestrel_protocol::{Contents, ManagerKind, Operation};
@@ -40,9 +41,11 @@ pub mod manager;
 pub mod operation;
 mod record;
 pub mod script;
+pub mod signature;
 pub mod voting;
 
 pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
 pub use operation::{Operation, SignedOperation};
+pub use signature::{check_all, SignatureError};
