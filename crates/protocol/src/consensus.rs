@@ -149,15 +149,16 @@ impl ConsensusOperation {
     }
 
     /// Writes the fields into an open JSON object (after `"kind"`).
-    pub(crate) fn write_json_fields(&self, object: &mut ObjectWriter<'_>) {
+    pub(crate) fn write_json_fields(&self, object: &mut ObjectWriter<'_>) -> Result<(), JsonError> {
         match self {
             Self::Preattestation(content) | Self::Attestation(content) => {
-                content.write_json_fields(object)
+                content.write_json_fields(object)?
             }
-            Self::AttestationWithDal(content) => content.write_json_fields(object),
-            Self::PreattestationsAggregate(content) => content.write_json_fields(object),
-            Self::AttestationsAggregate(content) => content.write_json_fields(object),
+            Self::AttestationWithDal(content) => content.write_json_fields(object)?,
+            Self::PreattestationsAggregate(content) => content.write_json_fields(object)?,
+            Self::AttestationsAggregate(content) => content.write_json_fields(object)?,
         }
+        Ok(())
     }
 
     /// Reads the fields of kind `kind` from a JSON object, or `None` when `kind` is not a
@@ -205,11 +206,12 @@ impl<'a> Field<'a> for ConsensusOperation {
         out.push(self.tag());
         self.write_body(out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         let mut object = ObjectWriter::new(out);
         json::write_string(object.key("kind"), self.kind_name());
-        self.write_json_fields(&mut object);
+        self.write_json_fields(&mut object)?;
         object.end();
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let object = json::as_object(value, path)?;
@@ -263,14 +265,15 @@ impl<'a> Field<'a> for InlinedConsensusOperation {
             signature.write(out);
         }
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         let mut object = ObjectWriter::new(out);
-        self.branch.write_json(object.key("branch"));
-        self.operation.write_json(object.key("operations"));
+        self.branch.write_json(object.key("branch"))?;
+        self.operation.write_json(object.key("operations"))?;
         if let Some(signature) = &self.signature {
-            signature.write_json(object.key("signature"));
+            signature.write_json(object.key("signature"))?;
         }
         object.end();
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let object = json::as_object(value, path)?;

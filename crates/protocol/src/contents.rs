@@ -137,18 +137,19 @@ macro_rules! contents_kinds {
                 }
             }
 
-            fn write_json_fields(&self, object: &mut ObjectWriter<'_>) {
+            fn write_json_fields(&self, object: &mut ObjectWriter<'_>) -> Result<(), JsonError> {
                 match self {
-                    Self::Consensus(operation) => operation.write_json_fields(object),
-                    $( Self::$variant(fields) => fields.write_json_fields(object), )*
+                    Self::Consensus(operation) => operation.write_json_fields(object)?,
+                    $( Self::$variant(fields) => fields.write_json_fields(object)?, )*
                     Self::Manager(manager) => {
-                        manager.header.write_json_fields(object);
+                        manager.header.write_json_fields(object)?;
                         match &manager.operation {
-                            $( ManagerKind::$manager_variant(fields) => fields.write_json_fields(object), )*
+                            $( ManagerKind::$manager_variant(fields) => fields.write_json_fields(object)?, )*
                         }
                     }
                 }
-            }
+        Ok(())
+    }
 
             fn read_json_fields(
                 kind: &str,
@@ -243,11 +244,12 @@ impl<'a> Field<'a> for Contents<'a> {
         out.push(self.tag());
         self.write_body(out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         let mut object = ObjectWriter::new(out);
         json::write_string(object.key("kind"), self.kind_name());
-        self.write_json_fields(&mut object);
+        self.write_json_fields(&mut object)?;
         object.end();
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let object = json::as_object(value, path)?;

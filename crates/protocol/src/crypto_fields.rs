@@ -43,8 +43,9 @@ impl<'a> Field<'a> for PublicKeyHash {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_bytes());
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         read_b58(value, path, PublicKeyHash::from_b58check)
@@ -71,8 +72,9 @@ impl<'a> Field<'a> for PublicKey {
     fn write(&self, out: &mut Vec<u8>) {
         self.write_bytes(out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         read_b58(value, path, PublicKey::from_b58check)
@@ -91,8 +93,9 @@ impl<'a> Field<'a> for Signature {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.as_bytes());
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         read_b58(value, path, Signature::from_b58check)
@@ -115,8 +118,9 @@ impl<'a> Field<'a> for BlsSignature {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.0.as_bytes());
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.0.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let signature = read_b58(value, path, Signature::from_b58check)?;
@@ -166,8 +170,9 @@ impl<'a> Field<'a> for Contract {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.0.to_bytes());
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.0.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let destination = read_b58(value, path, Destination::from_b58check)?;
@@ -194,8 +199,9 @@ impl<'a> Field<'a> for ContractHash {
     fn write(&self, out: &mut Vec<u8>) {
         Contract(Destination::Originated(*self)).write(out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, &self.to_b58check());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         read_b58(value, path, ContractHash::from_b58check)
@@ -211,8 +217,9 @@ macro_rules! crypto_hash_field {
             fn write(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(self.as_bytes());
             }
-            fn write_json(&self, out: &mut String) {
+            fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
                 write_string(out, &self.to_b58check());
+                Ok(())
             }
             fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
                 read_b58(value, path, <$type>::from_b58check)
@@ -258,9 +265,10 @@ macro_rules! protocol_hash {
             fn write(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.0);
             }
-            fn write_json(&self, out: &mut String) {
+            fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
                 write_string(out, &self.to_b58check());
-            }
+        Ok(())
+    }
             fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
                 read_b58(value, path, Self::from_b58check)
             }
@@ -306,11 +314,12 @@ impl<'a> Field<'a> for Ed25519PublicKeyHash {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.0);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(
             out,
             &PublicKeyHash::new(SignatureScheme::Ed25519, self.0).to_b58check(),
         );
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let hash = read_b58(value, path, PublicKeyHash::from_b58check)?;

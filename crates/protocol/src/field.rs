@@ -24,7 +24,7 @@ pub trait Field<'a>: Sized {
     /// Appends the binary form.
     fn write(&self, out: &mut Vec<u8>);
     /// Appends the JSON form.
-    fn write_json(&self, out: &mut String);
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError>;
     /// Reads the JSON form.
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError>;
     /// Whether the field appears in a JSON object (an absent `opt` field is left out).
@@ -132,10 +132,11 @@ impl<'a> Field<'a> for Mutez {
     fn write(&self, out: &mut Vec<u8>) {
         write_n_u128(u128::from(self.0), out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push('"');
         out.push_str(&self.0.to_string());
         out.push('"');
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let max = i64::MAX as u128;
@@ -160,10 +161,11 @@ impl<'a> Field<'a> for BoundedNat {
     fn write(&self, out: &mut Vec<u8>) {
         write_n_u128(self.0, out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push('"');
         out.push_str(&self.0.to_string());
         out.push('"');
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         parse_decimal_u128(value, path, Self::MAX).map(BoundedNat)
@@ -190,10 +192,11 @@ impl<'a> Field<'a> for Zarith {
     fn write(&self, out: &mut Vec<u8>) {
         kestrel_encoding::zarith::write_z(&self.0, out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push('"');
         out.push_str(&self.0.to_string());
         out.push('"');
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let text = json::as_str(value, path)?;
@@ -222,10 +225,11 @@ impl<'a> Field<'a> for Natural {
     fn write(&self, out: &mut Vec<u8>) {
         kestrel_encoding::zarith::write_n(&self.0, out);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push('"');
         out.push_str(&self.0.to_string());
         out.push('"');
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let text = json::as_str(value, path)?;
@@ -247,8 +251,9 @@ macro_rules! integer_field {
             fn write(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_be_bytes());
             }
-            fn write_json(&self, out: &mut String) {
+            fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
                 out.push_str(&self.to_string());
+                Ok(())
             }
             fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
                 let number = json::as_integer(
@@ -285,8 +290,9 @@ impl<'a> Field<'a> for bool {
     fn write(&self, out: &mut Vec<u8>) {
         out.push(if *self { 0xff } else { 0x00 });
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push_str(if *self { "true" } else { "false" });
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         value
@@ -321,11 +327,12 @@ impl<'a, T: Field<'a>> Field<'a> for Option<T> {
             }
         }
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         match self {
             None => out.push_str("null"),
-            Some(value) => value.write_json(out),
+            Some(value) => value.write_json(out)?,
         }
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         if value.is_null() {
@@ -377,8 +384,9 @@ impl<'a, T: Field<'a>> Field<'a> for SizePrefixed<T> {
     fn write(&self, out: &mut Vec<u8>) {
         write_sized(out, |out| self.0.write(out));
     }
-    fn write_json(&self, out: &mut String) {
-        self.0.write_json(out);
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        self.0.write_json(out)?;
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         T::read_json(value, path).map(SizePrefixed)
@@ -412,15 +420,16 @@ impl<'a, T: Field<'a>> Field<'a> for Vec<T> {
             }
         });
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         out.push('[');
         for (index, item) in self.iter().enumerate() {
             if index > 0 {
                 out.push(',');
             }
-            item.write_json(out);
+            item.write_json(out)?;
         }
         out.push(']');
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         json::as_array(value, path)?
@@ -449,8 +458,9 @@ impl<'a> Field<'a> for HexBytes<'a> {
         out.extend_from_slice(&(self.0.len() as u32).to_be_bytes());
         out.extend_from_slice(&self.0);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_hex(out, &self.0);
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         json::parse_hex(value, path).map(|bytes| HexBytes(Cow::Owned(bytes)))
@@ -468,8 +478,9 @@ impl<'a, const N: usize> Field<'a> for FixedHex<N> {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.0);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_hex(out, &self.0);
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let bytes = json::parse_hex(value, path)?;

@@ -181,8 +181,9 @@ impl<'a> crate::field::Field<'a> for PvmKind {
     fn write(&self, out: &mut Vec<u8>) {
         out.push(*self as u8);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), crate::JsonError> {
         crate::json::write_string(out, self.name());
+        Ok(())
     }
     fn read_json(value: &serde_json::Value, path: &str) -> Result<Self, crate::JsonError> {
         let name = crate::json::as_str(value, path)?;

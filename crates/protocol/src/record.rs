@@ -36,13 +36,14 @@ macro_rules! record {
         impl<$lt> $($self_type)+ {
             /// Writes the fields into an open JSON object.
             #[allow(unused_variables)]
-            pub(crate) fn write_json_fields(&self, object: &mut $crate::json::ObjectWriter<'_>) {
+            pub(crate) fn write_json_fields(&self, object: &mut $crate::json::ObjectWriter<'_>) -> Result<(), $crate::error::JsonError> {
                 $(
                     if $crate::field::Field::json_present(&self.$field) {
-                        $crate::field::Field::write_json(&self.$field, object.key($json));
+                        $crate::field::Field::write_json(&self.$field, object.key($json))?;
                     }
                 )*
-            }
+        Ok(())
+    }
 
             /// Reads the fields from a JSON object at `path`.
             #[allow(unused_variables)]
@@ -82,11 +83,12 @@ macro_rules! record {
             fn write(&self, out: &mut Vec<u8>) {
                 $( $crate::field::Field::write(&self.$field, out); )*
             }
-            fn write_json(&self, out: &mut String) {
+            fn write_json(&self, out: &mut String) -> Result<(), $crate::error::JsonError> {
                 let mut object = $crate::json::ObjectWriter::new(out);
-                self.write_json_fields(&mut object);
+                self.write_json_fields(&mut object)?;
                 object.end();
-            }
+        Ok(())
+    }
             fn read_json(
                 value: &serde_json::Value,
                 path: &str,

@@ -39,17 +39,14 @@ impl<'a> Field<'a> for LazyExpr<'a> {
         out.extend_from_slice(&(self.0.len() as u32).to_be_bytes());
         out.extend_from_slice(&self.0);
     }
-    fn write_json(&self, out: &mut String) {
-        match binary::decode(&self.0) {
-            Ok(node) => micheline_json::write_json(out, &node),
-            // Bytes that are not Micheline stay lazy in Octez too; the JSON form can only show
-            // them as they are.
-            Err(_) => {
-                let mut object = crate::json::ObjectWriter::new(out);
-                crate::json::write_hex(object.key("bytes"), &self.0);
-                object.end();
-            }
-        }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        // Octez's `lazy_encoding` decodes the bytes to write JSON, and fails when they are not
+        // Micheline.
+        let node = binary::decode(&self.0).map_err(|error| {
+            JsonError::new("", format!("lazy Micheline does not decode: {error}"))
+        })?;
+        micheline_json::write_json(out, &node);
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let node = micheline_json::from_json_str(&value.to_string())
@@ -131,8 +128,9 @@ impl<'a> Field<'a> for Entrypoint {
             }
         }
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, self.as_str());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         entrypoint_from_name(json::as_str(value, path)?, path)
@@ -159,8 +157,9 @@ impl<'a> Field<'a> for SimpleEntrypoint {
         out.extend_from_slice(&(name.len() as u32).to_be_bytes());
         out.extend_from_slice(name);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, self.0.as_str());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         entrypoint_from_name(json::as_str(value, path)?, path).map(SimpleEntrypoint)

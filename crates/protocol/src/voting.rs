@@ -45,8 +45,9 @@ impl<'a> Field<'a> for Ballot {
     fn write(&self, out: &mut Vec<u8>) {
         out.push(*self as u8);
     }
-    fn write_json(&self, out: &mut String) {
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         json::write_string(out, self.name());
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let name = json::as_str(value, path)?;
@@ -74,8 +75,9 @@ impl<'a> Field<'a> for ProposalList {
     fn write(&self, out: &mut Vec<u8>) {
         self.0.write(out);
     }
-    fn write_json(&self, out: &mut String) {
-        self.0.write_json(out);
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        self.0.write_json(out)?;
+        Ok(())
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         let proposals = Vec::<ProtocolHash>::read_json(value, path)?;

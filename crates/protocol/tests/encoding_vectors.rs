@@ -56,7 +56,9 @@ fn check_operation(name: &str, bytes: &[u8], form: &Form) -> bool {
         hex::encode(bytes),
         "{name}: re-encoding"
     );
-    let json = operation.to_json();
+    let json = operation
+        .to_json()
+        .unwrap_or_else(|error| panic!("{name}: JSON: {error}"));
     let from_json = Operation::from_json_str(&json)
         .unwrap_or_else(|error| panic!("{name}: reading back {json}: {error}"));
     assert_eq!(from_json, operation, "{name}: JSON round trip of {json}");
@@ -116,7 +118,7 @@ fn check_values<T: for<'a> Field<'a> + std::fmt::Debug>(file: &str) {
         value.write(&mut out);
         assert_eq!(out, bytes, "{name}: re-encoding {value:?}");
         let mut json = String::new();
-        value.write_json(&mut json);
+        value.write_json(&mut json).expect("JSON form");
         let parsed: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
         let back = T::read_json(&parsed, "").unwrap_or_else(|error| panic!("{name}: {error}"));
         let mut again = Vec::new();
