@@ -31,7 +31,8 @@ pub const SIGNATURE_SUFFIX_SIZE_BYTES: usize = 64;
 /// The tag of the signature-prefix pseudo-content (`signature_prefix_tag`).
 pub const SIGNATURE_PREFIX_TAG: u8 = 0xff;
 
-/// The tag of a BLS signature prefix (`Signature.prefix_encoding`, `Bls_prefix`).
+/// The smallest tag of a signature prefix (`Signature.prefix_encoding`: 3 `Bls_prefix`, 4
+/// `Mldsa44_prefix`); the 64-byte schemes have none.
 const BLS_PREFIX_TAG: u8 = 3;
 
 /// An operation: branch, contents and signature.

@@ -4,8 +4,8 @@
 //! for a lone preattestation (`0x12 ‖ chain id`) or attestation (`0x13 ‖ chain id`).
 //!
 //! Keys are `kestrel-crypto`'s and checks are Octez's `Signature.V3.check` ([`PublicKey::check`]):
-//! tz1 ed25519, tz2 secp256k1 (low s), tz3 p256 over the blake2b-256 digest; tz4 BLS in the
-//! proof-of-possession scheme. [`check_all`] checks a set of operations with the ed25519 ones
+//! tz1 ed25519, tz2 secp256k1 (low s), tz3 p256 and tz5 ML-DSA-44 (pure, empty context) over the
+//! blake2b-256 digest; tz4 BLS in the proof-of-possession scheme. [`check_all`] checks a set of operations with the ed25519 ones
 //! batched. A reveal or key update of a tz4 key must carry the key's proof of possession
 //! ([`check_proofs_of_possession`]).
 //!

@@ -1,5 +1,5 @@
 //! Signature checks of operations built and signed here with known secret keys (tz1 bootstrap1,
-//! fixed tz2/tz3/tz4 keys): each verifies, and a mutated byte (content or signature) is refused;
+//! fixed tz2/tz3/tz4/tz5 keys): each verifies, and a mutated byte (content or signature) is refused;
 //! tz4 reveals need a valid proof of possession; a set of operations is checked with its ed25519
 //! signatures batched. Also Octez's tz4 reveal vector, whose proof of possession is real.
 
@@ -31,6 +31,7 @@ enum Signer {
     Secp256k1(secp256k1::SecretKey),
     P256(p256::ecdsa::SigningKey),
     Bls(blst::min_pk::SecretKey),
+    MlDsa44(Box<ml_dsa::KeyPair<ml_dsa::MlDsa44>>),
 }
 
 impl Signer {
@@ -55,6 +56,10 @@ impl Signer {
             SignatureScheme::Bls => {
                 Signer::Bls(blst::min_pk::SecretKey::key_gen(&secret, &[]).expect("ikm"))
             }
+            SignatureScheme::MlDsa44 => {
+                use ml_dsa::KeyGen;
+                Signer::MlDsa44(Box::new(ml_dsa::MlDsa44::key_gen_internal(&secret.into())))
+            }
         }
     }
 
@@ -78,6 +83,10 @@ impl Signer {
                     .to_vec(),
             ),
             Signer::Bls(key) => (SignatureScheme::Bls, key.sk_to_pk().compress().to_vec()),
+            Signer::MlDsa44(pair) => (
+                SignatureScheme::MlDsa44,
+                pair.verifying_key().encode().to_vec(),
+            ),
         };
         PublicKey::try_new(scheme, &bytes).expect("valid key")
     }
@@ -111,6 +120,14 @@ impl Signer {
                     &[],
                 );
                 Signature::try_new(Some(SignatureScheme::Bls), &signature.compress())
+            }
+            Signer::MlDsa44(pair) => {
+                // Octez signs hedged (fresh randomness); verification accepts both forms.
+                let signature = pair
+                    .signing_key()
+                    .sign_deterministic(&blake2b_256(message), &[])
+                    .expect("signs");
+                Signature::try_new(Some(SignatureScheme::MlDsa44), &signature.encode())
             }
         }
         .expect("valid signature")
@@ -194,10 +211,10 @@ fn each_scheme_verifies_and_refuses_mutations() {
     for scheme in SignatureScheme::ALL {
         let signer = Signer::of_scheme(scheme, 3);
         let bytes = sign(transfer(&signer, 5, 9), &signer);
-        if scheme == SignatureScheme::Bls {
-            // The tagged form: `ff 03`, the first 32 bytes, then the 64-byte suffix.
-            let prefix_at = bytes.len() - 64 - 32 - 2;
-            assert_eq!(&bytes[prefix_at..prefix_at + 2], &[0xff, 0x03]);
+        if matches!(scheme, SignatureScheme::Bls | SignatureScheme::MlDsa44) {
+            // The tagged form: `ff`, the scheme's tag, all but the last 64 bytes, the suffix.
+            let prefix_at = bytes.len() - scheme.signature_size_bytes() - 2;
+            assert_eq!(&bytes[prefix_at..prefix_at + 2], &[0xff, scheme.tag()]);
         }
         check_signed(&bytes, &signer.public_key());
     }
