@@ -6,6 +6,7 @@ use kestrel_crypto::{BlockHash, Signature};
 use kestrel_encoding::Reader;
 use serde_json::Value;
 
+use crate::block_header::BlockHeader;
 use crate::crypto_fields::BlockPayloadHash;
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
 use crate::field::{Field, SizePrefixed, Zarith};
@@ -309,5 +310,15 @@ record! {
         op1: SizePrefixed<InlinedConsensusOperation> => "op1",
         /// The second operation.
         op2: SizePrefixed<InlinedConsensusOperation> => "op2",
+    }
+}
+
+record! {
+    /// Evidence that a baker signed two different blocks for the same level and round (tag 3).
+    pub struct DoubleBakingEvidence<'a> {
+        /// The first block header.
+        bh1: SizePrefixed<BlockHeader<'a>> => "bh1",
+        /// The second block header.
+        bh2: SizePrefixed<BlockHeader<'a>> => "bh2",
     }
 }

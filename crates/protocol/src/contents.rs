@@ -3,15 +3,18 @@
 //! kinds are declared once in `contents_kinds!` with their tag, name and record; consensus kinds
 //! live in [`ConsensusOperation`], manager kinds in [`ManagerKind`] behind a [`ManagerHeader`].
 //!
-//! Kinds whose encodings are not implemented (smart rollup refutation, zk rollups, double baking
-//! evidence, DAL entrapment evidence, VDF revelation) decode to
+//! Kinds whose encodings are not implemented (smart rollup refutation and its proofs, zk rollups
+//! and their Plonk proofs, VDF revelation and its class-group checks) decode to
 //! [`DecodeErrorKind::UnsupportedKind`]: their size cannot be known without their encoding.
 
 use kestrel_encoding::Reader;
 use serde_json::{Map, Value};
 
 use crate::anonymous::{ActivateAccount, DrainDelegate, FailingNoop, SeedNonceRevelation};
-use crate::consensus::{ConsensusOperation, DoubleConsensusOperationEvidence};
+use crate::consensus::{
+    ConsensusOperation, DoubleBakingEvidence, DoubleConsensusOperationEvidence,
+};
+use crate::dal::{DalEntrapmentEvidence, DalPublishCommitment};
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
 use crate::field::Field;
 use crate::json::{self, ObjectWriter};
@@ -19,10 +22,8 @@ use crate::manager::*;
 use crate::voting::{BallotOperation, Proposals};
 
 /// The `contents` tags this crate recognises but does not decode, with Octez's kind names.
-pub const UNSUPPORTED_KINDS: [(u8, &str); 7] = [
-    (3, "double_baking_evidence"),
+pub const UNSUPPORTED_KINDS: [(u8, &str); 5] = [
     (8, "vdf_revelation"),
-    (24, "dal_entrapment_evidence"),
     (204, "smart_rollup_refute"),
     (250, "zk_rollup_origination"),
     (251, "zk_rollup_publish"),
@@ -178,11 +179,13 @@ contents_kinds! {
     other {
         SeedNonceRevelation(SeedNonceRevelation) = 1, "seed_nonce_revelation";
         DoubleConsensusOperationEvidence(DoubleConsensusOperationEvidence) = 2, "double_consensus_operation_evidence";
+        DoubleBakingEvidence(DoubleBakingEvidence<'a>) = 3, "double_baking_evidence";
         ActivateAccount(ActivateAccount) = 4, "activate_account";
         Proposals(Proposals) = 5, "proposals";
         Ballot(BallotOperation) = 6, "ballot";
         DrainDelegate(DrainDelegate) = 9, "drain_delegate";
         FailingNoop(FailingNoop<'a>) = 17, "failing_noop";
+        DalEntrapmentEvidence(DalEntrapmentEvidence) = 24, "dal_entrapment_evidence";
     }
     manager {
         Reveal(Reveal) = 107, "reveal";

@@ -272,6 +272,73 @@ integer_field!(u8, 1);
 integer_field!(u16, 2);
 integer_field!(i32, 4);
 
+/// data-encoding's `int31`: a 4-byte signed integer within [-2^30, 2^30 - 1].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Int31(pub i32);
+
+impl Int31 {
+    /// The smallest value.
+    pub const MIN: i32 = -(1 << 30);
+    /// The largest value.
+    pub const MAX: i32 = (1 << 30) - 1;
+}
+
+impl<'a> Field<'a> for Int31 {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let offset = reader.offset();
+        let value = i32::read(reader)?;
+        if !(Self::MIN..=Self::MAX).contains(&value) {
+            return Err(DecodeError::invalid(
+                "int31",
+                format!("{value} out of range"),
+                offset,
+            ));
+        }
+        Ok(Int31(value))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        self.0.write(out);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        self.0.write_json(out)
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        json::as_integer(value, path, i64::from(Self::MIN), i64::from(Self::MAX))
+            .map(|number| Int31(number as i32))
+    }
+}
+
+/// Two values one after the other (`tup2`); a two-element array in JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pair<A, B>(pub A, pub B);
+
+impl<'a, A: Field<'a>, B: Field<'a>> Field<'a> for Pair<A, B> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(Pair(A::read(reader)?, B::read(reader)?))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        self.0.write(out);
+        self.1.write(out);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        out.push('[');
+        self.0.write_json(out)?;
+        out.push(',');
+        self.1.write_json(out)?;
+        out.push(']');
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        match json::as_array(value, path)? {
+            [first, second] => Ok(Pair(
+                A::read_json(first, &json::child(path, "0"))?,
+                B::read_json(second, &json::child(path, "1"))?,
+            )),
+            _ => Err(JsonError::new(path, "expected a pair")),
+        }
+    }
+}
+
 /// A boolean: one byte, `0x00` false, `0xff` true (data-encoding reads any other byte as true;
 /// the protocol's encodings are read strictly here so each value has one encoding).
 impl<'a> Field<'a> for bool {
@@ -464,6 +531,28 @@ impl<'a> Field<'a> for HexBytes<'a> {
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
         json::parse_hex(value, path).map(|bytes| HexBytes(Cow::Owned(bytes)))
+    }
+}
+
+/// The rest of the current region's bytes (`Variable.bytes`), borrowed; a hex string in JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemainingHex<'a>(pub Cow<'a, [u8]>);
+
+impl<'a> Field<'a> for RemainingHex<'a> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(RemainingHex(Cow::Borrowed(
+            reader.take(reader.remaining_bytes())?,
+        )))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        write_hex(out, &self.0);
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        json::parse_hex(value, path).map(|bytes| RemainingHex(Cow::Owned(bytes)))
     }
 }
 

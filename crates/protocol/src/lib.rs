@@ -8,7 +8,9 @@
 //! its field list), [`crypto_fields`] (key hashes, keys, signatures, contracts, hashes),
 //! [`script`] (lazy Micheline, scripts, entrypoints, parameters), [`manager`] (manager header
 //! and kinds), [`consensus`] (attestations, aggregates, double-signing evidence), [`voting`]
-//! (proposals, ballots), [`anonymous`] (nonces, activations, drains, no-ops), [`contents`] (the
+//! (proposals, ballots), [`anonymous`] (nonces, activations, drains, no-ops), [`dal`] (slot
+//! commitments, entrapment evidence), [`block_header`] (headers in double baking evidence and
+//! alone, timestamps), [`contents`] (the
 //! `contents` union), [`operation`] (whole operations, signed and unsigned, hashes), [`signature`]
 //! (signature checks, batched; proofs of possession), [`error`].
 //!
@@ -31,9 +33,11 @@
 #![forbid(unsafe_code)]
 
 pub mod anonymous;
+pub mod block_header;
 pub mod consensus;
 pub mod contents;
 pub mod crypto_fields;
+pub mod dal;
 pub mod error;
 pub mod field;
 mod json;

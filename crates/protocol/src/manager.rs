@@ -5,7 +5,7 @@
 use kestrel_crypto::{ContractHash, PublicKey, PublicKeyHash, SmartRollupAddress};
 
 use crate::crypto_fields::{
-    BlsSignature, Contract, DalCommitment, SmartRollupCommitmentHash, SmartRollupStateHash,
+    BlsSignature, Contract, SmartRollupCommitmentHash, SmartRollupStateHash,
 };
 use crate::field::{BoundedNat, HexBytes, Mutez, Natural, SizePrefixed, Zarith};
 use crate::record::record;
@@ -120,26 +120,6 @@ record! {
         destination: Contract => "destination",
         /// The receiver's entrypoint.
         entrypoint: SimpleEntrypoint => "entrypoint",
-    }
-}
-
-record! {
-    /// A DAL slot header published by `dal_publish_commitment` (`Dal_operations_repr`).
-    pub struct DalSlotHeader {
-        /// The slot's index.
-        slot_index: u8 => "slot_index",
-        /// The slot's commitment.
-        commitment: DalCommitment => "commitment",
-        /// The proof that the commitment's degree is bounded.
-        commitment_proof: crate::field::FixedHex<96> => "commitment_proof",
-    }
-}
-
-record! {
-    /// Publishes a DAL slot commitment (tag 230).
-    pub struct DalPublishCommitment {
-        /// The slot header.
-        slot_header: DalSlotHeader => "slot_header",
     }
 }
 

@@ -2,14 +2,15 @@
 //! of its forms from the one list of fields — binary (the fields in order, data-encoding's `obj`)
 //! and JSON (an object with the given names, absent options left out). Records merge into a
 //! larger object (`merge_objs`) through `write_json_fields` / `read_json_fields`, which is how a
-//! kind's fields sit beside `"kind"` and the manager header.
+//! kind's fields sit beside `"kind"` and the manager header; inside a record, a field whose JSON
+//! name is `_` is such a merged record.
 
 /// See the module documentation.
 macro_rules! record {
     (
         $(#[$meta:meta])*
         pub struct $name:ident<'a> {
-            $( $(#[$field_meta:meta])* $field:ident : $type:ty => $json:literal ),* $(,)?
+            $( $(#[$field_meta:meta])* $field:ident : $type:ty => $json:tt ),* $(,)?
         }
     ) => {
         $(#[$meta])*
@@ -22,7 +23,7 @@ macro_rules! record {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[$field_meta:meta])* $field:ident : $type:ty => $json:literal ),* $(,)?
+            $( $(#[$field_meta:meta])* $field:ident : $type:ty => $json:tt ),* $(,)?
         }
     ) => {
         $(#[$meta])*
@@ -32,16 +33,35 @@ macro_rules! record {
         }
         $crate::record::record!(@impl 'r, [$name], $( $field : $type => $json ),*);
     };
-    (@impl $lt:lifetime, [$($self_type:tt)+], $( $field:ident : $type:ty => $json:literal ),*) => {
+    // A field named `_` in JSON is another record merged into this one (`merge_objs`).
+    (@write_json $self:ident, $object:ident, $field:ident, _) => {
+        $self.$field.write_json_fields($object)?
+    };
+    (@write_json $self:ident, $object:ident, $field:ident, $json:literal) => {
+        if $crate::field::Field::json_present(&$self.$field) {
+            $crate::field::Field::write_json(&$self.$field, $object.key($json))?;
+        }
+    };
+    (@read_json $object:ident, $path:ident, $type:ty, _) => {
+        <$type>::read_json_fields($object, $path)?
+    };
+    (@read_json $object:ident, $path:ident, $type:ty, $json:literal) => {
+        match $object.get($json) {
+            Some(value) => <$type as $crate::field::Field>::read_json(
+                value,
+                &$crate::json::child($path, $json),
+            )?,
+            None => <$type as $crate::field::Field>::json_missing().ok_or_else(|| {
+                $crate::error::JsonError::new($path, concat!("missing field \"", $json, "\""))
+            })?,
+        }
+    };
+    (@impl $lt:lifetime, [$($self_type:tt)+], $( $field:ident : $type:ty => $json:tt ),*) => {
         impl<$lt> $($self_type)+ {
             /// Writes the fields into an open JSON object.
             #[allow(unused_variables)]
             pub(crate) fn write_json_fields(&self, object: &mut $crate::json::ObjectWriter<'_>) -> Result<(), $crate::error::JsonError> {
-                $(
-                    if $crate::field::Field::json_present(&self.$field) {
-                        $crate::field::Field::write_json(&self.$field, object.key($json))?;
-                    }
-                )*
+                $( $crate::record::record!(@write_json self, object, $field, $json); )*
         Ok(())
     }
 
@@ -52,20 +72,7 @@ macro_rules! record {
                 path: &str,
             ) -> Result<Self, $crate::error::JsonError> {
                 Ok(Self {
-                    $(
-                        $field: match object.get($json) {
-                            Some(value) => <$type as $crate::field::Field>::read_json(
-                                value,
-                                &$crate::json::child(path, $json),
-                            )?,
-                            None => <$type as $crate::field::Field>::json_missing().ok_or_else(
-                                || $crate::error::JsonError::new(
-                                    path,
-                                    concat!("missing field \"", $json, "\""),
-                                ),
-                            )?,
-                        },
-                    )*
+                    $( $field: $crate::record::record!(@read_json object, path, $type, $json), )*
                 })
             }
         }

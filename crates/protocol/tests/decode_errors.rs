@@ -1,6 +1,6 @@
 //! Bad operation bytes get typed errors at the right offsets: truncation, trailing bytes,
 //! unknown tags, a batch with a non-manager operation, a misplaced signature prefix. Then
-//! truncations and every single-bit mutation of each byte of Octez's vectors are decoded:
+//! truncations and a one-bit mutation of each byte (spread positions of long vectors) are decoded:
 //! none panics, and
 //! whatever decodes re-encodes and decodes to the same value (the fuzz target's properties, run
 //! here on every byte of the real vectors).
@@ -183,7 +183,9 @@ fn every_truncation_and_byte_mutation_of_the_vectors() {
         for end in (0..bytes.len()).step_by(8) {
             assert!(SignedOperation::decode(&bytes[..end]).is_err());
         }
-        for index in 0..bytes.len() {
+        // Every byte of short vectors; about 160 spread positions of long ones (DAL shards), so
+        // the sweep stays a few seconds.
+        for index in (0..bytes.len()).step_by((bytes.len() / 160).max(1)) {
             let mut mutated = bytes.clone();
             mutated[index] ^= 0x01;
             if SignedOperation::decode(&mutated).is_ok() {

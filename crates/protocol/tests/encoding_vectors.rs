@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use kestrel_encoding::Reader;
+use kestrel_protocol::block_header::{BlockHeader, RawBlockHeader, UnsignedBlockHeader};
 use kestrel_protocol::crypto_fields::Contract;
 use kestrel_protocol::{DecodeErrorKind, Field, Mutez, Operation, SignedOperation};
 
@@ -95,15 +96,33 @@ fn check_file(file: &str, form: Form, expected_covered: usize) {
 
 #[test]
 fn signed_operations() {
-    check_file("operation.out", Form::Signed, 23);
+    check_file("operation.out", Form::Signed, 26);
 }
 
 #[test]
 fn unsigned_operations() {
-    check_file("operation.unsigned.out", Form::Unsigned, 23);
+    check_file("operation.unsigned.out", Form::Unsigned, 26);
 }
 
-fn check_values<T: for<'a> Field<'a> + std::fmt::Debug>(file: &str) {
+/// Decodes `bytes` as one `T`, re-encodes, and round-trips through JSON.
+fn check_value<'a, T: Field<'a> + std::fmt::Debug>(name: &str, bytes: &'a [u8]) {
+    let mut reader = Reader::new(bytes);
+    let value = T::read(&mut reader).unwrap_or_else(|error| panic!("{name}: {error}"));
+    assert_eq!(reader.remaining_bytes(), 0, "{name}: trailing bytes");
+    let mut out = Vec::new();
+    value.write(&mut out);
+    assert_eq!(out, bytes, "{name}: re-encoding {value:?}");
+    let mut json = String::new();
+    value.write_json(&mut json).expect("JSON form");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let back = T::read_json(&parsed, "").unwrap_or_else(|error| panic!("{name}: {error}"));
+    let mut again = Vec::new();
+    back.write(&mut again);
+    assert_eq!(again, bytes, "{name}: from JSON {json}");
+}
+
+/// Runs `check` on every vector of `file`.
+fn check_values(file: &str, check: fn(&str, &[u8])) {
     let Some(path) = kestrel_testdata::require(
         &format!("octez-protocol/encoding/{file}"),
         "protocol encoding vectors",
@@ -111,28 +130,31 @@ fn check_values<T: for<'a> Field<'a> + std::fmt::Debug>(file: &str) {
         return;
     };
     for (name, bytes) in vectors(&path) {
-        let mut reader = Reader::new(&bytes);
-        let value = T::read(&mut reader).unwrap_or_else(|error| panic!("{name}: {error}"));
-        assert_eq!(reader.remaining_bytes(), 0, "{name}: trailing bytes");
-        let mut out = Vec::new();
-        value.write(&mut out);
-        assert_eq!(out, bytes, "{name}: re-encoding {value:?}");
-        let mut json = String::new();
-        value.write_json(&mut json).expect("JSON form");
-        let parsed: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
-        let back = T::read_json(&parsed, "").unwrap_or_else(|error| panic!("{name}: {error}"));
-        let mut again = Vec::new();
-        back.write(&mut again);
-        assert_eq!(again, bytes, "{name}: from JSON {json}");
+        check(&name, &bytes);
     }
 }
 
 #[test]
 fn contracts() {
-    check_values::<Contract>("contract.out");
+    check_values("contract.out", |name, bytes| {
+        check_value::<Contract>(name, bytes)
+    });
 }
 
 #[test]
 fn tez() {
-    check_values::<Mutez>("tez.out");
+    check_values("tez.out", |name, bytes| check_value::<Mutez>(name, bytes));
+}
+
+#[test]
+fn block_headers() {
+    check_values("block_header.out", |name, bytes| {
+        check_value::<BlockHeader<'_>>(name, bytes)
+    });
+    check_values("block_header.unsigned.out", |name, bytes| {
+        check_value::<UnsignedBlockHeader<'_>>(name, bytes)
+    });
+    check_values("block_header.raw.out", |name, bytes| {
+        check_value::<RawBlockHeader<'_>>(name, bytes)
+    });
 }
