@@ -10,7 +10,7 @@
 //! and kinds), [`consensus`] (attestations, aggregates, double-signing evidence), [`voting`]
 //! (proposals, ballots), [`anonymous`] (nonces, activations, drains, no-ops), [`dal`] (slot
 //! commitments, entrapment evidence), [`block_header`] (headers in double baking evidence and
-//! alone, timestamps), [`contents`] (the
+//! alone, timestamps), [`internal`] (operations emitted by contracts), [`contents`] (the
 //! `contents` union), [`operation`] (whole operations, signed and unsigned, hashes), [`signature`]
 //! (signature checks, batched; proofs of possession), [`error`].
 //!
@@ -40,6 +40,7 @@ pub mod crypto_fields;
 pub mod dal;
 pub mod error;
 pub mod field;
+pub mod internal;
 mod json;
 pub mod manager;
 pub mod operation;
@@ -51,5 +52,5 @@ pub mod voting;
 pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
-pub use operation::{Operation, SignedOperation};
+pub use operation::{Operation, RawOperation, SignedOperation};
 pub use signature::{check_all, SignatureError};

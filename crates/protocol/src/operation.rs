@@ -17,10 +17,12 @@ use kestrel_crypto::{BlockHash, OperationHash, Signature, SignatureScheme};
 use kestrel_encoding::Reader;
 use serde_json::Value;
 
+use crate::consensus::{AggregateContent, ConsensusContent, ConsensusOperation};
 use crate::contents::Contents;
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
-use crate::field::Field;
+use crate::field::{Field, RemainingHex};
 use crate::json::{self, ObjectWriter};
+use crate::record::record;
 
 /// The watermark byte prefixed to an operation's bytes before signing (`Signature.Generic_operation`).
 pub const GENERIC_OPERATION_WATERMARK: u8 = 0x03;
@@ -35,6 +37,12 @@ pub const SIGNATURE_PREFIX_TAG: u8 = 0xff;
 /// `Mldsa44_prefix`); the 64-byte schemes have none.
 const BLS_PREFIX_TAG: u8 = 3;
 
+/// The BLS-mode tag of a preattestation (`Bls_mode.preattestation_case`).
+const BLS_MODE_PREATTESTATION_TAG: u8 = 40;
+
+/// The BLS-mode tag of an attestation (`Bls_mode.attestation_case`).
+const BLS_MODE_ATTESTATION_TAG: u8 = 41;
+
 /// An operation: branch, contents and signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Operation<'a> {
@@ -44,6 +52,17 @@ pub struct Operation<'a> {
     pub contents: Vec<Contents<'a>>,
     /// The signature, absent for unsigned operations.
     pub signature: Option<Signature>,
+}
+
+record! {
+    /// An operation as the shell sees it (`Operation.encoding`): the branch, then the protocol
+    /// data as bytes.
+    pub struct RawOperation<'a> {
+        /// The block the operation was forged on.
+        branch: BlockHash => "branch",
+        /// The protocol data: contents and signature, undecoded.
+        data: RemainingHex<'a> => "data",
+    }
 }
 
 /// A signed operation decoded from bytes it borrows: the operation, and where its unsigned part
@@ -217,6 +236,93 @@ impl<'a> Operation<'a> {
         let mut out = Vec::new();
         self.encode_unsigned_into(&mut out);
         out
+    }
+
+    /// The unsigned bytes in the BLS mode (`Bls_mode.encoding`), which tz4 attesters sign:
+    /// preattestations (tag 40) and attestations (tag 41, with or without DAL content) leave out
+    /// their slot and DAL attestation, so that all attesters of a block sign the same bytes.
+    pub fn encode_bls_mode_unsigned(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.branch.write(&mut out);
+        for content in &self.contents {
+            let (tag, level, round, payload) = match content {
+                Contents::Consensus(ConsensusOperation::Preattestation(c)) => (
+                    BLS_MODE_PREATTESTATION_TAG,
+                    c.level,
+                    c.round,
+                    c.block_payload_hash,
+                ),
+                Contents::Consensus(ConsensusOperation::Attestation(c)) => (
+                    BLS_MODE_ATTESTATION_TAG,
+                    c.level,
+                    c.round,
+                    c.block_payload_hash,
+                ),
+                Contents::Consensus(ConsensusOperation::AttestationWithDal(c)) => (
+                    BLS_MODE_ATTESTATION_TAG,
+                    c.level,
+                    c.round,
+                    c.block_payload_hash,
+                ),
+                other => {
+                    other.write(&mut out);
+                    continue;
+                }
+            };
+            out.push(tag);
+            AggregateContent {
+                level,
+                round,
+                block_payload_hash: payload,
+            }
+            .write(&mut out);
+        }
+        out
+    }
+
+    /// Decodes BLS-mode unsigned bytes: tags 40 and 41 give a preattestation and an attestation
+    /// at slot 0 (the slot is not signed), the slot-carrying tags 20, 21 and 23 are refused.
+    pub fn decode_bls_mode_unsigned(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        let mut reader = Reader::new(bytes);
+        let branch = BlockHash::read(&mut reader)?;
+        let mut contents = Vec::new();
+        while reader.remaining_bytes() > 0 {
+            let offset = reader.offset();
+            let tag = reader.take_u8()?;
+            let content = match tag {
+                BLS_MODE_PREATTESTATION_TAG | BLS_MODE_ATTESTATION_TAG => {
+                    let aggregate = AggregateContent::read(&mut reader)?;
+                    let content = ConsensusContent {
+                        slot: 0,
+                        level: aggregate.level,
+                        round: aggregate.round,
+                        block_payload_hash: aggregate.block_payload_hash,
+                    };
+                    Contents::Consensus(if tag == BLS_MODE_PREATTESTATION_TAG {
+                        ConsensusOperation::Preattestation(content)
+                    } else {
+                        ConsensusOperation::Attestation(content)
+                    })
+                }
+                20 | 21 | 23 => {
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::UnknownTag {
+                            what: "BLS-mode operation contents",
+                            tag: u16::from(tag),
+                        },
+                        offset,
+                    ))
+                }
+                _ => Contents::read_body(tag, offset, &mut reader)?,
+            };
+            contents.push(content);
+        }
+        check_contents(&contents, branch_end())?;
+        Ok(Self {
+            branch,
+            contents,
+            signature: None,
+        })
     }
 
     /// Appends the signed bytes: the unsigned bytes, the signature prefix if the signature has

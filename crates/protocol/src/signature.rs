@@ -9,8 +9,8 @@
 //! batched. A reveal or key update of a tz4 key must carry the key's proof of possession
 //! ([`check_proofs_of_possession`]).
 //!
-//! Not covered: attestations signed by tz4 keys sign the `bls_mode` encoding of their contents
-//! (slots left out), which this crate does not produce.
+//! A lone (pre)attestation signed by a tz4 key signs its BLS-mode bytes (slot and DAL content
+//! left out, `Operation::encode_bls_mode_unsigned`) instead of the bytes received.
 
 use std::fmt;
 
@@ -93,9 +93,10 @@ impl fmt::Display for SignatureError {
 impl std::error::Error for SignatureError {}
 
 impl SignedOperation<'_> {
-    /// The bytes the signer signed: the watermark, then the unsigned bytes. `chain_id` is only
-    /// read for a lone preattestation or attestation.
-    pub fn signed_message(&self, chain_id: ChainId) -> Vec<u8> {
+    /// The bytes a signer of `scheme` signed: the watermark, then the unsigned bytes (their
+    /// BLS-mode form for a tz4 attester). `chain_id` is only read for a lone preattestation or
+    /// attestation.
+    pub fn signed_message(&self, scheme: SignatureScheme, chain_id: ChainId) -> Vec<u8> {
         let consensus_watermark = match self.operation.contents.as_slice() {
             [Contents::Consensus(ConsensusOperation::Preattestation(_))] => {
                 Some(PREATTESTATION_WATERMARK)
@@ -105,7 +106,13 @@ impl SignedOperation<'_> {
             )] => Some(ATTESTATION_WATERMARK),
             _ => None,
         };
-        let unsigned = self.unsigned_bytes();
+        let bls_mode;
+        let unsigned = if consensus_watermark.is_some() && scheme == SignatureScheme::Bls {
+            bls_mode = self.operation.encode_bls_mode_unsigned();
+            bls_mode.as_slice()
+        } else {
+            self.unsigned_bytes()
+        };
         let mut message = Vec::with_capacity(1 + ChainId::SIZE_BYTES + unsigned.len());
         match consensus_watermark {
             Some(byte) => {
@@ -130,7 +137,7 @@ impl SignedOperation<'_> {
             .signature
             .as_ref()
             .ok_or(SignatureError::Missing)?;
-        if key.check(signature, &self.signed_message(chain_id)) {
+        if key.check(signature, &self.signed_message(key.scheme(), chain_id)) {
             Ok(())
         } else {
             Err(SignatureError::Invalid)
@@ -172,11 +179,11 @@ pub fn check_all(
     chain_id: ChainId,
 ) -> Result<(), (usize, SignatureError)> {
     let mut messages = Vec::with_capacity(operations.len());
-    for (index, (operation, _)) in operations.iter().enumerate() {
+    for (index, (operation, key)) in operations.iter().enumerate() {
         if operation.operation.signature.is_none() {
             return Err((index, SignatureError::Missing));
         }
-        messages.push(operation.signed_message(chain_id));
+        messages.push(operation.signed_message(key.scheme(), chain_id));
     }
     let items: Vec<(&PublicKey, &Signature, &[u8])> = operations
         .iter()

@@ -1,6 +1,7 @@
 //! Octez's protocol-025 encoding regression vectors (`octez-protocol/encoding/*.out`, one
-//! `name: hex` per line): every operation vector of a kind this crate implements decodes,
-//! re-encodes to the same bytes, and survives the JSON form (binary → JSON → binary) unchanged.
+//! `name: hex` per line): every operation vector (signed, unsigned, raw, BLS-mode, internal), block
+//! header, contract and tez vector decodes, re-encodes to the same bytes, and survives the JSON
+//! form (binary → JSON → binary) unchanged.
 //! Vectors of kinds the crate declares unsupported must fail with `UnsupportedKind`, never
 //! decode to something else.
 
@@ -9,7 +10,8 @@ use std::path::Path;
 use kestrel_encoding::Reader;
 use kestrel_protocol::block_header::{BlockHeader, RawBlockHeader, UnsignedBlockHeader};
 use kestrel_protocol::crypto_fields::Contract;
-use kestrel_protocol::{DecodeErrorKind, Field, Mutez, Operation, SignedOperation};
+use kestrel_protocol::internal::InternalOperation;
+use kestrel_protocol::{DecodeErrorKind, Field, Mutez, Operation, RawOperation, SignedOperation};
 
 /// The `name: hex` lines of a vector file.
 fn vectors(path: &Path) -> Vec<(String, Vec<u8>)> {
@@ -156,5 +158,33 @@ fn block_headers() {
     });
     check_values("block_header.raw.out", |name, bytes| {
         check_value::<RawBlockHeader<'_>>(name, bytes)
+    });
+}
+
+#[test]
+fn internal_operations() {
+    check_values("operation.internal.out", |name, bytes| {
+        check_value::<InternalOperation<'_>>(name, bytes)
+    });
+}
+
+#[test]
+fn raw_operations() {
+    check_values("operation.raw.out", |name, bytes| {
+        check_value::<RawOperation<'_>>(name, bytes)
+    });
+}
+
+#[test]
+fn bls_mode_unsigned_operations() {
+    check_values("operation.bls_mode_unsigned.out", |name, bytes| {
+        let operation = Operation::decode_bls_mode_unsigned(bytes)
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!(operation.encode_bls_mode_unsigned(), bytes, "{name}");
+        // The same operation in the ordinary form keeps slot 0 and re-reads to it.
+        let ordinary = operation.encode_unsigned();
+        assert_eq!(Operation::decode_unsigned(&ordinary), Ok(operation.clone()));
+        // The slot-carrying tags are not BLS-mode contents.
+        assert!(Operation::decode_bls_mode_unsigned(&ordinary).is_err());
     });
 }

@@ -335,3 +335,62 @@ fn batch_names_the_failing_operation() {
     all_bytes[3][last] ^= 0x80;
     assert_eq!(check(&all_bytes), Err((3, SignatureError::Invalid)));
 }
+
+/// A lone attestation at `slot`, unsigned.
+fn attestation(slot: u16) -> Operation<'static> {
+    Operation::from_json_str(&format!(
+        r#"{{"branch":"{BRANCH}","contents":[{{"kind":"attestation","slot":{slot},"level":1331,
+        "round":0,"block_payload_hash":"vh1g87ZG6scSYxKhspAUzprQVuLAyoa5qMBKcUfjgnQGnFb3dJcG"}}]}}"#
+    ))
+    .expect("valid attestation")
+}
+
+#[test]
+fn attestations_sign_with_the_chain_watermark_and_tz4_in_bls_mode() {
+    let mut watermarked = vec![kestrel_protocol::signature::ATTESTATION_WATERMARK];
+    watermarked.extend_from_slice(chain_id().as_bytes());
+    // An ed25519 attester signs `0x13 ‖ chain id ‖ unsigned bytes`.
+    let signer = Signer::of_scheme(SignatureScheme::Ed25519, 40);
+    let mut operation = attestation(7);
+    let mut message = watermarked.clone();
+    message.extend_from_slice(&operation.encode_unsigned());
+    operation.signature = Some(signer.sign(&message));
+    let bytes = operation.encode();
+    let signed = SignedOperation::decode(&bytes).expect("decodes");
+    assert_eq!(
+        signed.check_signature(&signer.public_key(), chain_id()),
+        Ok(())
+    );
+    let other_chain = ChainId::from_b58check("NetXnHfVqm9iesp").expect("chain id");
+    assert_eq!(
+        signed.check_signature(&signer.public_key(), other_chain),
+        Err(SignatureError::Invalid)
+    );
+
+    // A tz4 attester signs the BLS-mode bytes, without the slot: the same signature holds for
+    // any slot, and a signature of the ordinary bytes does not verify.
+    let signer = Signer::of_scheme(SignatureScheme::Bls, 41);
+    let mut message = watermarked.clone();
+    message.extend_from_slice(&attestation(7).encode_bls_mode_unsigned());
+    let signature = signer.sign(&message);
+    for slot in [7, 8] {
+        let mut operation = attestation(slot);
+        operation.signature = Some(signature.clone());
+        let bytes = operation.encode();
+        let signed = SignedOperation::decode(&bytes).expect("decodes");
+        assert_eq!(
+            signed.check_signature(&signer.public_key(), chain_id()),
+            Ok(())
+        );
+    }
+    let mut operation = attestation(7);
+    let mut ordinary = watermarked;
+    ordinary.extend_from_slice(&operation.encode_unsigned());
+    operation.signature = Some(signer.sign(&ordinary));
+    let bytes = operation.encode();
+    let signed = SignedOperation::decode(&bytes).expect("decodes");
+    assert_eq!(
+        signed.check_signature(&signer.public_key(), chain_id()),
+        Err(SignatureError::Invalid)
+    );
+}
