@@ -18,6 +18,12 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
         &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
+    // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with
+    // application and state.
+    (
+        "kestrel-protocol",
+        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+    ),
 ];
 
 /// Peer implementations, which only `kestrel-bench` may depend on.
