@@ -56,7 +56,8 @@ pub enum ContextCommand {
         /// Contracts under data/contracts/index at genesis.
         #[arg(long, default_value_t = workload::INITIAL_CONTRACTS_DEFAULT)]
         initial_contracts: u64,
-        /// Store directory (must be empty or absent); default: a temporary directory, removed.
+        /// Store directory (must be empty or absent: a replay starts from genesis); default: a
+        /// temporary directory, removed.
         #[arg(long)]
         store: Option<PathBuf>,
         /// When the pack is synced to the disk. `checkpoints` (the default, as Octez's store:
@@ -386,6 +387,22 @@ impl Progress {
     }
 }
 
+/// A replay starts from genesis: its `--store` must be absent or an empty directory (checked
+/// before anything is opened, so a store in use or a damaged one is left as it is).
+fn require_empty_directory(directory: &Path) -> Result<(), String> {
+    match std::fs::read_dir(directory) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(format!("read {}: {error}", directory.display())),
+        Ok(mut entries) => match entries.next() {
+            None => Ok(()),
+            Some(_) => Err(format!(
+                "{} is not empty; a replay needs an empty or absent --store directory",
+                directory.display()
+            )),
+        },
+    }
+}
+
 fn replay(
     options: &ReplayOptions,
     store: Option<PathBuf>,
@@ -394,7 +411,10 @@ fn replay(
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = match store {
-        Some(directory) => (directory, false),
+        Some(directory) => {
+            require_empty_directory(&directory)?;
+            (directory, false)
+        }
         None => (
             std::env::temp_dir().join(format!("kestrel-replay-{}", std::process::id())),
             true,
@@ -640,7 +660,10 @@ fn replay_trace_file(
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = match store {
-        Some(directory) => (directory, false),
+        Some(directory) => {
+            require_empty_directory(&directory)?;
+            (directory, false)
+        }
         None => (
             std::env::temp_dir().join(format!("kestrel-trace-replay-{}", std::process::id())),
             true,

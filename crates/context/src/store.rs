@@ -353,6 +353,102 @@ pub struct Store {
     pack_reserved_end: u64,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
+    /// The store directory opened with an exclusive `flock` held for as long as the store is
+    /// open; `None` when the store is open read-only (which takes no lock and writes nothing).
+    lock: Option<File>,
+    /// What the open found beyond the last checkpoint, if anything ([`Store::recovery`]).
+    recovery: Option<Recovery>,
+}
+
+/// What opening a store found beyond its last checkpoint (the crash recovery of
+/// docs/formats/pack-file.md, "Durability"): which commits it adopted and what it cut, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovery {
+    /// Pack bytes the control file vouched for (the last checkpoint).
+    pub checkpoint_pack_length_bytes: u64,
+    /// Commits found whole beyond the checkpoint and adopted.
+    pub commits_adopted: u64,
+    /// The pack's length after recovery: the end of the last commit.
+    pub pack_length_bytes: u64,
+    /// The pack file's length as found; the bytes from `pack_length_bytes` to here are cut.
+    pub pack_file_length_bytes: u64,
+    /// Bytes of the index file past the length the control file vouched for, cut off.
+    pub index_cut_bytes: u64,
+    /// Why the scan stopped before the file's end, if it did.
+    pub stop: Option<TailStop>,
+}
+
+/// Why the crash recovery's scan of the pack tail stopped before the file's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TailStop {
+    /// A zero byte where an object would start: zeros written ahead of the pack
+    /// ([`crate::writer`]), or a write that had not landed.
+    Zeros {
+        /// Pack offset of the first zero byte.
+        offset_bytes: u64,
+    },
+    /// An object frame that does not parse, or that runs past the file's end (a torn write).
+    TornObject {
+        /// Pack offset of the object.
+        offset_bytes: u64,
+        /// What was wrong with it.
+        kind: CorruptionKind,
+    },
+    /// A commit object whose region checksum does not match the bytes before it.
+    ChecksumMismatch {
+        /// Pack offset of the commit object.
+        offset_bytes: u64,
+    },
+    /// Whole objects up to the file's end, but no commit after them (a commit cut short).
+    NoCommit {
+        /// Pack offset of the first of them.
+        offset_bytes: u64,
+    },
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "recovered: the last checkpoint covered {} pack bytes; adopted {} commit(s) beyond it \
+             (pack now {} bytes)",
+            self.checkpoint_pack_length_bytes, self.commits_adopted, self.pack_length_bytes
+        )?;
+        let cut = self.pack_file_length_bytes - self.pack_length_bytes;
+        if cut > 0 {
+            write!(
+                f,
+                "; cut {cut} byte(s) of the pack from offset {}",
+                self.pack_length_bytes
+            )?;
+        }
+        match &self.stop {
+            Some(TailStop::Zeros { offset_bytes }) => write!(
+                f,
+                " (zeros at offset {offset_bytes}: space written ahead, or a write that never landed)"
+            )?,
+            Some(TailStop::TornObject { offset_bytes, kind }) => {
+                write!(f, " (torn object at offset {offset_bytes}: {kind})")?
+            }
+            Some(TailStop::ChecksumMismatch { offset_bytes }) => write!(
+                f,
+                " (commit at offset {offset_bytes} does not match the bytes before it)"
+            )?,
+            Some(TailStop::NoCommit { offset_bytes }) => write!(
+                f,
+                " (objects from offset {offset_bytes} on with no commit after them)"
+            )?,
+            None => {}
+        }
+        if self.index_cut_bytes > 0 {
+            write!(
+                f,
+                "; cut {} byte(s) of the index past its checkpoint",
+                self.index_cut_bytes
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A checkpoint's work, independent of the store so that it can run on another thread: write
@@ -394,6 +490,51 @@ fn io_error<'a>(
     }
 }
 
+/// Opens `directory` and takes an exclusive, non-blocking `flock` on it, held until the returned
+/// handle is closed (the kernel drops it when the process dies, so a killed writer leaves no
+/// stale lock). Another holder: [`ContextError::InUse`].
+fn lock_directory(directory: &Path) -> Result<File, ContextError> {
+    let handle = File::open(directory).map_err(io_error(directory, "open directory"))?;
+    match rustix::fs::flock(
+        &handle,
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    ) {
+        Ok(()) => Ok(handle),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(ContextError::InUse {
+            path: directory.to_path_buf(),
+        }),
+        Err(errno) => Err(io_error(directory, "lock")(errno.into())),
+    }
+}
+
+/// A directory without a control file is a new store only if its pack and index hold nothing
+/// beyond their headers (creation writes them first and the control file last, so a crash during
+/// creation leaves exactly that). Anything more is a store whose control file was lost: a typed
+/// error, never a new store over it.
+fn refuse_files_without_control(directory: &Path) -> Result<(), ContextError> {
+    for (name, header_bytes) in [
+        (PACK_FILE_NAME, PACK_HEADER_BYTES),
+        (INDEX_FILE_NAME, INDEX_HEADER_BYTES),
+    ] {
+        let path = directory.join(name);
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.len() > header_bytes => {
+                let control_path = directory.join(CONTROL_FILE_NAME);
+                return Err(ContextError::Corrupt {
+                    file: StoreFile::Control,
+                    path: control_path,
+                    offset_bytes: 0,
+                    kind: CorruptionKind::Missing,
+                });
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io_error(&path, "stat")(error)),
+        }
+    }
+    Ok(())
+}
+
 fn sync_directory(directory: &Path) -> Result<(), ContextError> {
     File::open(directory)
         .and_then(|handle| handle.sync_all())
@@ -401,13 +542,37 @@ fn sync_directory(directory: &Path) -> Result<(), ContextError> {
 }
 
 impl Store {
-    /// Opens the store in `directory`, creating it (and the directory) if it holds no store.
+    /// Opens the store in `directory` for writing, creating it (and the directory) if the
+    /// directory holds no store. Takes an exclusive lock on the directory for as long as the store
+    /// is open: while another `Store` has it open for writing, this returns
+    /// [`ContextError::InUse`] and touches nothing. A directory whose pack or index holds data is
+    /// never taken for a new store: without its control file it is a typed error.
     pub fn open(directory: &Path, options: StoreOptions) -> Result<Store, ContextError> {
         std::fs::create_dir_all(directory).map_err(io_error(directory, "create directory"))?;
+        let lock = lock_directory(directory)?;
         let control_path = directory.join(CONTROL_FILE_NAME);
         if !control_path.exists() {
+            refuse_files_without_control(directory)?;
             Self::create(directory, options.sync_mode != SyncMode::Never)?;
         }
+        Self::open_existing(directory, options, Some(lock))
+    }
+
+    /// Opens the store in `directory` to read it only (`kestrel context verify` and `info`, even
+    /// while a writer has it open): takes no lock, adopts the commits a crash recovery would
+    /// adopt in memory only, and never writes. [`Store::commit`] and [`Store::checkpoint`] return
+    /// [`ContextError::ReadOnly`].
+    pub fn open_read_only(directory: &Path, options: StoreOptions) -> Result<Store, ContextError> {
+        Self::open_existing(directory, options, None)
+    }
+
+    fn open_existing(
+        directory: &Path,
+        options: StoreOptions,
+        lock: Option<File>,
+    ) -> Result<Store, ContextError> {
+        let writable = lock.is_some();
+        let control_path = directory.join(CONTROL_FILE_NAME);
         let pack_path = directory.join(PACK_FILE_NAME);
         let index_path = directory.join(INDEX_FILE_NAME);
         let control_bytes =
@@ -423,7 +588,7 @@ impl Store {
         let open_file = |path: &Path| {
             OpenOptions::new()
                 .read(true)
-                .write(true)
+                .write(writable)
                 .open(path)
                 .map_err(io_error(path, "open"))
         };
@@ -583,8 +748,27 @@ impl Store {
             writer: None,
             write_buffer_in_file: 0,
             pack_reserved_end: 0,
+            lock,
+            recovery: None,
         };
-        let recovered = store.recover_tail(pack_file_length)?;
+        let checkpoint_pack_length_bytes = store.pack_length_bytes;
+        let (commits_adopted, stop) = store.recover_tail(pack_file_length)?;
+        if commits_adopted > 0
+            || pack_file_length != store.pack_length_bytes
+            || index_file_length != store.index_length_bytes
+        {
+            store.recovery = Some(Recovery {
+                checkpoint_pack_length_bytes,
+                commits_adopted,
+                pack_length_bytes: store.pack_length_bytes,
+                pack_file_length_bytes: pack_file_length,
+                index_cut_bytes: index_file_length.saturating_sub(index_length),
+                stop,
+            });
+        }
+        if !writable {
+            return Ok(store);
+        }
         // Objects are read at random offsets, one small frame at a time: without this the kernel
         // reads ahead around each miss (context readahead treats the cached neighbours of a
         // recently written region as a sequential stream), which on a pack larger than the page
@@ -592,10 +776,7 @@ impl Store {
         rustix::fs::fadvise(&store.pack, 0, None, rustix::fs::Advice::Random)
             .map_err(|errno| io_error(&store.pack_path, "fadvise")(errno.into()))?;
         store.writer = PackWriter::start(&store.pack).ok();
-        if recovered
-            || pack_file_length != store.pack_length_bytes
-            || index_file_length != store.index_length_bytes
-        {
+        if store.recovery.is_some() {
             store
                 .pack
                 .set_len(store.pack_length_bytes)
@@ -638,10 +819,13 @@ impl Store {
     }
 
     /// Scans the pack beyond the checkpointed length, adopting every commit whose region checksum
-    /// holds. Returns whether any commit was adopted. Stops at the first object that does not
-    /// parse: what follows is a torn write.
-    fn recover_tail(&mut self, pack_file_length: u64) -> Result<bool, ContextError> {
-        let mut recovered = false;
+    /// holds. Returns the number of commits adopted and why the scan stopped before the file's
+    /// end, if it did: what follows is a torn write (or zeros written ahead).
+    fn recover_tail(
+        &mut self,
+        pack_file_length: u64,
+    ) -> Result<(u64, Option<TailStop>), ContextError> {
+        let mut adopted = 0;
         let mut offset = self.pack_length_bytes;
         let mut region = Vec::new();
         let mut object = Vec::new();
@@ -652,12 +836,35 @@ impl Store {
             self.pack
                 .read_exact_at(&mut frame, offset)
                 .map_err(io_error(&self.pack_path, "read"))?;
-            let Ok((tag, header_length, body_length)) = read_frame_header(&frame) else {
-                break;
+            let (tag, header_length, body_length) = match read_frame_header(&frame) {
+                Ok(header) => header,
+                Err(_) if frame[0] == 0 => {
+                    return Ok((
+                        adopted,
+                        Some(TailStop::Zeros {
+                            offset_bytes: offset,
+                        }),
+                    ))
+                }
+                Err(error) => {
+                    return Ok((
+                        adopted,
+                        Some(TailStop::TornObject {
+                            offset_bytes: offset,
+                            kind: error.kind,
+                        }),
+                    ))
+                }
             };
             let object_length = header_length as u64 + body_length;
             if object_length > pack_file_length - offset {
-                break;
+                return Ok((
+                    adopted,
+                    Some(TailStop::TornObject {
+                        offset_bytes: offset,
+                        kind: CorruptionKind::Truncated,
+                    }),
+                ));
             }
             object.clear();
             object.resize(object_length as usize, 0);
@@ -665,11 +872,25 @@ impl Store {
                 .read_exact_at(&mut object, offset)
                 .map_err(io_error(&self.pack_path, "read"))?;
             if tag == TAG_COMMIT {
-                let Ok(record) = pack::read_commit(&object[header_length..], offset) else {
-                    break;
+                let record = match pack::read_commit(&object[header_length..], offset) {
+                    Ok(record) => record,
+                    Err(error) => {
+                        return Ok((
+                            adopted,
+                            Some(TailStop::TornObject {
+                                offset_bytes: offset,
+                                kind: error.kind,
+                            }),
+                        ))
+                    }
                 };
                 if pack::region_checksum(&region) != record.region_checksum {
-                    break;
+                    return Ok((
+                        adopted,
+                        Some(TailStop::ChecksumMismatch {
+                            offset_bytes: offset,
+                        }),
+                    ));
                 }
                 let parents: Vec<ContextHash> =
                     record.parents.iter().map(|(hash, _)| *hash).collect();
@@ -678,13 +899,17 @@ impl Store {
                 self.append_index_record(&hash, offset);
                 self.head = Some((offset, hash));
                 region.clear();
-                recovered = true;
+                adopted += 1;
             } else {
                 region.extend_from_slice(&object);
             }
             offset += object_length;
         }
-        Ok(recovered)
+        // The file ends inside the region of a commit not written yet: those bytes are cut.
+        let stop = (offset > self.pack_length_bytes).then_some(TailStop::NoCommit {
+            offset_bytes: self.pack_length_bytes,
+        });
+        Ok((adopted, stop))
     }
 
     /// Records commit `hash` at pack `offset` in the index. The record reaches the index file at
@@ -700,6 +925,9 @@ impl Store {
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
         self.wait_for_checkpoint()?;
         let result = self.checkpoint_job()?.run();
         if result.is_err() {
@@ -785,8 +1013,17 @@ impl Store {
 
     /// Checkpoints and closes the store.
     pub fn close(mut self) -> Result<(), ContextError> {
+        if self.lock.is_none() {
+            return Ok(());
+        }
         self.checkpoint()?;
         self.drop_reserved()
+    }
+
+    /// What this open's crash recovery adopted and cut, if it found anything beyond the last
+    /// checkpoint (a store closed cleanly has nothing to recover).
+    pub fn recovery(&self) -> Option<&Recovery> {
+        self.recovery.as_ref()
     }
 
     /// The latest commit, if any.
@@ -971,6 +1208,9 @@ impl Store {
         parents: &[ContextHash],
         info: &CommitInfo,
     ) -> Result<ContextHash, ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
         if self.poisoned {
             return Err(ContextError::InvalidArgument(
                 "an earlier write failed; reopen the store".into(),
@@ -1559,6 +1799,9 @@ impl ObjectSource for Store {
 
 impl Drop for Store {
     fn drop(&mut self) {
+        if self.lock.is_none() {
+            return;
+        }
         // Best effort: a store dropped without `close` still records its progress; errors here
         // are not lost commits (those are durable already), only a longer scan on reopen.
         // A failed background checkpoint poisons the store.

@@ -617,6 +617,11 @@ fn killing_the_writer_loses_no_durable_commit() {
             .recv_timeout(std::time::Duration::from_secs(120))
             .expect("child commits");
         durable.push(first);
+        // The writer process holds the store's lock: a second writer is refused.
+        assert!(matches!(
+            Store::open(&directory, StoreOptions::default()),
+            Err(ContextError::InUse { .. })
+        ));
         std::thread::sleep(std::time::Duration::from_millis(*delay_milliseconds));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -878,4 +883,237 @@ fn committing_a_stored_state_again_keeps_the_store_whole() {
         }
     }
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// The bytes of every file of the store in `directory`, by name.
+fn store_files(directory: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read(entry.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A store with `levels` commits of [`block`], closed; their hashes.
+fn closed_store(directory: &Path, levels: u64) -> Vec<ContextHash> {
+    let mut store = Store::open(directory, StoreOptions::default()).unwrap();
+    let mut tree = Tree::empty();
+    let mut hashes: Vec<ContextHash> = Vec::new();
+    for level in 0..levels {
+        tree = block(&store, &tree, level);
+        let parents: Vec<_> = hashes.last().copied().into_iter().collect();
+        hashes.push(store.commit(&tree, &parents, &info(level)).unwrap());
+    }
+    store.close().unwrap();
+    hashes
+}
+
+/// A second writer, in this process or another, gets `InUse` and changes no byte, while the
+/// first goes on committing; a read-only open is allowed beside the writer; once the writer
+/// closes, the directory opens for writing again.
+#[test]
+fn a_second_writer_is_refused_and_touches_nothing() {
+    let directory = temporary_directory("two-writers");
+    let hashes = closed_store(&directory, 2);
+    let mut first = Store::open(&directory, StoreOptions::default()).unwrap();
+    let tree = block(&first, &first.checkout(&hashes[1]).unwrap().unwrap(), 2);
+    let head = first.commit(&tree, &[hashes[1]], &info(2)).unwrap();
+    first.checkpoint().unwrap();
+    let before = store_files(&directory);
+    for _ in 0..2 {
+        match Store::open(&directory, StoreOptions::default()) {
+            Err(ContextError::InUse { path }) => assert_eq!(path, directory),
+            other => panic!("expected InUse, got {:?}", other.map(|store| store.head())),
+        }
+        assert!(
+            store_files(&directory) == before,
+            "the refused open changed a file"
+        );
+    }
+    let reader = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(reader.head(), Some(head));
+    assert!(reader.checkout(&head).unwrap().is_some());
+    drop(reader);
+    let tree = block(&first, &tree, 3);
+    first.commit(&tree, &[head], &info(3)).unwrap();
+    first.close().unwrap();
+    let second = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(second.commit_count(), 4);
+    drop(second);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// A read-only store refuses to commit or checkpoint and writes nothing, even when the files
+/// hold a tail a writer would recover.
+#[test]
+fn a_read_only_store_writes_nothing() {
+    let directory = temporary_directory("read-only");
+    let hashes = closed_store(&directory, 1);
+    let before = store_files(&directory);
+    let mut reader = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    let tree = reader.checkout(&hashes[0]).unwrap().unwrap();
+    assert!(matches!(
+        reader.commit(&tree, &[hashes[0]], &info(1)),
+        Err(ContextError::ReadOnly)
+    ));
+    assert!(matches!(reader.checkpoint(), Err(ContextError::ReadOnly)));
+    reader.close().unwrap();
+    assert!(store_files(&directory) == before);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// A store whose control file is missing or damaged is a typed error naming the control file,
+/// and nothing is wiped; only a directory whose pack and index hold no more than their headers
+/// (a creation cut short) is created afresh.
+#[test]
+fn a_missing_or_damaged_control_file_is_an_error_not_a_new_store() {
+    use kestrel_context::{CorruptionKind, StoreFile, CONTROL_FILE_NAME};
+    let directory = temporary_directory("no-control");
+    let hashes = closed_store(&directory, 2);
+    let control = directory.join(CONTROL_FILE_NAME);
+    let control_bytes = std::fs::read(&control).unwrap();
+    std::fs::remove_file(&control).unwrap();
+    let before = store_files(&directory);
+    for _ in 0..2 {
+        match Store::open(&directory, StoreOptions::default()) {
+            Err(ContextError::Corrupt {
+                file: StoreFile::Control,
+                offset_bytes: 0,
+                kind: CorruptionKind::Missing,
+                ..
+            }) => {}
+            other => panic!("expected a missing control file, got {:?}", other.err()),
+        }
+        assert!(
+            store_files(&directory) == before,
+            "the failed open changed a file"
+        );
+    }
+    for damaged in [&control_bytes[..10], &[][..], &control_bytes[1..]] {
+        std::fs::write(&control, damaged).unwrap();
+        let error = Store::open(&directory, StoreOptions::default())
+            .err()
+            .expect("a damaged control file fails");
+        assert!(
+            matches!(
+                error,
+                ContextError::Corrupt {
+                    file: StoreFile::Control,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        let mut after = store_files(&directory);
+        after.remove(CONTROL_FILE_NAME);
+        assert!(after == before, "the failed open changed a file");
+    }
+    std::fs::write(&control, &control_bytes).unwrap();
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.head(), Some(hashes[1]));
+    drop(store);
+    // A creation cut short before its control file: headers only, created afresh.
+    let fresh = temporary_directory("no-control-fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::write(fresh.join(PACK_FILE_NAME), &before[PACK_FILE_NAME][..16]).unwrap();
+    std::fs::write(
+        fresh.join(kestrel_context::INDEX_FILE_NAME),
+        &before[kestrel_context::INDEX_FILE_NAME][..16],
+    )
+    .unwrap();
+    let store = Store::open(&fresh, StoreOptions::default()).unwrap();
+    assert_eq!(store.commit_count(), 0);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&fresh);
+}
+
+/// Reopening after a crash says what it adopted and what it cut, and where: nothing for a store
+/// closed cleanly; the commits beyond the checkpoint and the zeros written ahead for a crash
+/// image; a torn object for a pack cut inside one.
+#[test]
+fn recovery_reports_what_it_adopted_and_cut() {
+    use kestrel_context::TailStop;
+    let directory = temporary_directory("recovery");
+    let image = temporary_directory("recovery-image");
+    closed_store(&directory, 1);
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.recovery(), None);
+    let checkpoint_length = store.pack_length_bytes();
+    drop(store);
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let head = store.head().unwrap();
+    let tree = block(&store, &store.checkout(&head).unwrap().unwrap(), 1);
+    let first_end = {
+        store.commit(&tree, &[head], &info(1)).unwrap();
+        store.pack_length_bytes()
+    };
+    let head = store.head().unwrap();
+    let tree = block(&store, &tree, 2);
+    store.commit(&tree, &[head], &info(2)).unwrap();
+    let end = store.pack_length_bytes();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(directory.join(PACK_FILE_NAME))
+        .unwrap()
+        .len()
+        <= end
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no zeros written ahead"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    copy_store_files(&directory, &image);
+    let crash_image = store_files(&image);
+    let file_length = std::fs::metadata(image.join(PACK_FILE_NAME)).unwrap().len();
+    store.close().unwrap();
+
+    let recovered = Store::open(&image, StoreOptions::default()).unwrap();
+    let recovery = recovered.recovery().expect("a recovery").clone();
+    assert_eq!(recovery.checkpoint_pack_length_bytes, checkpoint_length);
+    assert_eq!(recovery.commits_adopted, 2);
+    assert_eq!(recovery.pack_length_bytes, end);
+    assert_eq!(recovery.pack_file_length_bytes, file_length);
+    assert_eq!(recovery.stop, Some(TailStop::Zeros { offset_bytes: end }));
+    let text = recovery.to_string();
+    assert!(
+        text.contains(&format!(
+            "cut {} byte(s) of the pack from offset {end}",
+            file_length - end
+        )),
+        "{text}"
+    );
+    drop(recovered);
+    // The crash image again, its pack cut inside the second commit's objects: one commit
+    // adopted, a torn object or objects without a commit reported at or after its end.
+    let _ = std::fs::remove_dir_all(&image);
+    std::fs::create_dir_all(&image).unwrap();
+    for (name, bytes) in &crash_image {
+        let bytes = if name == PACK_FILE_NAME {
+            &bytes[..first_end as usize + 1000]
+        } else {
+            &bytes[..]
+        };
+        std::fs::write(image.join(name), bytes).unwrap();
+    }
+    let store = Store::open(&image, StoreOptions::default()).unwrap();
+    let recovery = store.recovery().expect("a recovery");
+    assert_eq!(recovery.commits_adopted, 1);
+    assert_eq!(recovery.pack_length_bytes, first_end);
+    assert_eq!(recovery.pack_file_length_bytes, first_end + 1000);
+    match &recovery.stop {
+        Some(TailStop::TornObject { offset_bytes, .. }) => assert!(*offset_bytes >= first_end),
+        Some(TailStop::NoCommit { offset_bytes }) => assert_eq!(*offset_bytes, first_end),
+        other => panic!("unexpected stop {other:?}"),
+    }
+    assert_eq!(store.commit_count(), 2);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&image);
 }
