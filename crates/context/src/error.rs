@@ -53,6 +53,9 @@ pub enum CorruptionKind {
     NotCanonical(&'static str),
     /// A length recorded in one file disagrees with another file.
     Inconsistent(&'static str),
+    /// An object's hash, recomputed from its bytes, differs from the hash its referrer records
+    /// (`verify`).
+    HashMismatch,
     /// The file is missing although the store's other files hold data (a store is never
     /// created afresh over them).
     Missing,
@@ -76,6 +79,9 @@ impl fmt::Display for CorruptionKind {
             CorruptionKind::UnexpectedObject(expected) => write!(f, "expected {expected}"),
             CorruptionKind::NotCanonical(rule) => write!(f, "not canonical: {rule}"),
             CorruptionKind::Inconsistent(rule) => write!(f, "inconsistent: {rule}"),
+            CorruptionKind::HashMismatch => {
+                f.write_str("hash differs from the one its referrer records")
+            }
             CorruptionKind::Missing => {
                 f.write_str("missing, although the pack or index holds data")
             }
