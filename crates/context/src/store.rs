@@ -318,6 +318,9 @@ pub struct Store {
     index_length_bytes: u64,
     /// Index records of the commits since the last checkpoint, written by the next one.
     index_pending: Vec<u8>,
+    /// The records the last checkpoint job took, with the index offset they go to: read from
+    /// here while that job may still be writing them ([`Store::index_record`]).
+    index_in_flight: (u64, Vec<u8>),
     commits: MixMap<ContextHash, u64>,
     head: Option<(u64, ContextHash)>,
     cache: RefCell<Cache>,
@@ -807,6 +810,7 @@ impl Store {
             pack_length_bytes: control.pack_length_bytes,
             index_length_bytes: index_length,
             index_pending: Vec::new(),
+            index_in_flight: (0, Vec::new()),
             commits,
             head: control.head,
             cache: RefCell::new(Cache {
@@ -1080,6 +1084,12 @@ impl Store {
             }
         }
         let index_pending = std::mem::take(&mut self.index_pending);
+        // Until the job has written them, the records are read from this copy (a GC picks its
+        // kept commit by position, maybe while the checkpoint thread writes them).
+        self.index_in_flight = (
+            self.index_length_bytes - index_pending.len() as u64,
+            index_pending.clone(),
+        );
         let job = CheckpointJob {
             pack: (
                 self.pack
@@ -1444,11 +1454,16 @@ impl Store {
     /// The commit hash and pack offset of the `position`-th kept commit (0: the oldest kept).
     fn index_record(&self, position: u64) -> Result<(ContextHash, u64), ContextError> {
         let start = self.index_start_bytes + position * INDEX_RECORD_BYTES;
-        let in_file = self.index_length_bytes - self.index_pending.len() as u64;
+        let pending_start = self.index_length_bytes - self.index_pending.len() as u64;
+        let (in_flight_start, in_flight) = &self.index_in_flight;
+        let in_flight_end = in_flight_start + in_flight.len() as u64;
         let mut record = [0u8; INDEX_RECORD_BYTES as usize];
-        if start >= in_file {
-            let from = (start - in_file) as usize;
+        if start >= pending_start {
+            let from = (start - pending_start) as usize;
             record.copy_from_slice(&self.index_pending[from..from + INDEX_RECORD_BYTES as usize]);
+        } else if start >= *in_flight_start && start < in_flight_end {
+            let from = (start - in_flight_start) as usize;
+            record.copy_from_slice(&in_flight[from..from + INDEX_RECORD_BYTES as usize]);
         } else {
             self.index
                 .read_exact_at(&mut record, start)

@@ -547,6 +547,14 @@ fn walk_everything(store: &Store, tree: &Tree) {
 }
 
 const CRASH_CHILD_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_CHILD";
+/// The GC policy of the crash test's writer process, `keep,every` (none when unset).
+const CRASH_CHILD_GC_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_GC";
+/// Rounds of the crash test that kills a collecting writer (default [`GC_CRASH_ROUNDS`]; set it
+/// higher for a longer run: `KESTREL_CONTEXT_CRASH_ROUNDS=500 cargo test -p kestrel-context
+/// --test store killing_the_writer_during_gc`).
+const CRASH_ROUNDS_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_ROUNDS";
+/// Rounds in CI: with the 10 rounds of `killing_the_writer_loses_no_durable_commit`, 50 kills.
+const GC_CRASH_ROUNDS: u64 = 40;
 
 /// Entry point of the writer process the crash test kills (does nothing in a normal run): it
 /// commits blocks forever, printing `durable <level> <commit hex>` after each commit returns.
@@ -555,7 +563,19 @@ fn crash_writer_process() {
     let Some(directory) = std::env::var_os(CRASH_CHILD_VARIABLE) else {
         return;
     };
-    let mut store = Store::open(Path::new(&directory), StoreOptions::default()).unwrap();
+    // With a GC policy (`keep,every`), the writer collects as it commits.
+    let gc = std::env::var(CRASH_CHILD_GC_VARIABLE).ok().map(|policy| {
+        let (keep, every) = policy.split_once(',').unwrap();
+        kestrel_context::GcPolicy {
+            keep_commits: keep.parse().unwrap(),
+            every_commits: every.parse().unwrap(),
+        }
+    });
+    let options = StoreOptions {
+        gc,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(Path::new(&directory), options).unwrap();
     let (mut level, mut tree, mut parents) = match store.head() {
         None => (0, Tree::empty(), Vec::new()),
         Some(head) => {
@@ -581,37 +601,10 @@ fn crash_writer_process() {
 #[test]
 fn killing_the_writer_loses_no_durable_commit() {
     let directory = temporary_directory("crash");
-    let executable = std::env::current_exe().unwrap();
     let mut durable: Vec<(u64, ContextHash)> = Vec::new();
     // Kill delays in milliseconds after the first durable commit of each round.
     for (round, delay_milliseconds) in [3u64, 41, 0, 17, 88, 9, 130, 1, 55, 23].iter().enumerate() {
-        let mut child = Command::new(&executable)
-            .args([
-                "--exact",
-                "crash_writer_process",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CRASH_CHILD_VARIABLE, &directory)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("durable ") {
-                    let mut parts = rest.split(' ');
-                    let level: u64 = parts.next().unwrap().parse().unwrap();
-                    let hash = ContextHash::try_from_text(parts.next().unwrap()).unwrap();
-                    if sender.send((level, hash)).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let (mut child, receiver, reader) = spawn_writer(&directory, None);
         // Wait for one durable commit so each round makes progress, then kill at the delay.
         let first = receiver
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -1300,5 +1293,124 @@ fn verify_reports_every_flipped_byte_with_file_and_offset() {
     let report = store.verify(VerifyScope::AllCommits).unwrap();
     assert_eq!(report.commits, 2);
     store.close().unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Starts the crash test's writer process on `directory` (with a GC policy `gc`, if any); its
+/// durable commits arrive on the returned receiver.
+fn spawn_writer(
+    directory: &Path,
+    gc: Option<&str>,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<(u64, ContextHash)>,
+    std::thread::JoinHandle<()>,
+) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "crash_writer_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CRASH_CHILD_VARIABLE, directory)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(gc) = gc {
+        command.env(CRASH_CHILD_GC_VARIABLE, gc);
+    }
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("durable ") {
+                let mut parts = rest.split(' ');
+                let level: u64 = parts.next().unwrap().parse().unwrap();
+                let hash = ContextHash::try_from_text(parts.next().unwrap()).unwrap();
+                if sender.send((level, hash)).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (child, receiver, reader)
+}
+
+/// A writer that collects garbage every 2 commits keeping 3 is killed with SIGKILL at random
+/// points (during commits, marks, publications and punching): every reopen recovers, keeps the
+/// last 3 durable commits with their contents, and every commit it keeps verifies.
+#[test]
+fn killing_the_writer_during_gc_loses_no_kept_commit() {
+    use kestrel_context::VerifyScope;
+    const KEEP: usize = 3;
+    let directory = temporary_directory("crash-gc");
+    let rounds: u64 = std::env::var(CRASH_ROUNDS_VARIABLE)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(GC_CRASH_ROUNDS);
+    let mut durable: Vec<(u64, ContextHash)> = Vec::new();
+    let mut state = 0x5851_f42d_4c95_7f2du64;
+    let mut collected = 0;
+    for round in 0..rounds {
+        let (mut child, receiver, reader) = spawn_writer(&directory, Some("3,2"));
+        let first = receiver
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("child commits");
+        durable.push(first);
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        std::thread::sleep(std::time::Duration::from_millis(state % 120));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        durable.extend(receiver.try_iter());
+        let store = Store::open(&directory, StoreOptions::default())
+            .unwrap_or_else(|error| panic!("round {round}: reopen failed: {error}"));
+        // Levels are consecutive commits, so the last KEEP are those within KEEP - 1 levels of
+        // the head (which may be past the last commit printed: a kill between a commit and its
+        // line).
+        let head_tree = store.checkout(&store.head().unwrap()).unwrap().unwrap();
+        let head_level = u64::from_be_bytes(
+            head_tree.find(&store, &["last"]).unwrap().unwrap()[..]
+                .try_into()
+                .unwrap(),
+        );
+        let last_durable = durable.last().unwrap().0;
+        assert!(
+            head_level >= last_durable,
+            "round {round}: head {head_level} < {last_durable}"
+        );
+        for (level, hash) in durable
+            .iter()
+            .filter(|(level, _)| *level + KEEP as u64 > head_level)
+        {
+            let tree = store
+                .checkout(hash)
+                .unwrap()
+                .unwrap_or_else(|| panic!("round {round}: durable commit {level} lost"));
+            assert_eq!(
+                &tree.find(&store, &["last"]).unwrap().unwrap()[..],
+                &level.to_be_bytes()
+            );
+            assert_eq!(
+                tree.find(&store, &key(*level, 5))
+                    .unwrap()
+                    .unwrap()
+                    .to_vec(),
+                value(*level, 5)
+            );
+        }
+        let report = store
+            .verify(VerifyScope::AllCommits)
+            .unwrap_or_else(|error| panic!("round {round}: verify failed: {error}"));
+        assert!(report.commits as usize >= KEEP.min(durable.len()));
+        collected = store.gc_history().0;
+        drop(store);
+    }
+    assert!(collected > 0, "no GC ran");
     let _ = std::fs::remove_dir_all(&directory);
 }
