@@ -153,6 +153,10 @@ pub enum ContextCommand {
         /// The store directory.
         #[arg(long)]
         store: PathBuf,
+        /// Also scan the pack and print each kind of record's count and bytes beside what
+        /// irmin-pack's V2 encoding of the same objects would take (on a store never collected).
+        #[arg(long)]
+        census: bool,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -287,7 +291,11 @@ pub fn run(command: ContextCommand) -> CommandResult {
             all_commits,
             json,
         } => verify(&store, all_commits, json),
-        ContextCommand::Info { store, json } => info(&store, json),
+        ContextCommand::Info {
+            store,
+            census,
+            json,
+        } => info(&store, census, json),
     }
 }
 
@@ -337,8 +345,26 @@ fn verify(directory: &Path, all_commits: bool, json: bool) -> CommandResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn info(directory: &Path, json: bool) -> CommandResult {
+/// The names of the census rows (by pack tag; 0: inline contents).
+const CENSUS_KINDS: [&str; 8] = [
+    "inline contents",
+    "flat node",
+    "inode values",
+    "inode tree",
+    "contents",
+    "commit",
+    "split flat root",
+    "split flat part",
+];
+
+fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
     let store = open_store(directory, false)?;
+    let census = if census {
+        Some(store.census().map_err(|error| error.to_string())?)
+    } else {
+        None
+    };
+    let commits = store.commit_count().max(1) as f64;
     let (gc_count, gc_boundary, gc_time) = store.gc_history();
     let file_sizes = |name: &str| {
         std::fs::metadata(directory.join(name)).map_or((0, 0), |metadata| {
@@ -364,6 +390,18 @@ fn info(directory: &Path, json: bool) -> CommandResult {
             "gc_boundary_bytes": gc_boundary,
             "gc_time_seconds": gc_time,
             "recovery": store.recovery().map(|recovery| recovery.to_string()),
+            "census": census.map(|census| serde_json::json!({
+                "kinds": CENSUS_KINDS.iter().zip(census.by_tag.iter()).map(|(kind, cost)| serde_json::json!({
+                    "kind": kind,
+                    "count": cost.count,
+                    "bytes": cost.bytes,
+                    "irmin_v2_bytes": cost.irmin_bytes,
+                })).collect::<Vec<_>>(),
+                "total_bytes": census.total().bytes,
+                "total_irmin_v2_bytes": census.total().irmin_bytes,
+                "irmin_names_bytes": census.irmin_names_bytes,
+                "child_hash_bytes": census.child_hash_bytes,
+            })),
         }));
     } else {
         match store.head() {
@@ -396,6 +434,31 @@ fn info(directory: &Path, json: bool) -> CommandResult {
         }
         if let Some(recovery) = store.recovery() {
             println!("a writer would recover: {recovery}");
+        }
+        if let Some(census) = census {
+            println!(
+                "{:<18} {:>12} {:>14} {:>14} {:>10} {:>10}",
+                "record", "count", "bytes", "irmin V2", "/commit", "irmin"
+            );
+            let total = census.total();
+            for (kind, cost) in CENSUS_KINDS
+                .iter()
+                .zip(census.by_tag.iter())
+                .chain([("total", &total)].iter().map(|(kind, cost)| (kind, *cost)))
+            {
+                println!(
+                    "{kind:<18} {:>12} {:>14} {:>14} {:>10.0} {:>10.0}",
+                    cost.count,
+                    cost.bytes,
+                    cost.irmin_bytes,
+                    cost.bytes as f64 / commits,
+                    cost.irmin_bytes as f64 / commits
+                );
+            }
+            println!(
+                "child hashes held by entries and pointers: {} bytes; names in irmin's total: {} bytes",
+                census.child_hash_bytes, census.irmin_names_bytes
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

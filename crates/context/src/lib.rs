@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+mod census;
 mod compact;
 mod control;
 pub mod error;
@@ -34,6 +35,7 @@ mod walk;
 pub mod workload;
 mod writer;
 
+pub use census::{Census, RecordCost};
 pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_V1_BYTES, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};
 pub use gc::{GcPolicy, GcReport, GC_PAGE_BYTES};

@@ -1798,6 +1798,12 @@ impl Store {
         )
     }
 
+    /// Every record of the pack by kind, with what irmin-pack V2 would write for the same
+    /// objects ([`crate::census`]): a scan of the whole pack.
+    pub fn census(&self) -> Result<crate::Census, ContextError> {
+        crate::census::census(&self.pack, &self.pack_path, self.pack_length_bytes)
+    }
+
     /// Whether a GC is running.
     pub fn gc_running(&self) -> bool {
         self.gc_run.is_some()

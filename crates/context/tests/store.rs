@@ -1414,3 +1414,27 @@ fn killing_the_writer_during_gc_loses_no_kept_commit() {
     assert!(collected > 0, "no GC ran");
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// The census counts every byte of the pack once (inline contents apart from their
+/// directories), and irmin-pack's V2 encoding of the same objects holds no child hash but a
+/// hash per object.
+#[test]
+fn census_counts_every_byte_of_the_pack_once() {
+    let directory = temporary_directory("census");
+    closed_store(&directory, 3);
+    let store = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    let census = store.census().unwrap();
+    let total = census.total();
+    assert_eq!(total.bytes, store.pack_length_bytes() - 16);
+    // Every object and every inline value is a record of its own in irmin-pack.
+    let objects = total.count;
+    assert!(total.irmin_bytes > 33 * objects, "{census:?}");
+    assert_eq!(census.by_tag[5].count, 3);
+    assert!(
+        census.by_tag[0].count > 0 && census.by_tag[4].count > 0,
+        "{census:?}"
+    );
+    assert!(census.child_hash_bytes > 0 && census.child_hash_bytes < total.bytes);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
