@@ -1843,17 +1843,22 @@ impl<'a> Interpreter<'a> {
                 });
             }
             Instr::IndexAddress | Instr::GetAddressIndex => {
-                charge!(cost::COST_ADDRESS);
                 let Value::Address(address) = pop!(stack) else {
                     return Err(bad());
                 };
                 let registry = &mut self.context.address_registry;
                 let found = registry.get(&address.destination).copied();
+                let fresh_index = registry.len() as u64;
+                charge!(if matches!(instr, Instr::IndexAddress) {
+                    cost::cost_index_address(found, fresh_index)
+                } else {
+                    cost::cost_get_address_index(found)
+                });
                 if matches!(instr, Instr::IndexAddress) {
                     let index = match found {
                         Some(index) => index,
                         None => {
-                            let index = registry.len() as u64;
+                            let index = fresh_index;
                             registry.insert(address.destination, index);
                             index
                         }
