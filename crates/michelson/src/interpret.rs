@@ -2038,39 +2038,10 @@ fn unwrap_pair(rc: Rc<(Value, Value)>) -> (Value, Value) {
     Rc::try_unwrap(rc).unwrap_or_else(|shared| (shared.0.clone(), shared.1.clone()))
 }
 
-/// Octez's `size_of_comparable_value`, used by map and set costs.
+/// Octez's `size_of_comparable_value`, used by map and set costs: the one model of
+/// [`crate::gas::size::comparable_size_of`] over [`compare_view`].
 pub fn comparable_size(v: &Value) -> u64 {
-    let mut total: u64 = 0;
-    let mut pending = vec![v];
-    while let Some(v) = pending.pop() {
-        total = total.saturating_add(match v {
-            Value::Pair(p) => {
-                pending.push(&p.0);
-                pending.push(&p.1);
-                1
-            }
-            Value::Left(x) | Value::Right(x) | Value::Some(x) => {
-                pending.push(x);
-                1
-            }
-            Value::None => 1,
-            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => {
-                let bits = n.bits();
-                bits / 8
-            }
-            Value::String(s) => s.len() as u64,
-            Value::Bytes(b) => b.len() as u64,
-            Value::Mutez(_) => 8,
-            Value::KeyHash(_) => 20,
-            Value::Key(k) => k.bytes.len() as u64 + 1,
-            Value::Signature(_) => 64,
-            Value::ChainId(_) => 4,
-            Value::Address(a) => 22 + a.entrypoint.len() as u64,
-            Value::Bool(_) | Value::Unit => 1,
-            _ => 1,
-        });
-    }
-    total
+    crate::gas::size::comparable_size_of(v, compare_view)
 }
 
 /// What `COMPARE` of two values costs (also paid per key while reading a literal set or map):
@@ -2172,5 +2143,47 @@ fn bytes_bitwise(a: &[u8], b: &[u8], instr: &Instr) -> Vec<u8> {
             }
             out
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_key_sizes_follow_octez() {
+        let key_hash =
+            crate::literals::KeyHash::from_base58("tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx")
+                .map(Value::KeyHash)
+                .expect("valid key hash");
+        let address = |text: &str| {
+            Value::Address(Rc::new(Address::from_string(text).expect("valid address")))
+        };
+        // Each line: a key, its `Gas_comparable_input_size.size_of_comparable_value`.
+        let cases: [(&str, Value, u64); 6] = [
+            ("key_hash: tag and hash", key_hash.clone(), 21),
+            (
+                "address at the default entrypoint (`default`)",
+                address("KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi"),
+                21 + 7,
+            ),
+            (
+                "address at %foo",
+                address("KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi%foo"),
+                21 + 3,
+            ),
+            ("nat 127 (numbits / 8)", Value::nat(127), 0),
+            ("nat 256", Value::nat(256), 1),
+            (
+                "pair of a string and an option",
+                Value::pair(Value::String("ab".into()), Value::some(Value::nat(256))),
+                1 + 2 + 1 + 1,
+            ),
+        ];
+        for (name, key, expected) in &cases {
+            assert_eq!(comparable_size(key), *expected, "{name}");
+        }
+        // UPDATE on a 1,000-key key_hash map: 55 + 0.09375 · 21 · log2(1001).
+        assert_eq!(cost::cost_map_update(comparable_size(&key_hash), 1_000), 76);
     }
 }
