@@ -80,3 +80,20 @@ fn deep_type_is_refused_not_overflowed() {
         format!("code {{ DROP }} ; input {{ Stack_elt {ty} Unit }} ; output (StaticError _)");
     check(&source);
 }
+
+#[test]
+fn deep_recursion_returns() {
+    // 100,000 nested calls of a recursive lambda that return through every level: one that
+    // always returns to the same place (its call entries are counted, not stored), and one
+    // that keeps a value under each call (one entry per level).
+    let same_place = "LAMBDA_REC int int { DUP ; EQ ; \
+        IF { DIP { DROP } } { PUSH int 1 ; SWAP ; SUB ; EXEC ; PUSH int 1 ; ADD } }";
+    let keeps_values = "LAMBDA_REC int int { DUP ; EQ ; \
+        IF { DIP { DROP } } { DUP ; PUSH int 1 ; SWAP ; SUB ; DIG 2 ; SWAP ; EXEC ; ADD } }";
+    for (lambda, result) in [(same_place, 100_000u64), (keeps_values, 5_000_050_000)] {
+        check(&format!(
+            "code {{ {lambda} ; SWAP ; EXEC }} ; input {{ Stack_elt int 100000 }} ; \
+             output {{ Stack_elt int {result} }}"
+        ));
+    }
+}

@@ -515,14 +515,8 @@ impl Typechecker<'_> {
         let (mut compiled, out) = self.typecheck_code(code, stack)?;
         compiled.location = self.location_of(code);
         self.charge_body_end(&out, None);
-        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`), which
-        // expands constants and visits every node.
-        let nodes = super::charges::micheline_nodes(code);
-        self.charge_gas(
-            crate::gas::typecheck::cost_expand_no_constants(nodes).saturating_add(
-                nodes.saturating_mul(crate::gas::typecheck::COST_UNPARSE_INSTRUCTION_CYCLE),
-            ),
-        );
+        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`).
+        self.charge_gas(super::charges::normalize_lambda(code));
         match out {
             None => {}
             Some(out) if out.len() == 1 && &out[0] == ret => {
