@@ -32,6 +32,8 @@ pub enum ExecutionError {
     IllTypedView(TcError),
     /// Another runtime error.
     Runtime(String),
+    /// The environment is impossible (a negative amount or balance).
+    InvalidEnvironment(&'static str),
 }
 
 impl From<RunError> for ExecutionError {
@@ -78,6 +80,7 @@ impl fmt::Display for ExecutionError {
             }
             ExecutionError::IllTypedView(error) => write!(f, "Ill typed view {error}"),
             ExecutionError::Runtime(message) => write!(f, "runtime error: {message}"),
+            ExecutionError::InvalidEnvironment(why) => write!(f, "invalid environment: {why}"),
         }
     }
 }

@@ -196,6 +196,7 @@ pub fn execute_traced<T: Tracer>(
     gas_limit_milli: u64,
     tracer: &mut T,
 ) -> Result<Execution, ExecutionError> {
+    check_environment(environment)?;
     let gas_limit = i64::try_from(gas_limit_milli).unwrap_or(i64::MAX);
     let mut context = Context::new(environment, script.parameter_node().clone(), host);
     let (initial, storage_before, parse_gas) = {
@@ -244,6 +245,17 @@ pub fn execute_traced<T: Tracer>(
         big_map_diff,
         consumed_milligas: u64::try_from(gas_limit.saturating_sub(remaining)).unwrap_or(0),
     })
+}
+
+/// Amounts are mutez, which are never negative.
+fn check_environment(environment: &Environment) -> Result<(), ExecutionError> {
+    if environment.amount_mutez < 0 {
+        return Err(ExecutionError::InvalidEnvironment("negative amount"));
+    }
+    if environment.balance_mutez < 0 {
+        return Err(ExecutionError::InvalidEnvironment("negative balance"));
+    }
+    Ok(())
 }
 
 /// Octez's `Script_interpreter.execute` before the code runs: the storage, the entrypoint
@@ -301,6 +313,7 @@ pub fn run_view(
     let (input_type, output_type, code) = script
         .view(name)
         .ok_or_else(|| ExecutionError::NoSuchView(name.to_string()))?;
+    check_environment(environment)?;
     let gas_limit = i64::try_from(gas_limit_milli).unwrap_or(i64::MAX);
     let mut context = Context::new(environment, script.parameter_node().clone(), host);
     let (typed_code, initial, consumed_before) = {
