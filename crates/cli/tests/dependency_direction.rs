@@ -15,7 +15,12 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("kestrel-micheline", &["kestrel-encoding", "kestrel-crypto"]),
     (
         "kestrel-michelson",
-        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+        &["kestrel-micheline", "kestrel-crypto"],
+    ),
+    // The conformance runners use the VM's public API only.
+    (
+        "kestrel-michelson-conformance",
+        &["kestrel-micheline", "kestrel-michelson"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
     // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with

@@ -33,8 +33,12 @@ pub enum RunError {
     MutezUnderflow,
     /// The gas ran out.
     GasExhaustion,
-    /// A runtime error Octez reports otherwise (e.g. an invalid view call).
+    /// A runtime error Octez reports otherwise.
     Other(String),
+    /// A value the host stored (a big map value, a view's storage) does not typecheck.
+    IllTypedStoredValue,
+    /// The code of a view the host gave does not typecheck.
+    IllTypedView(Box<crate::typecheck::TcError>),
 }
 
 /// Observes a run step by step (for `--trace-stack`).
@@ -175,9 +179,9 @@ fn int_size(n: &Int) -> u64 {
 }
 
 /// The interpreter over one context.
-pub struct Interpreter<'a> {
+pub(crate) struct Interpreter<'a, 'h> {
     /// The context (mutated: nonces, big map ids, ...).
-    pub context: &'a mut Context,
+    pub context: &'a mut Context<'h>,
     /// Milligas remaining.
     pub gas_milli_remaining: i64,
 }
@@ -195,9 +199,9 @@ fn bad() -> RunError {
     RunError::Other("ill-typed stack".into())
 }
 
-impl<'a> Interpreter<'a> {
+impl<'a, 'h> Interpreter<'a, 'h> {
     /// An interpreter with `gas_milli_remaining` milligas.
-    pub fn new(context: &'a mut Context, gas_milli_remaining: i64) -> Interpreter<'a> {
+    pub fn new(context: &'a mut Context<'h>, gas_milli_remaining: i64) -> Interpreter<'a, 'h> {
         Interpreter {
             context,
             gas_milli_remaining,
@@ -1035,16 +1039,14 @@ impl<'a> Interpreter<'a> {
                 }
                 Instr::TotalVotingPower => {
                     charge!(cost::COST_TOTAL_VOTING_POWER);
-                    stack.push(Value::nat(self.context.total_voting_power));
+                    stack.push(Value::nat(self.context.host.total_voting_power()));
                 }
                 Instr::VotingPower => {
                     charge!(cost::COST_VOTING_POWER);
                     let Value::KeyHash(k) = pop!(stack) else {
                         return Err(bad());
                     };
-                    stack.push(Value::nat(
-                        self.context.voting_powers.get(&k).copied().unwrap_or(0),
-                    ));
+                    stack.push(Value::nat(self.context.host.voting_power(&k)));
                 }
                 Instr::Self_(entrypoint, ty) => {
                     charge!(cost::COST_SELF);
@@ -1453,7 +1455,7 @@ impl<'a> Interpreter<'a> {
                 };
                 // Charge the decoding first: it does not depend on what the bytes hold.
                 charge!(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64));
-                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context);
+                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context.lookup());
                 charge!(total
                     .saturating_sub(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64)));
                 stack.push(match v {
@@ -1589,7 +1591,7 @@ impl<'a> Interpreter<'a> {
                     cost::cost_big_map_mem(map.overlay.len() as u64)
                         + crate::pack::big_map_key_hash_cost(&key)
                 );
-                let found = self.big_map_get(&map, &key);
+                let found = self.big_map_get(&map, &key)?;
                 if matches!(instr, Instr::MemBigMap) {
                     stack.push(Value::Bool(found.is_some()));
                 } else {
@@ -1656,7 +1658,7 @@ impl<'a> Interpreter<'a> {
                         + crate::pack::big_map_key_hash_cost(&key)
                 );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
-                    self.big_map_get(&map, &key)
+                    self.big_map_get(&map, &key)?
                 } else {
                     None
                 };
@@ -1926,25 +1928,20 @@ impl<'a> Interpreter<'a> {
                 let Value::Address(address) = pop!(stack) else {
                     return Err(bad());
                 };
-                let registry = &mut self.context.address_registry;
-                let found = registry.get(&address.destination).copied();
-                let fresh_index = registry.len() as u64;
-                charge!(if matches!(instr, Instr::IndexAddress) {
-                    cost::cost_index_address(found, fresh_index)
-                } else {
-                    cost::cost_get_address_index(found)
-                });
+                let host = &mut self.context.host;
+                let found = host.address_index(&address.destination);
                 if matches!(instr, Instr::IndexAddress) {
+                    // Registering a new address costs the write of its index (Octez charges it
+                    // before the write; a run out of gas discards the host's state anyway).
                     let index = match found {
                         Some(index) => index,
-                        None => {
-                            let index = fresh_index;
-                            registry.insert(address.destination, index);
-                            index
-                        }
+                        None => host.index_address(&address.destination),
                     };
+                    let fresh_index = if found.is_some() { 0 } else { index };
+                    charge!(cost::cost_index_address(found, fresh_index));
                     stack.push(Value::nat(index));
                 } else {
+                    charge!(cost::cost_get_address_index(found));
                     stack.push(match found {
                         Some(index) => Value::some(Value::nat(index)),
                         None => Value::None,
@@ -1966,12 +1963,24 @@ impl<'a> Interpreter<'a> {
         Ok(None)
     }
 
-    fn big_map_get(&self, map: &BigMap, key: &Value) -> Option<Value> {
+    /// The value bound to `key` in `map`: its overlay, else the host's stored map, read by the
+    /// key's hash and typechecked (a stored value that does not typecheck is the host's fault).
+    fn big_map_get(&self, map: &BigMap, key: &Value) -> Result<Option<Value>, RunError> {
         if let Some(entry) = map.overlay.get(key) {
-            return entry.clone();
+            return Ok(entry.clone());
         }
-        let id = map.id.as_ref()?;
-        self.context.big_maps.get(id)?.contents.get(key).cloned()
+        let Some(id) = map.id.as_ref() else {
+            return Ok(None);
+        };
+        let key_hash = crate::pack::big_map_key_hash(key, &map.key_type);
+        let Some(node) = self.context.host.big_map_value(id, &key_hash) else {
+            return Ok(None);
+        };
+        let mut tc = crate::typecheck::Typechecker::new(self.context.lookup());
+        match tc.parse_data(&node, &map.value_type) {
+            Ok(value) => Ok(Some(value)),
+            Err(_) => Err(RunError::IllTypedStoredValue),
+        }
     }
 
     fn contract(&self, address: &Address, entrypoint: &str, ty: &Type) -> Value {
@@ -1981,7 +1990,7 @@ impl<'a> Interpreter<'a> {
             (e, "") => e.to_string(),
             _ => return Value::None,
         };
-        let tc = crate::typecheck::Typechecker::new(self.context);
+        let tc = crate::typecheck::Typechecker::new(self.context.lookup());
         let found = tc.contract_entrypoint_type(address, &entrypoint);
         let is_implicit = address.destination.is_implicit();
         match found {
@@ -2010,12 +2019,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn originated_address(&mut self) -> Address {
-        // Octez derives it from the operation hash and an origination index; tests only see
-        // its shape, so derive a stable hash from the index.
-        let index = self.context.origination_index;
-        self.context.origination_index += 1;
-        let hash = kestrel_crypto::hash::blake2b_160(&index.to_be_bytes());
-        Address::new(Destination::Originated(hash))
+        Address::new(self.context.host.fresh_contract_address())
     }
 
     fn view_call(
@@ -2028,34 +2032,25 @@ impl<'a> Interpreter<'a> {
         if !address.entrypoint.is_empty() {
             return Ok(None);
         }
-        let Some(contract) = self.context.contracts.get(&address.destination) else {
-            return Ok(None);
-        };
-        let Some(view) = contract.views.iter().find(|v| v.name == name) else {
-            return Ok(None);
-        };
-        let Some((_, storage)) = &contract.storage else {
+        let Some(view) = self.context.host.view(&address.destination, name) else {
             return Ok(None);
         };
         if &view.output_type != ty {
             return Ok(None);
         }
-        let storage = storage.clone();
-        let callee_balance = contract.balance;
-        let code_node = view.code.clone();
-        let input_type = view.input_type.clone();
-        let output_type = view.output_type.clone();
-        let storage_type = contract
-            .storage
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .ok_or_else(bad)?;
-        let mut tc = crate::typecheck::Typechecker::new(self.context);
+        let callee_balance = view.balance_mutez;
+        let mut tc = crate::typecheck::Typechecker::new(self.context.lookup());
+        let storage = tc
+            .parse_data(&view.storage, &view.storage_type)
+            .map_err(|_| RunError::IllTypedStoredValue)?;
         let (code, out) = tc
-            .typecheck_code(&code_node, vec![Type::pair(input_type, storage_type)])
-            .map_err(|e| RunError::Other(e.to_string()))?;
+            .typecheck_code(
+                &view.code,
+                vec![Type::pair(view.input_type, view.storage_type)],
+            )
+            .map_err(|e| RunError::IllTypedView(Box::new(e)))?;
         if let Some(out) = out {
-            if out.len() != 1 || out[0] != output_type {
+            if out.len() != 1 || out[0] != view.output_type {
                 return Ok(None);
             }
         }

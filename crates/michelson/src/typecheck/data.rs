@@ -269,7 +269,7 @@ impl Typechecker<'_> {
                         return Err(bad());
                     };
                     let id = Int::from(id);
-                    if !self.context.big_maps.contains_key(&id) {
+                    if self.context.host.big_map_types(&id).is_none() {
                         return Err(bad());
                     }
                     let NodeKind::Seq(items) = &args[1].kind else {
@@ -297,7 +297,7 @@ impl Typechecker<'_> {
                 }
                 NodeKind::Int(id) => {
                     let id = Int::from(id);
-                    let stored = self.context.big_maps.get(&id).ok_or_else(bad)?;
+                    let stored = self.context.host.big_map_types(&id).ok_or_else(bad)?;
                     if &stored.key_type != key_type.as_ref()
                         || &stored.value_type != value_type.as_ref()
                     {

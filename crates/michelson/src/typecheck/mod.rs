@@ -10,7 +10,7 @@ pub mod data;
 pub mod entrypoints;
 pub mod operators;
 
-use crate::context::Context;
+use crate::context::Lookup;
 use crate::ir::{Code, Instr, IterKind};
 use crate::macros::MacroError;
 use crate::types::{parse_type, Type, TypeError};
@@ -145,7 +145,7 @@ impl TcError {
 
 impl fmt::Display for TcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte {}: {:?}", self.span.start, self.kind)
+        write!(f, "at byte {}: {}", self.span.start, self.kind)
     }
 }
 
@@ -172,8 +172,8 @@ pub fn stack_to_string(stack: &[Type]) -> String {
 /// The typechecker's state: the context (for `SELF`, contract and big map literals) and the
 /// typechecking gas spent.
 pub struct Typechecker<'a> {
-    /// The context whose contracts and big maps data literals may name.
-    pub context: &'a Context,
+    /// The world whose contracts and big maps data literals may name.
+    pub(crate) context: Lookup<'a>,
     /// Milligas consumed by typechecking so far, as Octez charges it (see [`charges`]).
     pub gas_consumed_milli: i64,
     /// Nodes of Octez's typed IR for the code typechecked so far (`Script_typed_ir_size`),
@@ -262,7 +262,7 @@ fn field_annot(node: &Node) -> Option<&str> {
 
 impl<'a> Typechecker<'a> {
     /// A typechecker over `context`.
-    pub fn new(context: &'a Context) -> Typechecker<'a> {
+    pub(crate) fn new(context: Lookup<'a>) -> Typechecker<'a> {
         Typechecker {
             context,
             gas_consumed_milli: 0,
@@ -1496,7 +1496,7 @@ impl<'a> Typechecker<'a> {
                 let param = self
                     .self_param_override
                     .as_ref()
-                    .unwrap_or(&self.context.self_param);
+                    .unwrap_or(self.context.self_param);
                 let search_steps = entrypoints::search_steps(param, &entrypoint);
                 let t = entrypoints::find(param, &entrypoint).ok_or_else(|| {
                     TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
@@ -1979,7 +1979,6 @@ impl<'a> Typechecker<'a> {
             param_type,
             storage_type,
             code: Rc::new(compiled),
-            code_node: code_expanded.clone(),
             views: typed_views,
         })
     }
@@ -2017,10 +2016,10 @@ impl<'a> Typechecker<'a> {
             }
             destination => {
                 if *destination == self.context.self_address.destination {
-                    return entrypoints::find(&self.context.self_param, name);
+                    return entrypoints::find(self.context.self_param, name);
                 }
-                let contract = self.context.contracts.get(destination)?;
-                entrypoints::find(&contract.param, name)
+                let param = self.context.host.contract_parameter(destination)?;
+                entrypoints::find(&param, name)
             }
         }
     }
@@ -2137,8 +2136,6 @@ pub struct Script {
     pub storage_type: Type,
     /// The compiled code.
     pub code: Rc<Code>,
-    /// The expanded code node.
-    pub code_node: Node,
     /// Views: name, input type, output type, expanded code.
     pub views: Vec<(String, Type, Type, Node)>,
 }
@@ -2222,15 +2219,15 @@ mod tests {
 
     /// Typechecks one instruction, given as Michelson text, on a stack of `pair nat nat`.
     fn kind_of_error(instruction: &str) -> Option<TcErrorKind> {
-        let context = Context::default();
-        let mut typechecker = Typechecker::new(&context);
         let code = kestrel_micheline::parse::parse_expression(&format!("{{ {instruction} }}"))
             .expect("valid Micheline");
         let stack = vec![Type::Nat, Type::pair(Type::Nat, Type::Nat)];
-        typechecker
-            .typecheck_code(&code, stack)
-            .err()
-            .map(|error| error.kind)
+        crate::context::with_empty_lookup(|lookup| {
+            Typechecker::new(lookup)
+                .typecheck_code(&code, stack)
+                .err()
+                .map(|error| error.kind)
+        })
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! overflow the host stack nor take quadratic time. They run on the test harness's own thread
 //! (2 MiB stack by default), which is smaller than the 8 MiB main thread.
 
-use kestrel_michelson::tzt::run_tzt;
+use kestrel_michelson_conformance::tzt::run_tzt;
 
 /// The Micheline parser's default depth limit is 100,000; the TZT wrapper (`code { .. }`,
 /// `input { Stack_elt .. }`) takes a few levels of it.
@@ -63,7 +63,9 @@ fn deep_lambda_apply_chain_is_dropped_without_recursion() {
         LOOP { PUSH int 1 ; SWAP ; SUB ; \
                DIP { LAMBDA (pair (lambda unit unit) unit) unit { CDR } ; SWAP ; APPLY } ; DUP ; GT } ; \
         DROP ; DROP } ; input {} ; output Gas_exhaustion";
-    if let Err(why) = kestrel_michelson::tzt::run_tzt_limited(source, false, 100_000_000) {
+    if let Err(why) =
+        kestrel_michelson_conformance::tzt::run_tzt_limited(source, false, 100_000_000)
+    {
         panic!("deep test failed: {why}");
     }
 }
