@@ -97,6 +97,8 @@ pub enum RunScriptError {
         error: RunError,
         /// The trace up to the failure.
         trace: Vec<TraceStep>,
+        /// The location of the failing instruction (known when the run was traced).
+        location: Option<u32>,
     },
     /// An option is invalid.
     BadOption(String),
@@ -135,6 +137,8 @@ fn print_one_line(node: &Node) -> String {
 struct Collector {
     steps: Vec<TraceStep>,
     last_gas: i64,
+    /// The location of the step running (where a failure happened).
+    entered: Option<u32>,
 }
 
 impl Tracer for Collector {
@@ -150,6 +154,9 @@ impl Tracer for Collector {
                 .collect(),
         });
         self.last_gas = gas_milli_remaining;
+    }
+    fn enter(&mut self, location: u32) {
+        self.entered = Some(location);
     }
 }
 
@@ -268,12 +275,14 @@ pub fn run_script(
         return Err(RunScriptError::Runtime {
             error: RunError::GasExhaustion,
             trace: Vec::new(),
+            location: None,
         });
     }
     let initial = vec![Value::pair(param, storage)];
     let mut collector = Collector {
         steps: Vec::new(),
         last_gas: gas,
+        entered: None,
     };
     // The first step octez-client logs is the initial stack, charged with everything consumed
     // before the first instruction.
@@ -291,15 +300,22 @@ pub fn run_script(
     } else {
         interpreter.run(&script_typed.code, initial)
     };
-    let trace = collector.steps;
+    let (trace, location) = (collector.steps, collector.entered);
     let mut stack = match result {
         Ok(stack) => stack,
-        Err(error) => return Err(RunScriptError::Runtime { error, trace }),
+        Err(error) => {
+            return Err(RunScriptError::Runtime {
+                error,
+                trace,
+                location,
+            })
+        }
     };
     let Some(Value::Pair(result)) = stack.pop() else {
         return Err(RunScriptError::Runtime {
             error: RunError::Other("the script did not return a pair".into()),
             trace,
+            location: None,
         });
     };
     let (operations, storage) = (&result.0, &result.1);

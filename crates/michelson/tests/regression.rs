@@ -89,7 +89,7 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
             }
             &output.trace
         }
-        (Outcome::Failure { kind, .. }, Err(RunScriptError::Runtime { error, trace })) => {
+        (Outcome::Failure { kind, .. }, Err(RunScriptError::Runtime { error, trace, .. })) => {
             let ok = match (kind, error) {
                 (FailureKind::FailWith { value }, RunError::Failed(v)) => {
                     let actual = print(&kestrel_michelson::unparse::unparse(
