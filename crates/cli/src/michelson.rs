@@ -24,16 +24,16 @@ pub enum MichelsonCommand {
         /// The script file.
         script: PathBuf,
         /// The initial storage (Micheline).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         storage: String,
         /// The parameter (Micheline).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         input: String,
-        /// Amount transferred, in mutez.
-        #[arg(long)]
+        /// Amount transferred, in mutez (never negative).
+        #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i64).range(0..))]
         amount: Option<i64>,
-        /// Balance of the contract, in mutez.
-        #[arg(long)]
+        /// Balance of the contract, in mutez (never negative).
+        #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i64).range(0..))]
         balance: Option<i64>,
         /// Block level.
         #[arg(long)]
@@ -74,6 +74,7 @@ pub enum MichelsonCommand {
         #[arg(long = "type")]
         ty: String,
         /// The value (Micheline).
+        #[arg(allow_hyphen_values = true)]
         value: String,
     },
 }
@@ -149,6 +150,9 @@ fn collect_tzt(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
     let files = collect_tzt(paths);
+    if files.is_empty() {
+        return Err("no .tzt file found in the paths given".to_string());
+    }
     let mut passed = 0;
     let mut reports = Vec::new();
     for file in &files {
@@ -244,13 +248,13 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
             let (line, column) = e.span.line_column(&source);
             if json {
                 print_json(
-                    &serde_json::json!({ "well_typed": false, "line": line, "column": column, "error": format!("{:?}", e.kind) }),
+                    &serde_json::json!({ "well_typed": false, "line": line, "column": column, "error": crate::client::describe_typecheck_error(&e.kind) }),
                 );
                 Ok(ExitCode::from(1))
             } else {
                 Err(format!(
-                    "ill-typed script at line {line}, column {column}: {:?}",
-                    e.kind
+                    "ill-typed script at line {line}, column {column}: {}",
+                    crate::client::describe_typecheck_error(&e.kind)
                 ))
             }
         }
@@ -260,13 +264,24 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
 fn pack(ty: &str, value: &str) -> CommandResult {
     let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
     let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
-    let value_node =
-        kestrel_michelson::macros::expand_all(&value_node).map_err(|e| format!("{e:?}"))?;
+    let value_node = kestrel_michelson::macros::expand_all(&value_node).map_err(|e| {
+        let e = kestrel_michelson::typecheck::TcError::from(e);
+        crate::client::describe_typecheck_error(&e.kind)
+    })?;
     let ty = kestrel_michelson::types::parse_type(&ty_node).map_err(|e| e.to_string())?;
+    if !ty.is_packable() {
+        return Err(format!("type {ty} is not packable"));
+    }
     let context = kestrel_michelson::context::Context::default();
     let mut tc = kestrel_michelson::typecheck::Typechecker::new(&context);
-    let value = tc.parse_data(&value_node, &ty).map_err(|e| e.to_string())?;
-    let bytes = kestrel_michelson::pack::pack_value(&value, &ty).map_err(|e| format!("{e:?}"))?;
+    let value = tc.parse_data(&value_node, &ty).map_err(|e| {
+        let (line, column) = e.span.line_column(value);
+        format!(
+            "ill-typed data at line {line}, column {column}: {}",
+            crate::client::describe_typecheck_error(&e.kind)
+        )
+    })?;
+    let bytes = kestrel_michelson::pack::pack_value(&value, &ty).map_err(|e| e.to_string())?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     println!("0x{hex}");
     Ok(ExitCode::SUCCESS)

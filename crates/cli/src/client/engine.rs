@@ -44,7 +44,7 @@ impl Failure {
 }
 
 /// octez-client's sentence for a typechecking error.
-fn describe(kind: &TcErrorKind) -> String {
+pub fn describe(kind: &TcErrorKind) -> String {
     match kind {
         TcErrorKind::Type(kestrel_michelson::types::TypeError::NotAType(what)) => {
             format!("unexpected {}, only a primitive can be used here.", node_kind(what))
@@ -271,12 +271,46 @@ pub struct RunRequest {
     pub trace_stack: bool,
 }
 
+/// The texts `run script` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The script.
+    Script,
+    /// The storage.
+    Storage,
+    /// The parameter.
+    Input,
+}
+
+/// Which text of a run that did not typecheck is ill-typed (the script, else the storage, else
+/// the parameter, as `run script` checks them), so an error's position is read in that text.
+fn ill_typed_part(request: &RunRequest) -> Part {
+    let checker = Checker::new(false);
+    let context = &checker.context;
+    let mut tc = Typechecker::new(context);
+    let script = kestrel_micheline::parse_toplevel(&request.source)
+        .ok()
+        .and_then(|node| tc.typecheck_script(&node).ok());
+    let Some(script) = script else {
+        return Part::Script;
+    };
+    let storage_ok = kestrel_micheline::parse_expression(&request.storage)
+        .ok()
+        .and_then(|node| Checker::expand(&node).ok())
+        .is_some_and(|node| tc.parse_data(&node, &script.storage_type).is_ok());
+    if storage_ok {
+        Part::Input
+    } else {
+        Part::Storage
+    }
+}
+
 /// Why `run script` failed.
 pub enum RunFailure {
     /// The text of the script, storage or input is not Micheline (message with its position).
     Parse(String),
-    /// Ill-typed script, storage or input.
-    Typecheck(Failure),
+    /// Ill-typed script, storage or input: which, and why.
+    Typecheck(Part, Failure),
     /// The script failed while running.
     Runtime {
         /// octez-client's sentence (`script reached FAILWITH instruction\nwith Unit`).
@@ -314,7 +348,10 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
     match run_script::run_script(&request.source, &request.options(request.trace_stack)) {
         Ok(output) => Ok(output),
         Err(RunScriptError::Parse(message)) => Err(RunFailure::Parse(message)),
-        Err(RunScriptError::Typecheck(error)) => Err(RunFailure::Typecheck(Failure::of(&error))),
+        Err(RunScriptError::Typecheck(error)) => Err(RunFailure::Typecheck(
+            ill_typed_part(request),
+            Failure::of(&error),
+        )),
         Err(RunScriptError::BadOption(message)) => Err(RunFailure::BadOption(message)),
         Err(RunScriptError::Runtime {
             error,

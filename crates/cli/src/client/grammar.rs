@@ -53,7 +53,6 @@ const SWITCHES: &[(&str, Option<&str>)] = &[
     ("--display-names", None),
     ("--zero-loc", None),
     ("--for-script", None),
-    ("--json", None),
 ];
 
 const RUN_OPTIONS: &[&str] = &[
@@ -72,7 +71,6 @@ const RUN_OPTIONS: &[&str] = &[
     "--no-print-source",
     "--other-contracts",
     "--extra-big-maps",
-    "--json",
 ];
 
 /// Every command `kestrel client` knows.
@@ -102,7 +100,6 @@ pub const COMMANDS: &[CommandSpec] = &[
             "--gas",
             "--legacy",
             "--display-names",
-            "--json",
         ],
     },
     CommandSpec {
@@ -115,7 +112,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("type"),
             Param("type"),
         ],
-        options: &["--gas", "--legacy", "--json"],
+        options: &["--gas", "--legacy"],
     },
     CommandSpec {
         name: "hash data",
@@ -127,7 +124,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("type"),
             Param("type"),
         ],
-        options: &["--gas", "--for-script", "--json"],
+        options: &["--gas", "--for-script"],
     },
     CommandSpec {
         name: "normalize data",
@@ -139,27 +136,27 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("type"),
             Param("type"),
         ],
-        options: &["--unparsing-mode", "--legacy", "--json"],
+        options: &["--unparsing-mode", "--legacy"],
     },
     CommandSpec {
         name: "normalize script",
         pattern: &[Word("normalize"), Word("script"), Param("script")],
-        options: &["--unparsing-mode", "--json"],
+        options: &["--unparsing-mode"],
     },
     CommandSpec {
         name: "normalize type",
         pattern: &[Word("normalize"), Word("type"), Param("type")],
-        options: &["--json"],
+        options: &[],
     },
     CommandSpec {
         name: "normalize stack",
         pattern: &[Word("normalize"), Word("stack"), Param("stack")],
-        options: &["--unparsing-mode", "--legacy", "--json"],
+        options: &["--unparsing-mode", "--legacy"],
     },
     CommandSpec {
         name: "expand macros in",
         pattern: &[Word("expand"), Word("macros"), Word("in"), Param("script")],
-        options: &["--json"],
+        options: &[],
     },
     CommandSpec {
         name: "convert script",
@@ -172,7 +169,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("to"),
             Param("output format"),
         ],
-        options: &["--zero-loc", "--json"],
+        options: &["--zero-loc"],
     },
     CommandSpec {
         name: "convert data",
@@ -185,7 +182,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("to"),
             Param("output format"),
         ],
-        options: &["--zero-loc", "--type", "--json"],
+        options: &["--zero-loc", "--type"],
     },
     CommandSpec {
         name: "unpack michelson data",
@@ -195,7 +192,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             Word("data"),
             Param("bytes"),
         ],
-        options: &["--json"],
+        options: &[],
     },
 ];
 

@@ -14,6 +14,7 @@ mod report;
 mod stack;
 
 use crate::input;
+pub use engine::describe as describe_typecheck_error;
 use engine::{Checker, RunFailure, RunRequest, UnparsingMode};
 use kestrel_micheline::print::{write_indented, Wrapping};
 use kestrel_micheline::Node;
@@ -31,8 +32,10 @@ struct Success {
 
 /// Runs `kestrel client ARGS`.
 pub fn run(args: &[String]) -> ExitCode {
+    // `--json` is kestrel's, not octez-client's: accepted anywhere, for every command.
     let json = args.iter().any(|a| a == "--json");
-    let result = grammar::parse(args)
+    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let result = grammar::parse(&args)
         .map_err(ClientError::usage)
         .and_then(|invocation| dispatch(&invocation));
     match result {
@@ -247,9 +250,17 @@ fn run_failure(
     match failure {
         RunFailure::Parse(message) => ClientError::message("parse", &message),
         RunFailure::BadOption(message) => ClientError::message("option", &message),
-        RunFailure::Typecheck(failure) => {
-            ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
-        }
+        RunFailure::Typecheck(part, failure) => match part {
+            engine::Part::Script => {
+                ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
+            }
+            engine::Part::Storage => {
+                ClientError::typecheck("storage", &request.storage, &failure, "ill-typed storage")
+            }
+            engine::Part::Input => {
+                ClientError::typecheck("input", &request.input, &failure, "ill-typed parameter")
+            }
+        },
         RunFailure::Runtime {
             message,
             span,
