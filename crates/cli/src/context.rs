@@ -36,10 +36,10 @@ pub enum ContextCommand {
         #[arg(long, allow_negative_numbers = true)]
         date: i64,
         /// The author.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         author: String,
         /// The message.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         message: String,
         /// Print as JSON.
         #[arg(long)]
@@ -254,10 +254,17 @@ pub fn run(command: ContextCommand) -> CommandResult {
                 initial_contracts,
                 store_options: StoreOptions {
                     sync_mode: sync.into(),
-                    cache_budget_bytes: cache_mib << 20,
+                    cache_budget_bytes: cache_mib
+                        .checked_mul(1 << 20)
+                        .ok_or_else(|| format!("--cache-mib {cache_mib} is too large"))?,
                     cache_policy: cache_policy
                         .map_or(kestrel_context::CACHE_POLICY_DEFAULT, CachePolicy::from),
-                    retained_written_bytes_max: retain_mib.map(|mib| mib << 20),
+                    retained_written_bytes_max: retain_mib
+                        .map(|mib| {
+                            mib.checked_mul(1 << 20)
+                                .ok_or_else(|| format!("--retain-mib {mib} is too large"))
+                        })
+                        .transpose()?,
                     cache_released_leaves,
                     cache_budget_includes_retained: cache_includes_retained,
                     cache_trace,

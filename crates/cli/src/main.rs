@@ -4,7 +4,9 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod client;
 mod context;
+mod input;
 mod micheline;
 mod michelson;
 mod output;
@@ -40,6 +42,15 @@ enum Area {
         #[arg(long)]
         json: bool,
     },
+    /// octez-client's offline commands, as octez-client takes and prints them: `run script`,
+    /// `typecheck script|data`, `hash data`, `normalize data|script|type|stack`, `expand macros
+    /// in`, `convert script|data`, `unpack michelson data`.
+    #[command(disable_help_flag = true)]
+    Client {
+        /// The octez-client command line (global options first, e.g. `--mode mockup`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Michelson: TZT runner, run-script, typecheck, pack.
     Michelson {
         #[command(subcommand)]
@@ -67,8 +78,13 @@ enum Area {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    output::exit_quietly_on_broken_pipe();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return output::usage_error(&error),
+    };
     let result = match cli.area {
+        Area::Client { args } => return client::run(&args),
         Area::Version { json } => output::print_version(json),
         Area::Michelson { command } => michelson::run(*command),
         Area::Micheline { command } => micheline::run(command),
@@ -79,9 +95,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::from(1)
-        }
+        Err(error) => output::failure(&error),
     }
 }

@@ -6,7 +6,6 @@
 use crate::output::CommandResult;
 use clap::{Subcommand, ValueEnum};
 use kestrel_micheline::{binary, json, pack, parse, print, Node};
-use std::io::Read;
 use std::process::ExitCode;
 
 /// The Micheline verbs.
@@ -15,7 +14,8 @@ pub enum MichelineCommand {
     /// Pack an expression: print `05` followed by its binary Micheline, in hex (untyped PACK of
     /// the expression as written).
     Pack {
-        /// The expression in Micheline text, e.g. 'Pair 1 "foo"'.
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1.
+        #[arg(allow_hyphen_values = true)]
         expression: String,
         /// Print as JSON.
         #[arg(long)]
@@ -38,13 +38,14 @@ pub enum MichelineCommand {
         #[arg(long, value_enum)]
         to: Form,
         /// The file to read, or - (the default) for standard input.
-        #[arg(default_value = "-")]
+        #[arg(default_value = "-", allow_hyphen_values = true)]
         input: String,
     },
     /// Print the script-expression hash (expr...) of an expression: base58check of blake2b-256
     /// of its untyped PACK.
     Hash {
-        /// The expression in Micheline text, e.g. 'Pair 1 "foo"'.
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1.
+        #[arg(allow_hyphen_values = true)]
         expression: String,
         /// Print as JSON (the hash and the packed bytes).
         #[arg(long)]
@@ -141,15 +142,7 @@ fn parse_text_or_script(source: &str) -> Result<Node, String> {
 }
 
 fn read_input(input: &str) -> Result<String, String> {
-    if input == "-" {
-        let mut source = String::new();
-        std::io::stdin()
-            .read_to_string(&mut source)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        Ok(source)
-    } else {
-        std::fs::read_to_string(input).map_err(|e| format!("cannot read {input}: {e}"))
-    }
+    crate::input::read_text(input).map_err(|error| error.to_string())
 }
 
 fn to_hex(bytes: &[u8]) -> String {

@@ -33,10 +33,10 @@ pub enum MichelsonCommand {
         #[arg(long, allow_hyphen_values = true)]
         input: String,
         /// Amount transferred, in tez (octez-client's default: 0.05).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         amount: Option<String>,
         /// Balance of the contract, in tez (default: 4,000,000).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         balance: Option<String>,
         /// Block level (default: 1).
         #[arg(long)]
@@ -80,6 +80,7 @@ pub enum MichelsonCommand {
         #[arg(long = "type")]
         ty: String,
         /// The value (Micheline).
+        #[arg(allow_hyphen_values = true)]
         value: String,
     },
 }
@@ -179,6 +180,9 @@ fn collect_tzt(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
     let files = collect_tzt(paths);
+    if files.is_empty() {
+        return Err("no .tzt file found in the paths given".to_string());
+    }
     let mut passed = 0;
     let mut reports = Vec::new();
     for file in &files {
@@ -273,13 +277,13 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
             let (line, column) = e.span.line_column(&source);
             if json {
                 print_json(
-                    &serde_json::json!({ "well_typed": false, "line": line, "column": column, "error": e.kind.to_string() }),
+                    &serde_json::json!({ "well_typed": false, "line": line, "column": column, "error": crate::client::describe_typecheck_error(&e.kind) }),
                 );
                 Ok(ExitCode::from(1))
             } else {
                 Err(format!(
                     "ill-typed script at line {line}, column {column}: {}",
-                    e.kind
+                    crate::client::describe_typecheck_error(&e.kind)
                 ))
             }
         }
@@ -289,7 +293,17 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
 fn pack(ty: &str, value: &str) -> CommandResult {
     let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
     let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
+    let value_node = kestrel_michelson::expand_macros(&value_node).map_err(|e| {
+        let (line, column) = e.span.line_column(value);
+        format!(
+            "ill-typed data at line {line}, column {column}: {}",
+            crate::client::describe_typecheck_error(&e.kind)
+        )
+    })?;
     let ty = kestrel_michelson::parse_type(&ty_node).map_err(|e| e.to_string())?;
+    if !ty.is_packable() {
+        return Err(format!("type {ty} is not packable"));
+    }
     let environment = kestrel_michelson::Environment::default();
     let self_parameter = kestrel_micheline::Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
     let mut host = kestrel_michelson::EmptyHost::default();
@@ -299,8 +313,13 @@ fn pack(ty: &str, value: &str) -> CommandResult {
         host: &mut host,
         legacy: false,
     };
-    let value =
-        kestrel_michelson::typecheck_data(&value_node, &ty, &context).map_err(|e| e.to_string())?;
+    let value = kestrel_michelson::typecheck_data(&value_node, &ty, &context).map_err(|e| {
+        let (line, column) = e.span.line_column(value);
+        format!(
+            "ill-typed data at line {line}, column {column}: {}",
+            crate::client::describe_typecheck_error(&e.kind)
+        )
+    })?;
     let bytes = kestrel_michelson::pack(&value, &ty).map_err(|e| e.to_string())?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     println!("0x{hex}");

@@ -1,11 +1,14 @@
 //! `kestrel tx`: Solana wire transactions through `kestrel-txview`.
 //!
-//! - `kestrel tx decode <HEX|BASE64|@FILE> [--json]` shows one transaction: version, header,
-//!   signatures, accounts with their static roles, instructions, lookups, v1 config, and whether it
-//!   sanitizes (today's mainnet limits) and its signatures verify. Exit 1 when it does not parse.
-//! - `kestrel tx check <FILE> [--verify-signatures]` reads one hex transaction per line (blank lines
-//!   and `#` comments skipped) and prints one verdict per line, `ok` or `error: <kind> at <field>`,
-//!   then `N accepted, M rejected`. Exit 1 when any line is rejected.
+//! - `kestrel tx decode <TEXT|@FILE|-> [--json]` shows one transaction given as hex (with or
+//!   without `0x`), base58 (the Solana CLI's default) or base64, or in a file (`-` for standard
+//!   input) holding one of those or the raw bytes: version, header, signatures, accounts with
+//!   their static roles, instructions, lookups, v1 config, and whether it sanitizes (today's
+//!   mainnet limits) and its signatures verify. Exit 1 when it does not parse.
+//! - `kestrel tx check <FILE|-> [--verify-signatures] [--json]` reads one transaction per line (in
+//!   any of those text encodings) and prints one verdict per input line, numbered as the input
+//!   is: `N: ok`, `N: error: <kind> at <field>`, or `N: skipped` for a blank or `#` comment line,
+//!   then `A accepted, R rejected`. Exit 1 when any line is rejected.
 
 use crate::output::{print_json, CommandResult};
 use base64::Engine;
@@ -19,21 +22,28 @@ use std::process::ExitCode;
 /// `kestrel tx` verbs.
 #[derive(Subcommand)]
 pub enum TxCommand {
-    /// Show one transaction given as hex, base64, or @FILE (a file holding hex, base64 or raw bytes).
+    /// Show one transaction given as hex, base58 or base64, or @FILE (- for standard input) holding
+    /// one of those or the raw bytes.
     Decode {
-        /// The transaction: hex, base64, or @FILE.
+        /// The transaction: hex (0x optional), base58, base64, @FILE, or - for standard input.
+        #[arg(allow_hyphen_values = true)]
         input: String,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Check a file of hex transactions, one per line: parse + sanitize, one verdict per line.
+    /// Check a file of transactions (hex, base58 or base64), one per line: parse + sanitize, one
+    /// numbered verdict per input line.
     Check {
-        /// The file.
+        /// The file, or - for standard input.
+        #[arg(allow_hyphen_values = true)]
         file: String,
         /// Also verify each transaction's ed25519 signatures.
         #[arg(long)]
         verify_signatures: bool,
+        /// Print a JSON report.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -44,34 +54,60 @@ pub fn run(command: TxCommand) -> CommandResult {
         TxCommand::Check {
             file,
             verify_signatures,
-        } => check(&file, verify_signatures),
+            json,
+        } => check(&file, verify_signatures, json),
     }
 }
 
-/// Bytes from hex (preferred when the text is valid hex) or standard/URL-safe base64.
+/// The encodings a transaction is read from, in the order they are tried: a text that is valid
+/// in several (a base58 text can also be base64) is read in the first whose bytes parse as a
+/// transaction.
+const ENCODINGS: [&str; 3] = ["hex", "base58", "base64"];
+
+fn decode_as(encoding: &str, text: &str) -> Option<Vec<u8>> {
+    match encoding {
+        "hex" => hex::decode(text.strip_prefix("0x").unwrap_or(text)).ok(),
+        "base58" => bs58::decode(text).into_vec().ok(),
+        _ => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(text))
+            .ok(),
+    }
+}
+
+/// Bytes from hex, base58 or base64 text: the first decoding that parses as a transaction, else
+/// the first that decodes at all (so a truncated transaction is reported as such).
 fn decode_text(text: &str) -> Option<Vec<u8>> {
     let text = text.trim();
-    if let Ok(bytes) = hex::decode(text.strip_prefix("0x").unwrap_or(text)) {
-        return Some(bytes);
-    }
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(text))
-        .ok()
+    let decoded: Vec<Vec<u8>> = ENCODINGS
+        .iter()
+        .filter_map(|encoding| decode_as(encoding, text))
+        .filter(|bytes| !bytes.is_empty())
+        .collect();
+    decoded
+        .iter()
+        .position(|bytes| UnsanitizedTransactionView::try_new_unsanitized(&bytes[..]).is_ok())
+        .map(|index| decoded[index].clone())
+        .or_else(|| decoded.into_iter().next())
 }
 
 fn read_input(input: &str) -> Result<Vec<u8>, String> {
-    match input.strip_prefix('@') {
+    let path = match input {
+        "-" => Some("-"),
+        _ => input.strip_prefix('@'),
+    };
+    match path {
         Some(path) => {
-            let raw =
-                std::fs::read(path).map_err(|error| format!("cannot read {path}: {error}"))?;
-            // A text file holding hex or base64, otherwise the raw wire bytes.
+            let raw = crate::input::read_bytes(path).map_err(|error| error.to_string())?;
+            // A text file holding hex, base58 or base64, otherwise the raw wire bytes.
             Ok(std::str::from_utf8(&raw)
                 .ok()
                 .and_then(decode_text)
                 .unwrap_or(raw))
         }
-        None => decode_text(input).ok_or_else(|| "input is neither hex nor base64".to_string()),
+        None => {
+            decode_text(input).ok_or_else(|| "input is neither hex, base58 nor base64".to_string())
+        }
     }
 }
 
@@ -219,39 +255,57 @@ fn print_human(value: &Value) {
     println!("signatures:       {}", text("signatures_verify"));
 }
 
-fn check(path: &str, verify: bool) -> CommandResult {
-    let text =
-        std::fs::read_to_string(path).map_err(|error| format!("cannot read {path}: {error}"))?;
-    let (mut accepted, mut rejected) = (0usize, 0usize);
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let verdict = match hex::decode(line) {
-            Err(_) => Err("invalid_hex at line".to_string()),
-            Ok(bytes) => match UnsanitizedTransactionView::try_new_unsanitized(&bytes[..]) {
+/// The verdict on one line of a `check` input: `None` for a line skipped (blank or comment).
+fn check_line(line: &str, verify: bool) -> Option<Result<(), String>> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    Some(match decode_text(line) {
+        None => Err("invalid_encoding at line (neither hex, base58 nor base64)".to_string()),
+        Some(bytes) => match UnsanitizedTransactionView::try_new_unsanitized(&bytes[..]) {
+            Err(error) => Err(format!("{} at {}", error.kind(), error.field())),
+            Ok(view) => match view.check_sanitized(&SanitizeConfig::MAINNET) {
                 Err(error) => Err(format!("{} at {}", error.kind(), error.field())),
-                Ok(view) => match view.check_sanitized(&SanitizeConfig::MAINNET) {
-                    Err(error) => Err(format!("{} at {}", error.kind(), error.field())),
-                    Ok(()) if verify => verify_signatures(&view)
-                        .map_err(|error| format!("invalid_signature at signatures ({error})")),
-                    Ok(()) => Ok(()),
-                },
+                Ok(()) if verify => verify_signatures(&view)
+                    .map_err(|error| format!("invalid_signature at signatures ({error})")),
+                Ok(()) => Ok(()),
             },
-        };
-        match verdict {
-            Ok(()) => {
-                accepted += 1;
-                println!("ok");
-            }
-            Err(message) => {
-                rejected += 1;
-                println!("error: {message}");
+        },
+    })
+}
+
+fn check(path: &str, verify: bool, json_output: bool) -> CommandResult {
+    let text = crate::input::read_text(path).map_err(|error| error.to_string())?;
+    let (mut accepted, mut rejected) = (0usize, 0usize);
+    let mut lines = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let verdict = check_line(line, verify);
+        match &verdict {
+            Some(Ok(())) => accepted += 1,
+            Some(Err(_)) => rejected += 1,
+            None => {}
+        }
+        if json_output {
+            lines.push(match verdict {
+                None => json!({ "line": number, "verdict": "skipped" }),
+                Some(Ok(())) => json!({ "line": number, "verdict": "ok" }),
+                Some(Err(error)) => json!({ "line": number, "verdict": "error", "error": error }),
+            });
+        } else {
+            match verdict {
+                None => println!("{number}: skipped"),
+                Some(Ok(())) => println!("{number}: ok"),
+                Some(Err(error)) => println!("{number}: error: {error}"),
             }
         }
     }
-    println!("{accepted} accepted, {rejected} rejected");
+    if json_output {
+        print_json(&json!({ "accepted": accepted, "rejected": rejected, "lines": lines }));
+    } else {
+        println!("{accepted} accepted, {rejected} rejected");
+    }
     Ok(if rejected == 0 {
         ExitCode::SUCCESS
     } else {

@@ -49,26 +49,62 @@ fn check_prints_one_verdict_per_line_and_a_total() {
         String::new(),
         hex::encode(&good[..good.len() - 1]),
         hex::encode(&fee_payer_program),
-        "zz".to_string(),
+        "zz!".to_string(),
         hex::encode([&good[..], &[0]].concat()),
     ];
     std::fs::write(&path, lines.join("\n")).unwrap();
     let (code, stdout, _) = kestrel(&["tx", "check", path.to_str().unwrap()]);
     assert_eq!(
         stdout,
-        "ok\n\
-         error: truncated at instructions[0].data\n\
-         error: program_id_is_fee_payer at instructions[0].program_id_index\n\
-         error: invalid_hex at line\n\
-         error: trailing_bytes at trailing_bytes\n\
+        "1: ok\n\
+         2: skipped\n\
+         3: skipped\n\
+         4: error: truncated at instructions[0].data\n\
+         5: error: program_id_is_fee_payer at instructions[0].program_id_index\n\
+         6: error: invalid_encoding at line (neither hex, base58 nor base64)\n\
+         7: error: trailing_bytes at trailing_bytes\n\
          1 accepted, 4 rejected\n"
     );
     assert_eq!(code, 1);
     std::fs::write(&path, hex::encode(&good)).unwrap();
     let (code, stdout, _) =
         kestrel(&["tx", "check", "--verify-signatures", path.to_str().unwrap()]);
-    assert_eq!((code, stdout.as_str()), (0, "ok\n1 accepted, 0 rejected\n"));
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "1: ok\n1 accepted, 0 rejected\n")
+    );
     std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn check_reads_0x_base58_and_standard_input_and_prints_json() {
+    let (good, _) = transactions();
+    let input = format!(
+        "0x{}\n\n{}\n",
+        hex::encode(&good),
+        bs58::encode(&good).into_string()
+    );
+    let (code, stdout, stderr) = support::run_kestrel(&["tx", "check", "-"], &input);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "1: ok\n2: skipped\n3: ok\n2 accepted, 0 rejected\n");
+    let (code, stdout, _) = support::run_kestrel(&["tx", "check", "-", "--json"], &input);
+    assert_eq!(code, 0);
+    let value: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["accepted"], 2);
+    assert_eq!(value["lines"][1]["verdict"], "skipped");
+    assert_eq!(value["lines"][2]["line"], 3);
+}
+
+#[test]
+fn decode_reads_base58_and_standard_input() {
+    let (good, _) = transactions();
+    let encoded = bs58::encode(&good).into_string();
+    let (code, stdout, stderr) = kestrel(&["tx", "decode", &encoded]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("sanitize:         ok"), "{stdout}");
+    let (code, stdout, stderr) = support::run_kestrel(&["tx", "decode", "-"], &hex::encode(&good));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("version:          legacy"), "{stdout}");
 }
 
 #[test]

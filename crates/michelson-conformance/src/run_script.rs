@@ -99,6 +99,8 @@ pub enum RunScriptError {
         error: ExecutionError,
         /// The trace up to the failure.
         trace: Vec<TraceStep>,
+        /// The location of the failing instruction, when the failure happened while running.
+        location: Option<u32>,
     },
     /// An option is invalid.
     BadOption(String),
@@ -133,6 +135,8 @@ struct Collector {
     enabled: bool,
     steps: Vec<TraceStep>,
     last_gas: i64,
+    /// The location of the step running (where a failure happened).
+    entered: Option<u32>,
 }
 
 impl Tracer for Collector {
@@ -151,6 +155,9 @@ impl Tracer for Collector {
                 .collect(),
         });
         self.last_gas = gas_milli_remaining;
+    }
+    fn enter(&mut self, location: u32) {
+        self.entered = Some(location);
     }
 }
 
@@ -249,6 +256,7 @@ pub fn run_script(
         enabled: options.trace_stack,
         steps: Vec::new(),
         last_gas: gas_limit,
+        entered: None,
     };
     let result = execute_traced(
         &typed,
@@ -258,10 +266,16 @@ pub fn run_script(
         config.gas_limit_milli,
         &mut collector,
     );
-    let trace = collector.steps;
+    let (trace, location) = (collector.steps, collector.entered);
     let execution = match result {
         Ok(execution) => execution,
-        Err(error) => return Err(RunScriptError::Execution { error, trace }),
+        Err(error) => {
+            return Err(RunScriptError::Execution {
+                error,
+                trace,
+                location,
+            })
+        }
     };
     let self_address = environment.self_address.to_readable();
     Ok(RunScriptOutput {

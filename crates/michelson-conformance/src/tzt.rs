@@ -147,6 +147,29 @@ impl World {
         typecheck_data(node, ty, &self.context())
     }
 }
+/// The toplevel fields a TZT test may have (the TZT format's, and Octez's extensions such as
+/// `other_contracts` and `big_maps`); any other is refused rather than silently ignored.
+const TZT_FIELDS: &[&str] = &[
+    "code",
+    "input",
+    "output",
+    "amount",
+    "balance",
+    "big_maps",
+    "chain_id",
+    "level",
+    "min_block_time",
+    "now",
+    "other_contracts",
+    "parameter",
+    "self",
+    "sender",
+    "source",
+    "storages",
+    "total_voting_power",
+    "views",
+    "voting_power",
+];
 
 /// Runs one TZT test with `gas_limit_milli` milligas.
 pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: u64) -> Result<(), TztFailure> {
@@ -161,6 +184,9 @@ pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: u64) -> Resu
         let Some((name, args)) = prim_of(item) else {
             return Err(malformed("toplevel item is not a primitive"));
         };
+        if !TZT_FIELDS.contains(&name) {
+            return Err(malformed(format!("unknown field {name}")));
+        }
         if fields.insert(name, args).is_some() {
             return Err(malformed(format!("duplicate field {name}")));
         }

@@ -102,7 +102,7 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
             }
             &output.trace
         }
-        (Outcome::Failure { kind, .. }, Err(RunScriptError::Execution { error, trace })) => {
+        (Outcome::Failure { kind, .. }, Err(RunScriptError::Execution { error, trace, .. })) => {
             let ok = match (kind, error) {
                 (FailureKind::FailWith { value }, ExecutionError::Failed(v)) => {
                     let actual = print(&kestrel_michelson::normalize(

@@ -37,6 +37,14 @@ pub fn pack(value: &Value, ty: &Type) -> Result<Vec<u8>, kestrel_micheline::bina
     crate::pack::pack_value(value, ty)
 }
 
+/// [`pack`], also returning what Octez charges for it (`Script_ir_translator.pack_data`:
+/// unparsing, stripping locations, serializing), in milligas.
+pub fn pack_metered(
+    value: &Value,
+) -> Result<(Vec<u8>, u64), kestrel_micheline::binary::EncodeError> {
+    crate::pack::pack_with_cost(value)
+}
+
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if they hold one (`contract` values and
 /// big map ids are checked against `context`'s host).
 pub fn unpack<H: Host>(bytes: &[u8], ty: &Type, context: &CodeContext<'_, H>) -> Option<Value> {

@@ -434,14 +434,40 @@ pub fn typecheck_data<H: Host>(
     ty: &Type,
     context: &CodeContext<'_, H>,
 ) -> Result<Value, TcError> {
+    typecheck_data_metered(node, ty, context).map(|(value, _)| value)
+}
+
+/// [`typecheck_data`], also returning the milligas Octez's `parse_data` charges for it (what
+/// `octez-client typecheck data` and `hash data` report).
+pub fn typecheck_data_metered<H: Host>(
+    node: &Node,
+    ty: &Type,
+    context: &CodeContext<'_, H>,
+) -> Result<(Value, u64), TcError> {
     let mut tc = Typechecker::new(context.lookup());
     tc.legacy = context.legacy;
-    if ty.has_lambda() {
+    let value = if ty.has_lambda() {
         let expanded = crate::macros::expand_all(node)?;
-        tc.parse_data(&expanded, ty)
+        tc.parse_data(&expanded, ty)?
     } else {
-        tc.parse_data(node, ty)
-    }
+        tc.parse_data(node, ty)?
+    };
+    Ok((value, consumed_milligas(&tc)))
+}
+
+/// Parses `node` as a type, with the milligas Octez's `parse_ty` charges for it; `legacy`
+/// accepts the deprecated types.
+pub fn typecheck_type(node: &Node, legacy: bool) -> Result<(Type, u64), TcError> {
+    crate::context::with_empty_lookup(|lookup| {
+        let mut tc = Typechecker::new(lookup);
+        tc.legacy = legacy;
+        let ty = tc.parse_type(node)?;
+        Ok((ty, consumed_milligas(&tc)))
+    })
+}
+
+fn consumed_milligas(tc: &Typechecker<'_>) -> u64 {
+    u64::try_from(tc.gas_consumed_milli).unwrap_or(0)
 }
 
 /// Expands the macros of code or data (`CMPEQ`, `IF_SOME`, `DUUP`, ...) into plain instructions.

@@ -49,6 +49,8 @@ pub trait Tracer {
     /// Called after each step with the step's location, the gas remaining and the stack (top
     /// last), as Octez logs them.
     fn log(&mut self, location: u32, gas_milli_remaining: i64, stack: &[Value]);
+    /// Called before a logged step runs, with its location: where a failure of that step is.
+    fn enter(&mut self, _location: u32) {}
 }
 
 /// The tracer of the plain path.
@@ -315,6 +317,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                         .unwrap_or(code.locations[pc]),
                     _ => code.locations[pc],
                 });
+                tracer.enter(code.locations[pc]);
             }
             pc += 1;
             match instr {

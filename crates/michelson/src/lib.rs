@@ -40,11 +40,12 @@ mod unparse;
 mod value;
 
 pub use big_map_diff::{BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate};
-pub use data::{normalize, pack, unpack, UnparsingMode};
+pub use data::{normalize, pack, pack_metered, unpack, UnparsingMode};
 pub use error::ExecutionError;
 pub use execute::{
     execute, execute_traced, expand_macros, run_code, run_view, typecheck_code, typecheck_data,
-    Call, CodeContext, Execution, InternalOperation, TypedCode, ViewExecution,
+    typecheck_data_metered, typecheck_type, Call, CodeContext, Execution, InternalOperation,
+    TypedCode, ViewExecution,
 };
 pub use host::{
     placeholder_contract_address, BigMapTypes, Config, EmptyHost, Environment, FreshIds, Host,
@@ -61,4 +62,5 @@ pub use pack::big_map_key_hash;
 pub use script::{Script, ScriptError, ViewSignature};
 pub use typecheck::{TcError as TypecheckError, TcErrorKind as TypecheckErrorKind};
 pub use types::{parse_type, Type, TypeError};
+pub use unparse::normalize_code;
 pub use value::Value;

@@ -1,0 +1,180 @@
+//! Runs every recorded octez-client command of `octez-protocol/client/*.out` and
+//! `michelson-regression/*/*.out` through `kestrel client`, exactly as recorded (the words after
+//! `./octez-client`, with `michelson_test_scripts/` pointing at the shared scripts), and compares
+//! the whole output (standard output then standard error) with the recording, whitespace runs
+//! aside.
+//!
+//! Commands whose recorded input was masked by the recorder (`"[CONTRACT_HASH]"`,
+//! `"[PUBLIC_KEY]"`, ...) cannot be run as recorded (octez-client itself rejects those strings);
+//! they are counted apart.
+
+mod support;
+
+use std::path::Path;
+
+/// Commands whose whole output must match; raise it as more do. The others differ in gas only
+/// (reported by the test): `INDEX_ADDRESS` (2 runs), the first step of `packunpack_rev_cty`, and
+/// the typechecking of lambdas given as data to `hash data` (2 commands).
+const MINIMUM_IDENTICAL: usize = 298;
+
+/// What the recorder put in place of values it masked.
+const MASKS: &[&str] = &[
+    "[CONTRACT_HASH]",
+    "[PUBLIC_KEY_HASH]",
+    "[PUBLIC_KEY]",
+    "[TIMESTAMP]",
+];
+
+/// Splits a recorded command line as a POSIX shell does (quotes and backslashes).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(next) = chars.next() {
+                                if !matches!(next, '"' | '\\' | '$' | '`') {
+                                    word.push('\\');
+                                }
+                                word.push(next);
+                            }
+                        }
+                        _ => word.push(q),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The (command line, expected output) pairs of one recorded file.
+fn cases(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut blocks = text.split("\n./octez-client ");
+    let first = blocks.next().unwrap_or("");
+    let mut rest: Vec<&str> = blocks.collect();
+    if let Some(command) = first.strip_prefix("./octez-client ") {
+        rest.insert(0, command);
+    }
+    for block in rest {
+        let (command, body) = block.split_once('\n').unwrap_or((block, ""));
+        found.push((command.to_string(), body.trim_matches('\n').to_string()));
+    }
+    found
+}
+
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn recorded_octez_client_commands_print_the_same() {
+    let (Some(client), Some(regression), Some(scripts)) = (
+        kestrel_testdata::require("octez-protocol/client", "recorded_octez_client_commands"),
+        kestrel_testdata::require("michelson-regression", "recorded_octez_client_commands"),
+        kestrel_testdata::require("michelson", "recorded_octez_client_commands"),
+    ) else {
+        return;
+    };
+    let mut files = kestrel_testdata::files_with_suffix(&client, ".out");
+    files.extend(kestrel_testdata::files_with_suffix(&regression, ".out"));
+    let scripts = format!("{}/", scripts.display());
+    let (mut total, mut identical, mut masked) = (0, 0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        let name = file.file_name().map(Path::new).unwrap_or(file).display();
+        for (command, expected) in cases(&text) {
+            if MASKS.iter().any(|mask| command.contains(mask)) {
+                masked += 1;
+                continue;
+            }
+            total += 1;
+            let words: Vec<String> = shell_words(&command)
+                .into_iter()
+                .map(|w| w.replacen("michelson_test_scripts/", &scripts, 1))
+                .collect();
+            let mut arguments = vec!["client"];
+            arguments.extend(words.iter().map(String::as_str));
+            let (_, stdout, stderr) = support::run_kestrel(&arguments, "");
+            let got = format!("{stdout}{stderr}");
+            if normalized(&got) == normalized(&expected) {
+                identical += 1;
+            } else {
+                let (want, got) = (normalized(&expected), normalized(&got));
+                let at = want
+                    .chars()
+                    .zip(got.chars())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let from = at.saturating_sub(40);
+                let excerpt = |s: &str| s.chars().skip(from).take(120).collect::<String>();
+                println!(
+                    "DIFFERS {name}: {command}\n  want …{}\n  got  …{}",
+                    excerpt(&want),
+                    excerpt(&got)
+                );
+            }
+        }
+    }
+    println!(
+        "recorded octez-client commands: {identical}/{total} identical ({masked} with masked inputs not run)"
+    );
+    assert!(total >= 300, "only {total} recorded commands found");
+    assert!(
+        identical >= MINIMUM_IDENTICAL,
+        "{identical}/{total} identical, expected at least {MINIMUM_IDENTICAL}"
+    );
+}
+
+#[test]
+fn shell_words_follow_posix_quoting() {
+    assert_eq!(
+        shell_words(r#"hash data '"ABC\n123"' of  type "a b" c\ d ''"#),
+        vec![
+            "hash",
+            "data",
+            r#""ABC\n123""#,
+            "of",
+            "type",
+            "a b",
+            "c d",
+            ""
+        ]
+    );
+}

@@ -1,0 +1,364 @@
+//! Regression tests for what a new user hit in the `kestrel` command: values starting with `-`,
+//! a closed pipe, negative amounts, non-packable types, error words and positions, `--json` on
+//! failure, exit codes, standard input, oversized numbers, build information, TZT strictness and
+//! inputs that are not regular files.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use support::run_kestrel as run;
+
+fn scripts() -> Option<std::path::PathBuf> {
+    kestrel_testdata::require("michelson/opcodes", "defects")
+}
+
+#[test]
+fn values_starting_with_a_dash_are_values() {
+    let (code, stdout, stderr) = run(&["micheline", "pack", "-1"], "");
+    assert_eq!((code, stdout.as_str()), (0, "050041\n"), "{stderr}");
+    let (code, stdout, stderr) = run(&["michelson", "pack", "--type", "int", "-7"], "");
+    assert_eq!((code, stdout.as_str()), (0, "0x050047\n"), "{stderr}");
+    let (code, stdout, stderr) = run(
+        &[
+            "client", "--mode", "mockup", "hash", "data", "-1", "of", "type", "int",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with("Raw packed data: 0x050041\n"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(
+        &[
+            "context",
+            "commit-hash",
+            "--tree",
+            "0d78b30e959c2a079e8ccb4ca19d428c95d29b2f02a35c1c58ef9c8972bc26aa",
+            "--date",
+            "-5",
+            "--author",
+            "-a",
+            "--message",
+            "-msg",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let Some(scripts) = scripts() else { return };
+    let abs = scripts.join("abs.tz");
+    let abs = abs.to_str().unwrap_or_default();
+    let (code, stdout, stderr) = run(
+        &[
+            "michelson",
+            "run-script",
+            abs,
+            "--storage",
+            "Unit",
+            "--input",
+            "-12",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("storage\n  Unit\n"), "{stdout}");
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", abs, "on", "storage", "Unit", "and", "input", "-12",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    // A sequence this long prints one item per line, far more than a pipe buffers.
+    let sequence = format!("{{ {} }}", vec!["1"; 200_000].join(" ; "));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args([
+            "micheline",
+            "convert",
+            "--from",
+            "text",
+            "--to",
+            "text",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run kestrel: {error}"));
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(sequence.as_bytes())
+            .unwrap_or_else(|error| panic!("cannot write: {error}"));
+    }
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .unwrap_or_else(|error| panic!("cannot read: {error}"));
+    assert_eq!(first, "{ 1 ;\n");
+    // The reading end is closed here, as `head -1` closes it.
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|error| panic!("kestrel did not finish: {error}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn negative_amounts_and_non_packable_types_are_refused() {
+    let (code, _, stderr) = run(
+        &["michelson", "pack", "--type", "big_map int int", "{}"],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not packable"), "{stderr}");
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "hash",
+            "data",
+            "{}",
+            "of",
+            "type",
+            "big_map int int",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not packable"), "{stderr}");
+    let Some(scripts) = scripts() else { return };
+    let abs = scripts.join("abs.tz");
+    let abs = abs.to_str().unwrap_or_default();
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", abs, "on", "storage", "Unit", "and", "input", "1",
+            "--amount", "-5",
+        ],
+        "",
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("Invalid \u{a729} notation in parameter amount"),
+        "{stderr}"
+    );
+    let (code, _, _) = run(
+        &[
+            "michelson",
+            "run-script",
+            abs,
+            "--storage",
+            "Unit",
+            "--input",
+            "1",
+            "--amount=-5",
+        ],
+        "",
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn errors_name_line_and_column_in_octez_client_words_and_json() {
+    let (code, stdout, stderr) = run(
+        &[
+            "client",
+            "typecheck",
+            "data",
+            "\n  \"x\"",
+            "against",
+            "type",
+            "nat",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stderr.starts_with("At line 2 characters 2 to 5,\nInvalid data: expected a value of type nat, got \"x\".\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("InvalidData {"), "{stderr}");
+    let (code, _, stderr) = run(&["michelson", "pack", "--type", "nat", "\"x\""], "");
+    assert_eq!(code, 1);
+    assert!(!stderr.contains("InvalidData {"), "{stderr}");
+    assert!(stderr.contains("line 1, column 0"), "{stderr}");
+
+    let (code, stdout, _) = run(
+        &[
+            "client",
+            "--json",
+            "typecheck",
+            "data",
+            "\n  \"x\"",
+            "against",
+            "type",
+            "nat",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    let value: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"));
+    assert_eq!(value["error"]["kind"], "typecheck");
+    assert_eq!(value["error"]["line"], 2);
+    assert_eq!(value["error"]["column"], 2);
+    let (code, stdout, _) = run(&["micheline", "pack", "{", "--json"], "");
+    assert_eq!(code, 1);
+    let value: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"));
+    assert_eq!(value["error"]["exit_code"], 1);
+    assert!(value["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("At line 1")));
+}
+
+#[test]
+fn runtime_errors_show_the_failing_instruction() {
+    let Some(scripts) = scripts() else { return };
+    let shifts = scripts.join("shifts.tz");
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "run",
+            "script",
+            shifts.to_str().unwrap_or_default(),
+            "on",
+            "storage",
+            "None",
+            "and",
+            "input",
+            "(Left (Pair 1 257))",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("At line 10 characters 25 to 28,\nunexpected arithmetic overflow\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn exit_codes_separate_failures_from_usage_errors() {
+    assert_eq!(run(&["client", "frobnicate", "data"], "").0, 2);
+    assert_eq!(
+        run(&["client", "normalize", "type", "nat", "--trace-stack"], "").0,
+        2
+    );
+    assert_eq!(
+        run(
+            &["client", "--mode", "proxy", "normalize", "type", "nat"],
+            ""
+        )
+        .0,
+        2
+    );
+    assert_eq!(run(&["no-such-area"], "").0, 2);
+    assert_eq!(run(&["client", "normalize", "type", "nat"], "").0, 0);
+    assert_eq!(run(&["client", "normalize", "type", "0"], "").0, 1);
+}
+
+#[test]
+fn standard_input_is_read_for_a_script_given_as_dash() {
+    let script = "parameter unit; storage unit; code { CDR ; NIL operation ; PAIR }";
+    let (code, stdout, stderr) = run(&["client", "typecheck", "script", "-"], script);
+    assert_eq!((code, stdout.as_str()), (0, "Well typed\n"), "{stderr}");
+    let (code, stdout, stderr) = run(
+        &[
+            "client", "run", "script", "-", "on", "storage", "Unit", "and", "input", "Unit",
+        ],
+        script,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("storage\n  Unit\n"), "{stdout}");
+}
+
+#[test]
+fn sizes_that_do_not_fit_are_refused_instead_of_wrapping() {
+    let (code, _, stderr) = run(
+        &[
+            "context",
+            "replay",
+            "--blocks",
+            "1",
+            "--cache-mib",
+            "18446744073709551615",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--cache-mib"), "{stderr}");
+}
+
+#[test]
+fn version_prints_build_information() {
+    let (code, stdout, _) = run(&["version", "--json"], "");
+    assert_eq!(code, 0);
+    let value: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"));
+    assert!(
+        value["rustc"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("rustc ")),
+        "{stdout}"
+    );
+    assert!(
+        value["commit"].as_str().is_some_and(|c| !c.is_empty()),
+        "{stdout}"
+    );
+    assert!(value["profile"].is_string(), "{stdout}");
+}
+
+#[test]
+fn tzt_refuses_unknown_fields_and_empty_directories() {
+    let directory =
+        std::env::temp_dir().join(format!("kestrel-defects-tzt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap_or_else(|error| panic!("{error}"));
+    let dir = directory.to_str().unwrap_or_default().to_string();
+    let (code, _, stderr) = run(&["michelson", "tzt", &dir], "");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no .tzt file"), "{stderr}");
+    let file = directory.join("typo.tzt");
+    std::fs::write(&file, "code {}; input {}; output {}; amuont 5")
+        .unwrap_or_else(|error| panic!("{error}"));
+    let (code, stdout, _) = run(&["michelson", "tzt", &dir], "");
+    let _ = std::fs::remove_dir_all(&directory);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("unknown field amuont"), "{stdout}");
+}
+
+#[test]
+fn devices_and_fifos_given_as_files_are_refused() {
+    let (code, _, stderr) = run(
+        &[
+            "micheline",
+            "convert",
+            "--from",
+            "text",
+            "--to",
+            "text",
+            "/dev/zero",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    let fifo = std::env::temp_dir().join(format!("kestrel-defects-fifo-{}", std::process::id()));
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|status| status.success()) {
+        let path = fifo.to_str().unwrap_or_default().to_string();
+        let (code, _, stderr) = run(&["tx", "check", &path], "");
+        let (client_code, _, _) = run(&["client", "typecheck", "script", &path], "");
+        let _ = std::fs::remove_file(&fifo);
+        assert_eq!(code, 1);
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+        assert_eq!(client_code, 1);
+    }
+}
