@@ -33,11 +33,11 @@ pub enum MichelsonCommand {
         #[arg(long, allow_hyphen_values = true)]
         input: String,
         /// Amount transferred, in tez (octez-client's default: 0.05).
-        #[arg(long, allow_hyphen_values = true)]
-        amount: Option<String>,
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_tez_mutez)]
+        amount: Option<i64>,
         /// Balance of the contract, in tez (default: 4,000,000).
-        #[arg(long, allow_hyphen_values = true)]
-        balance: Option<String>,
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_tez_mutez)]
+        balance: Option<i64>,
         /// Block level (default: 1).
         #[arg(long)]
         level: Option<u64>,
@@ -109,12 +109,6 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
                 None => None,
                 Some(text) => Some(parse_now(&text)?),
             };
-            let tez = |flag: &str, text: Option<String>| match text {
-                None => Ok(None),
-                Some(text) => run_script::parse_tez(&text).map(Some).ok_or_else(|| {
-                    format!("invalid {flag} {text}: expected a non-negative tez amount")
-                }),
-            };
             let gas_limit_milli = match gas {
                 None => None,
                 Some(text) => {
@@ -124,8 +118,8 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
             let options = RunScriptOptions {
                 storage,
                 input,
-                amount_mutez: tez("--amount", amount)?,
-                balance_mutez: tez("--balance", balance)?,
+                amount_mutez: amount,
+                balance_mutez: balance,
                 level,
                 now,
                 sender: source,
@@ -288,6 +282,12 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
             }
         }
     }
+}
+
+/// A tez amount as octez-client writes it (`1`, `0.05`, `1_000`), in mutez; a negative or
+/// malformed amount is a usage error.
+fn parse_tez_mutez(text: &str) -> Result<i64, String> {
+    run_script::parse_tez(text).ok_or_else(|| format!("{text} is not a non-negative tez amount"))
 }
 
 fn pack(ty: &str, value: &str) -> CommandResult {

@@ -47,25 +47,25 @@ fn values_starting_with_a_dash_are_values() {
     );
     assert_eq!(code, 0, "{stderr}");
     let Some(scripts) = scripts() else { return };
-    let abs = scripts.join("abs.tz");
-    let abs = abs.to_str().unwrap_or_default();
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
     let (code, stdout, stderr) = run(
         &[
             "michelson",
             "run-script",
-            abs,
+            cons,
             "--storage",
-            "Unit",
+            "{}",
             "--input",
             "-12",
         ],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.starts_with("storage\n  Unit\n"), "{stdout}");
+    assert!(stdout.starts_with("storage\n  { -12 }\n"), "{stdout}");
     let (code, _, stderr) = run(
         &[
-            "client", "run", "script", abs, "on", "storage", "Unit", "and", "input", "-12",
+            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "-12",
         ],
         "",
     );
