@@ -41,6 +41,12 @@ pub(crate) struct AccountState {
     pub(crate) waiters_tail: u32,
     /// A waiter was woken and has not yet been looked at again.
     pub(crate) wake_outstanding: bool,
+    /// The highest-priority waiting transaction that names the account (while it is still
+    /// parked, with this insertion number): lower-priority transactions that would conflict with
+    /// it wait behind it, as they would behind its edge in prio-graph.
+    pub(crate) reserved_by: u32,
+    pub(crate) reserved_sequence: u32,
+    pub(crate) reserved_write: bool,
     /// Compute units of this block's transactions that write it.
     pub(crate) block_units: u64,
     /// Insertion stamp, for finding an account named twice by one transaction.
@@ -91,6 +97,9 @@ impl AccountTable {
                 waiters_head: NONE,
                 waiters_tail: NONE,
                 wake_outstanding: false,
+                reserved_by: NONE,
+                reserved_sequence: 0,
+                reserved_write: false,
                 block_units: 0,
                 stamp: 0,
             };

@@ -9,10 +9,13 @@
 //! heap operation per transaction per release instead of a rescan of the chain (Agave's greedy
 //! pass: 137 K tx/s with one payer). Releasing an account wakes only its first waiter (and the
 //! readers behind a reader); a woken transaction that does not end up holding the account passes
-//! the wake on, so no waiter is forgotten. A transaction also waits when a higher-priority waiter of
-//! an account would conflict with it, so a stream of cheap transactions cannot starve a valuable
-//! one (prio-graph's ordering, built lazily and only where conflicts happen). Lock checks are array
-//! indexes: accounts are interned once when a transaction enters (`accounts`).
+//! the wake on, so no waiter is forgotten. A waiting transaction also reserves every account it
+//! names: a lower-priority transaction that would conflict with the reservation waits too, so
+//! cheap transactions cannot take a valuable one's accounts (or the block's units) while it waits
+//! (prio-graph's ordering, built lazily and only where conflicts happen; one reservation per
+//! account, the highest). An account is offered to its waiters again when its holder completes or
+//! its reserving transaction leaves. Lock checks are array indexes: accounts are interned once
+//! when a transaction enters (`accounts`).
 //!
 //! Limits: a transaction whose cost exceeds the block or account limit is refused at insertion;
 //! one that does not fit in what is left of the block waits (deferred) for the next block; one
@@ -491,14 +494,14 @@ impl Scheduler {
         if entry.state == State::Parked {
             let account = entry.parked_on;
             self.unlink(account, id);
-            self.maybe_wake(account);
         }
         self.entries[id as usize].state = State::Free;
         self.entries[id as usize].woken_from = NONE;
         if woken_from != NONE {
             self.accounts.states[woken_from as usize].wake_outstanding = false;
-            self.maybe_wake(woken_from);
         }
+        // Its reservations lapse: the waiters they held back may go.
+        self.wake_accounts_of(id);
         self.release_accounts(id);
         self.free_entries.push(id);
         self.queued -= 1;
@@ -578,7 +581,12 @@ impl Scheduler {
                 let head = &self.entries[state.waiters_head as usize];
                 (writable || head.parked_write) && head.key(state.waiters_head) > key
             };
-            if held || behind {
+            let reserved = self
+                .reservation(state)
+                .is_some_and(|(reserved_key, reserved_write)| {
+                    (writable || reserved_write) && reserved_key > key
+                });
+            if held || behind || reserved {
                 self.park(id, key, account, writable);
                 return Attempt::Waiting;
             }
@@ -595,6 +603,7 @@ impl Scheduler {
             let sequence = entry.sequence;
             self.entries[id as usize].state = State::Deferred;
             self.deferred.push((id, sequence));
+            self.wake_accounts_of(id);
             return Attempt::Waiting;
         }
         self.block_units += cost;
@@ -622,8 +631,13 @@ impl Scheduler {
     /// Parks `id` on `account`'s wait list, in priority order.
     fn park(&mut self, id: TransactionId, key: u128, account: AccountId, writable: bool) {
         let state = &self.accounts.states[account as usize];
-        // Walk from the tail: transactions mostly arrive in priority order.
+        // New arrivals mostly come in priority order (they go last); a woken waiter that waits
+        // again mostly outranks the others (it goes first); others walk from the tail.
+        let head = state.waiters_head;
         let mut after = state.waiters_tail;
+        if head != NONE && self.entries[head as usize].key(head) < key {
+            after = NONE;
+        }
         while after != NONE && self.entries[after as usize].key(after) < key {
             after = self.entries[after as usize].previous;
         }
@@ -647,6 +661,41 @@ impl Scheduler {
             self.accounts.states[account as usize].waiters_tail = id;
         } else {
             self.entries[before as usize].previous = id;
+        }
+        // Reserve every account it names against lower-priority transactions.
+        let sequence = self.entries[id as usize].sequence;
+        for index in self.entries[id as usize].account_range() {
+            let named = self.lists[index];
+            let state = &self.accounts.states[(named >> 1) as usize];
+            if self
+                .reservation(state)
+                .is_none_or(|(reserved_key, _)| reserved_key < key)
+            {
+                let state = &mut self.accounts.states[(named >> 1) as usize];
+                state.reserved_by = id;
+                state.reserved_sequence = sequence;
+                state.reserved_write = named & 1 == 1;
+            }
+        }
+    }
+
+    /// The key and mode of the account's reservation, if its transaction still waits.
+    #[inline]
+    fn reservation(&self, state: &crate::accounts::AccountState) -> Option<(u128, bool)> {
+        let id = state.reserved_by;
+        if id == NONE {
+            return None;
+        }
+        let entry = &self.entries[id as usize];
+        (entry.state == State::Parked && entry.sequence == state.reserved_sequence)
+            .then(|| (entry.key(id), state.reserved_write))
+    }
+
+    /// Offers every account `id` names to its waiters (its reservations lapsed).
+    fn wake_accounts_of(&mut self, id: TransactionId) {
+        for index in self.entries[id as usize].account_range() {
+            let account = self.lists[index] >> 1;
+            self.maybe_wake(account);
         }
     }
 
@@ -678,8 +727,20 @@ impl Scheduler {
         if state.wake_outstanding || head == NONE {
             return;
         }
-        let writable = self.entries[head as usize].parked_write;
+        let head_entry = &self.entries[head as usize];
+        let writable = head_entry.parked_write;
         if state.write_locked || (writable && state.readers > 0) {
+            return;
+        }
+        // A higher-priority waiter elsewhere reserves it: waking the head would only park it
+        // again; that waiter's departure offers the account again.
+        let head_key = head_entry.key(head);
+        if self
+            .reservation(state)
+            .is_some_and(|(reserved_key, reserved_write)| {
+                (writable || reserved_write) && reserved_key > head_key
+            })
+        {
             return;
         }
         self.unlink(account, head);
