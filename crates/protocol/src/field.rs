@@ -415,17 +415,22 @@ impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     }
 }
 
-/// Reads a 4-byte size (data-encoding's `uint30` size header) and enters the region it covers.
-pub(crate) fn enter_sized(
-    reader: &mut Reader<'_>,
-) -> Result<kestrel_encoding::reader::SavedLimit, DecodeError> {
+/// Reads a 4-byte size header (data-encoding's `uint30`).
+fn read_size(reader: &mut Reader<'_>) -> Result<usize, DecodeError> {
     let offset = reader.offset();
     let size = u32::from_be_bytes(reader.take_array::<4>()?);
-    // data-encoding's size header is a `uint30`.
     if size > (1 << 30) - 1 {
         return Err(DecodeError::invalid("size", "above 2^30 - 1", offset));
     }
-    Ok(reader.enter_region(size as usize)?)
+    Ok(size as usize)
+}
+
+/// Reads a 4-byte size header and enters the region it covers.
+pub(crate) fn enter_sized(
+    reader: &mut Reader<'_>,
+) -> Result<kestrel_encoding::reader::SavedLimit, DecodeError> {
+    let size = read_size(reader)?;
+    Ok(reader.enter_region(size)?)
 }
 
 /// Writes a 4-byte size header for what `write` appends.
@@ -435,6 +440,12 @@ pub(crate) fn write_sized(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
     write(out);
     let size = (out.len() - start - 4) as u32;
     out[start..start + 4].copy_from_slice(&size.to_be_bytes());
+}
+
+/// Appends a 4-byte size header and `bytes`.
+pub(crate) fn write_sized_bytes(bytes: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
 }
 
 /// A value behind a 4-byte size header (`dynamic_size`); the same JSON as the value.
@@ -514,16 +525,11 @@ pub struct HexBytes<'a>(pub Cow<'a, [u8]>);
 
 impl<'a> Field<'a> for HexBytes<'a> {
     fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let offset = reader.offset();
-        let size = u32::from_be_bytes(reader.take_array::<4>()?);
-        if size > (1 << 30) - 1 {
-            return Err(DecodeError::invalid("size", "above 2^30 - 1", offset));
-        }
-        Ok(HexBytes(Cow::Borrowed(reader.take(size as usize)?)))
+        let size = read_size(reader)?;
+        Ok(HexBytes(Cow::Borrowed(reader.take(size)?)))
     }
     fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.0.len() as u32).to_be_bytes());
-        out.extend_from_slice(&self.0);
+        write_sized_bytes(&self.0, out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_hex(out, &self.0);

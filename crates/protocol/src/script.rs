@@ -14,7 +14,7 @@ use kestrel_micheline::{binary, json as micheline_json};
 use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
-use crate::field::{Field, HexBytes};
+use crate::field::{write_sized_bytes, Field, HexBytes};
 use crate::json::{self, write_string};
 use crate::record::record;
 
@@ -36,8 +36,7 @@ impl<'a> Field<'a> for LazyExpr<'a> {
         HexBytes::read(reader).map(|bytes| LazyExpr(bytes.0))
     }
     fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.0.len() as u32).to_be_bytes());
-        out.extend_from_slice(&self.0);
+        write_sized_bytes(&self.0, out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         // Octez's `lazy_encoding` decodes the bytes to write JSON, and fails when they are not
@@ -153,9 +152,7 @@ impl<'a> Field<'a> for SimpleEntrypoint {
             .map_err(|error| DecodeError::invalid("entrypoint", error.to_string(), offset))
     }
     fn write(&self, out: &mut Vec<u8>) {
-        let name = self.0.as_str().as_bytes();
-        out.extend_from_slice(&(name.len() as u32).to_be_bytes());
-        out.extend_from_slice(name);
+        write_sized_bytes(self.0.as_str().as_bytes(), out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         write_string(out, self.0.as_str());
