@@ -154,3 +154,74 @@ fn replay_and_trace_round_trip() {
     let _ = std::fs::remove_dir_all(&store);
     let _ = std::fs::remove_file(&trace);
 }
+
+/// `gc`, `verify` and `info` on a replayed store: the GC keeps the last commits, `verify`
+/// passes, then reports a flipped pack byte with its file and offset (exit code 1).
+#[test]
+fn gc_verify_and_info() {
+    let store = temporary("gc-store");
+    let path = store.to_str().unwrap();
+    let (code, _, stderr) = kestrel(&[
+        "context",
+        "replay",
+        "--blocks",
+        "6",
+        "--ops-per-block",
+        "50",
+        "--initial-contracts",
+        "300",
+        "--store",
+        path,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = kestrel(&["context", "info", "--json", "--census", "--store", path]);
+    assert_eq!(code, 0);
+    let info: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(info["commits"], 7);
+    assert_eq!(info["gc_count"], 0);
+    assert!(info["census"]["total_irmin_v2_bytes"].as_u64().unwrap() > 0);
+    let (code, stdout, stderr) =
+        kestrel(&["context", "gc", "--json", "--keep", "2", "--store", path]);
+    assert_eq!(code, 0, "{stderr}");
+    let gc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(gc["collected"], true);
+    assert_eq!(gc["commits_kept"], 2);
+    assert_eq!(gc["gc"]["commits_dropped"], 5);
+    let (code, stdout, _) = kestrel(&["context", "info", "--json", "--store", path]);
+    assert_eq!(code, 0);
+    let info: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(info["commits"], 2);
+    assert_eq!(info["gc_count"], 1);
+    let (code, stdout, _) = kestrel(&[
+        "context",
+        "verify",
+        "--all-commits",
+        "--json",
+        "--store",
+        path,
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+    let verified: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(verified["ok"], true);
+    assert_eq!(verified["commits"], 2);
+    // A flipped byte in the last commit's region: reported with the pack file and an offset.
+    let pack_path = store.join("store.pack");
+    let mut pack = std::fs::read(&pack_path).unwrap();
+    let position = pack.len() - 200;
+    pack[position] ^= 0x10;
+    std::fs::write(&pack_path, &pack).unwrap();
+    let (code, stdout, _) = kestrel(&[
+        "context",
+        "verify",
+        "--all-commits",
+        "--json",
+        "--store",
+        path,
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    let failed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(failed["ok"], false);
+    assert_eq!(failed["file"], "pack file");
+    assert!(failed["offset"].as_u64().unwrap() <= position as u64);
+    let _ = std::fs::remove_dir_all(&store);
+}

@@ -91,7 +91,7 @@ pub(crate) fn census(file: &File, path: &Path, pack_length: u64) -> Result<Censu
         let position = |error: pack::PackError| {
             corrupt_pack(
                 path,
-                offset + (frame.body.start + error.body_offset_bytes) as u64,
+                frame.body_position(offset, error.body_offset_bytes),
                 error.kind,
             )
         };

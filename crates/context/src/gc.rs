@@ -333,7 +333,9 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
             .map_err(|error| {
                 corrupt_pack(
                     &job.pack_path,
-                    visit.offset + (visit.frame.body.start + error.body_offset_bytes) as u64,
+                    visit
+                        .frame
+                        .body_position(visit.offset, error.body_offset_bytes),
                     error.kind,
                 )
             })?;

@@ -21,8 +21,12 @@
 //! An update takes the stored directories on its path out of the cache
 //! ([`ObjectSource::load_node_for_update`]): the versions it replaces are not read again by the
 //! next block, and an object nobody else holds is changed in place rather than copied.
-//! A `Store` is used from one thread (its cache sits in a `RefCell`); only its checkpoints run on
-//! a thread of their own.
+//! A `Store` is used from one thread (its cache sits in a `RefCell`); its checkpoints and its
+//! garbage collection ([`crate::gc`]) run on threads of their own, which it joins.
+//!
+//! A writer holds an exclusive `flock` on the store directory while open (a second writer gets
+//! [`ContextError::InUse`] before touching anything); [`Store::open_read_only`] takes none and
+//! never writes. A directory whose pack or index holds data is never created afresh.
 
 use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};

@@ -96,7 +96,7 @@ pub(crate) fn verify(
             pack::read_commit(&buffer[frame.body.clone()], commit.offset).map_err(|error| {
                 corrupt_pack(
                     files.pack_path,
-                    commit.offset + (frame.body.start + error.body_offset_bytes) as u64,
+                    frame.body_position(commit.offset, error.body_offset_bytes),
                     error.kind,
                 )
             })?;
@@ -178,7 +178,9 @@ pub(crate) fn verify(
             let position = |error: pack::PackError| {
                 corrupt_pack(
                     files.pack_path,
-                    visit.offset + (visit.frame.body.start + error.body_offset_bytes) as u64,
+                    visit
+                        .frame
+                        .body_position(visit.offset, error.body_offset_bytes),
                     error.kind,
                 )
             };
@@ -266,7 +268,7 @@ pub(crate) fn verify(
                         .map_err(|error| {
                             corrupt_pack(
                                 files.pack_path,
-                                part_offset + (part.body.start + error.body_offset_bytes) as u64,
+                                part.body_position(part_offset, error.body_offset_bytes),
                                 error.kind,
                             )
                         })?;

@@ -36,17 +36,26 @@ pub(crate) fn corrupt_pack(path: &Path, offset_bytes: u64, kind: CorruptionKind)
     }
 }
 
-/// A frame read by [`read_frame`]: its tag, where its body lies in the buffer, and the bytes read.
+/// A frame read by [`read_frame`]: its tag, where its body lies in the buffer, its length in the
+/// pack and the bytes read.
 pub(crate) struct Frame {
     pub(crate) tag: u8,
     pub(crate) body: std::ops::Range<usize>,
+    /// The header's length: the body starts this far after the frame's offset.
+    pub(crate) header_bytes: usize,
+    length: u64,
     pub(crate) bytes_read: u64,
 }
 
 impl Frame {
     /// The frame's length in the pack (header and body).
     pub(crate) fn length_bytes(&self) -> u64 {
-        self.body.end as u64
+        self.length
+    }
+
+    /// The pack offset of a position inside the body of the frame at `offset`.
+    pub(crate) fn body_position(&self, offset: u64, in_body: usize) -> u64 {
+        offset + (self.header_bytes + in_body) as u64
     }
 }
 
@@ -96,8 +105,76 @@ pub(crate) fn read_frame(
     Ok(Frame {
         tag,
         body: header_length..total,
+        header_bytes: header_length,
+        length: total as u64,
         bytes_read: first.max(total) as u64,
     })
+}
+
+/// Bytes a walk reads at once: it visits objects in decreasing offset order, and live objects
+/// sit close together (several to a page), so one read of the pages below an object serves the
+/// next ones without a system call each.
+const WINDOW_BYTES: u64 = 32 << 10;
+
+/// The pack bytes last read by a walk, from `start`.
+#[derive(Default)]
+struct Window {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    /// The frame at `offset` from the window, reading the window that ends with the page after
+    /// `offset`'s when it does not hold it; `None` when the frame is longer than a window holds
+    /// (read it on its own).
+    fn frame(
+        &mut self,
+        file: &File,
+        path: &Path,
+        pack_length: u64,
+        offset: u64,
+    ) -> Result<Option<Frame>, ContextError> {
+        if offset < PACK_HEADER_BYTES || offset >= pack_length {
+            return Err(corrupt_pack(
+                path,
+                offset,
+                CorruptionKind::BadChildOffset(offset),
+            ));
+        }
+        let header_end = (offset + FIRST_READ_MIN_BYTES).min(pack_length);
+        if offset < self.start || header_end > self.start + self.bytes.len() as u64 {
+            let end = (offset / PAGE_BYTES + 2) * PAGE_BYTES;
+            let end = end.min(pack_length).max(header_end);
+            let start = end.saturating_sub(WINDOW_BYTES).max(PACK_HEADER_BYTES);
+            self.bytes.resize((end - start) as usize, 0);
+            file.read_exact_at(&mut self.bytes, start)
+                .map_err(|source| ContextError::Io {
+                    path: path.to_path_buf(),
+                    action: "read",
+                    source,
+                })?;
+            self.start = start;
+        }
+        let at = (offset - self.start) as usize;
+        let (tag, header_length, body_length) =
+            read_frame_header(&self.bytes[at..]).map_err(|error| {
+                corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind)
+            })?;
+        let total = header_length as u64 + body_length;
+        if total > pack_length - offset {
+            return Err(corrupt_pack(path, offset, CorruptionKind::Truncated));
+        }
+        if at as u64 + total > self.bytes.len() as u64 {
+            return Ok(None);
+        }
+        Ok(Some(Frame {
+            tag,
+            body: at + header_length..at + total as usize,
+            header_bytes: header_length,
+            length: total,
+            bytes_read: total,
+        }))
+    }
 }
 
 /// One object of a walk, as [`walk`] hands it to its visitor.
@@ -127,6 +204,7 @@ pub(crate) fn walk<T: Ord>(
 ) -> Result<bool, ContextError> {
     let mut heap: BinaryHeap<(u64, T)> = roots.into_iter().collect();
     let mut buffer = Vec::new();
+    let mut window = Window::default();
     let mut last: Option<(u64, T)> = None;
     let mut pushed: Vec<(u64, T)> = Vec::new();
     while let Some((offset, label)) = heap.pop() {
@@ -139,13 +217,19 @@ pub(crate) fn walk<T: Ord>(
         if should_stop() {
             return Ok(false);
         }
-        let frame = read_frame(file, path, pack_length, offset, &mut buffer)?;
+        let (frame, bytes) = match window.frame(file, path, pack_length, offset)? {
+            Some(frame) => (frame, &window.bytes[..]),
+            None => (
+                read_frame(file, path, pack_length, offset, &mut buffer)?,
+                &buffer[..],
+            ),
+        };
         visit(
             Visit {
                 offset,
                 label: &label,
                 frame: &frame,
-                bytes: &buffer,
+                bytes,
             },
             &mut |child, child_label| pushed.push((child, child_label)),
         )?;
