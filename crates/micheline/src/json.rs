@@ -495,7 +495,7 @@ impl<'a> Reader<'a> {
                 let at = self.position;
                 let text = self.read_string_field("int")?;
                 fields.int = Some(
-                    parse_decimal(&text)
+                    crate::decimal::parse_decimal(&text)
                         .ok_or_else(|| Self::error_at(JsonErrorKind::InvalidInt, at))?,
                 );
             }
@@ -717,15 +717,6 @@ impl<'a> Reader<'a> {
         self.position += 4;
         Ok(code)
     }
-}
-
-/// Parses an optional `-` followed by decimal digits.
-fn parse_decimal(text: &str) -> Option<BigInt> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
 }
 
 /// Parses an even number of hex digits.

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod binary;
+pub mod decimal;
 pub mod json;
 pub mod location;
 pub mod node;

@@ -606,9 +606,11 @@ impl<'a> Parser<'a> {
                 return Ok(Token::Int(BigInt::from(small)));
             }
         }
-        text.parse::<BigInt>().map(Token::Int).map_err(|_| {
-            ParseError::new(ParseErrorKind::InvalidInt, Span::new(start, self.position))
-        })
+        crate::decimal::parse_decimal(text)
+            .map(Token::Int)
+            .ok_or_else(|| {
+                ParseError::new(ParseErrorKind::InvalidInt, Span::new(start, self.position))
+            })
     }
 
     fn lex_bytes(&mut self) -> Result<Token, ParseError> {

@@ -1656,9 +1656,13 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 let Value::BigMap(mut map) = pop!(stack) else {
                     return Err(bad());
                 };
+                let overlay_size = map.overlay.len() as u64;
                 charge!(
-                    cost::cost_big_map_update(map.overlay.len() as u64)
-                        + crate::pack::big_map_key_hash_cost(&key)
+                    if matches!(instr, Instr::GetAndUpdateBigMap) {
+                        cost::cost_big_map_get_and_update(overlay_size)
+                    } else {
+                        cost::cost_big_map_update(overlay_size)
+                    } + crate::pack::big_map_key_hash_cost(&key)
                 );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
                     self.big_map_get(&map, &key)?
@@ -1797,7 +1801,17 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 })));
             }
             Instr::CreateContract(script, storage_type) => {
-                charge!(cost::COST_CREATE_CONTRACT);
+                // The storage's lazy parts are collected and extracted (one walk each), then
+                // the storage is unparsed (`unparse_data`, optimized) into the origination.
+                if let Some(storage) = stack.get(stack.len().wrapping_sub(3)) {
+                    let walk =
+                        crate::typecheck::charges::collect_lazy_storage(storage_type, storage);
+                    charge!(
+                        cost::COST_CREATE_CONTRACT
+                            + walk.saturating_mul(2)
+                            + crate::pack::pack_cost(storage)
+                    );
+                }
                 let delegate = match pop!(stack) {
                     Value::Some(k) => match &*k {
                         Value::KeyHash(k) => Some(*k),
@@ -1823,8 +1837,9 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 })));
             }
             Instr::Emit(tag, type_node, ty) => {
-                charge!(cost::COST_EMIT);
                 let payload = pop!(stack);
+                // Octez unparses the payload into the event (`unparse_data`, optimized).
+                charge!(cost::COST_EMIT + crate::pack::pack_cost(&payload));
                 let nonce = self.next_nonce();
                 stack.push(Value::Operation(Rc::new(Operation::Emit {
                     tag: tag.to_string(),
@@ -2227,6 +2242,42 @@ fn bytes_bitwise(a: &[u8], b: &[u8], instr: &Instr) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The milligas a run of `code` (Michelson text) on `stack` (top last) consumes.
+    fn run_gas(code: &str, stack_types: Vec<Type>, stack: Vec<Value>) -> i64 {
+        let mut context = Context::default();
+        let node = kestrel_micheline::parse::parse_expression(code).expect("valid Micheline");
+        let (compiled, _) = crate::typecheck::Typechecker::new(&context)
+            .typecheck_code(&node, stack_types)
+            .expect("well typed");
+        let limit = 1_000_000;
+        let mut interpreter = Interpreter::new(&mut context, limit);
+        interpreter.run(&Rc::new(compiled), stack).expect("runs");
+        limit - interpreter.gas_milli_remaining
+    }
+
+    #[test]
+    fn effects_pay_for_unparsing_their_payload() {
+        // `unparse_data` of `5` in optimized mode as PACK pays it: one unparse cycle (65), its
+        // encoding (100 per node + 25 per integer byte) and stripping locations (51 per node).
+        let unparse_5 = 65 + 125 + 51;
+        // EMIT (30), then IHalt (15).
+        assert_eq!(
+            run_gas("{ EMIT %e }", vec![Type::Nat], vec![Value::nat(5)]),
+            30 + unparse_5 + 15
+        );
+        // CREATE_CONTRACT (60), collecting and extracting the storage's lazy parts (one
+        // 220-milligas step each for a type without big maps), unparsing the storage, IHalt.
+        let create = "{ CREATE_CONTRACT { parameter unit ; storage nat ; code { FAILWITH } } }";
+        assert_eq!(
+            run_gas(
+                create,
+                vec![Type::Nat, Type::Mutez, Type::option(Type::KeyHash)],
+                vec![Value::nat(5), Value::Mutez(0), Value::None]
+            ),
+            60 + 2 * 220 + unparse_5 + 15
+        );
+    }
 
     #[test]
     fn call_frames_stay_small() {

@@ -371,6 +371,30 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
                 extra.ir_nodes = type_size(ty);
             }
         }
+        Prim::I_EMIT => {
+            // `IEmit` keeps the payload type and its Micheline (`unparsed_ty`), whose locations
+            // are stripped: the stack's type unparsed (`EMIT`), or the written type, unified
+            // with the stack's (`EMIT ty`).
+            if let Some(payload) = top {
+                let payload_size = type_size(payload);
+                match args.first() {
+                    None => {
+                        extra.gas_milli = cost::cost_unparse_type(payload_size)
+                            .saturating_add(cost::cost_strip_locations(payload_size));
+                        extra.ir_nodes = payload_size.saturating_mul(2);
+                    }
+                    Some(written) => {
+                        if let Ok(ty) = crate::types::parse_type(written) {
+                            extra.gas_milli = ty_eq(&ty, payload);
+                        }
+                        extra.gas_milli = extra
+                            .gas_milli
+                            .saturating_add(cost::cost_strip_locations(micheline_nodes(written)));
+                        extra.ir_nodes = payload_size.saturating_add(node_size_nodes(written));
+                    }
+                }
+            }
+        }
         Prim::I_VIEW => {
             if let Some(NodeKind::String(name)) = args.first().map(|a| &a.kind) {
                 extra.gas_milli = cost::cost_check_printable(name.len() as u64);
@@ -455,6 +479,21 @@ mod tests {
             &[],
             std::slice::from_ref(&pair),
             (220 + 300, 1),
+        );
+        // EMIT of a pair: unparse_ty (20 per node) and strip_locations (51 per node) of the
+        // stack's type; the IR keeps the type and its Micheline.
+        check(
+            Prim::I_EMIT,
+            &[],
+            std::slice::from_ref(&pair),
+            (220 + 60 + 153, 1 + 3 + 3),
+        );
+        // EMIT nat on a nat: ty_eq (35 + 22) and strip_locations of the written `nat`.
+        check(
+            Prim::I_EMIT,
+            &[Node::prim(Prim::T_nat, vec![])],
+            &[Type::Nat],
+            (220 + 57 + 51, 1 + 1 + 1),
         );
         // COMPARE of two nats: one ty_eq of size 1 and the type stored in the IR.
         check(Prim::I_COMPARE, &[], &[Type::Nat, Type::Nat], (220 + 57, 2));

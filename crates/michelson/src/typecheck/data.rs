@@ -78,6 +78,7 @@ impl Typechecker<'_> {
     /// Reads `node` as a value of type `ty`.
     pub fn parse_data(&mut self, node: &Node, ty: &Type) -> Result<Value, TcError> {
         self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE + leaf_cost(ty, node));
+        self.check_gas(node.span)?;
         let bad = || invalid(node, ty);
         match ty {
             Type::Unit => prim_args(node, Prim::D_Unit)

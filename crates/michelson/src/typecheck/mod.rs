@@ -299,6 +299,16 @@ impl<'a> Typechecker<'a> {
         self.gas_consumed_milli = self.gas_consumed_milli.saturating_add(milligas);
     }
 
+    /// Fails once the gas charged exceeds the context's limit (`gas_limit_milli`), as Octez's
+    /// `Gas.consume` does: checked before each instruction and each data node, so the work
+    /// (and memory) typechecking can take is bounded by gas.
+    pub fn check_gas(&self, span: Span) -> Result<(), TcError> {
+        if self.gas_consumed_milli > self.context.gas_limit_milli {
+            return Err(TcError::new(span, TcErrorKind::GasExhaustion));
+        }
+        Ok(())
+    }
+
     /// Charges one typechecking step: its gas and the typed-IR nodes it builds.
     pub fn charge(&mut self, charge: charges::Charge) {
         self.charge_gas(charge.gas_milli);
@@ -346,6 +356,7 @@ impl<'a> Typechecker<'a> {
                 let Some(current) = state.take() else {
                     return Err(TcError::new(item.span, TcErrorKind::UnreachableCode));
                 };
+                self.check_gas(item.span)?;
                 let builder = builders.last_mut().ok_or_else(|| {
                     TcError::new(item.span, TcErrorKind::BadScript("builder".into()))
                 })?;
@@ -2252,5 +2263,27 @@ mod tests {
             );
         }
         assert_eq!(kind_of_error("GET 1"), None);
+    }
+
+    #[test]
+    fn typechecking_stops_at_the_gas_limit() {
+        // `{ UNIT ; DROP }` repeated: 220 milligas per instruction and per suffix of the block.
+        let code = kestrel_micheline::parse::parse_expression(&format!(
+            "{{ {} }}",
+            "UNIT ; DROP ; ".repeat(1_000)
+        ))
+        .expect("valid Micheline");
+        let check = |gas_limit_milli: i64| {
+            let context = Context {
+                gas_limit_milli,
+                ..Context::default()
+            };
+            Typechecker::new(&context)
+                .typecheck_code(&code, Vec::new())
+                .err()
+                .map(|error| error.kind)
+        };
+        assert!(matches!(check(10_000), Some(TcErrorKind::GasExhaustion)));
+        assert_eq!(check(1_000_000_000), None);
     }
 }

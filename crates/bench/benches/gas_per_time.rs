@@ -1,0 +1,138 @@
+//! Gas per time over adversarial programs (BENCHMARKS.md, "Michelson: gas per time"): Octez
+//! calibrates its gas so that one unit costs about 1 µs, so a program that takes much longer
+//! per unit of gas is a way to slow a node down for a fixed fee. Each class runs one program to
+//! completion or to the 1,040,000 gas operation limit, in a process of its own (this binary
+//! re-executed with the class name) so that its peak RSS (`VmHWM`) is its own.
+//!
+//! `cargo bench -p kestrel-bench --bench gas_per_time` prints one line per class: gas consumed,
+//! wall time, µs per gas unit, peak RSS. Not criterion: each run is long and deterministic.
+
+use kestrel_michelson::context::Context;
+use kestrel_michelson::interpret::{Interpreter, RunError};
+use kestrel_michelson::typecheck::Typechecker;
+use kestrel_michelson::value::Value;
+use std::process::Command;
+use std::time::Instant;
+
+/// The classes: a name and a script taking `unit` and storing `unit`.
+fn classes() -> Vec<(&'static str, String)> {
+    let wrap = |body: &str| {
+        format!(
+            "parameter unit; storage unit; code {{ DROP ; {body} ; UNIT ; NIL operation ; PAIR }}"
+        )
+    };
+    vec![
+        (
+            "mul: 24 × DUP; MUL from 7",
+            wrap(&format!("PUSH int 7 ; {} DROP", "DUP ; MUL ; ".repeat(24))),
+        ),
+        (
+            "recursion: LAMBDA_REC int int { EXEC } on 0",
+            wrap("PUSH int 0 ; LAMBDA_REC int int { EXEC } ; SWAP ; EXEC ; DROP"),
+        ),
+        (
+            "recursion alternating two call sites",
+            wrap(
+                "PUSH bool True ; LAMBDA_REC bool unit \
+                 { IF { PUSH bool False ; EXEC } { PUSH bool True ; EXEC } } ; SWAP ; EXEC ; DROP",
+            ),
+        ),
+        (
+            "set: UPDATE a growing set of nats",
+            wrap(
+                "EMPTY_SET nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DIP { PUSH bool True ; SWAP ; UPDATE } ; PUSH nat 1 ; ADD ; \
+                 PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
+            "big map: UPDATE a growing big map",
+            wrap(
+                "EMPTY_BIG_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIP 2 { } ; DIG 2 ; SWAP ; DIG 2 ; UPDATE ; \
+                 SWAP ; PUSH nat 1 ; ADD ; PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
+            "pack/unpack: a 1,000-element list",
+            wrap(
+                "NIL int ; PUSH int 1000 ; DUP ; GT ; \
+                 LOOP { DUP ; DIP { CONS } ; PUSH int 1 ; SWAP ; SUB ; DUP ; GT } ; DROP ; \
+                 PUSH bool True ; \
+                 LOOP { PACK ; UNPACK (list int) ; ASSERT_SOME ; PUSH bool True } ; DROP",
+            ),
+        ),
+        (
+            "concat: a string doubled 20 times, then concatenated again",
+            wrap(&format!(
+                "PUSH string \"ab\" ; {} PUSH bool True ; \
+                 LOOP {{ DUP ; DUP ; CONCAT ; DROP ; PUSH bool True }} ; DROP",
+                "DUP ; CONCAT ; ".repeat(20)
+            )),
+        ),
+        (
+            "compare: two equal 1 MB bytes",
+            wrap(&format!(
+                "PUSH bytes 0x{} ; {} DUP ; PUSH bool True ; \
+                 LOOP {{ DUP 2 ; DUP 2 ; COMPARE ; DROP ; PUSH bool True }} ; DROP 2",
+                "ab".repeat(1 << 10),
+                "DUP ; CONCAT ; ".repeat(10)
+            )),
+        ),
+    ]
+}
+
+/// The process's peak resident set (`VmHWM`), in KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs one class and prints its line.
+fn run_class(name: &str, script: &str) {
+    let node = kestrel_micheline::parse_toplevel(script).expect("benchmark script parses");
+    let mut context = Context::default();
+    let started = Instant::now();
+    let typed = Typechecker::new(&context)
+        .typecheck_script(&node)
+        .expect("benchmark script typechecks");
+    let gas_limit = context.gas_limit_milli;
+    let mut interpreter = Interpreter::new(&mut context, gas_limit);
+    let outcome = interpreter.run(&typed.code, vec![Value::pair(Value::Unit, Value::Unit)]);
+    let gas_milli = gas_limit - interpreter.gas_milli_remaining.max(0);
+    let seconds = started.elapsed().as_secs_f64();
+    let ended = match outcome {
+        Ok(_) => "done",
+        Err(RunError::GasExhaustion) => "out of gas",
+        Err(_) => "failed",
+    };
+    let gas = gas_milli as f64 / 1_000.0;
+    println!(
+        "{name:<62} {gas:>12.3} gas {seconds:>8.3} s {:>7.3} µs/gas {:>9} KiB peak ({ended})",
+        seconds * 1e6 / gas.max(1e-3),
+        peak_rss_kib().unwrap_or(0),
+    );
+}
+
+fn main() {
+    let classes = classes();
+    let requested: Vec<String> = std::env::args().skip(1).collect();
+    if let Some((name, script)) = classes
+        .iter()
+        .find(|(name, _)| requested.iter().any(|argument| argument == name))
+    {
+        run_class(name, script);
+        return;
+    }
+    let program = std::env::current_exe().expect("the benchmark knows its own path");
+    for (name, _) in &classes {
+        let status = Command::new(&program)
+            .arg(name)
+            .status()
+            .expect("the benchmark re-executes itself");
+        if !status.success() {
+            println!("{name:<62} aborted ({status})");
+        }
+    }
+}
