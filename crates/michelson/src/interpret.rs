@@ -25,8 +25,8 @@ use std::rc::Rc;
 /// Why a run stopped without a result.
 #[derive(Debug, Clone)]
 pub enum RunError {
-    /// `FAILWITH` with this value.
-    Failed(Value),
+    /// `FAILWITH` with this value, at this Micheline location.
+    Failed(Value, u32),
     /// Arithmetic overflow (mutez, shifts, ...).
     Overflow,
     /// Negative mutez (legacy `SUB` on mutez).
@@ -541,7 +541,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Failwith => {
                     let v = pop!(stack);
-                    break_failed(v)?;
+                    break_failed(v, code.locations[pc - 1])?;
                 }
                 Instr::Never => return Err(bad()),
                 Instr::Exec => {
@@ -1996,8 +1996,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
 type ViewCall = (Rc<Code>, Vec<Value>, Box<SavedContext>);
 
 #[inline]
-fn break_failed(v: Value) -> Result<(), RunError> {
-    Err(RunError::Failed(v))
+fn break_failed(v: Value, location: u32) -> Result<(), RunError> {
+    Err(RunError::Failed(v, location))
 }
 
 /// After `APPLY`, the new lambda's `arg` is already the remaining type; nothing to fix.
