@@ -66,7 +66,7 @@ impl Outcome {
                 format!("{{ {} }}", items.join(" ; "))
             }
             Outcome::StaticError(e) => format!("(StaticError {e})"),
-            Outcome::Runtime(ExecutionError::Failed(v)) => format!("(Failed {v})"),
+            Outcome::Runtime(ExecutionError::Failed { value, .. }) => format!("(Failed {value})"),
             Outcome::Runtime(ExecutionError::Overflow) => "Overflow".into(),
             Outcome::Runtime(ExecutionError::MutezUnderflow) => "MutezUnderflow".into(),
             Outcome::Runtime(ExecutionError::GasExhaustion) => "Gas_exhaustion".into(),
@@ -501,8 +501,8 @@ fn compare(world: &mut World, expected: &Node, outcome: &Outcome) -> Result<(), 
         (NodeKind::Prim { name, args, .. }, _) => {
             let ok = match (name.as_str(), args.as_slice(), outcome) {
                 ("StaticError", _, Outcome::StaticError(_)) => true,
-                ("Failed", [value], Outcome::Runtime(ExecutionError::Failed(actual))) => {
-                    pattern_matches(value, &normalize(actual, UnparsingMode::Readable))
+                ("Failed", [expected], Outcome::Runtime(ExecutionError::Failed { value, .. })) => {
+                    pattern_matches(expected, &normalize(value, UnparsingMode::Readable))
                 }
                 ("Overflow", _, Outcome::Runtime(ExecutionError::Overflow)) => true,
                 ("MutezUnderflow", _, Outcome::Runtime(ExecutionError::MutezUnderflow)) => true,

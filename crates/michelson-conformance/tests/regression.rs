@@ -104,7 +104,7 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
         }
         (Outcome::Failure { kind, .. }, Err(RunScriptError::Execution { error, trace, .. })) => {
             let ok = match (kind, error) {
-                (FailureKind::FailWith { value }, ExecutionError::Failed(v)) => {
+                (FailureKind::FailWith { value }, ExecutionError::Failed { value: v, .. }) => {
                     let actual = print(&kestrel_michelson::normalize(
                         v,
                         kestrel_michelson::UnparsingMode::Readable,

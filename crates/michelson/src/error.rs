@@ -18,8 +18,13 @@ pub enum ExecutionError {
     NoSuchEntrypoint(String),
     /// The script has no view of this name.
     NoSuchView(String),
-    /// `FAILWITH` was reached with this value.
-    Failed(Value),
+    /// `FAILWITH` was reached.
+    Failed {
+        /// The value it failed with.
+        value: Value,
+        /// The instruction's Micheline location (prefix-order node number).
+        location: u32,
+    },
     /// An arithmetic operation overflowed (mutez addition or multiplication, shifts).
     Overflow,
     /// A mutez subtraction went below zero (legacy `SUB` on mutez).
@@ -39,7 +44,7 @@ pub enum ExecutionError {
 impl From<RunError> for ExecutionError {
     fn from(error: RunError) -> ExecutionError {
         match error {
-            RunError::Failed(value) => ExecutionError::Failed(value),
+            RunError::Failed(value, location) => ExecutionError::Failed { value, location },
             RunError::Overflow => ExecutionError::Overflow,
             RunError::MutezUnderflow => ExecutionError::MutezUnderflow,
             RunError::GasExhaustion => ExecutionError::GasExhaustion,
@@ -65,9 +70,9 @@ impl fmt::Display for ExecutionError {
                 write!(f, "Contract has no entrypoint named {name}")
             }
             ExecutionError::NoSuchView(name) => write!(f, "Contract has no view named {name}"),
-            ExecutionError::Failed(value) => write!(
+            ExecutionError::Failed { value, location } => write!(
                 f,
-                "script reached FAILWITH instruction\nwith {}",
+                "At location {location}, script reached FAILWITH instruction\nwith {}",
                 one_line(value)
             ),
             ExecutionError::Overflow => write!(f, "unexpected arithmetic overflow"),

@@ -25,8 +25,8 @@ use std::rc::Rc;
 /// Why a run stopped without a result.
 #[derive(Debug, Clone)]
 pub enum RunError {
-    /// `FAILWITH` with this value.
-    Failed(Value),
+    /// `FAILWITH` with this value, at this Micheline location.
+    Failed(Value, u32),
     /// Arithmetic overflow (mutez, shifts, ...).
     Overflow,
     /// Negative mutez (legacy `SUB` on mutez).
@@ -192,13 +192,16 @@ macro_rules! pop {
     ($stack:ident) => {
         match $stack.pop() {
             Some(v) => v,
-            None => return Err(RunError::Other("stack underflow".into())),
+            None => unreachable!("the typechecker guarantees the stack's depth"),
         }
     };
 }
 
+/// A value whose type is not the one the typechecker gave its stack slot: a bug, which stops the
+/// program (callers write `return Err(bad())` where the typed IR rules the case out).
+#[cold]
 fn bad() -> RunError {
-    RunError::Other("ill-typed stack".into())
+    unreachable!("the typechecker guarantees the stack's types")
 }
 
 impl<'a, 'h> Interpreter<'a, 'h> {
@@ -622,7 +625,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Failwith => {
                     let v = pop!(stack);
-                    break_failed(v)?;
+                    break_failed(v, code.locations[pc - 1])?;
                 }
                 Instr::Never => return Err(bad()),
                 Instr::Exec => {
@@ -2099,8 +2102,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
 type ViewCall = (Rc<Code>, Vec<Value>, SavedContext);
 
 #[inline]
-fn break_failed(v: Value) -> Result<(), RunError> {
-    Err(RunError::Failed(v))
+fn break_failed(v: Value, location: u32) -> Result<(), RunError> {
+    Err(RunError::Failed(v, location))
 }
 
 /// After `APPLY`, the new lambda's `arg` is already the remaining type; nothing to fix.

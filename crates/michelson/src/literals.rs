@@ -5,40 +5,10 @@
 //! Base58check prefixes are Octez's (`base58.ml`).
 
 use crate::int::Int;
-use kestrel_crypto::base58::{decode_check, encode_check, Prefix};
-
-const fn prefix(bytes: &'static [u8], payload_size: usize) -> Prefix {
-    Prefix {
-        bytes,
-        payload_size,
-    }
-}
-
-/// `tz1`, `tz2`, `tz3`, `tz4` public-key hashes, indexed by key kind.
-const KEY_HASH_PREFIXES: [Prefix; 4] = [
-    prefix(&[6, 161, 159], 20),
-    prefix(&[6, 161, 161], 20),
-    prefix(&[6, 161, 164], 20),
-    prefix(&[6, 161, 166], 20),
-];
-const KT1: Prefix = prefix(&[2, 90, 121], 20);
-const SR1: Prefix = prefix(&[6, 124, 117], 20);
-/// `edpk`, `sppk`, `p2pk`, `BLpk` public keys, indexed by key kind.
-const KEY_PREFIXES: [Prefix; 4] = [
-    prefix(&[13, 15, 37, 217], 32),
-    prefix(&[3, 254, 226, 86], 33),
-    prefix(&[3, 178, 139, 127], 33),
-    prefix(&[6, 149, 135, 204], 48),
-];
-/// `edsig`, `spsig1`, `p2sig`, `BLsig` signatures, indexed by key kind.
-const SIGNATURE_PREFIXES: [Prefix; 4] = [
-    prefix(&[9, 245, 205, 134, 18], 64),
-    prefix(&[13, 115, 101, 19, 63], 64),
-    prefix(&[54, 240, 44, 52], 64),
-    prefix(&[40, 171, 64, 207], 96),
-];
-const GENERIC_SIGNATURE: Prefix = prefix(&[4, 130, 43], 64);
-const CHAIN_ID: Prefix = prefix(&[87, 82, 0], 4);
+use kestrel_crypto::keys::{
+    PublicKey, PublicKeyHash, Signature as CryptoSignature, SignatureScheme,
+};
+use kestrel_crypto::{ChainId, ContractHash, SmartRollupAddress};
 
 /// A public-key hash: the key kind (0 ed25519, 1 secp256k1, 2 p256, 3 bls) and 20 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,45 +20,48 @@ pub struct KeyHash {
 }
 
 impl KeyHash {
+    fn from_crypto(hash: &PublicKeyHash) -> KeyHash {
+        KeyHash {
+            kind: hash.scheme().tag(),
+            hash: *hash.hash_bytes(),
+        }
+    }
+
+    /// The crypto crate's form.
+    pub fn to_crypto(self) -> PublicKeyHash {
+        // `kind` is a valid tag by construction: every constructor reads it through the crypto
+        // crate or from a hashed key.
+        let scheme = SignatureScheme::from_tag(self.kind).unwrap_or(SignatureScheme::Ed25519);
+        PublicKeyHash::new(scheme, self.hash)
+    }
+
     /// Parses `tz1...`/`tz2...`/`tz3...`/`tz4...`.
     pub fn from_base58(text: &str) -> Option<KeyHash> {
-        for (kind, prefix) in KEY_HASH_PREFIXES.iter().enumerate() {
-            if let Ok(payload) = decode_check(*prefix, text) {
-                return Some(KeyHash {
-                    kind: kind as u8,
-                    hash: payload.try_into().ok()?,
-                });
-            }
-        }
-        None
+        PublicKeyHash::from_b58check(text)
+            .ok()
+            .map(|hash| KeyHash::from_crypto(&hash))
     }
 
     /// The readable form.
     pub fn to_base58(&self) -> String {
-        encode_check(KEY_HASH_PREFIXES[usize::from(self.kind)], &self.hash)
+        self.to_crypto().to_b58check()
     }
 
     /// The binary form: tag byte then hash (21 bytes).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = vec![self.kind];
-        out.extend_from_slice(&self.hash);
-        out
+        self.to_crypto().to_bytes().to_vec()
     }
 
     /// Reads the 21-byte binary form.
     pub fn from_bytes(bytes: &[u8]) -> Option<KeyHash> {
-        let (&kind, hash) = bytes.split_first()?;
-        if kind > 3 {
-            return None;
-        }
-        Some(KeyHash {
-            kind,
-            hash: hash.try_into().ok()?,
-        })
+        PublicKeyHash::try_from_bytes(bytes)
+            .ok()
+            .map(|hash| KeyHash::from_crypto(&hash))
     }
 }
 
-/// A public key: its kind (as for [`KeyHash`]) and its bytes in Octez's binary form.
+/// A public key: its kind (as for [`KeyHash`]) and its bytes in Octez's binary form, checked as
+/// Octez checks each scheme's keys (points on their curve).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
     /// The key kind and binary tag.
@@ -98,22 +71,32 @@ pub struct Key {
 }
 
 impl Key {
+    fn from_crypto(key: &PublicKey) -> Key {
+        Key {
+            kind: key.scheme().tag(),
+            bytes: key.key_bytes().to_vec(),
+        }
+    }
+
     /// Parses `edpk...`/`sppk...`/`p2pk...`/`BLpk...`.
     pub fn from_base58(text: &str) -> Option<Key> {
-        for (kind, prefix) in KEY_PREFIXES.iter().enumerate() {
-            if let Ok(payload) = decode_check(*prefix, text) {
-                return Some(Key {
-                    kind: kind as u8,
-                    bytes: payload,
-                });
-            }
-        }
-        None
+        PublicKey::from_b58check(text)
+            .ok()
+            .map(|key| Key::from_crypto(&key))
     }
 
     /// The readable form.
     pub fn to_base58(&self) -> String {
-        encode_check(KEY_PREFIXES[usize::from(self.kind)], &self.bytes)
+        match self.to_crypto() {
+            Some(key) => key.to_b58check(),
+            None => String::new(),
+        }
+    }
+
+    /// The crypto crate's form (`None` only if the bytes were not checked, which no constructor
+    /// allows).
+    pub fn to_crypto(&self) -> Option<PublicKey> {
+        PublicKey::try_new(SignatureScheme::from_tag(self.kind)?, &self.bytes).ok()
     }
 
     /// The binary form: tag byte then key.
@@ -125,15 +108,9 @@ impl Key {
 
     /// Reads the binary form (exactly one key).
     pub fn from_bytes(bytes: &[u8]) -> Option<Key> {
-        let (&kind, rest) = bytes.split_first()?;
-        let prefix = KEY_PREFIXES.get(usize::from(kind))?;
-        if rest.len() != prefix.payload_size {
-            return None;
-        }
-        Some(Key {
-            kind,
-            bytes: rest.to_vec(),
-        })
+        PublicKey::try_from_bytes(bytes)
+            .ok()
+            .map(|key| Key::from_crypto(&key))
     }
 
     /// The key's hash.
@@ -175,53 +152,40 @@ impl Ord for Signature {
     }
 }
 
-/// Whether the crypto crate accepts `bytes` as a signature of `kind`.
-fn signature_valid(kind: Option<u8>, bytes: &[u8]) -> bool {
-    use kestrel_crypto::keys::{Signature as CryptoSignature, SignatureScheme};
-    let scheme = kind.and_then(SignatureScheme::from_tag);
-    CryptoSignature::try_new(scheme, bytes).is_ok()
-}
-
 impl Signature {
+    fn from_crypto(signature: &CryptoSignature) -> Signature {
+        Signature {
+            bytes: signature.as_bytes().to_vec(),
+            kind: signature.scheme().map(SignatureScheme::tag),
+        }
+    }
+
     /// Parses `edsig`/`spsig1`/`p2sig`/`BLsig`/`sig` forms.
     pub fn from_base58(text: &str) -> Option<Signature> {
-        for (kind, prefix) in SIGNATURE_PREFIXES.iter().enumerate() {
-            if let Ok(payload) = decode_check(*prefix, text) {
-                if !signature_valid(Some(kind as u8), &payload) {
-                    return None;
-                }
-                return Some(Signature {
-                    bytes: payload,
-                    kind: Some(kind as u8),
-                });
-            }
-        }
-        decode_check(GENERIC_SIGNATURE, text)
+        CryptoSignature::from_b58check(text)
             .ok()
-            .map(|bytes| Signature { bytes, kind: None })
+            .map(|signature| Signature::from_crypto(&signature))
     }
 
     /// Reads the binary form (64 or 96 bytes).
     pub fn from_bytes(bytes: &[u8]) -> Option<Signature> {
-        match bytes.len() {
-            64 => Some(Signature {
-                bytes: bytes.to_vec(),
-                kind: None,
-            }),
-            96 if signature_valid(Some(3), bytes) => Some(Signature {
-                bytes: bytes.to_vec(),
-                kind: Some(3),
-            }),
-            _ => None,
-        }
+        CryptoSignature::try_from_bytes(bytes)
+            .ok()
+            .map(|signature| Signature::from_crypto(&signature))
+    }
+
+    /// The crypto crate's form (`None` only if the bytes were not checked, which no constructor
+    /// allows).
+    pub fn to_crypto(&self) -> Option<CryptoSignature> {
+        CryptoSignature::try_new(self.kind.and_then(SignatureScheme::from_tag), &self.bytes).ok()
     }
 
     /// The readable form (Octez prints 64-byte signatures in the generic `sig` form unless the
     /// curve is known).
     pub fn to_base58(&self) -> String {
-        match self.kind {
-            Some(kind) => encode_check(SIGNATURE_PREFIXES[usize::from(kind)], &self.bytes),
-            None => encode_check(GENERIC_SIGNATURE, &self.bytes),
+        match self.to_crypto() {
+            Some(signature) => signature.to_b58check(),
+            None => String::new(),
         }
     }
 }
@@ -250,63 +214,55 @@ pub struct Address {
 pub const MAX_ENTRYPOINT_LENGTH: usize = 31;
 
 impl Destination {
+    fn from_crypto(destination: &kestrel_crypto::Destination) -> Destination {
+        match destination {
+            kestrel_crypto::Destination::Implicit(hash) => {
+                Destination::Implicit(KeyHash::from_crypto(hash))
+            }
+            kestrel_crypto::Destination::Originated(hash) => {
+                Destination::Originated(*hash.as_bytes())
+            }
+            kestrel_crypto::Destination::SmartRollup(hash) => {
+                Destination::SmartRollup(*hash.as_bytes())
+            }
+        }
+    }
+
+    /// The crypto crate's form.
+    pub fn to_crypto(&self) -> kestrel_crypto::Destination {
+        match self {
+            Destination::Implicit(hash) => kestrel_crypto::Destination::Implicit(hash.to_crypto()),
+            Destination::Originated(hash) => {
+                kestrel_crypto::Destination::Originated(ContractHash::new(*hash))
+            }
+            Destination::SmartRollup(hash) => {
+                kestrel_crypto::Destination::SmartRollup(SmartRollupAddress::new(*hash))
+            }
+        }
+    }
+
     /// Parses `tz1...`, `KT1...` or `sr1...`.
     pub fn from_base58(text: &str) -> Option<Destination> {
-        if let Some(key_hash) = KeyHash::from_base58(text) {
-            return Some(Destination::Implicit(key_hash));
-        }
-        if let Ok(payload) = decode_check(KT1, text) {
-            return Some(Destination::Originated(payload.try_into().ok()?));
-        }
-        if let Ok(payload) = decode_check(SR1, text) {
-            return Some(Destination::SmartRollup(payload.try_into().ok()?));
-        }
-        None
+        kestrel_crypto::Destination::from_b58check(text)
+            .ok()
+            .map(|destination| Destination::from_crypto(&destination))
     }
 
     /// The readable form.
     pub fn to_base58(&self) -> String {
-        match self {
-            Destination::Implicit(key_hash) => key_hash.to_base58(),
-            Destination::Originated(hash) => encode_check(KT1, hash),
-            Destination::SmartRollup(hash) => encode_check(SR1, hash),
-        }
+        self.to_crypto().to_b58check()
     }
 
     /// The 22-byte binary form.
     pub fn to_bytes(&self) -> Vec<u8> {
-        match self {
-            Destination::Implicit(key_hash) => {
-                let mut out = vec![0];
-                out.extend(key_hash.to_bytes());
-                out
-            }
-            Destination::Originated(hash) => {
-                let mut out = vec![1];
-                out.extend_from_slice(hash);
-                out.push(0);
-                out
-            }
-            Destination::SmartRollup(hash) => {
-                let mut out = vec![3];
-                out.extend_from_slice(hash);
-                out.push(0);
-                out
-            }
-        }
+        self.to_crypto().to_bytes().to_vec()
     }
 
     /// Reads the 22-byte binary form.
     pub fn from_bytes(bytes: &[u8]) -> Option<Destination> {
-        if bytes.len() != 22 {
-            return None;
-        }
-        match bytes[0] {
-            0 => KeyHash::from_bytes(&bytes[1..]).map(Destination::Implicit),
-            1 if bytes[21] == 0 => Some(Destination::Originated(bytes[1..21].try_into().ok()?)),
-            3 if bytes[21] == 0 => Some(Destination::SmartRollup(bytes[1..21].try_into().ok()?)),
-            _ => None,
-        }
+        kestrel_crypto::Destination::try_from_bytes(bytes)
+            .ok()
+            .map(|destination| Destination::from_crypto(&destination))
     }
 
     /// Whether this is an implicit account.
@@ -388,12 +344,14 @@ impl Address {
 
 /// Parses a chain id `Net...`.
 pub fn chain_id_from_base58(text: &str) -> Option<[u8; 4]> {
-    decode_check(CHAIN_ID, text).ok()?.try_into().ok()
+    ChainId::from_b58check(text)
+        .ok()
+        .map(|chain_id| *chain_id.as_bytes())
 }
 
 /// Prints a chain id.
 pub fn chain_id_to_base58(bytes: &[u8; 4]) -> String {
-    encode_check(CHAIN_ID, bytes)
+    ChainId::new(*bytes).to_b58check()
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

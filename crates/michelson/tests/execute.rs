@@ -95,7 +95,9 @@ fn readable(value: &Value) -> String {
 fn render(result: &Result<Execution, ExecutionError>) -> String {
     let execution = match result {
         Ok(execution) => execution,
-        Err(ExecutionError::Failed(value)) => return format!("failed {}", readable(value)),
+        Err(ExecutionError::Failed { value, location }) => {
+            return format!("failed {} at {location}", readable(value))
+        }
         Err(ExecutionError::IllTypedData(_)) => return "ill-typed data".into(),
         Err(error) => return format!("error {error}"),
     };
@@ -215,7 +217,7 @@ fn errors_carry_the_failing_value() {
         "parameter string; storage unit; code { CAR; PUSH int 7; PAIR; FAILWITH }",
         "Unit",
         "\"boom\"",
-        "failed Pair 7 \"boom\"",
+        "failed Pair 7 \"boom\" at 12",
     );
     check(
         "parameter mutez; storage mutez; code { UNPAIR; ADD; NIL operation; PAIR }",
