@@ -225,7 +225,13 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
                     eprint!("{out}");
                 }
             }
-            Err(error.to_string())
+            Err(match &error {
+                RunScriptError::Typecheck(e) => format!(
+                    "ill-typed script or data: {}",
+                    crate::client::describe_typecheck_error(&e.kind)
+                ),
+                _ => error.to_string(),
+            })
         }
     }
 }

@@ -47,29 +47,30 @@ fn values_starting_with_a_dash_are_values() {
     );
     assert_eq!(code, 0, "{stderr}");
     let Some(scripts) = scripts() else { return };
-    let abs = scripts.join("abs.tz");
-    let abs = abs.to_str().unwrap_or_default();
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
     let (code, stdout, stderr) = run(
         &[
             "michelson",
             "run-script",
-            abs,
+            cons,
             "--storage",
-            "Unit",
+            "{ -1 }",
             "--input",
             "-12",
         ],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.starts_with("storage\n  Unit\n"), "{stdout}");
-    let (code, _, stderr) = run(
+    assert!(stdout.starts_with("storage\n  { -12 ; -1 }\n"), "{stdout}");
+    let (code, stdout, stderr) = run(
         &[
-            "client", "run", "script", abs, "on", "storage", "Unit", "and", "input", "-12",
+            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "-12",
         ],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("storage\n  { -12 }\n"), "{stdout}");
 }
 
 #[test]
@@ -361,4 +362,14 @@ fn devices_and_fifos_given_as_files_are_refused() {
         assert!(stderr.contains("not a regular file"), "{stderr}");
         assert_eq!(client_code, 1);
     }
+}
+
+#[test]
+fn deeply_nested_values_print_in_bounded_space() {
+    // 10,000 left-nested pairs (20 KB packed): Octez's layout would print 299 MB.
+    let packed = format!("05{}{}", "0707".repeat(10_000), "0001".repeat(10_001));
+    let (code, stdout, stderr) = run(&["micheline", "unpack", &packed], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("Pair (Pair (Pair"), "{}", &stdout[..40]);
+    assert!(stdout.len() <= 10_100_000, "{} bytes", stdout.len());
 }
