@@ -192,7 +192,7 @@ fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
 }
 
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    crate::input::read_text(&path.display().to_string()).map_err(|e| e.to_string())
 }
 
 fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> CommandResult {
