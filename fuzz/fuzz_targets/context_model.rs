@@ -1,12 +1,15 @@
 //! Reference-model fuzzing of the context store: random add / bulk add / remove / commit /
-//! checkout / reopen operations on a `Store` and on a `BTreeMap` of full paths beside it; after
-//! every operation the touched key is compared, and at the end every binding, the number of
-//! leaves and the root hash (against a tree rebuilt from the model in sorted order) are compared.
+//! checkout / reopen / garbage-collection operations on a `Store` and on a `BTreeMap` of full
+//! paths beside it; after every operation the touched key is compared, and at the end every
+//! binding, the number of leaves and the root hash (against a tree rebuilt from the model in
+//! sorted order) are compared. A GC keeps a commit of the current chain (commits each built on
+//! the one before, as the GC requires) and every later one; every kept commit is then checked
+//! against its model and verified, and the dropped ones must be gone.
 
 #![no_main]
 
 use kestrel_context::{
-    CommitInfo, ContextHash, InMemory, Kind, Store, StoreOptions, SyncMode, Tree,
+    CommitInfo, ContextHash, InMemory, Kind, Store, StoreOptions, SyncMode, Tree, VerifyScope,
 };
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -91,8 +94,10 @@ fuzz_target!(|bytes: &[u8]| {
     let mut tree = Tree::empty();
     let mut model = Model::new();
     let mut commits: Vec<(ContextHash, Model)> = Vec::new();
+    // The first commit of the current chain: every later commit is built on the one before.
+    let mut chain_from = 0;
     while let Some(operation) = input.byte() {
-        match operation % 7 {
+        match operation % 8 {
             0 | 1 => {
                 let Some(key) = input.key() else { break };
                 let length = input.byte().unwrap_or(0) as usize;
@@ -149,7 +154,10 @@ fuzz_target!(|bytes: &[u8]| {
                     message: String::new(),
                 };
                 let hash = store.commit(&tree, &parents, &info).expect("commit");
-                commits.push((hash, model.clone()));
+                // Committing a stored state again makes no new commit.
+                if !commits.iter().any(|(known, _)| *known == hash) {
+                    commits.push((hash, model.clone()));
+                }
             }
             5 => {
                 if commits.is_empty() {
@@ -163,6 +171,30 @@ fuzz_target!(|bytes: &[u8]| {
                     .expect("known commit");
                 model = snapshot.clone();
                 check(&store, &tree, &model);
+                // The next commit is built on an older one: a new chain starts with it.
+                chain_from = commits.len();
+            }
+            6 => {
+                if commits.is_empty() {
+                    continue;
+                }
+                let first = chain_from.min(commits.len() - 1);
+                let keep = first + input.byte().unwrap_or(0) as usize % (commits.len() - first);
+                store.gc(&commits[keep].0).expect("gc");
+                store.wait_for_gc().expect("gc ends");
+                for (hash, _) in commits.drain(..keep) {
+                    assert!(store.checkout(&hash).expect("checkout").is_none());
+                }
+                chain_from = 0;
+                for (hash, snapshot) in &commits {
+                    let kept = store.checkout(hash).expect("checkout").expect("kept");
+                    check(&store, &kept, snapshot);
+                }
+                store.verify(VerifyScope::AllCommits).expect("verify");
+                // The tree being built may come from a dropped commit: start from the head.
+                let (hash, snapshot) = commits.last().expect("kept");
+                tree = store.checkout(hash).expect("checkout").expect("head");
+                model = snapshot.clone();
             }
             _ => {
                 drop(tree);

@@ -4,12 +4,12 @@
 
 #![no_main]
 
-use kestrel_michelson::run_script::{run_script, RunScriptOptions};
-use kestrel_michelson::tzt::run_tzt_limited;
+use kestrel_michelson_conformance::run_script::{run_script, RunScriptOptions};
+use kestrel_michelson_conformance::tzt::run_tzt_limited;
 use libfuzzer_sys::fuzz_target;
 
 /// A gas budget small enough that every input finishes quickly (10,000 gas).
-const FUZZ_GAS_MILLI: i64 = 10_000_000;
+const FUZZ_GAS_MILLI: u64 = 10_000_000;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -7,15 +7,13 @@
 // criterion's `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kestrel_micheline::Node;
-use kestrel_michelson::context::{Context, OtherContract};
-use kestrel_michelson::interpret::{Interpreter, RunError, Tracer};
-use kestrel_michelson::ir::Code;
-use kestrel_michelson::literals::Address;
-use kestrel_michelson::typecheck::{Script, Typechecker};
-use kestrel_michelson::value::Value;
-use std::rc::Rc;
+use kestrel_michelson::{
+    execute, execute_traced, Address, Call, Config, Environment, ExecutionError, Script, Tracer,
+    Value, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+};
+use kestrel_michelson_conformance::fixtures::{FixtureContract, FixtureHost};
 
 /// The loop of the task statement as a full contract: sums 1..=n.
 const LOOP_SCRIPT: &str =
@@ -24,29 +22,23 @@ const LOOP_SCRIPT: &str =
 const LOOP_ITERATIONS: u64 = 500_000;
 const GAS_SCRIPT: &str = "parameter unit; storage unit; code { DROP ; PUSH bool True ; LOOP { PUSH bool True } ; UNIT ; NIL operation ; PAIR }";
 
+/// Contracts originated before the current protocol (the CPMM uses `SUB` on mutez) run in
+/// Octez's legacy mode.
+const CONFIG: Config = Config {
+    legacy: true,
+    gas_limit_milli: HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+};
+
 fn parse(text: &str) -> Node {
     kestrel_micheline::parse_toplevel(text).expect("benchmark script parses")
 }
 
-fn typecheck(context: &Context, script: &Node) -> Script {
-    let mut tc = Typechecker::new(context);
-    // Contracts originated before the current protocol (the CPMM uses `SUB` on mutez) run in
-    // Octez's legacy mode.
-    tc.legacy = true;
-    tc.typecheck_script(script)
-        .expect("benchmark script typechecks")
+fn expression(text: &str) -> Node {
+    kestrel_micheline::parse_expression(text).expect("benchmark data parses")
 }
 
-fn data(context: &Context, text: &str, ty: &kestrel_michelson::types::Type) -> Value {
-    let node = kestrel_micheline::parse_expression(text).expect("benchmark data parses");
-    Typechecker::new(context)
-        .parse_data(&node, ty)
-        .expect("benchmark data typechecks")
-}
-
-fn run(context: &mut Context, code: &Rc<Code>, input: Value) -> Result<Vec<Value>, RunError> {
-    let gas = context.gas_limit_milli;
-    Interpreter::new(context, gas).run(code, vec![input])
+fn typecheck(script: &Node) -> Script {
+    Script::typecheck(script, &CONFIG).expect("benchmark script typechecks")
 }
 
 /// Counts executed steps (instructions and body ends), for the throughput figure.
@@ -59,74 +51,88 @@ impl Tracer for Counter {
     }
 }
 
+/// A call ready to run: the script, the call's data and its world.
+struct Prepared {
+    script: Node,
+    parameter: Node,
+    storage: Node,
+    environment: Environment,
+    host: FixtureHost,
+}
+
+impl Prepared {
+    fn new(script: Node, parameter: &str, storage: &str) -> Prepared {
+        Prepared {
+            script,
+            parameter: expression(parameter),
+            storage: expression(storage),
+            environment: Environment::default(),
+            host: FixtureHost::new(0),
+        }
+    }
+
+    fn execute(&mut self, typed: &Script) -> Result<kestrel_michelson::Execution, ExecutionError> {
+        execute(
+            typed,
+            "default",
+            &self.parameter,
+            &self.storage,
+            &self.environment,
+            &mut self.host,
+            HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+        )
+    }
+}
+
 fn tight_loop(c: &mut Criterion) {
-    let mut context = Context::default();
-    let script = parse(LOOP_SCRIPT);
-    let typed = typecheck(&context, &script);
-    let input = Value::pair(Value::nat(LOOP_ITERATIONS), Value::Int(0.into()));
+    let mut prepared = Prepared::new(parse(LOOP_SCRIPT), &LOOP_ITERATIONS.to_string(), "0");
+    let typed = typecheck(&prepared.script);
     let mut counter = Counter(0);
-    let gas = context.gas_limit_milli;
-    Interpreter::new(&mut context, gas)
-        .run_traced(&typed.code, vec![input.clone()], &mut counter)
-        .expect("loop runs");
+    let call = Call {
+        entrypoint: "default",
+        parameter: &prepared.parameter,
+        storage: &prepared.storage,
+    };
+    execute_traced(
+        &typed,
+        &call,
+        &prepared.environment,
+        &mut prepared.host,
+        HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+        &mut counter,
+    )
+    .expect("loop runs");
     let mut group = c.benchmark_group("michelson_tight_loop");
     group.throughput(Throughput::Elements(counter.0));
     group.sample_size(10);
     group.bench_function("kestrel", |b| {
-        b.iter(|| run(&mut context, &typed.code, input.clone()).expect("loop runs"))
+        b.iter(|| prepared.execute(&typed).expect("loop runs"))
     });
     group.finish();
-}
-
-struct Prepared {
-    context: Context,
-    script: Node,
-    typed: Script,
-    input: Value,
 }
 
 fn cpmm() -> Option<Prepared> {
     let path = kestrel_testdata::require("michelson/protocol/cpmm.tz", "michelson_bench")?;
     let text = std::fs::read_to_string(path).ok()?;
-    let script = parse(&text);
-    let mut context = Context::default();
+    let mut prepared = Prepared::new(
+        parse(&text),
+        "Right (Right (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"))",
+        "Pair 1000000000 100000000000 1000000 \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\" \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\"",
+    );
     let token = Address::from_string("KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo")?;
-    context.contracts.insert(
+    prepared.host.contracts.insert(
         token.destination,
-        OtherContract {
-            param: kestrel_micheline::parse_expression(
-                "(pair %transfer address (pair address nat))",
-            )
-            .ok()?,
+        FixtureContract {
+            parameter: expression("(pair %transfer address (pair address nat))"),
             storage: None,
             views: Vec::new(),
-            balance: 0,
+            balance_mutez: 0,
         },
     );
-    context.self_param = match &script.kind {
-        kestrel_micheline::NodeKind::Seq(items) => items.first()?.children().first()?.clone(),
-        _ => return None,
-    };
-    context.amount = 1_000_000;
-    context.balance = 100_000_000_000;
-    context.now = 1_700_000_000.into();
-    let typed = typecheck(&context, &script);
-    let storage = data(
-        &context,
-        "Pair 1000000000 100000000000 1000000 \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\" \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\"",
-        &typed.storage_type,
-    );
-    let param = data(
-        &context,
-        "Right (Right (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"))",
-        &typed.param_type,
-    );
-    Some(Prepared {
-        input: Value::pair(param, storage),
-        context,
-        script,
-        typed,
-    })
+    prepared.environment.amount_mutez = 1_000_000;
+    prepared.environment.balance_mutez = 100_000_000_000;
+    prepared.environment.now_seconds = 1_700_000_000;
+    Some(prepared)
 }
 
 fn fa12() -> Option<Prepared> {
@@ -135,32 +141,11 @@ fn fa12() -> Option<Prepared> {
         "michelson_bench",
     )?;
     let text = std::fs::read_to_string(path).ok()?;
-    let script = parse(&text);
-    let self_param = match &script.kind {
-        kestrel_micheline::NodeKind::Seq(items) => items.first()?.children().first()?.clone(),
-        _ => return None,
-    };
-    let context = Context {
-        self_param,
-        ..Context::default()
-    };
-    let typed = typecheck(&context, &script);
-    let storage = data(
-        &context,
-        "Pair { Elt \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" (Pair 1000000 {}) } \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" False 1000000",
-        &typed.storage_type,
-    );
-    let param = data(
-        &context,
+    Some(Prepared::new(
+        parse(&text),
         "Left (Left (Left (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" \"tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5\" 10)))",
-        &typed.param_type,
-    );
-    Some(Prepared {
-        input: Value::pair(param, storage),
-        context,
-        script,
-        typed,
-    })
+        "Pair { Elt \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" (Pair 1000000 {}) } \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" False 1000000",
+    ))
 }
 
 fn contracts(c: &mut Criterion) {
@@ -170,40 +155,35 @@ fn contracts(c: &mut Criterion) {
         let Some(mut prepared) = prepared else {
             continue;
         };
+        let typed = typecheck(&prepared.script);
+        prepared.execute(&typed).expect("contract runs");
         group.bench_function(format!("kestrel_typecheck/{name}"), |b| {
-            b.iter(|| typecheck(&prepared.context, &prepared.script))
+            b.iter(|| typecheck(&prepared.script))
         });
-        run(
-            &mut prepared.context,
-            &prepared.typed.code,
-            prepared.input.clone(),
-        )
-        .expect("contract runs");
+        // Execute alone: parsing the storage and the parameter, running, extracting the diff.
         group.bench_function(format!("kestrel_execute/{name}"), |b| {
-            b.iter_batched(
-                || prepared.input.clone(),
-                |input| {
-                    run(&mut prepared.context, &prepared.typed.code, input).expect("contract runs")
-                },
-                BatchSize::SmallInput,
-            )
+            b.iter(|| prepared.execute(&typed).expect("contract runs"))
+        });
+        group.bench_function(format!("kestrel_typecheck_execute/{name}"), |b| {
+            b.iter(|| {
+                let typed = typecheck(&prepared.script);
+                prepared.execute(&typed).expect("contract runs")
+            })
         });
     }
     group.finish();
 }
 
 fn gas_exhaustion(c: &mut Criterion) {
-    let mut context = Context::default();
-    let script = parse(GAS_SCRIPT);
-    let typed = typecheck(&context, &script);
-    let input = Value::pair(Value::Unit, Value::Unit);
+    let mut prepared = Prepared::new(parse(GAS_SCRIPT), "Unit", "Unit");
+    let typed = typecheck(&prepared.script);
     let mut group = c.benchmark_group("michelson_gas_exhaustion");
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.bench_function("kestrel", |b| {
         b.iter(|| {
-            let result = run(&mut context, &typed.code, input.clone());
-            assert!(matches!(result, Err(RunError::GasExhaustion)));
+            let result = prepared.execute(&typed);
+            assert!(matches!(result, Err(ExecutionError::GasExhaustion)));
         })
     });
     group.finish();

@@ -5,7 +5,10 @@ use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
 use kestrel_context::cache::CachePolicy;
 use kestrel_context::workload::{self, ReplayOptions};
-use kestrel_context::{CommitInfo, ContextHash, InMemory, Kind, StoreOptions, SyncMode, Tree};
+use kestrel_context::{
+    CommitInfo, ContextHash, GcPolicy, GcReport, InMemory, Kind, Store, StoreOptions, SyncMode,
+    Tree, VerifyScope,
+};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,7 +59,8 @@ pub enum ContextCommand {
         /// Contracts under data/contracts/index at genesis.
         #[arg(long, default_value_t = workload::INITIAL_CONTRACTS_DEFAULT)]
         initial_contracts: u64,
-        /// Store directory (must be empty or absent); default: a temporary directory, removed.
+        /// Store directory (must be empty or absent: a replay starts from genesis); default: a
+        /// temporary directory, removed.
         #[arg(long)]
         store: Option<PathBuf>,
         /// When the pack is synced to the disk. `checkpoints` (the default, as Octez's store:
@@ -105,6 +109,54 @@ pub enum ContextCommand {
         /// (`level,wall_ns,cpu_ns,commit_ns,objects_read`; objects read = object-cache misses).
         #[arg(long)]
         block_times: Option<PathBuf>,
+        /// Collect garbage as the replay goes, keeping the last N commits (a GC runs on the
+        /// store's thread beside the blocks; see `kestrel context gc`).
+        #[arg(long)]
+        keep_commits: Option<u64>,
+        /// With --keep-commits: commits between the starts of two GCs.
+        #[arg(long, default_value_t = 1000, requires = "keep_commits")]
+        gc_every: u64,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Collect garbage: keep the last N commits, drop the older ones and give the pack pages
+    /// that only they reach back to the file system (the store must not be open for writing).
+    Gc {
+        /// The store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Commits to keep (the head and the N-1 before it).
+        #[arg(long)]
+        keep: u64,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash every object reachable from the head (or from every kept commit) and report the
+    /// first mismatch with its file and offset (exit code 1). Opens the store read-only: it may
+    /// run while a writer has the store open.
+    Verify {
+        /// The store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Verify from every kept commit, not only the head (also checks each commit's region
+        /// checksum after the last GC).
+        #[arg(long)]
+        all_commits: bool,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a store's head, commit count, sizes and last GC (read-only).
+    Info {
+        /// The store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Also scan the pack and print each kind of record's count and bytes beside what
+        /// irmin-pack's V2 encoding of the same objects would take (on a store never collected).
+        #[arg(long)]
+        census: bool,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -191,6 +243,8 @@ pub fn run(command: ContextCommand) -> CommandResult {
             trace,
             write_trace,
             block_times,
+            keep_commits,
+            gc_every,
             json,
         } => {
             let options = ReplayOptions {
@@ -214,6 +268,10 @@ pub fn run(command: ContextCommand) -> CommandResult {
                     cache_released_leaves,
                     cache_budget_includes_retained: cache_includes_retained,
                     cache_trace,
+                    gc: keep_commits.map(|keep_commits| GcPolicy {
+                        keep_commits,
+                        every_commits: gc_every.max(1),
+                    }),
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
                 memory_sample_interval_blocks: memory_samples
@@ -234,7 +292,275 @@ pub fn run(command: ContextCommand) -> CommandResult {
                 json,
             )
         }
+        ContextCommand::Gc { store, keep, json } => gc(&store, keep, json),
+        ContextCommand::Verify {
+            store,
+            all_commits,
+            json,
+        } => verify(&store, all_commits, json),
+        ContextCommand::Info {
+            store,
+            census,
+            json,
+        } => info(&store, census, json),
     }
+}
+
+fn verify(directory: &Path, all_commits: bool, json: bool) -> CommandResult {
+    let store = open_store(directory, false)?;
+    let scope = if all_commits {
+        VerifyScope::AllCommits
+    } else {
+        VerifyScope::Head
+    };
+    let started = std::time::Instant::now();
+    let result = store.verify(scope);
+    let seconds = started.elapsed().as_secs_f64();
+    match (result, json) {
+        (Ok(report), true) => print_json(&serde_json::json!({
+            "ok": true,
+            "commits": report.commits,
+            "objects": report.objects,
+            "bytes": report.bytes,
+            "regions": report.regions,
+            "seconds": seconds,
+        })),
+        (Ok(report), false) => println!(
+            "ok: {} commit(s), {} objects ({:.1} MiB) re-hashed, {} region checksum(s), {seconds:.1} s",
+            report.commits,
+            report.objects,
+            report.bytes as f64 / 1048576.0,
+            report.regions
+        ),
+        (Err(error), true) => {
+            let (file, offset) = match &error {
+                kestrel_context::ContextError::Corrupt {
+                    file, offset_bytes, ..
+                } => (Some(file.to_string()), Some(*offset_bytes)),
+                _ => (None, None),
+            };
+            print_json(&serde_json::json!({
+                "ok": false,
+                "error": error.to_string(),
+                "file": file,
+                "offset": offset,
+            }));
+            return Ok(ExitCode::from(1));
+        }
+        (Err(error), false) => return Err(error.to_string()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The names of the census rows (by pack tag; 0: inline contents).
+const CENSUS_KINDS: [&str; 8] = [
+    "inline contents",
+    "flat node",
+    "inode values",
+    "inode tree",
+    "contents",
+    "commit",
+    "split flat root",
+    "split flat part",
+];
+
+fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
+    let store = open_store(directory, false)?;
+    let census = if census {
+        Some(store.census().map_err(|error| error.to_string())?)
+    } else {
+        None
+    };
+    let commits = store.commit_count().max(1) as f64;
+    let (gc_count, gc_boundary, gc_time) = store.gc_history();
+    let file_sizes = |name: &str| {
+        std::fs::metadata(directory.join(name)).map_or((0, 0), |metadata| {
+            use std::os::unix::fs::MetadataExt;
+            (metadata.len(), metadata.blocks() * 512)
+        })
+    };
+    let pack = file_sizes(kestrel_context::PACK_FILE_NAME);
+    let index = file_sizes(kestrel_context::INDEX_FILE_NAME);
+    let control = file_sizes(kestrel_context::CONTROL_FILE_NAME);
+    if json {
+        print_json(&serde_json::json!({
+            "head": store.head().map(|hash| hash.to_base58()),
+            "commits": store.commit_count(),
+            "pack_length_bytes": store.pack_length_bytes(),
+            "pack_file_bytes": pack.0,
+            "pack_allocated_bytes": pack.1,
+            "index_file_bytes": index.0,
+            "index_allocated_bytes": index.1,
+            "control_file_bytes": control.0,
+            "disk_bytes": store.disk_bytes(),
+            "gc_count": gc_count,
+            "gc_boundary_bytes": gc_boundary,
+            "gc_time_seconds": gc_time,
+            "recovery": store.recovery().map(|recovery| recovery.to_string()),
+            "census": census.map(|census| serde_json::json!({
+                "kinds": CENSUS_KINDS.iter().zip(census.by_tag.iter()).map(|(kind, cost)| serde_json::json!({
+                    "kind": kind,
+                    "count": cost.count,
+                    "bytes": cost.bytes,
+                    "irmin_v2_bytes": cost.irmin_bytes,
+                })).collect::<Vec<_>>(),
+                "total_bytes": census.total().bytes,
+                "total_irmin_v2_bytes": census.total().irmin_bytes,
+                "irmin_names_bytes": census.irmin_names_bytes,
+                "child_hash_bytes": census.child_hash_bytes,
+            })),
+        }));
+    } else {
+        match store.head() {
+            Some(head) => println!("head:      {head}"),
+            None => println!("head:      none (empty store)"),
+        }
+        println!("commits:   {}", store.commit_count());
+        println!(
+            "pack:      {} bytes ({} in the file, {:.1} MiB on disk)",
+            store.pack_length_bytes(),
+            pack.0,
+            pack.1 as f64 / 1048576.0
+        );
+        println!(
+            "index:     {} bytes ({:.1} MiB on disk); control {} bytes",
+            index.0,
+            index.1 as f64 / 1048576.0,
+            control.0
+        );
+        println!(
+            "disk:      {:.1} MiB",
+            store.disk_bytes() as f64 / 1048576.0
+        );
+        if gc_count == 0 {
+            println!("last GC:   never");
+        } else {
+            println!(
+                "last GC:   {gc_count} GC(s); the last at {gc_time} s since the epoch, boundary {gc_boundary}"
+            );
+        }
+        if let Some(recovery) = store.recovery() {
+            println!("a writer would recover: {recovery}");
+        }
+        if let Some(census) = census {
+            println!(
+                "{:<18} {:>12} {:>14} {:>14} {:>10} {:>10}",
+                "record", "count", "bytes", "irmin V2", "/commit", "irmin"
+            );
+            let total = census.total();
+            for (kind, cost) in CENSUS_KINDS
+                .iter()
+                .zip(census.by_tag.iter())
+                .chain([("total", &total)].iter().map(|(kind, cost)| (kind, *cost)))
+            {
+                println!(
+                    "{kind:<18} {:>12} {:>14} {:>14} {:>10.0} {:>10.0}",
+                    cost.count,
+                    cost.bytes,
+                    cost.irmin_bytes,
+                    cost.bytes as f64 / commits,
+                    cost.irmin_bytes as f64 / commits
+                );
+            }
+            println!(
+                "child hashes held by entries and pointers: {} bytes; names in irmin's total: {} bytes",
+                census.child_hash_bytes, census.irmin_names_bytes
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the store that `directory` holds (never creating one): for writing, or read-only.
+fn open_store(directory: &Path, writable: bool) -> Result<Store, String> {
+    if !directory.join(kestrel_context::CONTROL_FILE_NAME).exists()
+        && !directory.join(kestrel_context::PACK_FILE_NAME).exists()
+    {
+        return Err(format!("{} holds no store", directory.display()));
+    }
+    let store = if writable {
+        Store::open(directory, StoreOptions::default())
+    } else {
+        Store::open_read_only(directory, StoreOptions::default())
+    };
+    store.map_err(|error| error.to_string())
+}
+
+/// Prints what a writer's open recovered, if anything (on stderr: it is not the command's
+/// output, but an operator wants to know).
+fn report_recovery(store: &kestrel_context::Store) {
+    if let Some(recovery) = store.recovery() {
+        eprintln!("{recovery}");
+    }
+}
+
+/// A GC report as JSON.
+fn gc_report_json(report: &GcReport) -> serde_json::Value {
+    serde_json::json!({
+        "kept_commit": report.kept_commit.to_base58(),
+        "boundary_bytes": report.boundary_bytes,
+        "commits_dropped": report.commits_dropped,
+        "live_objects": report.live_objects,
+        "live_bytes": report.live_bytes,
+        "live_pages": report.live_pages,
+        "pages_punched": report.pages_punched,
+        "holes_punched": report.holes_punched,
+        "bytes_punched": report.pages_punched * kestrel_context::GC_PAGE_BYTES,
+        "index_bytes_punched": report.index_bytes_punched,
+        "mark_ms": report.mark_duration.as_secs_f64() * 1e3,
+        "total_ms": report.total_duration.as_secs_f64() * 1e3,
+    })
+}
+
+fn gc(directory: &Path, keep: u64, json: bool) -> CommandResult {
+    let mut store = open_store(directory, true)?;
+    report_recovery(&store);
+    let disk_before = store.disk_bytes();
+    let started = store
+        .gc_keep_last(keep)
+        .map_err(|error| error.to_string())?;
+    let report = store.wait_for_gc().map_err(|error| error.to_string())?;
+    let disk_after = store.disk_bytes();
+    let commits = store.commit_count();
+    store.close().map_err(|error| error.to_string())?;
+    let report = report.filter(|_| started);
+    if json {
+        print_json(&serde_json::json!({
+            "collected": started,
+            "commits_kept": commits,
+            "disk_bytes_before": disk_before,
+            "disk_bytes_after": disk_after,
+            "gc": report.as_ref().map(gc_report_json),
+        }));
+    } else if let Some(report) = report {
+        println!(
+            "kept {commits} commits from {}; dropped {}",
+            report.kept_commit, report.commits_dropped
+        );
+        println!(
+            "live:   {} objects, {:.1} MiB, in {} pages below the boundary at {}",
+            report.live_objects,
+            report.live_bytes as f64 / 1048576.0,
+            report.live_pages,
+            report.boundary_bytes
+        );
+        println!(
+            "freed:  {:.1} MiB of the pack ({} pages), {:.1} MiB of the index",
+            (report.pages_punched * kestrel_context::GC_PAGE_BYTES) as f64 / 1048576.0,
+            report.pages_punched,
+            report.index_bytes_punched as f64 / 1048576.0
+        );
+        println!(
+            "disk:   {:.1} MiB before, {:.1} MiB after; mark {:.0} ms, total {:.0} ms",
+            disk_before as f64 / 1048576.0,
+            disk_after as f64 / 1048576.0,
+            report.mark_duration.as_secs_f64() * 1e3,
+            report.total_duration.as_secs_f64() * 1e3
+        );
+    } else {
+        println!("nothing to collect: the store holds {commits} commit(s)");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Builds the tree of a directory with an explicit stack (no recursion on the directory depth).
@@ -393,6 +719,22 @@ impl Progress {
     }
 }
 
+/// A replay starts from genesis: its `--store` must be absent or an empty directory (checked
+/// before anything is opened, so a store in use or a damaged one is left as it is).
+fn require_empty_directory(directory: &Path) -> Result<(), String> {
+    match std::fs::read_dir(directory) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(format!("read {}: {error}", directory.display())),
+        Ok(mut entries) => match entries.next() {
+            None => Ok(()),
+            Some(_) => Err(format!(
+                "{} is not empty; a replay needs an empty or absent --store directory",
+                directory.display()
+            )),
+        },
+    }
+}
+
 fn replay(
     options: &ReplayOptions,
     store: Option<PathBuf>,
@@ -401,7 +743,10 @@ fn replay(
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = match store {
-        Some(directory) => (directory, false),
+        Some(directory) => {
+            require_empty_directory(&directory)?;
+            (directory, false)
+        }
         None => (
             std::env::temp_dir().join(format!("kestrel-replay-{}", std::process::id())),
             true,
@@ -470,6 +815,12 @@ fn replay(
             "cache_budget_bytes": options.store_options.cache_budget_bytes,
             "objects_written": report.statistics.objects_written,
             "head": report.head.map(|hash| hash.to_base58()),
+            "disk_samples": report.disk_samples,
+            "gc": report.gc_reports.iter().map(|(level, gc)| {
+                let mut value = gc_report_json(gc);
+                value["level"] = serde_json::json!(level);
+                value
+            }).collect::<Vec<_>>(),
         }));
     } else {
         println!(
@@ -525,6 +876,20 @@ fn replay(
                 "read from disk:  {:.1} MiB, {:.0} bytes per block (page-cache misses)",
                 bytes as f64 / 1048576.0,
                 bytes as f64 / report.blocks.max(1) as f64
+            );
+        }
+        if !report.gc_reports.is_empty() {
+            let count = report.gc_reports.len();
+            let total = |f: fn(&GcReport) -> f64| {
+                report.gc_reports.iter().map(|(_, gc)| f(gc)).sum::<f64>() / count as f64
+            };
+            let max_disk = report.disk_samples.iter().map(|(_, bytes)| *bytes).max();
+            println!(
+                "GC:              {count} runs, mark {:.0} ms and total {:.0} ms on average; \
+                 disk at most {:.1} MiB over the samples",
+                total(|gc| gc.mark_duration.as_secs_f64() * 1e3),
+                total(|gc| gc.total_duration.as_secs_f64() * 1e3),
+                max_disk.unwrap_or(0) as f64 / 1048576.0
             );
         }
         if let Some(head) = report.head {
@@ -647,7 +1012,10 @@ fn replay_trace_file(
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = match store {
-        Some(directory) => (directory, false),
+        Some(directory) => {
+            require_empty_directory(&directory)?;
+            (directory, false)
+        }
         None => (
             std::env::temp_dir().join(format!("kestrel-trace-replay-{}", std::process::id())),
             true,
@@ -685,6 +1053,8 @@ fn replay_trace_file(
         scheduler_nanoseconds: None,
         device_read_bytes: None,
         memory_samples: Vec::new(),
+        disk_samples: Vec::new(),
+        gc_reports: Vec::new(),
     };
     let summary = as_replay.summary();
     let seconds = report.block_nanoseconds.iter().sum::<u64>() as f64 / 1e9;

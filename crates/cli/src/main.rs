@@ -10,6 +10,7 @@ mod input;
 mod micheline;
 mod michelson;
 mod output;
+mod solana;
 mod tx;
 
 use clap::{Parser, Subcommand};
@@ -71,6 +72,9 @@ enum Area {
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]
     Tx(tx::TxCommand),
+    /// Solana block production: ingest and scheduling over a file of transactions.
+    #[command(subcommand)]
+    Solana(solana::SolanaCommand),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Area::Context(command) => context::run(command),
         Area::Bench { command } => bench::run(command),
         Area::Tx(command) => tx::run(command),
+        Area::Solana(command) => solana::run(command),
     };
     match result {
         Ok(code) => code,

@@ -3,11 +3,13 @@
 
 use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
-use kestrel_michelson::run_script::{self, RunScriptError, RunScriptOptions};
+use kestrel_michelson_conformance::run_script::{self, RunScriptError, RunScriptOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The verbs of `kestrel michelson`.
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum MichelsonCommand {
     /// Run TZT unit tests (files or directories); prints one line per file and a summary.
@@ -19,7 +21,8 @@ pub enum MichelsonCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run a script on a storage and an input, printing what `octez-client run script` prints.
+    /// Run a script on a storage and an input, printing what `octez-client run script` prints;
+    /// takes octez-client's flags with their units (amounts in tez, gas in gas units).
     RunScript {
         /// The script file.
         script: PathBuf,
@@ -29,27 +32,30 @@ pub enum MichelsonCommand {
         /// The parameter (Micheline).
         #[arg(long, allow_hyphen_values = true)]
         input: String,
-        /// Amount transferred, in mutez (never negative).
-        #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i64).range(0..))]
-        amount: Option<i64>,
-        /// Balance of the contract, in mutez (never negative).
-        #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i64).range(0..))]
-        balance: Option<i64>,
-        /// Block level.
+        /// Amount transferred, in tez (octez-client's default: 0.05).
+        #[arg(long, allow_hyphen_values = true)]
+        amount: Option<String>,
+        /// Balance of the contract, in tez (default: 4,000,000).
+        #[arg(long, allow_hyphen_values = true)]
+        balance: Option<String>,
+        /// Block level (default: 1).
         #[arg(long)]
         level: Option<u64>,
-        /// Block timestamp (RFC 3339 or seconds).
-        #[arg(long)]
+        /// Block timestamp (RFC 3339 or seconds since the epoch).
+        #[arg(long, allow_hyphen_values = true)]
         now: Option<String>,
-        /// `SOURCE`.
+        /// `SENDER`: the contract or account making the call (octez-client's `--source`).
         #[arg(long)]
         source: Option<String>,
-        /// `SENDER`.
+        /// `SOURCE`: the implicit account paying for the operation (octez-client's `--payer`).
         #[arg(long)]
-        sender: Option<String>,
+        payer: Option<String>,
         /// `SELF_ADDRESS`.
-        #[arg(long = "self")]
+        #[arg(long)]
         self_address: Option<String>,
+        /// Gas available to typechecking and execution, in gas units (default: 1,040,000).
+        #[arg(long)]
+        gas: Option<String>,
         /// Entrypoint to call.
         #[arg(long)]
         entrypoint: Option<String>,
@@ -92,8 +98,9 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
             level,
             now,
             source,
-            sender,
+            payer,
             self_address,
+            gas,
             entrypoint,
             trace_stack,
             json,
@@ -102,19 +109,31 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
                 None => None,
                 Some(text) => Some(parse_now(&text)?),
             };
+            let tez = |flag: &str, text: Option<String>| match text {
+                None => Ok(None),
+                Some(text) => run_script::parse_tez(&text).map(Some).ok_or_else(|| {
+                    format!("invalid {flag} {text}: expected a non-negative tez amount")
+                }),
+            };
+            let gas_limit_milli = match gas {
+                None => None,
+                Some(text) => {
+                    Some(parse_gas_milli(&text).ok_or_else(|| format!("invalid --gas {text}"))?)
+                }
+            };
             let options = RunScriptOptions {
                 storage,
                 input,
-                amount_mutez: amount,
-                balance_mutez: balance,
+                amount_mutez: tez("--amount", amount)?,
+                balance_mutez: tez("--balance", balance)?,
                 level,
                 now,
-                source,
-                sender,
+                sender: source,
+                source: payer,
                 self_address,
                 entrypoint,
                 trace_stack,
-                gas_limit_milli: None,
+                gas_limit_milli,
             };
             run_script_command(&script, &options, json)
         }
@@ -123,11 +142,22 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
     }
 }
 
+/// Gas in gas units as octez-client takes it (`1040000`, `12.5`), in milligas.
+fn parse_gas_milli(text: &str) -> Option<u64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() || fraction.len() > 3 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let whole: u64 = whole.parse().ok()?;
+    let fraction_milli: u64 = format!("{fraction:0<3}").parse().ok()?;
+    whole.checked_mul(1000)?.checked_add(fraction_milli)
+}
+
 fn parse_now(text: &str) -> Result<i64, String> {
     if let Ok(seconds) = text.parse::<i64>() {
         return Ok(seconds);
     }
-    kestrel_michelson::literals::timestamp_from_rfc3339(text)
+    kestrel_michelson::timestamp_from_rfc3339(text)
         .and_then(|t| t.to_i64())
         .ok_or_else(|| format!("invalid timestamp {text}"))
 }
@@ -159,7 +189,8 @@ fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
         let result = match std::fs::read_to_string(file) {
             Ok(source) => {
                 let legacy = file.components().any(|c| c.as_os_str() == "legacy");
-                kestrel_michelson::tzt::run_tzt_with(&source, legacy).map_err(|e| e.to_string())
+                kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
+                    .map_err(|e| e.to_string())
             }
             Err(e) => Err(format!("cannot read: {e}")),
         };
@@ -218,7 +249,7 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            if let RunScriptError::Runtime { trace, .. } = &error {
+            if let RunScriptError::Execution { trace, .. } = &error {
                 if options.trace_stack && !json {
                     let mut out = String::from("trace\n");
                     run_script::print_trace(&mut out, trace);
@@ -239,9 +270,7 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
 fn typecheck(script: &Path, json: bool) -> CommandResult {
     let source = read(script)?;
     let node = kestrel_micheline::parse_toplevel(&source).map_err(|e| e.describe(&source))?;
-    let context = kestrel_michelson::context::Context::default();
-    let mut tc = kestrel_michelson::typecheck::Typechecker::new(&context);
-    match tc.typecheck_script(&node) {
+    match kestrel_michelson::Script::typecheck(&node, &kestrel_michelson::Config::default()) {
         Ok(_) => {
             if json {
                 print_json(&serde_json::json!({ "well_typed": true }));
@@ -270,24 +299,34 @@ fn typecheck(script: &Path, json: bool) -> CommandResult {
 fn pack(ty: &str, value: &str) -> CommandResult {
     let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
     let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
-    let value_node = kestrel_michelson::macros::expand_all(&value_node).map_err(|e| {
-        let e = kestrel_michelson::typecheck::TcError::from(e);
-        crate::client::describe_typecheck_error(&e.kind)
-    })?;
-    let ty = kestrel_michelson::types::parse_type(&ty_node).map_err(|e| e.to_string())?;
-    if !ty.is_packable() {
-        return Err(format!("type {ty} is not packable"));
-    }
-    let context = kestrel_michelson::context::Context::default();
-    let mut tc = kestrel_michelson::typecheck::Typechecker::new(&context);
-    let value = tc.parse_data(&value_node, &ty).map_err(|e| {
+    let value_node = kestrel_michelson::expand_macros(&value_node).map_err(|e| {
         let (line, column) = e.span.line_column(value);
         format!(
             "ill-typed data at line {line}, column {column}: {}",
             crate::client::describe_typecheck_error(&e.kind)
         )
     })?;
-    let bytes = kestrel_michelson::pack::pack_value(&value, &ty).map_err(|e| e.to_string())?;
+    let ty = kestrel_michelson::parse_type(&ty_node).map_err(|e| e.to_string())?;
+    if !ty.is_packable() {
+        return Err(format!("type {ty} is not packable"));
+    }
+    let environment = kestrel_michelson::Environment::default();
+    let self_parameter = kestrel_micheline::Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
+    let mut host = kestrel_michelson::EmptyHost::default();
+    let context = kestrel_michelson::CodeContext {
+        environment: &environment,
+        self_parameter: &self_parameter,
+        host: &mut host,
+        legacy: false,
+    };
+    let value = kestrel_michelson::typecheck_data(&value_node, &ty, &context).map_err(|e| {
+        let (line, column) = e.span.line_column(value);
+        format!(
+            "ill-typed data at line {line}, column {column}: {}",
+            crate::client::describe_typecheck_error(&e.kind)
+        )
+    })?;
+    let bytes = kestrel_michelson::pack(&value, &ty).map_err(|e| e.to_string())?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     println!("0x{hex}");
     Ok(ExitCode::SUCCESS)

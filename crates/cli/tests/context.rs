@@ -137,6 +137,20 @@ fn replay_and_trace_round_trip() {
     assert_eq!(replayed["commits"], 6);
     assert_eq!(replayed["read_mismatches"], 0);
     assert_eq!(replayed["head"], report["head"]);
+    // Neither replay adds to a store that holds commits (`--help`: empty or absent), and the
+    // store is left as it was.
+    let pack = std::fs::read(store.join("store.pack")).unwrap();
+    for extra in [
+        &["--trace", trace.to_str().unwrap()][..],
+        &["--blocks", "1"][..],
+    ] {
+        let mut arguments = vec!["context", "replay", "--store", store.to_str().unwrap()];
+        arguments.extend_from_slice(extra);
+        let (code, _, stderr) = kestrel(&arguments);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("not empty"), "{stderr}");
+    }
+    assert!(std::fs::read(store.join("store.pack")).unwrap() == pack);
     let _ = std::fs::remove_dir_all(&store);
     let _ = std::fs::remove_file(&trace);
 }

@@ -11,12 +11,24 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("kestrel-crypto", &[]),
     ("kestrel-testdata", &[]),
     ("kestrel-txview", &[]),
+    ("kestrel-scheduler", &["kestrel-txview"]),
     ("kestrel-micheline", &["kestrel-encoding", "kestrel-crypto"]),
     (
         "kestrel-michelson",
-        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+        &["kestrel-micheline", "kestrel-crypto"],
+    ),
+    // The conformance runners use the VM's public API only.
+    (
+        "kestrel-michelson-conformance",
+        &["kestrel-micheline", "kestrel-michelson"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
+    // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with
+    // application and state.
+    (
+        "kestrel-protocol",
+        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+    ),
 ];
 
 /// Peer implementations, which only `kestrel-bench` may depend on.
@@ -28,6 +40,8 @@ const PEERS: &[&str] = &[
     "criterion",
     "wincode",
     "bincode",
+    "prio-graph",
+    "solana-compute-budget-instruction",
 ];
 
 fn workspace_packages() -> Vec<serde_json::Value> {

@@ -8,11 +8,16 @@ use crate::CorruptionKind;
 
 /// The first 8 bytes of the control file.
 pub const CONTROL_MAGIC: [u8; 8] = *b"KSTRLCTL";
-/// The control format version this code writes and reads.
-pub const CONTROL_VERSION: u32 = 1;
-/// The size of the control record: magic 8, version 4, flags 4, pack length 8, index length 8,
-/// commit count 8, head offset 8, head hash 32, checksum 8.
-pub const CONTROL_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + HASH_BYTES + 8;
+/// The control format version this code writes (it reads version 1 too).
+pub const CONTROL_VERSION: u32 = 2;
+/// The size of a version-1 control record: magic 8, version 4, flags 4, pack length 8, index
+/// length 8, commit count 8, head offset 8, head hash 32, checksum 8.
+pub const CONTROL_V1_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + HASH_BYTES + 8;
+/// The size of the control record: version 1's fields, then index start 8, GC boundary 8, GC
+/// count 8, GC time 8, and the checksum 8.
+pub const CONTROL_BYTES: usize = CONTROL_V1_BYTES + 4 * 8;
+/// Where the checksum starts in the current version.
+const CHECKSUM_OFFSET: usize = CONTROL_BYTES - 8;
 /// The head offset recorded when the store has no commit yet.
 pub const NO_HEAD_OFFSET: u64 = u64::MAX;
 
@@ -27,6 +32,16 @@ pub struct ControlRecord {
     pub commit_count: u64,
     /// The head commit's pack offset and hash, if any.
     pub head: Option<(u64, ContextHash)>,
+    /// Where the kept commits' records start in the index: the records before were dropped by
+    /// a GC (`INDEX_HEADER_BYTES` when none was).
+    pub index_start_bytes: u64,
+    /// The end of the last GC's commit object in the pack: below it, objects no kept commit
+    /// reaches may have been freed; 0 when the store was never collected.
+    pub gc_boundary_bytes: u64,
+    /// GCs completed on this store.
+    pub gc_count: u64,
+    /// When the last GC was recorded, in seconds since the Unix epoch (0: never).
+    pub gc_time_seconds: u64,
 }
 
 impl ControlRecord {
@@ -44,8 +59,12 @@ impl ControlRecord {
             .unwrap_or((NO_HEAD_OFFSET, ContextHash::default()));
         bytes[40..48].copy_from_slice(&head_offset.to_be_bytes());
         bytes[48..80].copy_from_slice(&head_hash.0);
-        let checksum = control_checksum(&bytes[..80]);
-        bytes[80..88].copy_from_slice(&checksum.to_be_bytes());
+        bytes[80..88].copy_from_slice(&self.index_start_bytes.to_be_bytes());
+        bytes[88..96].copy_from_slice(&self.gc_boundary_bytes.to_be_bytes());
+        bytes[96..104].copy_from_slice(&self.gc_count.to_be_bytes());
+        bytes[104..112].copy_from_slice(&self.gc_time_seconds.to_be_bytes());
+        let checksum = control_checksum(&bytes[..CHECKSUM_OFFSET]);
+        bytes[CHECKSUM_OFFSET..].copy_from_slice(&checksum.to_be_bytes());
         bytes
     }
 
@@ -58,15 +77,17 @@ impl ControlRecord {
             return Err((8, CorruptionKind::Truncated));
         }
         let version = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-        if version != CONTROL_VERSION {
-            return Err((8, CorruptionKind::UnsupportedVersion(u64::from(version))));
-        }
-        if bytes.len() < CONTROL_BYTES {
+        let size = match version {
+            1 => CONTROL_V1_BYTES,
+            CONTROL_VERSION => CONTROL_BYTES,
+            _ => return Err((8, CorruptionKind::UnsupportedVersion(u64::from(version)))),
+        };
+        if bytes.len() < size {
             return Err((bytes.len() as u64, CorruptionKind::Truncated));
         }
-        if bytes.len() > CONTROL_BYTES {
+        if bytes.len() > size {
             return Err((
-                CONTROL_BYTES as u64,
+                size as u64,
                 CorruptionKind::Inconsistent("bytes after the control record"),
             ));
         }
@@ -75,24 +96,45 @@ impl ControlRecord {
             value.copy_from_slice(&bytes[start..start + 8]);
             u64::from_be_bytes(value)
         };
-        if word(80) != control_checksum(&bytes[..80]) {
-            return Err((80, CorruptionKind::BadChecksum));
+        let checksum_offset = size - 8;
+        if word(checksum_offset) != control_checksum(&bytes[..checksum_offset]) {
+            return Err((checksum_offset as u64, CorruptionKind::BadChecksum));
         }
         if bytes[12..16] != [0; 4] {
-            return Err((
-                12,
-                CorruptionKind::Inconsistent("flags are zero in version 1"),
-            ));
+            return Err((12, CorruptionKind::Inconsistent("flags are zero")));
         }
         let head_offset = word(40);
         let mut head_hash = [0u8; HASH_BYTES];
         head_hash.copy_from_slice(&bytes[48..80]);
-        Ok(ControlRecord {
+        let record = ControlRecord {
             pack_length_bytes: word(16),
             index_length_bytes: word(24),
             commit_count: word(32),
             head: (head_offset != NO_HEAD_OFFSET).then_some((head_offset, ContextHash(head_hash))),
-        })
+            index_start_bytes: if version == 1 {
+                crate::store::INDEX_HEADER_BYTES
+            } else {
+                word(80)
+            },
+            gc_boundary_bytes: if version == 1 { 0 } else { word(88) },
+            gc_count: if version == 1 { 0 } else { word(96) },
+            gc_time_seconds: if version == 1 { 0 } else { word(104) },
+        };
+        if record.index_start_bytes < crate::store::INDEX_HEADER_BYTES
+            || record.index_start_bytes > record.index_length_bytes
+        {
+            return Err((
+                80,
+                CorruptionKind::Inconsistent("the index start lies within the index"),
+            ));
+        }
+        if record.gc_boundary_bytes > record.pack_length_bytes {
+            return Err((
+                88,
+                CorruptionKind::Inconsistent("the GC boundary lies within the pack"),
+            ));
+        }
+        Ok(record)
     }
 }
 
@@ -116,9 +158,13 @@ mod tests {
             index_length_bytes: 56,
             commit_count: 1,
             head: Some((16, ContextHash([7; 32]))),
+            index_start_bytes: 16,
+            gc_boundary_bytes: 1000,
+            gc_count: 3,
+            gc_time_seconds: 1_700_000_000,
         };
         let bytes = record.encode();
-        assert_eq!(ControlRecord::decode(&bytes), Ok(record));
+        assert_eq!(ControlRecord::decode(&bytes), Ok(record.clone()));
         assert_eq!(
             ControlRecord::decode(&bytes[..40]),
             Err((40, CorruptionKind::Truncated))
@@ -133,13 +179,50 @@ mod tests {
         bad[20] ^= 1;
         assert_eq!(
             ControlRecord::decode(&bad),
-            Err((80, CorruptionKind::BadChecksum))
+            Err((CHECKSUM_OFFSET as u64, CorruptionKind::BadChecksum))
         );
         let mut bad = bytes;
         bad[11] = 9;
         assert_eq!(
             ControlRecord::decode(&bad),
             Err((8, CorruptionKind::UnsupportedVersion(9)))
+        );
+        let mut bad = record.clone();
+        bad.index_start_bytes = 8;
+        assert_eq!(
+            ControlRecord::decode(&bad.encode()),
+            Err((
+                80,
+                CorruptionKind::Inconsistent("the index start lies within the index")
+            ))
+        );
+    }
+
+    /// A version-1 record (written before GC existed) reads as a store never collected.
+    #[test]
+    fn version_1_records_read_as_never_collected() {
+        let mut bytes = [0u8; CONTROL_V1_BYTES];
+        bytes[0..8].copy_from_slice(&CONTROL_MAGIC);
+        bytes[8..12].copy_from_slice(&1u32.to_be_bytes());
+        bytes[16..24].copy_from_slice(&1234u64.to_be_bytes());
+        bytes[24..32].copy_from_slice(&56u64.to_be_bytes());
+        bytes[32..40].copy_from_slice(&1u64.to_be_bytes());
+        bytes[40..48].copy_from_slice(&16u64.to_be_bytes());
+        bytes[48..80].copy_from_slice(&[7; 32]);
+        let checksum = control_checksum(&bytes[..80]);
+        bytes[80..88].copy_from_slice(&checksum.to_be_bytes());
+        assert_eq!(
+            ControlRecord::decode(&bytes),
+            Ok(ControlRecord {
+                pack_length_bytes: 1234,
+                index_length_bytes: 56,
+                commit_count: 1,
+                head: Some((16, ContextHash([7; 32]))),
+                index_start_bytes: 16,
+                gc_boundary_bytes: 0,
+                gc_count: 0,
+                gc_time_seconds: 0,
+            })
         );
     }
 }

@@ -53,6 +53,12 @@ pub enum CorruptionKind {
     NotCanonical(&'static str),
     /// A length recorded in one file disagrees with another file.
     Inconsistent(&'static str),
+    /// An object's hash, recomputed from its bytes, differs from the hash its referrer records
+    /// (`verify`).
+    HashMismatch,
+    /// The file is missing although the store's other files hold data (a store is never
+    /// created afresh over them).
+    Missing,
 }
 
 impl fmt::Display for CorruptionKind {
@@ -73,6 +79,12 @@ impl fmt::Display for CorruptionKind {
             CorruptionKind::UnexpectedObject(expected) => write!(f, "expected {expected}"),
             CorruptionKind::NotCanonical(rule) => write!(f, "not canonical: {rule}"),
             CorruptionKind::Inconsistent(rule) => write!(f, "inconsistent: {rule}"),
+            CorruptionKind::HashMismatch => {
+                f.write_str("hash differs from the one its referrer records")
+            }
+            CorruptionKind::Missing => {
+                f.write_str("missing, although the pack or index holds data")
+            }
         }
     }
 }
@@ -119,6 +131,14 @@ pub enum ContextError {
     },
     /// A caller-supplied argument is not acceptable (the message says why).
     InvalidArgument(String),
+    /// Another `Store` (in this process or another) has the store open for writing: it holds
+    /// the directory's exclusive lock. Nothing was read or changed.
+    InUse {
+        /// The store directory.
+        path: PathBuf,
+    },
+    /// The store was opened read-only ([`crate::Store::open_read_only`]) and cannot change.
+    ReadOnly,
 }
 
 impl fmt::Display for ContextError {
@@ -161,6 +181,12 @@ impl fmt::Display for ContextError {
                 write!(f, "in-memory object breaks rule: {rule}")
             }
             ContextError::InvalidArgument(message) => f.write_str(message),
+            ContextError::InUse { path } => write!(
+                f,
+                "store {} is in use: another process (or store) has it open for writing",
+                path.display()
+            ),
+            ContextError::ReadOnly => f.write_str("the store is open read-only"),
         }
     }
 }

@@ -10,9 +10,11 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+mod census;
 mod compact;
 mod control;
 pub mod error;
+mod gc;
 pub mod hash;
 mod leb128;
 mod node;
@@ -28,11 +30,15 @@ pub mod store_constants {
 }
 pub mod trace;
 mod tree;
+mod verify;
+mod walk;
 pub mod workload;
 mod writer;
 
-pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_VERSION};
+pub use census::{Census, RecordCost};
+pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_V1_BYTES, CONTROL_VERSION};
 pub use error::{ContextError, CorruptionKind, StoreFile};
+pub use gc::{GcPolicy, GcReport, GC_PAGE_BYTES};
 pub use hash::{CommitInfo, ContextHash, Kind};
 pub use node::{
     InMemory, NodeObject, ObjectSource, FLAT_SPLIT_MIN_ENTRIES, INLINE_CONTENTS_MAX_BYTES,
@@ -40,3 +46,4 @@ pub use node::{
 };
 pub use store::*;
 pub use tree::Tree;
+pub use verify::{VerifyReport, VerifyScope};

@@ -902,6 +902,62 @@ pub(crate) fn read_node(
     Ok(NodeObject::new(node_body))
 }
 
+/// Appends to `children` the offset of every object that the object with tag `tag`, body `body`,
+/// stored at `object_offset`, points to: node children and large contents of an entry list,
+/// inode-tree pointers, split parts, a commit's tree (not its parents, which are commits of
+/// their own). Validates what it reads as the decoders do. For walks over the pack that need no
+/// decoded object: the GC's mark ([`crate::gc`]).
+pub(crate) fn child_offsets(
+    tag: u8,
+    body: &[u8],
+    object_offset: u64,
+    children: &mut Vec<u64>,
+) -> Result<(), PackError> {
+    let entry_list = |start: usize, limit: usize, limit_name, children: &mut Vec<u64>| {
+        let mut list = EntryList::try_new(body, start, object_offset, limit, limit_name)?;
+        while let Some((_, entry)) = list.next_entry()? {
+            match entry.value {
+                ValueView::Node { offset, .. } | ValueView::Large { offset, .. } => {
+                    children.push(offset)
+                }
+                ValueView::Inline { .. } => {}
+            }
+        }
+        if list.offset() != body.len() {
+            return fail(
+                list.offset(),
+                crate::CorruptionKind::Inconsistent("bytes after the end of the object"),
+            );
+        }
+        Ok(())
+    };
+    match tag {
+        TAG_FLAT_NODE => entry_list(0, FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES", children),
+        TAG_INODE_VALUES => entry_list(0, INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX", children),
+        TAG_FLAT_PART => entry_list(1, FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES", children),
+        TAG_INODE_TREE => {
+            let object = read_node(tag, body, object_offset, DirectoryForm::Compact)?;
+            if let NodeBody::Tree { pointers, .. } = &object.body {
+                children.extend(pointers.iter().map(|(_, pointer)| match pointer {
+                    NodeRef::Stored { offset, .. } => *offset,
+                    NodeRef::Memory(_) => unreachable!("decoded pointers are stored"),
+                }));
+            }
+            Ok(())
+        }
+        TAG_FLAT_SPLIT => {
+            let (_, parts) = read_flat_split(body, object_offset)?;
+            children.extend(parts.iter().map(|(_, offset)| *offset));
+            Ok(())
+        }
+        TAG_COMMIT => {
+            children.push(read_commit(body, object_offset)?.tree_offset);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Decodes a commit object body stored at `object_offset`.
 pub fn read_commit(body: &[u8], object_offset: u64) -> Result<CommitRecord, PackError> {
     let mut reader = Reader {

@@ -27,6 +27,7 @@
 use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
+use crate::gc::{GcJob, GcPolicy, GcReport, Marked, PageSet, Punched};
 use crate::hash::INODE_ENTRIES_MAX;
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
 use crate::node::{
@@ -39,12 +40,14 @@ use crate::pack::{
     TAG_FLAT_PART, TAG_FLAT_SPLIT,
 };
 use crate::tree::Tree;
+use crate::verify::{CommitToCheck, VerifyReport, VerifyScope};
+use crate::walk::read_frame;
 use crate::writer::{PackWriter, RESERVE_CHUNK_BYTES};
 use crate::CommitInfo;
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -93,16 +96,6 @@ const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// How far ahead of the pack's end zeros are kept written ([`Store::reserve_ahead`]): a few chunks,
 /// so that a block larger than the replay's (about 210 KB) still writes into reserved folios.
 const RESERVE_AHEAD_BYTES: u64 = 4 * RESERVE_CHUNK_BYTES;
-/// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
-/// so a read that stops at the end of the object's first page costs at most one page from disk
-/// when the object fits in it (a fixed 4 KiB read at an unaligned offset touched two).
-const PAGE_BYTES: u64 = 4096;
-/// Bytes the first read fetches at least, even across a page boundary: the frame header (tag and
-/// LEB128 length) must be whole to know how much more to read.
-const FIRST_READ_MIN_BYTES: u64 = 64;
-// The tag byte and a LEB128 length of at most `LEB128_U64_MAX_BYTES` must fit.
-const _: () = assert!(FIRST_READ_MIN_BYTES > crate::leb128::LEB128_U64_MAX_BYTES as u64);
-
 /// When the pack file is synced to disk. Every mode writes a commit's bytes to the OS (one
 /// `pwrite`) before `commit` returns, so no mode loses a returned commit when the process is
 /// killed (`kill -9`, panic, OOM): the kernel holds the bytes. The modes differ on power loss or a
@@ -149,6 +142,9 @@ pub struct StoreOptions {
     /// Diagnostics only: record every object-cache access to this file (format: [`crate::cache`],
     /// 16 bytes per access), for the offline policy simulator. Off by default.
     pub cache_trace: Option<PathBuf>,
+    /// Collect garbage by this policy as commits go ([`crate::gc`]); `None` (the default): only
+    /// when [`Store::gc`] is called.
+    pub gc: Option<GcPolicy>,
 }
 
 impl Default for StoreOptions {
@@ -161,6 +157,7 @@ impl Default for StoreOptions {
             cache_released_leaves: false,
             cache_budget_includes_retained: false,
             cache_trace: None,
+            gc: None,
         }
     }
 }
@@ -321,6 +318,9 @@ pub struct Store {
     index_length_bytes: u64,
     /// Index records of the commits since the last checkpoint, written by the next one.
     index_pending: Vec<u8>,
+    /// The records the last checkpoint job took, with the index offset they go to: read from
+    /// here while that job may still be writing them ([`Store::index_record`]).
+    index_in_flight: (u64, Vec<u8>),
     commits: MixMap<ContextHash, u64>,
     head: Option<(u64, ContextHash)>,
     cache: RefCell<Cache>,
@@ -353,6 +353,152 @@ pub struct Store {
     pack_reserved_end: u64,
     /// The checkpoint running on its own thread ([`Store::checkpoint_in_background`]).
     background_checkpoint: Option<std::thread::JoinHandle<Result<(), ContextError>>>,
+    /// The store directory opened with an exclusive `flock` held for as long as the store is
+    /// open; `None` when the store is open read-only (which takes no lock and writes nothing).
+    lock: Option<File>,
+    /// What the open found beyond the last checkpoint, if anything ([`Store::recovery`]).
+    recovery: Option<Recovery>,
+    /// Where the kept commits' records start in the index (records before were dropped by a GC).
+    index_start_bytes: u64,
+    /// The last GC's boundary, count and time, as the control file records them.
+    gc_boundary_bytes: u64,
+    gc_count: u64,
+    gc_time_seconds: u64,
+    /// The GC running on its thread, if any ([`crate::gc`]).
+    gc_run: Option<GcRun>,
+    /// Pages of the pack punched by the GCs since the store was opened (not punched again).
+    gc_punched: PageSet,
+    /// What the last GC since the store was opened did, and how many completed.
+    gc_last: Option<GcReport>,
+    gc_completed: u64,
+    /// The error of the last GC, if it failed (returned by [`Store::wait_for_gc`]); no GC starts
+    /// by policy after one failed.
+    gc_error: Option<ContextError>,
+    /// Commits since the last GC started (for [`StoreOptions::gc`]).
+    commits_since_gc: u64,
+    /// Checkpoints completed since the store was opened: a GC punches only once the checkpoint
+    /// that published it is.
+    checkpoints_completed: u64,
+}
+
+/// A GC in progress: its thread, and where the store is in publishing it.
+struct GcRun {
+    kept: ContextHash,
+    kept_offset: u64,
+    /// The index start once the GC is published: the kept commit's record.
+    index_start_bytes: u64,
+    started: std::time::Instant,
+    marked: std::sync::mpsc::Receiver<Result<Marked, ContextError>>,
+    go: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<Punched, ContextError>>>,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+    phase: GcPhase,
+}
+
+enum GcPhase {
+    /// The thread marks.
+    Marking,
+    /// The mark is done; the store publishes it once no checkpoint is syncing.
+    Marked(Marked),
+    /// The store dropped the older commits and started the checkpoint recording it; the thread
+    /// punches once `checkpoints_completed` reaches this.
+    Publishing {
+        checkpoints_needed: u64,
+        report: GcReport,
+    },
+    /// The thread punches.
+    Punching { report: GcReport },
+}
+
+/// What opening a store found beyond its last checkpoint (the crash recovery of
+/// docs/formats/pack-file.md, "Durability"): which commits it adopted and what it cut, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovery {
+    /// Pack bytes the control file vouched for (the last checkpoint).
+    pub checkpoint_pack_length_bytes: u64,
+    /// Commits found whole beyond the checkpoint and adopted.
+    pub commits_adopted: u64,
+    /// The pack's length after recovery: the end of the last commit.
+    pub pack_length_bytes: u64,
+    /// The pack file's length as found; the bytes from `pack_length_bytes` to here are cut.
+    pub pack_file_length_bytes: u64,
+    /// Bytes of the index file past the length the control file vouched for, cut off.
+    pub index_cut_bytes: u64,
+    /// Why the scan stopped before the file's end, if it did.
+    pub stop: Option<TailStop>,
+}
+
+/// Why the crash recovery's scan of the pack tail stopped before the file's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TailStop {
+    /// A zero byte where an object would start: zeros written ahead of the pack
+    /// ([`crate::writer`]), or a write that had not landed.
+    Zeros {
+        /// Pack offset of the first zero byte.
+        offset_bytes: u64,
+    },
+    /// An object frame that does not parse, or that runs past the file's end (a torn write).
+    TornObject {
+        /// Pack offset of the object.
+        offset_bytes: u64,
+        /// What was wrong with it.
+        kind: CorruptionKind,
+    },
+    /// A commit object whose region checksum does not match the bytes before it.
+    ChecksumMismatch {
+        /// Pack offset of the commit object.
+        offset_bytes: u64,
+    },
+    /// Whole objects up to the file's end, but no commit after them (a commit cut short).
+    NoCommit {
+        /// Pack offset of the first of them.
+        offset_bytes: u64,
+    },
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "recovered: the last checkpoint covered {} pack bytes; adopted {} commit(s) beyond it \
+             (pack now {} bytes)",
+            self.checkpoint_pack_length_bytes, self.commits_adopted, self.pack_length_bytes
+        )?;
+        let cut = self.pack_file_length_bytes - self.pack_length_bytes;
+        if cut > 0 {
+            write!(
+                f,
+                "; cut {cut} byte(s) of the pack from offset {}",
+                self.pack_length_bytes
+            )?;
+        }
+        match &self.stop {
+            Some(TailStop::Zeros { offset_bytes }) => write!(
+                f,
+                " (zeros at offset {offset_bytes}: space written ahead, or a write that never landed)"
+            )?,
+            Some(TailStop::TornObject { offset_bytes, kind }) => {
+                write!(f, " (torn object at offset {offset_bytes}: {kind})")?
+            }
+            Some(TailStop::ChecksumMismatch { offset_bytes }) => write!(
+                f,
+                " (commit at offset {offset_bytes} does not match the bytes before it)"
+            )?,
+            Some(TailStop::NoCommit { offset_bytes }) => write!(
+                f,
+                " (objects from offset {offset_bytes} on with no commit after them)"
+            )?,
+            None => {}
+        }
+        if self.index_cut_bytes > 0 {
+            write!(
+                f,
+                "; cut {} byte(s) of the index past its checkpoint",
+                self.index_cut_bytes
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A checkpoint's work, independent of the store so that it can run on another thread: write
@@ -394,6 +540,60 @@ fn io_error<'a>(
     }
 }
 
+/// The commit hash and pack offset of an index record.
+fn decode_index_record(record: &[u8]) -> (ContextHash, u64) {
+    let mut hash = [0u8; HASH_BYTES];
+    hash.copy_from_slice(&record[..HASH_BYTES]);
+    let mut offset = [0u8; 8];
+    offset.copy_from_slice(&record[HASH_BYTES..INDEX_RECORD_BYTES as usize]);
+    (ContextHash(hash), u64::from_be_bytes(offset))
+}
+
+/// Opens `directory` and takes an exclusive, non-blocking `flock` on it, held until the returned
+/// handle is closed (the kernel drops it when the process dies, so a killed writer leaves no
+/// stale lock). Another holder: [`ContextError::InUse`].
+fn lock_directory(directory: &Path) -> Result<File, ContextError> {
+    let handle = File::open(directory).map_err(io_error(directory, "open directory"))?;
+    match rustix::fs::flock(
+        &handle,
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    ) {
+        Ok(()) => Ok(handle),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(ContextError::InUse {
+            path: directory.to_path_buf(),
+        }),
+        Err(errno) => Err(io_error(directory, "lock")(errno.into())),
+    }
+}
+
+/// A directory without a control file is a new store only if its pack and index hold nothing
+/// beyond their headers (creation writes them first and the control file last, so a crash during
+/// creation leaves exactly that). Anything more is a store whose control file was lost: a typed
+/// error, never a new store over it.
+fn refuse_files_without_control(directory: &Path) -> Result<(), ContextError> {
+    for (name, header_bytes) in [
+        (PACK_FILE_NAME, PACK_HEADER_BYTES),
+        (INDEX_FILE_NAME, INDEX_HEADER_BYTES),
+    ] {
+        let path = directory.join(name);
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.len() > header_bytes => {
+                let control_path = directory.join(CONTROL_FILE_NAME);
+                return Err(ContextError::Corrupt {
+                    file: StoreFile::Control,
+                    path: control_path,
+                    offset_bytes: 0,
+                    kind: CorruptionKind::Missing,
+                });
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io_error(&path, "stat")(error)),
+        }
+    }
+    Ok(())
+}
+
 fn sync_directory(directory: &Path) -> Result<(), ContextError> {
     File::open(directory)
         .and_then(|handle| handle.sync_all())
@@ -401,13 +601,37 @@ fn sync_directory(directory: &Path) -> Result<(), ContextError> {
 }
 
 impl Store {
-    /// Opens the store in `directory`, creating it (and the directory) if it holds no store.
+    /// Opens the store in `directory` for writing, creating it (and the directory) if the
+    /// directory holds no store. Takes an exclusive lock on the directory for as long as the store
+    /// is open: while another `Store` has it open for writing, this returns
+    /// [`ContextError::InUse`] and touches nothing. A directory whose pack or index holds data is
+    /// never taken for a new store: without its control file it is a typed error.
     pub fn open(directory: &Path, options: StoreOptions) -> Result<Store, ContextError> {
         std::fs::create_dir_all(directory).map_err(io_error(directory, "create directory"))?;
+        let lock = lock_directory(directory)?;
         let control_path = directory.join(CONTROL_FILE_NAME);
         if !control_path.exists() {
+            refuse_files_without_control(directory)?;
             Self::create(directory, options.sync_mode != SyncMode::Never)?;
         }
+        Self::open_existing(directory, options, Some(lock))
+    }
+
+    /// Opens the store in `directory` to read it only (`kestrel context verify` and `info`, even
+    /// while a writer has it open): takes no lock, adopts the commits a crash recovery would
+    /// adopt in memory only, and never writes. [`Store::commit`] and [`Store::checkpoint`] return
+    /// [`ContextError::ReadOnly`].
+    pub fn open_read_only(directory: &Path, options: StoreOptions) -> Result<Store, ContextError> {
+        Self::open_existing(directory, options, None)
+    }
+
+    fn open_existing(
+        directory: &Path,
+        options: StoreOptions,
+        lock: Option<File>,
+    ) -> Result<Store, ContextError> {
+        let writable = lock.is_some();
+        let control_path = directory.join(CONTROL_FILE_NAME);
         let pack_path = directory.join(PACK_FILE_NAME);
         let index_path = directory.join(INDEX_FILE_NAME);
         let control_bytes =
@@ -423,7 +647,7 @@ impl Store {
         let open_file = |path: &Path| {
             OpenOptions::new()
                 .read(true)
-                .write(true)
+                .write(writable)
                 .open(path)
                 .map_err(io_error(path, "open"))
         };
@@ -464,6 +688,14 @@ impl Store {
                 CorruptionKind::UnsupportedVersion(u64::from(version)),
             ));
         }
+        if header[12..16] != [0; 4] {
+            return Err(corrupt(
+                StoreFile::Pack,
+                &pack_path,
+                12,
+                CorruptionKind::Inconsistent("reserved header bytes are zero"),
+            ));
+        }
         if control.pack_length_bytes < PACK_HEADER_BYTES
             || control.pack_length_bytes > pack_file_length
         {
@@ -475,12 +707,14 @@ impl Store {
             ));
         }
 
-        // The index, trusted up to the checkpointed length.
+        // The index, trusted up to the checkpointed length, from the first kept commit's record.
         let index_length = control.index_length_bytes;
+        let index_start = control.index_start_bytes;
         if index_length < INDEX_HEADER_BYTES
             || index_length > index_file_length
-            || !(index_length - INDEX_HEADER_BYTES).is_multiple_of(INDEX_RECORD_BYTES)
-            || (index_length - INDEX_HEADER_BYTES) / INDEX_RECORD_BYTES != control.commit_count
+            || !(index_start - INDEX_HEADER_BYTES).is_multiple_of(INDEX_RECORD_BYTES)
+            || !(index_length - index_start).is_multiple_of(INDEX_RECORD_BYTES)
+            || (index_length - index_start) / INDEX_RECORD_BYTES != control.commit_count
         {
             return Err(corrupt(
                 StoreFile::Index,
@@ -489,11 +723,11 @@ impl Store {
                 CorruptionKind::Inconsistent("index length disagrees with the control file"),
             ));
         }
-        let mut index_bytes = vec![0u8; index_length as usize];
+        let mut index_header = [0u8; INDEX_HEADER_BYTES as usize];
         index
-            .read_exact_at(&mut index_bytes, 0)
+            .read_exact_at(&mut index_header, 0)
             .map_err(io_error(&index_path, "read"))?;
-        if index_bytes[..8] != INDEX_MAGIC {
+        if index_header[..8] != INDEX_MAGIC {
             return Err(corrupt(
                 StoreFile::Index,
                 &index_path,
@@ -502,10 +736,10 @@ impl Store {
             ));
         }
         let index_version = u32::from_be_bytes([
-            index_bytes[8],
-            index_bytes[9],
-            index_bytes[10],
-            index_bytes[11],
+            index_header[8],
+            index_header[9],
+            index_header[10],
+            index_header[11],
         ]);
         if index_version != INDEX_VERSION {
             return Err(corrupt(
@@ -515,26 +749,40 @@ impl Store {
                 CorruptionKind::UnsupportedVersion(u64::from(index_version)),
             ));
         }
+        if index_header[12..16] != [0; 4] {
+            return Err(corrupt(
+                StoreFile::Index,
+                &index_path,
+                12,
+                CorruptionKind::Inconsistent("reserved header bytes are zero"),
+            ));
+        }
+        let mut index_bytes = vec![0u8; (index_length - index_start) as usize];
+        index
+            .read_exact_at(&mut index_bytes, index_start)
+            .map_err(io_error(&index_path, "read"))?;
         let mut commits: MixMap<ContextHash, u64> = MixMap::default();
         commits.reserve(control.commit_count as usize);
-        for (position, record) in index_bytes[INDEX_HEADER_BYTES as usize..]
+        let mut previous_offset = 0;
+        for (position, record) in index_bytes
             .chunks_exact(INDEX_RECORD_BYTES as usize)
             .enumerate()
         {
-            let mut hash = [0u8; HASH_BYTES];
-            hash.copy_from_slice(&record[..HASH_BYTES]);
-            let mut offset = [0u8; 8];
-            offset.copy_from_slice(&record[HASH_BYTES..]);
-            let offset = u64::from_be_bytes(offset);
-            if offset < PACK_HEADER_BYTES || offset >= control.pack_length_bytes {
+            let (hash, offset) = decode_index_record(record);
+            // Records are in commit order, which is pack order (the GC relies on it).
+            if offset < PACK_HEADER_BYTES
+                || offset >= control.pack_length_bytes
+                || offset <= previous_offset
+            {
                 return Err(corrupt(
                     StoreFile::Index,
                     &index_path,
-                    INDEX_HEADER_BYTES + position as u64 * INDEX_RECORD_BYTES + HASH_BYTES as u64,
+                    index_start + position as u64 * INDEX_RECORD_BYTES + HASH_BYTES as u64,
                     CorruptionKind::BadChildOffset(offset),
                 ));
             }
-            commits.insert(ContextHash(hash), offset);
+            previous_offset = offset;
+            commits.insert(hash, offset);
         }
         if let Some((offset, hash)) = control.head {
             if commits.get(&hash) != Some(&offset) {
@@ -562,6 +810,7 @@ impl Store {
             pack_length_bytes: control.pack_length_bytes,
             index_length_bytes: index_length,
             index_pending: Vec::new(),
+            index_in_flight: (0, Vec::new()),
             commits,
             head: control.head,
             cache: RefCell::new(Cache {
@@ -583,8 +832,38 @@ impl Store {
             writer: None,
             write_buffer_in_file: 0,
             pack_reserved_end: 0,
+            lock,
+            recovery: None,
+            index_start_bytes: control.index_start_bytes,
+            gc_boundary_bytes: control.gc_boundary_bytes,
+            gc_count: control.gc_count,
+            gc_time_seconds: control.gc_time_seconds,
+            gc_run: None,
+            gc_punched: PageSet::default(),
+            gc_last: None,
+            gc_completed: 0,
+            gc_error: None,
+            commits_since_gc: 0,
+            checkpoints_completed: 0,
         };
-        let recovered = store.recover_tail(pack_file_length)?;
+        let checkpoint_pack_length_bytes = store.pack_length_bytes;
+        let (commits_adopted, stop) = store.recover_tail(pack_file_length)?;
+        if commits_adopted > 0
+            || pack_file_length != store.pack_length_bytes
+            || index_file_length != store.index_length_bytes
+        {
+            store.recovery = Some(Recovery {
+                checkpoint_pack_length_bytes,
+                commits_adopted,
+                pack_length_bytes: store.pack_length_bytes,
+                pack_file_length_bytes: pack_file_length,
+                index_cut_bytes: index_file_length.saturating_sub(index_length),
+                stop,
+            });
+        }
+        if !writable {
+            return Ok(store);
+        }
         // Objects are read at random offsets, one small frame at a time: without this the kernel
         // reads ahead around each miss (context readahead treats the cached neighbours of a
         // recently written region as a sequential stream), which on a pack larger than the page
@@ -592,10 +871,7 @@ impl Store {
         rustix::fs::fadvise(&store.pack, 0, None, rustix::fs::Advice::Random)
             .map_err(|errno| io_error(&store.pack_path, "fadvise")(errno.into()))?;
         store.writer = PackWriter::start(&store.pack).ok();
-        if recovered
-            || pack_file_length != store.pack_length_bytes
-            || index_file_length != store.index_length_bytes
-        {
+        if store.recovery.is_some() {
             store
                 .pack
                 .set_len(store.pack_length_bytes)
@@ -633,15 +909,22 @@ impl Store {
                 index_length_bytes: INDEX_HEADER_BYTES,
                 commit_count: 0,
                 head: None,
+                index_start_bytes: INDEX_HEADER_BYTES,
+                gc_boundary_bytes: 0,
+                gc_count: 0,
+                gc_time_seconds: 0,
             },
         )
     }
 
     /// Scans the pack beyond the checkpointed length, adopting every commit whose region checksum
-    /// holds. Returns whether any commit was adopted. Stops at the first object that does not
-    /// parse: what follows is a torn write.
-    fn recover_tail(&mut self, pack_file_length: u64) -> Result<bool, ContextError> {
-        let mut recovered = false;
+    /// holds. Returns the number of commits adopted and why the scan stopped before the file's
+    /// end, if it did: what follows is a torn write (or zeros written ahead).
+    fn recover_tail(
+        &mut self,
+        pack_file_length: u64,
+    ) -> Result<(u64, Option<TailStop>), ContextError> {
+        let mut adopted = 0;
         let mut offset = self.pack_length_bytes;
         let mut region = Vec::new();
         let mut object = Vec::new();
@@ -652,12 +935,35 @@ impl Store {
             self.pack
                 .read_exact_at(&mut frame, offset)
                 .map_err(io_error(&self.pack_path, "read"))?;
-            let Ok((tag, header_length, body_length)) = read_frame_header(&frame) else {
-                break;
+            let (tag, header_length, body_length) = match read_frame_header(&frame) {
+                Ok(header) => header,
+                Err(_) if frame[0] == 0 => {
+                    return Ok((
+                        adopted,
+                        Some(TailStop::Zeros {
+                            offset_bytes: offset,
+                        }),
+                    ))
+                }
+                Err(error) => {
+                    return Ok((
+                        adopted,
+                        Some(TailStop::TornObject {
+                            offset_bytes: offset,
+                            kind: error.kind,
+                        }),
+                    ))
+                }
             };
             let object_length = header_length as u64 + body_length;
             if object_length > pack_file_length - offset {
-                break;
+                return Ok((
+                    adopted,
+                    Some(TailStop::TornObject {
+                        offset_bytes: offset,
+                        kind: CorruptionKind::Truncated,
+                    }),
+                ));
             }
             object.clear();
             object.resize(object_length as usize, 0);
@@ -665,11 +971,25 @@ impl Store {
                 .read_exact_at(&mut object, offset)
                 .map_err(io_error(&self.pack_path, "read"))?;
             if tag == TAG_COMMIT {
-                let Ok(record) = pack::read_commit(&object[header_length..], offset) else {
-                    break;
+                let record = match pack::read_commit(&object[header_length..], offset) {
+                    Ok(record) => record,
+                    Err(error) => {
+                        return Ok((
+                            adopted,
+                            Some(TailStop::TornObject {
+                                offset_bytes: offset,
+                                kind: error.kind,
+                            }),
+                        ))
+                    }
                 };
                 if pack::region_checksum(&region) != record.region_checksum {
-                    break;
+                    return Ok((
+                        adopted,
+                        Some(TailStop::ChecksumMismatch {
+                            offset_bytes: offset,
+                        }),
+                    ));
                 }
                 let parents: Vec<ContextHash> =
                     record.parents.iter().map(|(hash, _)| *hash).collect();
@@ -678,13 +998,17 @@ impl Store {
                 self.append_index_record(&hash, offset);
                 self.head = Some((offset, hash));
                 region.clear();
-                recovered = true;
+                adopted += 1;
             } else {
                 region.extend_from_slice(&object);
             }
             offset += object_length;
         }
-        Ok(recovered)
+        // The file ends inside the region of a commit not written yet: those bytes are cut.
+        let stop = (offset > self.pack_length_bytes).then_some(TailStop::NoCommit {
+            offset_bytes: self.pack_length_bytes,
+        });
+        Ok((adopted, stop))
     }
 
     /// Records commit `hash` at pack `offset` in the index. The record reaches the index file at
@@ -700,12 +1024,16 @@ impl Store {
 
     /// Makes everything written so far durable and records it in the control file.
     pub fn checkpoint(&mut self) -> Result<(), ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
         self.wait_for_checkpoint()?;
         let result = self.checkpoint_job()?.run();
-        if result.is_err() {
+        match result {
+            Ok(()) => self.checkpoints_completed += 1,
             // The pending index records are gone with the job and the files' state on disk is
             // unknown: like a failed write, this ends the store's commits.
-            self.poisoned = true;
+            Err(_) => self.poisoned = true,
         }
         result
     }
@@ -739,8 +1067,9 @@ impl Store {
                 std::io::Error::other("the checkpoint thread panicked"),
             ))
         });
-        if result.is_err() {
-            self.poisoned = true;
+        match result {
+            Ok(()) => self.checkpoints_completed += 1,
+            Err(_) => self.poisoned = true,
         }
         result
     }
@@ -755,6 +1084,12 @@ impl Store {
             }
         }
         let index_pending = std::mem::take(&mut self.index_pending);
+        // Until the job has written them, the records are read from this copy (a GC picks its
+        // kept commit by position, maybe while the checkpoint thread writes them).
+        self.index_in_flight = (
+            self.index_length_bytes - index_pending.len() as u64,
+            index_pending.clone(),
+        );
         let job = CheckpointJob {
             pack: (
                 self.pack
@@ -777,6 +1112,10 @@ impl Store {
                 index_length_bytes: self.index_length_bytes,
                 commit_count: self.commits.len() as u64,
                 head: self.head,
+                index_start_bytes: self.index_start_bytes,
+                gc_boundary_bytes: self.gc_boundary_bytes,
+                gc_count: self.gc_count,
+                gc_time_seconds: self.gc_time_seconds,
             },
         };
         self.commits_since_checkpoint = 0;
@@ -785,8 +1124,18 @@ impl Store {
 
     /// Checkpoints and closes the store.
     pub fn close(mut self) -> Result<(), ContextError> {
+        if self.lock.is_none() {
+            return Ok(());
+        }
+        self.wait_for_gc()?;
         self.checkpoint()?;
         self.drop_reserved()
+    }
+
+    /// What this open's crash recovery adopted and cut, if it found anything beyond the last
+    /// checkpoint (a store closed cleanly has nothing to recover).
+    pub fn recovery(&self) -> Option<&Recovery> {
+        self.recovery.as_ref()
     }
 
     /// The latest commit, if any.
@@ -809,9 +1158,16 @@ impl Store {
         self.pack_length_bytes
     }
 
-    /// Bytes on disk: pack, index and control files.
+    /// Bytes on disk: the blocks the file system holds for the pack and index files (the holes a
+    /// GC punched hold none; zeros written ahead of the pack count), and the control file.
     pub fn disk_bytes(&self) -> u64 {
-        self.pack_length_bytes + self.index_length_bytes + CONTROL_BYTES as u64
+        let allocated = |file: &File, length: u64| {
+            file.metadata()
+                .map_or(length, |metadata| metadata.blocks() * 512)
+        };
+        allocated(&self.pack, self.pack_length_bytes)
+            + allocated(&self.index, self.index_length_bytes)
+            + CONTROL_BYTES as u64
     }
 
     /// What the store has done since it was opened.
@@ -864,44 +1220,24 @@ impl Store {
     }
 
     /// Reads the object frame at `offset` into `buffer`: returns its tag and the range of its body
-    /// in `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
+    /// in `buffer` ([`crate::walk::read_frame`]), counted in the statistics.
     fn read_object(
         &self,
         offset: u64,
         buffer: &mut Vec<u8>,
     ) -> Result<(u8, std::ops::Range<usize>), ContextError> {
-        if offset < PACK_HEADER_BYTES || offset >= self.pack_length_bytes {
-            return Err(self.corrupt(offset, CorruptionKind::BadChildOffset(offset)));
-        }
-        let available = self.pack_length_bytes - offset;
-        let to_page_end = PAGE_BYTES - offset % PAGE_BYTES;
-        let first = available.min(to_page_end.max(FIRST_READ_MIN_BYTES)) as usize;
-        if buffer.len() < first {
-            buffer.resize(first.max(PAGE_BYTES as usize), 0);
-        }
-        self.pack
-            .read_exact_at(&mut buffer[..first], offset)
-            .map_err(io_error(&self.pack_path, "read"))?;
-        let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
-            .map_err(|error| self.corrupt(offset + error.body_offset_bytes as u64, error.kind))?;
-        let total = header_length as u64 + body_length;
-        if total > available {
-            return Err(self.corrupt(offset, CorruptionKind::Truncated));
-        }
-        let total = total as usize;
-        if total > first {
-            if buffer.len() < total {
-                buffer.resize(total, 0);
-            }
-            self.pack
-                .read_exact_at(&mut buffer[first..total], offset + first as u64)
-                .map_err(io_error(&self.pack_path, "read"))?;
-        }
+        let frame = read_frame(
+            &self.pack,
+            &self.pack_path,
+            self.pack_length_bytes,
+            offset,
+            buffer,
+        )?;
         let mut statistics = self.statistics.borrow_mut();
         statistics.objects_read += 1;
-        statistics.objects_read_by_tag[usize::from(tag) % 8] += 1;
-        statistics.bytes_read += first.max(total) as u64;
-        Ok((tag, header_length..total))
+        statistics.objects_read_by_tag[usize::from(frame.tag) % 8] += 1;
+        statistics.bytes_read += frame.bytes_read;
+        Ok((frame.tag, frame.body))
     }
 
     fn read_commit_record(&self, offset: u64) -> Result<CommitRecord, ContextError> {
@@ -971,6 +1307,9 @@ impl Store {
         parents: &[ContextHash],
         info: &CommitInfo,
     ) -> Result<ContextHash, ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
         if self.poisoned {
             return Err(ContextError::InvalidArgument(
                 "an earlier write failed; reopen the store".into(),
@@ -1103,10 +1442,396 @@ impl Store {
         self.append_index_record(&hash, commit_offset);
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
+        self.commits_since_gc += 1;
         if self.commits_since_checkpoint >= CHECKPOINT_INTERVAL_COMMITS {
             self.checkpoint_in_background()?;
         }
+        self.advance_gc(false)?;
+        self.start_gc_by_policy()?;
         Ok(hash)
+    }
+
+    /// The commit hash and pack offset of the `position`-th kept commit (0: the oldest kept).
+    fn index_record(&self, position: u64) -> Result<(ContextHash, u64), ContextError> {
+        let start = self.index_start_bytes + position * INDEX_RECORD_BYTES;
+        let pending_start = self.index_length_bytes - self.index_pending.len() as u64;
+        let (in_flight_start, in_flight) = &self.index_in_flight;
+        let in_flight_end = in_flight_start + in_flight.len() as u64;
+        let mut record = [0u8; INDEX_RECORD_BYTES as usize];
+        if start >= pending_start {
+            let from = (start - pending_start) as usize;
+            record.copy_from_slice(&self.index_pending[from..from + INDEX_RECORD_BYTES as usize]);
+        } else if start >= *in_flight_start && start < in_flight_end {
+            let from = (start - in_flight_start) as usize;
+            record.copy_from_slice(&in_flight[from..from + INDEX_RECORD_BYTES as usize]);
+        } else {
+            self.index
+                .read_exact_at(&mut record, start)
+                .map_err(io_error(&self.index_path, "read"))?;
+        }
+        Ok(decode_index_record(&record))
+    }
+
+    /// Starts a garbage collection that keeps commit `keep` and every later commit, and frees
+    /// the pack pages that only older commits reach ([`crate::gc`]). A GC still running is
+    /// finished first. Returns once the GC's thread has started: commits go on beside it, and
+    /// [`Store::wait_for_gc`] waits for its end.
+    pub fn gc(&mut self, keep: &ContextHash) -> Result<(), ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
+        self.wait_for_gc()?;
+        let Some(&offset) = self.commits.get(keep) else {
+            return Err(ContextError::UnknownCommit(*keep));
+        };
+        // Records are in pack order: the kept commit's position by binary search on offsets.
+        let (mut low, mut high) = (0u64, self.commits.len() as u64);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if self.index_record(middle)?.1 < offset {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        self.start_gc(low)
+    }
+
+    /// [`Store::gc`] keeping the last `commits` commits (at least one); `false` if the store
+    /// holds no more than that (nothing to collect).
+    pub fn gc_keep_last(&mut self, commits: u64) -> Result<bool, ContextError> {
+        if self.lock.is_none() {
+            return Err(ContextError::ReadOnly);
+        }
+        self.wait_for_gc()?;
+        let count = self.commits.len() as u64;
+        if count <= commits.max(1) {
+            return Ok(false);
+        }
+        self.start_gc(count - commits.max(1))?;
+        Ok(true)
+    }
+
+    /// Starts a GC if the store's policy says one is due and none is running.
+    fn start_gc_by_policy(&mut self) -> Result<(), ContextError> {
+        let Some(policy) = self.options.gc else {
+            return Ok(());
+        };
+        let count = self.commits.len() as u64;
+        if self.gc_run.is_some()
+            || self.gc_error.is_some()
+            || self.commits_since_gc < policy.every_commits
+            || count <= policy.keep_commits.max(1)
+        {
+            return Ok(());
+        }
+        self.start_gc(count - policy.keep_commits.max(1))
+    }
+
+    /// Starts a GC that keeps the `position`-th kept commit and every later one.
+    fn start_gc(&mut self, position: u64) -> Result<(), ContextError> {
+        let (kept, kept_offset) = self.index_record(position)?;
+        self.commits_since_gc = 0;
+        let mut roots = vec![kept_offset];
+        if let Some((head_offset, _)) = self.head {
+            if head_offset != kept_offset {
+                roots.push(head_offset);
+            }
+        }
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let job = GcJob {
+            pack: self
+                .pack
+                .try_clone()
+                .map_err(io_error(&self.pack_path, "open"))?,
+            pack_path: self.pack_path.clone(),
+            index: self
+                .index
+                .try_clone()
+                .map_err(io_error(&self.index_path, "open"))?,
+            index_path: self.index_path.clone(),
+            pack_length_bytes: self.pack_length_bytes,
+            roots,
+            index_start_bytes: self.index_start_bytes + position * INDEX_RECORD_BYTES,
+            punched: std::mem::take(&mut self.gc_punched),
+            cancel: cancel.clone(),
+        };
+        let index_start_bytes = job.index_start_bytes;
+        let (marked_sender, marked) = std::sync::mpsc::channel();
+        let (go, go_received) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("gc".into())
+            .spawn(move || crate::gc::run(job, marked_sender, go_received))
+            .map_err(io_error(&self.directory, "start the GC thread"))?;
+        self.gc_run = Some(GcRun {
+            kept,
+            kept_offset,
+            index_start_bytes,
+            started: std::time::Instant::now(),
+            marked,
+            go: Some(go),
+            thread: Some(thread),
+            cancel,
+            phase: GcPhase::Marking,
+        });
+        Ok(())
+    }
+
+    /// Moves the running GC on as far as it can without waiting (`block`: to its end): publishes
+    /// a finished mark (drops the older commits, starts the checkpoint that records it), lets
+    /// the thread punch once that checkpoint is durable, and collects its result. A GC's own
+    /// failure is kept for [`Store::wait_for_gc`]; a checkpoint's is returned.
+    fn advance_gc(&mut self, block: bool) -> Result<(), ContextError> {
+        loop {
+            let Some(run) = &mut self.gc_run else {
+                return Ok(());
+            };
+            match &mut run.phase {
+                GcPhase::Marking => {
+                    let received = if block {
+                        run.marked
+                            .recv()
+                            .map_err(|_| std::sync::mpsc::TryRecvError::Disconnected)
+                    } else {
+                        run.marked.try_recv()
+                    };
+                    match received {
+                        Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(()),
+                        Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                            self.end_gc(None);
+                        }
+                        Ok(Err(error)) => {
+                            self.gc_error = Some(error);
+                            self.end_gc(None);
+                        }
+                        Ok(Ok(marked)) => {
+                            // Publishing waits for a checkpoint still syncing: not on a commit.
+                            let checkpoint_running = self
+                                .background_checkpoint
+                                .as_ref()
+                                .is_some_and(|thread| !thread.is_finished());
+                            if checkpoint_running && !block {
+                                run.phase = GcPhase::Marked(marked);
+                                return Ok(());
+                            }
+                            self.publish_gc(marked)?
+                        }
+                    }
+                }
+                GcPhase::Marked(marked) => {
+                    let checkpoint_running = self
+                        .background_checkpoint
+                        .as_ref()
+                        .is_some_and(|thread| !thread.is_finished());
+                    if checkpoint_running && !block {
+                        return Ok(());
+                    }
+                    let marked = marked.clone();
+                    self.publish_gc(marked)?
+                }
+                GcPhase::Publishing {
+                    checkpoints_needed,
+                    report,
+                } => {
+                    if self.poisoned {
+                        // The publication may not be durable: punch nothing.
+                        self.end_gc(None);
+                        continue;
+                    }
+                    if self.checkpoints_completed >= *checkpoints_needed {
+                        let report = std::mem::take(report);
+                        if let Some(go) = run.go.take() {
+                            let _ = go.send(());
+                        }
+                        run.phase = GcPhase::Punching { report };
+                        continue;
+                    }
+                    let finished = self
+                        .background_checkpoint
+                        .as_ref()
+                        .is_none_or(|thread| thread.is_finished());
+                    if !block && !finished {
+                        return Ok(());
+                    }
+                    let needed = *checkpoints_needed;
+                    self.wait_for_checkpoint()?;
+                    if self.checkpoints_completed < needed {
+                        // No checkpoint was running: the publishing one was joined already.
+                        self.checkpoint()?;
+                    }
+                }
+                GcPhase::Punching { report } => {
+                    let finished = run
+                        .thread
+                        .as_ref()
+                        .is_none_or(|thread| thread.is_finished());
+                    if !block && !finished {
+                        return Ok(());
+                    }
+                    let report = std::mem::take(report);
+                    self.end_gc(Some(report));
+                }
+            }
+        }
+    }
+
+    /// Publishes a finished mark: drops the commits older than the kept one, records the new
+    /// index start and GC boundary, and starts the checkpoint that makes them durable.
+    fn publish_gc(&mut self, marked: Marked) -> Result<(), ContextError> {
+        let Some(run) = &self.gc_run else {
+            return Ok(());
+        };
+        let kept_offset = run.kept_offset;
+        let index_start_bytes = run.index_start_bytes;
+        let report = GcReport {
+            kept_commit: run.kept,
+            boundary_bytes: marked.boundary_bytes,
+            commits_dropped: 0,
+            live_objects: marked.live_objects,
+            live_bytes: marked.live_bytes,
+            live_pages: marked.live_pages,
+            pages_punched: 0,
+            holes_punched: 0,
+            index_bytes_punched: 0,
+            mark_duration: marked.mark_duration,
+            total_duration: std::time::Duration::ZERO,
+        };
+        self.wait_for_checkpoint()?;
+        let before = self.commits.len();
+        self.commits.retain(|_, offset| *offset >= kept_offset);
+        let commits_dropped = (before - self.commits.len()) as u64;
+        self.index_start_bytes = index_start_bytes;
+        self.gc_boundary_bytes = marked.boundary_bytes;
+        self.gc_count += 1;
+        self.gc_time_seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs());
+        self.checkpoint_in_background()?;
+        if let Some(run) = &mut self.gc_run {
+            run.phase = GcPhase::Publishing {
+                checkpoints_needed: self.checkpoints_completed + 1,
+                report: GcReport {
+                    commits_dropped,
+                    ..report
+                },
+            };
+        }
+        Ok(())
+    }
+
+    /// Joins the GC thread and forgets the run; with `report`, records what it did.
+    fn end_gc(&mut self, report: Option<GcReport>) {
+        let Some(mut run) = self.gc_run.take() else {
+            return;
+        };
+        run.go = None;
+        let joined = run.thread.take().map(|thread| {
+            thread.join().unwrap_or_else(|_| {
+                Err(io_error(&self.directory, "collect garbage")(
+                    std::io::Error::other("the GC thread panicked"),
+                ))
+            })
+        });
+        match joined {
+            Some(Ok(punched)) => {
+                self.gc_punched = punched.punched;
+                if let Some(report) = report {
+                    self.gc_completed += 1;
+                    self.gc_last = Some(GcReport {
+                        pages_punched: punched.pages_punched,
+                        holes_punched: punched.holes_punched,
+                        index_bytes_punched: punched.index_bytes_punched,
+                        total_duration: run.started.elapsed(),
+                        ..report
+                    });
+                }
+            }
+            Some(Err(error)) => self.gc_error = Some(error),
+            None => {}
+        }
+    }
+
+    /// Waits for the running GC, if any, to end (its mark, publication and punching); returns
+    /// what the last GC did, or its error.
+    pub fn wait_for_gc(&mut self) -> Result<Option<GcReport>, ContextError> {
+        self.advance_gc(true)?;
+        match self.gc_error.take() {
+            Some(error) => Err(error),
+            None => Ok(self.gc_last.clone()),
+        }
+    }
+
+    /// Re-hashes every object reachable from the head ([`VerifyScope::Head`]) or from every kept
+    /// commit, checking each hash against the one its referrer records, each commit against its
+    /// index record and the region checksums after the last GC ([`crate::verify`]). The first
+    /// mismatch is a [`ContextError::Corrupt`] naming the file and offset.
+    pub fn verify(&self, scope: VerifyScope) -> Result<VerifyReport, ContextError> {
+        let count = self.commits.len() as u64;
+        let positions = match scope {
+            VerifyScope::Head => count.saturating_sub(1)..count,
+            VerifyScope::AllCommits => 0..count,
+        };
+        let first_position = positions.start;
+        let mut commits = Vec::with_capacity((positions.end - positions.start) as usize);
+        for position in positions {
+            let (indexed, offset) = self.index_record(position)?;
+            commits.push(CommitToCheck {
+                indexed,
+                index_offset_bytes: self.index_start_bytes + position * INDEX_RECORD_BYTES,
+                offset,
+            });
+        }
+        crate::verify::verify(
+            &crate::verify::Files {
+                pack: &self.pack,
+                pack_path: &self.pack_path,
+                pack_length_bytes: self.pack_length_bytes,
+                index_path: &self.index_path,
+                gc_boundary_bytes: self.gc_boundary_bytes,
+                head: self.head(),
+                first_region_start: (first_position == 0
+                    && self.index_start_bytes == INDEX_HEADER_BYTES
+                    && self.gc_boundary_bytes == 0)
+                    .then_some(PACK_HEADER_BYTES),
+            },
+            &commits,
+        )
+    }
+
+    /// Every record of the pack by kind, with what irmin-pack V2 would write for the same
+    /// objects ([`crate::census`]): a scan of the whole pack.
+    pub fn census(&self) -> Result<crate::Census, ContextError> {
+        crate::census::census(&self.pack, &self.pack_path, self.pack_length_bytes)
+    }
+
+    /// Whether a GC is running.
+    pub fn gc_running(&self) -> bool {
+        self.gc_run.is_some()
+    }
+
+    /// GCs completed since the store was opened.
+    pub fn gc_completed(&self) -> u64 {
+        self.gc_completed
+    }
+
+    /// What the last GC since the store was opened did.
+    pub fn last_gc(&self) -> Option<&GcReport> {
+        self.gc_last.as_ref()
+    }
+
+    /// The GCs recorded in the control file: how many, the last one's boundary and time (seconds
+    /// since the Unix epoch; 0 if none).
+    pub fn gc_history(&self) -> (u64, u64, u64) {
+        (self.gc_count, self.gc_boundary_bytes, self.gc_time_seconds)
+    }
+
+    /// Stops a running GC without waiting for its end: a mark is abandoned (nothing changes), a
+    /// publication in progress is left to its checkpoint, punching stops between holes.
+    fn cancel_gc(&mut self) {
+        if let Some(run) = &self.gc_run {
+            run.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.end_gc(None);
     }
 
     /// When the retained tree is released: moves its leaves (written objects that hold no memory
@@ -1559,6 +2284,10 @@ impl ObjectSource for Store {
 
 impl Drop for Store {
     fn drop(&mut self) {
+        if self.lock.is_none() {
+            return;
+        }
+        self.cancel_gc();
         // Best effort: a store dropped without `close` still records its progress; errors here
         // are not lost commits (those are durable already), only a longer scan on reopen.
         // A failed background checkpoint poisons the store.

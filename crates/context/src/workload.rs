@@ -470,7 +470,15 @@ pub struct ReplayReport {
     pub device_read_bytes: Option<u64>,
     /// Memory samples ([`ReplayOptions::memory_sample_interval_blocks`]).
     pub memory_samples: Vec<MemorySample>,
+    /// The store's bytes on disk ([`Store::disk_bytes`]) every [`DISK_SAMPLE_INTERVAL_BLOCKS`]
+    /// blocks: (level, bytes).
+    pub disk_samples: Vec<(u64, u64)>,
+    /// Each GC that completed during the replay, with the level after which it was seen done.
+    pub gc_reports: Vec<(u64, crate::GcReport)>,
 }
+
+/// Blocks between two samples of the store's disk use in a replay.
+pub const DISK_SAMPLE_INTERVAL_BLOCKS: u64 = 1000;
 
 /// Summary statistics of the block times, in milliseconds.
 #[derive(Clone, Copy, Debug)]
@@ -574,6 +582,9 @@ pub fn replay(
     let mut scheduler_known = true;
     let mut blocks_done = 0;
     let mut memory_samples = Vec::new();
+    let mut disk_samples = Vec::new();
+    let mut gc_reports = Vec::new();
+    let mut gc_seen = store.gc_completed();
     let device_read_start = process_device_read_bytes();
     let replay_start = Instant::now();
     for level in 1..=options.blocks {
@@ -605,6 +616,15 @@ pub fn replay(
         reads_found += found;
         drop(tree);
         blocks_done = level;
+        if store.gc_completed() > gc_seen {
+            gc_seen = store.gc_completed();
+            if let Some(report) = store.last_gc() {
+                gc_reports.push((level, report.clone()));
+            }
+        }
+        if level % DISK_SAMPLE_INTERVAL_BLOCKS == 0 {
+            disk_samples.push((level, store.disk_bytes()));
+        }
         if options
             .memory_sample_interval_blocks
             .is_some_and(|interval| level % interval.max(1) == 0)
@@ -631,6 +651,13 @@ pub fn replay(
     let device_read_bytes = device_read_start
         .zip(process_device_read_bytes())
         .map(|(start, end)| end.saturating_sub(start));
+    // A GC still running ends first, so that the disk figure is the collected store's.
+    store.wait_for_gc()?;
+    if store.gc_completed() > gc_seen {
+        if let Some(report) = store.last_gc() {
+            gc_reports.push((blocks_done, report.clone()));
+        }
+    }
     store.checkpoint()?;
     Ok(ReplayReport {
         blocks: blocks_done,
@@ -648,6 +675,8 @@ pub fn replay(
         scheduler_nanoseconds: scheduler_known.then_some(scheduler),
         device_read_bytes,
         memory_samples,
+        disk_samples,
+        gc_reports,
     })
 }
 

@@ -98,6 +98,11 @@ fn control_and_index_constants() {
                 kestrel_context::CONTROL_VERSION.to_string(),
             ),
             ("CONTROL_BYTES", kestrel_context::CONTROL_BYTES.to_string()),
+            (
+                "CONTROL_V1_BYTES",
+                kestrel_context::CONTROL_V1_BYTES.to_string(),
+            ),
+            ("GC_PAGE_BYTES", kestrel_context::GC_PAGE_BYTES.to_string()),
             ("INDEX_MAGIC", text(&store::INDEX_MAGIC)),
             ("INDEX_VERSION", store::INDEX_VERSION.to_string()),
             ("INDEX_HEADER_BYTES", store::INDEX_HEADER_BYTES.to_string()),

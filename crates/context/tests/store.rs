@@ -547,6 +547,14 @@ fn walk_everything(store: &Store, tree: &Tree) {
 }
 
 const CRASH_CHILD_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_CHILD";
+/// The GC policy of the crash test's writer process, `keep,every` (none when unset).
+const CRASH_CHILD_GC_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_GC";
+/// Rounds of the crash test that kills a collecting writer (default [`GC_CRASH_ROUNDS`]; set it
+/// higher for a longer run: `KESTREL_CONTEXT_CRASH_ROUNDS=500 cargo test -p kestrel-context
+/// --test store killing_the_writer_during_gc`).
+const CRASH_ROUNDS_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_ROUNDS";
+/// Rounds in CI: with the 10 rounds of `killing_the_writer_loses_no_durable_commit`, 50 kills.
+const GC_CRASH_ROUNDS: u64 = 40;
 
 /// Entry point of the writer process the crash test kills (does nothing in a normal run): it
 /// commits blocks forever, printing `durable <level> <commit hex>` after each commit returns.
@@ -555,7 +563,19 @@ fn crash_writer_process() {
     let Some(directory) = std::env::var_os(CRASH_CHILD_VARIABLE) else {
         return;
     };
-    let mut store = Store::open(Path::new(&directory), StoreOptions::default()).unwrap();
+    // With a GC policy (`keep,every`), the writer collects as it commits.
+    let gc = std::env::var(CRASH_CHILD_GC_VARIABLE).ok().map(|policy| {
+        let (keep, every) = policy.split_once(',').unwrap();
+        kestrel_context::GcPolicy {
+            keep_commits: keep.parse().unwrap(),
+            every_commits: every.parse().unwrap(),
+        }
+    });
+    let options = StoreOptions {
+        gc,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(Path::new(&directory), options).unwrap();
     let (mut level, mut tree, mut parents) = match store.head() {
         None => (0, Tree::empty(), Vec::new()),
         Some(head) => {
@@ -581,42 +601,20 @@ fn crash_writer_process() {
 #[test]
 fn killing_the_writer_loses_no_durable_commit() {
     let directory = temporary_directory("crash");
-    let executable = std::env::current_exe().unwrap();
     let mut durable: Vec<(u64, ContextHash)> = Vec::new();
     // Kill delays in milliseconds after the first durable commit of each round.
     for (round, delay_milliseconds) in [3u64, 41, 0, 17, 88, 9, 130, 1, 55, 23].iter().enumerate() {
-        let mut child = Command::new(&executable)
-            .args([
-                "--exact",
-                "crash_writer_process",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CRASH_CHILD_VARIABLE, &directory)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("durable ") {
-                    let mut parts = rest.split(' ');
-                    let level: u64 = parts.next().unwrap().parse().unwrap();
-                    let hash = ContextHash::try_from_text(parts.next().unwrap()).unwrap();
-                    if sender.send((level, hash)).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let (mut child, receiver, reader) = spawn_writer(&directory, None);
         // Wait for one durable commit so each round makes progress, then kill at the delay.
         let first = receiver
             .recv_timeout(std::time::Duration::from_secs(120))
             .expect("child commits");
         durable.push(first);
+        // The writer process holds the store's lock: a second writer is refused.
+        assert!(matches!(
+            Store::open(&directory, StoreOptions::default()),
+            Err(ContextError::InUse { .. })
+        ));
         std::thread::sleep(std::time::Duration::from_millis(*delay_milliseconds));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -877,5 +875,566 @@ fn committing_a_stored_state_again_keeps_the_store_whole() {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// The bytes of every file of the store in `directory`, by name.
+fn store_files(directory: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read(entry.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A store with `levels` commits of [`block`], closed; their hashes.
+fn closed_store(directory: &Path, levels: u64) -> Vec<ContextHash> {
+    let mut store = Store::open(directory, StoreOptions::default()).unwrap();
+    let mut tree = Tree::empty();
+    let mut hashes: Vec<ContextHash> = Vec::new();
+    for level in 0..levels {
+        tree = block(&store, &tree, level);
+        let parents: Vec<_> = hashes.last().copied().into_iter().collect();
+        hashes.push(store.commit(&tree, &parents, &info(level)).unwrap());
+    }
+    store.close().unwrap();
+    hashes
+}
+
+/// A second writer, in this process or another, gets `InUse` and changes no byte, while the
+/// first goes on committing; a read-only open is allowed beside the writer; once the writer
+/// closes, the directory opens for writing again.
+#[test]
+fn a_second_writer_is_refused_and_touches_nothing() {
+    let directory = temporary_directory("two-writers");
+    let hashes = closed_store(&directory, 2);
+    let mut first = Store::open(&directory, StoreOptions::default()).unwrap();
+    let tree = block(&first, &first.checkout(&hashes[1]).unwrap().unwrap(), 2);
+    let head = first.commit(&tree, &[hashes[1]], &info(2)).unwrap();
+    first.checkpoint().unwrap();
+    let before = store_files(&directory);
+    for _ in 0..2 {
+        match Store::open(&directory, StoreOptions::default()) {
+            Err(ContextError::InUse { path }) => assert_eq!(path, directory),
+            other => panic!("expected InUse, got {:?}", other.map(|store| store.head())),
+        }
+        assert!(
+            store_files(&directory) == before,
+            "the refused open changed a file"
+        );
+    }
+    let reader = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(reader.head(), Some(head));
+    assert!(reader.checkout(&head).unwrap().is_some());
+    drop(reader);
+    let tree = block(&first, &tree, 3);
+    first.commit(&tree, &[head], &info(3)).unwrap();
+    first.close().unwrap();
+    let second = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(second.commit_count(), 4);
+    drop(second);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// A read-only store refuses to commit or checkpoint and writes nothing, even when the files
+/// hold a tail a writer would recover.
+#[test]
+fn a_read_only_store_writes_nothing() {
+    let directory = temporary_directory("read-only");
+    let hashes = closed_store(&directory, 1);
+    let before = store_files(&directory);
+    let mut reader = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    let tree = reader.checkout(&hashes[0]).unwrap().unwrap();
+    assert!(matches!(
+        reader.commit(&tree, &[hashes[0]], &info(1)),
+        Err(ContextError::ReadOnly)
+    ));
+    assert!(matches!(reader.checkpoint(), Err(ContextError::ReadOnly)));
+    reader.close().unwrap();
+    assert!(store_files(&directory) == before);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// A store whose control file is missing or damaged is a typed error naming the control file,
+/// and nothing is wiped; only a directory whose pack and index hold no more than their headers
+/// (a creation cut short) is created afresh.
+#[test]
+fn a_missing_or_damaged_control_file_is_an_error_not_a_new_store() {
+    use kestrel_context::{CorruptionKind, StoreFile, CONTROL_FILE_NAME};
+    let directory = temporary_directory("no-control");
+    let hashes = closed_store(&directory, 2);
+    let control = directory.join(CONTROL_FILE_NAME);
+    let control_bytes = std::fs::read(&control).unwrap();
+    std::fs::remove_file(&control).unwrap();
+    let before = store_files(&directory);
+    for _ in 0..2 {
+        match Store::open(&directory, StoreOptions::default()) {
+            Err(ContextError::Corrupt {
+                file: StoreFile::Control,
+                offset_bytes: 0,
+                kind: CorruptionKind::Missing,
+                ..
+            }) => {}
+            other => panic!("expected a missing control file, got {:?}", other.err()),
+        }
+        assert!(
+            store_files(&directory) == before,
+            "the failed open changed a file"
+        );
+    }
+    for damaged in [&control_bytes[..10], &[][..], &control_bytes[1..]] {
+        std::fs::write(&control, damaged).unwrap();
+        let error = Store::open(&directory, StoreOptions::default())
+            .err()
+            .expect("a damaged control file fails");
+        assert!(
+            matches!(
+                error,
+                ContextError::Corrupt {
+                    file: StoreFile::Control,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        let mut after = store_files(&directory);
+        after.remove(CONTROL_FILE_NAME);
+        assert!(after == before, "the failed open changed a file");
+    }
+    std::fs::write(&control, &control_bytes).unwrap();
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.head(), Some(hashes[1]));
+    drop(store);
+    // A creation cut short before its control file: headers only, created afresh.
+    let fresh = temporary_directory("no-control-fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::write(fresh.join(PACK_FILE_NAME), &before[PACK_FILE_NAME][..16]).unwrap();
+    std::fs::write(
+        fresh.join(kestrel_context::INDEX_FILE_NAME),
+        &before[kestrel_context::INDEX_FILE_NAME][..16],
+    )
+    .unwrap();
+    let store = Store::open(&fresh, StoreOptions::default()).unwrap();
+    assert_eq!(store.commit_count(), 0);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&fresh);
+}
+
+/// Reopening after a crash says what it adopted and what it cut, and where: nothing for a store
+/// closed cleanly; the commits beyond the checkpoint and the zeros written ahead for a crash
+/// image; a torn object for a pack cut inside one.
+#[test]
+fn recovery_reports_what_it_adopted_and_cut() {
+    use kestrel_context::TailStop;
+    let directory = temporary_directory("recovery");
+    let image = temporary_directory("recovery-image");
+    closed_store(&directory, 1);
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    assert_eq!(store.recovery(), None);
+    let checkpoint_length = store.pack_length_bytes();
+    drop(store);
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let head = store.head().unwrap();
+    let tree = block(&store, &store.checkout(&head).unwrap().unwrap(), 1);
+    let first_end = {
+        store.commit(&tree, &[head], &info(1)).unwrap();
+        store.pack_length_bytes()
+    };
+    let head = store.head().unwrap();
+    let tree = block(&store, &tree, 2);
+    store.commit(&tree, &[head], &info(2)).unwrap();
+    let end = store.pack_length_bytes();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(directory.join(PACK_FILE_NAME))
+        .unwrap()
+        .len()
+        <= end
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no zeros written ahead"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    copy_store_files(&directory, &image);
+    let crash_image = store_files(&image);
+    let file_length = std::fs::metadata(image.join(PACK_FILE_NAME)).unwrap().len();
+    store.close().unwrap();
+
+    let recovered = Store::open(&image, StoreOptions::default()).unwrap();
+    let recovery = recovered.recovery().expect("a recovery").clone();
+    assert_eq!(recovery.checkpoint_pack_length_bytes, checkpoint_length);
+    assert_eq!(recovery.commits_adopted, 2);
+    assert_eq!(recovery.pack_length_bytes, end);
+    assert_eq!(recovery.pack_file_length_bytes, file_length);
+    assert_eq!(recovery.stop, Some(TailStop::Zeros { offset_bytes: end }));
+    let text = recovery.to_string();
+    assert!(
+        text.contains(&format!(
+            "cut {} byte(s) of the pack from offset {end}",
+            file_length - end
+        )),
+        "{text}"
+    );
+    drop(recovered);
+    // The crash image again, its pack cut inside the second commit's objects: one commit
+    // adopted, a torn object or objects without a commit reported at or after its end.
+    let _ = std::fs::remove_dir_all(&image);
+    std::fs::create_dir_all(&image).unwrap();
+    for (name, bytes) in &crash_image {
+        let bytes = if name == PACK_FILE_NAME {
+            &bytes[..first_end as usize + 1000]
+        } else {
+            &bytes[..]
+        };
+        std::fs::write(image.join(name), bytes).unwrap();
+    }
+    let store = Store::open(&image, StoreOptions::default()).unwrap();
+    let recovery = store.recovery().expect("a recovery");
+    assert_eq!(recovery.commits_adopted, 1);
+    assert_eq!(recovery.pack_length_bytes, first_end);
+    assert_eq!(recovery.pack_file_length_bytes, first_end + 1000);
+    match &recovery.stop {
+        Some(TailStop::TornObject { offset_bytes, .. }) => assert!(*offset_bytes >= first_end),
+        Some(TailStop::NoCommit { offset_bytes }) => assert_eq!(*offset_bytes, first_end),
+        other => panic!("unexpected stop {other:?}"),
+    }
+    assert_eq!(store.commit_count(), 2);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+    let _ = std::fs::remove_dir_all(&image);
+}
+
+/// Every kept commit reads back whole (every leaf, rebuilt into a tree whose hash is computed
+/// from the contents up) and dropped commits are gone.
+fn check_kept(store: &Store, kept: &[(ContextHash, ContextHash)], dropped: &[ContextHash]) {
+    for (hash, tree_hash) in kept {
+        let tree = store
+            .checkout(hash)
+            .unwrap()
+            .unwrap_or_else(|| panic!("kept commit {hash} lost"));
+        assert_eq!(rebuild_from_leaves(store, &tree).hash(), *tree_hash);
+    }
+    for hash in dropped {
+        assert!(store.checkout(hash).unwrap().is_none());
+    }
+}
+
+/// `gc` keeps the given commit and every later one, drops the older ones, gives whole dead pages
+/// back to the file system, and the store goes on committing and reopens; a policy collects by
+/// itself as commits go.
+#[test]
+fn gc_keeps_the_last_commits_and_frees_the_rest() {
+    let directory = temporary_directory("gc");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&directory, options.clone()).unwrap();
+    let mut tree = Tree::empty();
+    let mut commits: Vec<(ContextHash, ContextHash)> = Vec::new();
+    for level in 0..40 {
+        tree = block(&store, &tree, level);
+        let parents: Vec<_> = commits.last().map(|(hash, _)| *hash).into_iter().collect();
+        commits.push((
+            store.commit(&tree, &parents, &info(level)).unwrap(),
+            tree.hash(),
+        ));
+    }
+    store.checkpoint().unwrap();
+    let disk_before = store.disk_bytes();
+    store.gc(&commits[30].0).unwrap();
+    // Commits go on beside the GC.
+    for level in 40..43 {
+        tree = block(&store, &tree, level);
+        let parents = vec![commits.last().unwrap().0];
+        commits.push((
+            store.commit(&tree, &parents, &info(level)).unwrap(),
+            tree.hash(),
+        ));
+    }
+    let report = store.wait_for_gc().unwrap().expect("a GC report");
+    assert_eq!(report.kept_commit, commits[30].0);
+    assert_eq!(report.commits_dropped, 30);
+    assert!(report.pages_punched > 0, "{report:?}");
+    assert!(
+        store.disk_bytes() < disk_before,
+        "{} {disk_before}",
+        store.disk_bytes()
+    );
+    let dropped: Vec<ContextHash> = commits[..30].iter().map(|(hash, _)| *hash).collect();
+    check_kept(&store, &commits[30..], &dropped);
+    assert_eq!(store.commit_count(), 13);
+    store.close().unwrap();
+
+    // Reopened: the same commits, and a policy that collects every 3 commits keeping 5.
+    let mut store = Store::open(
+        &directory,
+        StoreOptions {
+            gc: Some(kestrel_context::GcPolicy {
+                keep_commits: 5,
+                every_commits: 3,
+            }),
+            ..options.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(store.gc_history().0, 1);
+    check_kept(&store, &commits[30..], &dropped);
+    let mut tree = store.checkout(&commits.last().unwrap().0).unwrap().unwrap();
+    for level in 43..60 {
+        tree = block(&store, &tree, level);
+        let parents = vec![commits.last().unwrap().0];
+        commits.push((
+            store.commit(&tree, &parents, &info(level)).unwrap(),
+            tree.hash(),
+        ));
+    }
+    store.wait_for_gc().unwrap().expect("the policy collected");
+    let (gc_count, _, _) = store.gc_history();
+    assert!(gc_count >= 3, "{gc_count}");
+    let count = store.commit_count();
+    assert!((5..=5 + 3 + 3).contains(&count), "{count}");
+    let kept_from = commits.len() - count;
+    let dropped: Vec<ContextHash> = commits[..kept_from].iter().map(|(hash, _)| *hash).collect();
+    check_kept(&store, &commits[kept_from..], &dropped);
+    store.close().unwrap();
+    let store = Store::open(&directory, options).unwrap();
+    assert_eq!(store.commit_count(), count);
+    check_kept(&store, &commits[kept_from..], &dropped);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// `verify` passes on a sound store (every commit, after a GC too) and reports every flipped
+/// byte of the pack, index or control file as a typed error naming a file and offset: none is
+/// answered with a wrong hash or a panic.
+#[test]
+fn verify_reports_every_flipped_byte_with_file_and_offset() {
+    use kestrel_context::{StoreFile, VerifyScope};
+    let directory = temporary_directory("verify");
+    let hashes = closed_store(&directory, 4);
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let store = Store::open_read_only(&directory, options.clone()).unwrap();
+    let all = store.verify(VerifyScope::AllCommits).unwrap();
+    assert_eq!(all.commits, 4);
+    assert_eq!(all.regions, 4);
+    let head = store.verify(VerifyScope::Head).unwrap();
+    assert_eq!(head.commits, 1);
+    assert!(
+        head.objects > 300 && all.objects > head.objects,
+        "{head:?} {all:?}"
+    );
+    drop(store);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut reported: std::collections::BTreeMap<String, u32> = Default::default();
+    for (name, trials) in [
+        (PACK_FILE_NAME, 150),
+        (kestrel_context::INDEX_FILE_NAME, 40),
+        (kestrel_context::CONTROL_FILE_NAME, 40),
+    ] {
+        let path = directory.join(name);
+        let original = std::fs::read(&path).unwrap();
+        for _ in 0..trials {
+            let position = (next() % original.len() as u64) as usize;
+            let mut bad = original.clone();
+            bad[position] ^= 1 << (next() % 8);
+            std::fs::write(&path, &bad).unwrap();
+            let error = match Store::open_read_only(&directory, options.clone()) {
+                Err(error) => error,
+                Ok(store) => store
+                    .verify(VerifyScope::AllCommits)
+                    .err()
+                    .unwrap_or_else(|| panic!("{name}: flip at {position} not reported")),
+            };
+            let ContextError::Corrupt {
+                file, offset_bytes, ..
+            } = &error
+            else {
+                panic!("{name}: flip at {position}: {error}")
+            };
+            // The file named is the one flipped, or (for a commit's record or object, whose
+            // fault cannot always be told apart) its partner; the offset lies in that file.
+            let partner_ok = match (name, file) {
+                (n, StoreFile::Pack) if n == PACK_FILE_NAME => true,
+                (n, StoreFile::Index) if n == kestrel_context::INDEX_FILE_NAME => true,
+                (n, StoreFile::Control) if n == kestrel_context::CONTROL_FILE_NAME => true,
+                (_, StoreFile::Index | StoreFile::Control | StoreFile::Pack) => true,
+                (_, StoreFile::Trace) => false,
+            };
+            assert!(partner_ok, "{name}: flip at {position}: {error}");
+            if format!("{file:?}") == "Control" {
+                assert!(*offset_bytes <= 120, "{error}");
+            }
+            *reported.entry(format!("{name} -> {file:?}")).or_default() += 1;
+        }
+        std::fs::write(&path, &original).unwrap();
+    }
+    println!("{reported:?}");
+    // A GC then verify: the kept commits check, regions after the boundary too.
+    let mut store = Store::open(&directory, options).unwrap();
+    store.gc(&hashes[2]).unwrap();
+    store.wait_for_gc().unwrap();
+    let report = store.verify(VerifyScope::AllCommits).unwrap();
+    assert_eq!(report.commits, 2);
+    store.close().unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Starts the crash test's writer process on `directory` (with a GC policy `gc`, if any); its
+/// durable commits arrive on the returned receiver.
+fn spawn_writer(
+    directory: &Path,
+    gc: Option<&str>,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<(u64, ContextHash)>,
+    std::thread::JoinHandle<()>,
+) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "crash_writer_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CRASH_CHILD_VARIABLE, directory)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(gc) = gc {
+        command.env(CRASH_CHILD_GC_VARIABLE, gc);
+    }
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("durable ") {
+                let mut parts = rest.split(' ');
+                let level: u64 = parts.next().unwrap().parse().unwrap();
+                let hash = ContextHash::try_from_text(parts.next().unwrap()).unwrap();
+                if sender.send((level, hash)).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (child, receiver, reader)
+}
+
+/// A writer that collects garbage every 2 commits keeping 3 is killed with SIGKILL at random
+/// points (during commits, marks, publications and punching): every reopen recovers, keeps the
+/// last 3 durable commits with their contents, and every commit it keeps verifies.
+#[test]
+fn killing_the_writer_during_gc_loses_no_kept_commit() {
+    use kestrel_context::VerifyScope;
+    const KEEP: usize = 3;
+    let directory = temporary_directory("crash-gc");
+    let rounds: u64 = std::env::var(CRASH_ROUNDS_VARIABLE)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(GC_CRASH_ROUNDS);
+    let mut durable: Vec<(u64, ContextHash)> = Vec::new();
+    let mut state = 0x5851_f42d_4c95_7f2du64;
+    let mut collected = 0;
+    for round in 0..rounds {
+        let (mut child, receiver, reader) = spawn_writer(&directory, Some("3,2"));
+        let first = receiver
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("child commits");
+        durable.push(first);
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        std::thread::sleep(std::time::Duration::from_millis(state % 120));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        durable.extend(receiver.try_iter());
+        let store = Store::open(&directory, StoreOptions::default())
+            .unwrap_or_else(|error| panic!("round {round}: reopen failed: {error}"));
+        // Levels are consecutive commits, so the last KEEP are those within KEEP - 1 levels of
+        // the head (which may be past the last commit printed: a kill between a commit and its
+        // line).
+        let head_tree = store.checkout(&store.head().unwrap()).unwrap().unwrap();
+        let head_level = u64::from_be_bytes(
+            head_tree.find(&store, &["last"]).unwrap().unwrap()[..]
+                .try_into()
+                .unwrap(),
+        );
+        let last_durable = durable.last().unwrap().0;
+        assert!(
+            head_level >= last_durable,
+            "round {round}: head {head_level} < {last_durable}"
+        );
+        for (level, hash) in durable
+            .iter()
+            .filter(|(level, _)| *level + KEEP as u64 > head_level)
+        {
+            let tree = store
+                .checkout(hash)
+                .unwrap()
+                .unwrap_or_else(|| panic!("round {round}: durable commit {level} lost"));
+            assert_eq!(
+                &tree.find(&store, &["last"]).unwrap().unwrap()[..],
+                &level.to_be_bytes()
+            );
+            assert_eq!(
+                tree.find(&store, &key(*level, 5))
+                    .unwrap()
+                    .unwrap()
+                    .to_vec(),
+                value(*level, 5)
+            );
+        }
+        let report = store
+            .verify(VerifyScope::AllCommits)
+            .unwrap_or_else(|error| panic!("round {round}: verify failed: {error}"));
+        assert!(report.commits as usize >= KEEP.min(durable.len()));
+        collected = store.gc_history().0;
+        drop(store);
+    }
+    assert!(collected > 0, "no GC ran");
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// The census counts every byte of the pack once (inline contents apart from their
+/// directories), and irmin-pack's V2 encoding of the same objects holds no child hash but a
+/// hash per object.
+#[test]
+fn census_counts_every_byte_of_the_pack_once() {
+    let directory = temporary_directory("census");
+    closed_store(&directory, 3);
+    let store = Store::open_read_only(&directory, StoreOptions::default()).unwrap();
+    let census = store.census().unwrap();
+    let total = census.total();
+    assert_eq!(total.bytes, store.pack_length_bytes() - 16);
+    // Every object and every inline value is a record of its own in irmin-pack.
+    let objects = total.count;
+    assert!(total.irmin_bytes > 33 * objects, "{census:?}");
+    assert_eq!(census.by_tag[5].count, 3);
+    assert!(
+        census.by_tag[0].count > 0 && census.by_tag[4].count > 0,
+        "{census:?}"
+    );
+    assert!(census.child_hash_bytes > 0 && census.child_hash_bytes < total.bytes);
+    drop(store);
     let _ = std::fs::remove_dir_all(&directory);
 }

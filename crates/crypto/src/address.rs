@@ -157,6 +157,7 @@ impl Destination {
             base58::SECP256K1_PUBLIC_KEY_HASH,
             base58::P256_PUBLIC_KEY_HASH,
             base58::BLS12_381_PUBLIC_KEY_HASH,
+            base58::ML_DSA_44_PUBLIC_KEY_HASH,
             base58::CONTRACT_HASH,
             base58::SMART_ROLLUP_ADDRESS,
         ];
@@ -165,11 +166,11 @@ impl Destination {
         let mut hash = [0u8; 20];
         hash.copy_from_slice(payload);
         Ok(match index {
-            0..=3 => Destination::Implicit(PublicKeyHash::new(
+            0..=4 => Destination::Implicit(PublicKeyHash::new(
                 crate::keys::SignatureScheme::ALL[index],
                 hash,
             )),
-            4 => Destination::Originated(ContractHash::new(hash)),
+            5 => Destination::Originated(ContractHash::new(hash)),
             _ => Destination::SmartRollup(SmartRollupAddress::new(hash)),
         })
     }

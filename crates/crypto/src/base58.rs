@@ -15,10 +15,10 @@ pub struct Prefix {
     pub payload_size: usize,
 }
 
-/// The longest base58check text any prefix below produces: `BLsig` signatures, 142 characters
-/// (Octez `src/lib_crypto/base58.ml`, `Prefix.bls12_381_signature`, "BLsig(96)" = 142 encoded).
+/// The longest base58check text any prefix below produces: `mdsig` ML-DSA-44 signatures, 3,316
+/// characters (Octez `src/lib_crypto/base58.ml`, `Prefix.mldsa44_signature`, "mdsig(3316)").
 /// Parsers reject longer input before decoding, so decoding cost stays bounded.
-pub const MAX_ENCODED_LENGTH: usize = 142;
+pub const MAX_ENCODED_LENGTH: usize = 3316;
 
 macro_rules! prefixes {
     ($($(#[$doc:meta])* $name:ident = [$($byte:expr),+], $size:expr;)+) => {
@@ -74,6 +74,12 @@ prefixes! {
     GENERIC_SIGNATURE = [4, 130, 43], 64;
     /// `BLsig...` (142): BLS12-381 signatures (compressed G2 point).
     BLS12_381_SIGNATURE = [40, 171, 64, 207], 96;
+    /// `tz5...` (36): ML-DSA-44 public key hashes.
+    ML_DSA_44_PUBLIC_KEY_HASH = [6, 161, 169], 20;
+    /// `mdpk...` (1802): ML-DSA-44 public keys.
+    ML_DSA_44_PUBLIC_KEY = [13, 7, 237, 67], 1312;
+    /// `mdsig...` (3316): ML-DSA-44 signatures.
+    ML_DSA_44_SIGNATURE = [1, 156, 45, 210, 3], 2420;
 }
 
 /// Decodes base58check `text` into `prefix ‖ payload` (checksum verified and removed), refusing
@@ -215,6 +221,9 @@ mod tests {
             P256_SIGNATURE,
             GENERIC_SIGNATURE,
             BLS12_381_SIGNATURE,
+            ML_DSA_44_PUBLIC_KEY_HASH,
+            ML_DSA_44_PUBLIC_KEY,
+            ML_DSA_44_SIGNATURE,
         ];
         let mut longest = 0;
         for prefix in prefixes {

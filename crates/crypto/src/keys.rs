@@ -1,14 +1,15 @@
-//! Tezos public key hashes (`tz1`..`tz4`), public keys (`edpk`, `sppk`, `p2pk`, `BLpk`) and
-//! signatures (`edsig`, `spsig1`, `p2sig`, `BLsig`, generic `sig`): text and binary forms as
+//! Tezos public key hashes (`tz1`..`tz5`), public keys (`edpk`, `sppk`, `p2pk`, `BLpk`, `mdpk`) and
+//! signatures (`edsig`, `spsig1`, `p2sig`, `BLsig`, `mdsig`, generic `sig`): text and binary forms as
 //! Michelson's `key_hash`, `key` and `signature` use them (michelson.rst, "Domain specific data"),
 //! and `CHECK_SIGNATURE`.
 //!
 //! Binary forms follow Octez's `Signature` encodings (`src/lib_crypto/signature_v1.ml` and later):
-//! - key hash: scheme tag (0 ed25519, 1 secp256k1, 2 p256, 3 BLS) then the 20-byte hash;
+//! - key hash: scheme tag (0 ed25519, 1 secp256k1, 2 p256, 3 BLS, 4 ML-DSA-44) then the 20-byte
+//!   hash;
 //! - key: scheme tag then the key (32 bytes; 33 SEC1-compressed; 33 SEC1-compressed; 48
-//!   compressed G1);
+//!   compressed G1; 1,312 ML-DSA-44);
 //! - signature: no tag; 64 bytes read as a signature of unknown scheme, or 96 bytes read as a BLS
-//!   signature (compressed G2 point).
+//!   signature (compressed G2 point), or 2,420 bytes as an ML-DSA-44 one.
 //!
 //! Values are valid by construction: secp256k1, p256 and BLS keys are points of their group and
 //! BLS signatures points of G2 (as Octez checks when reading them); secp256k1 signature components
@@ -36,6 +37,15 @@ use crate::hash::{blake2b_160, blake2b_256};
 /// message-augmentation ciphersuite (Octez `bls.ml` uses `Bls12_381_signature.MinPk.Aug`).
 pub const BLS_SIGNATURE_DST: &[u8] = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_AUG_";
 
+/// The domain separation tag of BLS signatures in the proof-of-possession scheme (the IETF BLS
+/// signature draft's min-pk `POP` ciphersuite), which Octez's `Signature.V3.check` uses for tz4
+/// operation signatures (`src/lib_crypto/bls.ml`, `check` = `MinPk.Pop.verify`).
+pub const BLS_POP_SCHEME_SIGNATURE_DST: &[u8] = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
+/// The domain separation tag of BLS proofs of possession (`MinPk.Pop.pop_prove`: the key's
+/// signature of its own compressed bytes).
+pub const BLS_PROOF_OF_POSSESSION_DST: &[u8] = b"BLS_POP_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
 /// A signature scheme, in the order of its binary tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SignatureScheme {
@@ -47,15 +57,18 @@ pub enum SignatureScheme {
     P256,
     /// BLS over BLS12-381, min-pk (tag 3; `tz4`, `BLpk`, `BLsig`).
     Bls,
+    /// ML-DSA-44, FIPS 204 (tag 4; `tz5`, `mdpk`, `mdsig`), new in protocol 025.
+    MlDsa44,
 }
 
 impl SignatureScheme {
     /// Every scheme, in tag order.
-    pub const ALL: [SignatureScheme; 4] = [
+    pub const ALL: [SignatureScheme; 5] = [
         SignatureScheme::Ed25519,
         SignatureScheme::Secp256k1,
         SignatureScheme::P256,
         SignatureScheme::Bls,
+        SignatureScheme::MlDsa44,
     ];
 
     /// The binary tag of keys and key hashes of this scheme.
@@ -74,6 +87,7 @@ impl SignatureScheme {
             SignatureScheme::Ed25519 => 32,
             SignatureScheme::Secp256k1 | SignatureScheme::P256 => 33,
             SignatureScheme::Bls => 48,
+            SignatureScheme::MlDsa44 => ML_DSA_44_PUBLIC_KEY_SIZE_BYTES,
         }
     }
 
@@ -81,6 +95,7 @@ impl SignatureScheme {
     pub const fn signature_size_bytes(self) -> usize {
         match self {
             SignatureScheme::Bls => 96,
+            SignatureScheme::MlDsa44 => ML_DSA_44_SIGNATURE_SIZE_BYTES,
             _ => 64,
         }
     }
@@ -91,6 +106,7 @@ impl SignatureScheme {
             SignatureScheme::Secp256k1 => base58::SECP256K1_PUBLIC_KEY_HASH,
             SignatureScheme::P256 => base58::P256_PUBLIC_KEY_HASH,
             SignatureScheme::Bls => base58::BLS12_381_PUBLIC_KEY_HASH,
+            SignatureScheme::MlDsa44 => base58::ML_DSA_44_PUBLIC_KEY_HASH,
         }
     }
 
@@ -100,22 +116,31 @@ impl SignatureScheme {
             SignatureScheme::Secp256k1 => base58::SECP256K1_PUBLIC_KEY,
             SignatureScheme::P256 => base58::P256_PUBLIC_KEY,
             SignatureScheme::Bls => base58::BLS12_381_PUBLIC_KEY,
+            SignatureScheme::MlDsa44 => base58::ML_DSA_44_PUBLIC_KEY,
         }
     }
 }
 
-const PUBLIC_KEY_HASH_PREFIXES: [Prefix; 4] = [
+/// The size of an ML-DSA-44 public key (FIPS 204, table 2: 1,312 bytes).
+pub const ML_DSA_44_PUBLIC_KEY_SIZE_BYTES: usize = 1312;
+
+/// The size of an ML-DSA-44 signature (FIPS 204, table 2: 2,420 bytes).
+pub const ML_DSA_44_SIGNATURE_SIZE_BYTES: usize = 2420;
+
+const PUBLIC_KEY_HASH_PREFIXES: [Prefix; 5] = [
     base58::ED25519_PUBLIC_KEY_HASH,
     base58::SECP256K1_PUBLIC_KEY_HASH,
     base58::P256_PUBLIC_KEY_HASH,
     base58::BLS12_381_PUBLIC_KEY_HASH,
+    base58::ML_DSA_44_PUBLIC_KEY_HASH,
 ];
 
-const PUBLIC_KEY_PREFIXES: [Prefix; 4] = [
+const PUBLIC_KEY_PREFIXES: [Prefix; 5] = [
     base58::ED25519_PUBLIC_KEY,
     base58::SECP256K1_PUBLIC_KEY,
     base58::P256_PUBLIC_KEY,
     base58::BLS12_381_PUBLIC_KEY,
+    base58::ML_DSA_44_PUBLIC_KEY,
 ];
 
 fn decode_with(
@@ -232,6 +257,7 @@ enum KeyBytes {
     Secp256k1([u8; 33]),
     P256([u8; 33]),
     Bls([u8; 48]),
+    MlDsa44(Box<[u8; ML_DSA_44_PUBLIC_KEY_SIZE_BYTES]>),
 }
 
 /// A public key, Michelson's `key`. Ordered as Michelson compares keys: by scheme tag, then by
@@ -252,6 +278,8 @@ enum ParsedKey {
     P256(p256::ecdsa::VerifyingKey),
     /// blst decompresses at each verification; the pairing dominates its cost.
     Bls,
+    /// Any 1,312 bytes decode to a key (FIPS 204 `pkDecode` has no invalid input).
+    MlDsa44(Box<ml_dsa::VerifyingKey<ml_dsa::MlDsa44>>),
 }
 
 impl PartialEq for PublicKey {
@@ -337,6 +365,16 @@ impl PublicKey {
                 }
                 (KeyBytes::Bls(bytes), ParsedKey::Bls)
             }
+            SignatureScheme::MlDsa44 => {
+                let bytes: Box<[u8; ML_DSA_44_PUBLIC_KEY_SIZE_BYTES]> = Box::new(array(key));
+                let encoded = ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa44>::try_from(key)
+                    .map_err(|_| CryptoError::length(Self::WHAT, expected, key.len()))?;
+                let parsed = ml_dsa::VerifyingKey::<ml_dsa::MlDsa44>::decode(&encoded);
+                (
+                    KeyBytes::MlDsa44(bytes),
+                    ParsedKey::MlDsa44(Box::new(parsed)),
+                )
+            }
         };
         Ok(Self { bytes, parsed })
     }
@@ -348,6 +386,7 @@ impl PublicKey {
             KeyBytes::Secp256k1(_) => SignatureScheme::Secp256k1,
             KeyBytes::P256(_) => SignatureScheme::P256,
             KeyBytes::Bls(_) => SignatureScheme::Bls,
+            KeyBytes::MlDsa44(_) => SignatureScheme::MlDsa44,
         }
     }
 
@@ -357,6 +396,7 @@ impl PublicKey {
             KeyBytes::Ed25519(bytes) => bytes,
             KeyBytes::Secp256k1(bytes) | KeyBytes::P256(bytes) => bytes,
             KeyBytes::Bls(bytes) => bytes,
+            KeyBytes::MlDsa44(bytes) => &bytes[..],
         }
     }
 
@@ -429,7 +469,81 @@ impl PublicKey {
                 verify_p256(key, bytes, message)
             }
             (ParsedKey::Bls, KeyBytes::Bls(key), S::Bls(bytes)) => verify_bls(key, bytes, message),
+            (ParsedKey::MlDsa44(key), _, S::MlDsa44(bytes)) => {
+                verify_ml_dsa_44(key, bytes, message)
+            }
             _ => false,
+        }
+    }
+}
+
+impl PublicKey {
+    /// Whether `signature` is this key's signature of `message` as Octez's protocol checks
+    /// operations (`Signature.V3.check`, protocol environment V16): as [`PublicKey::verify`],
+    /// except that BLS uses the proof-of-possession scheme (the message alone, not prefixed by
+    /// the key) — a tz4 key is revealed with its proof of possession.
+    pub fn check(&self, signature: &Signature, message: &[u8]) -> bool {
+        match (&self.bytes, &signature.0) {
+            (KeyBytes::Bls(key), SignatureBytes::Bls(bytes)) => {
+                verify_bls_with(key, bytes, message, BLS_POP_SCHEME_SIGNATURE_DST, &[])
+            }
+            (KeyBytes::Bls(_), _) => false,
+            _ => self.verify(signature, message),
+        }
+    }
+
+    /// Whether `proof` is this BLS key's proof of possession (`Bls.pop_verify`: its signature of
+    /// its own compressed bytes under [`BLS_PROOF_OF_POSSESSION_DST`]). False for other schemes.
+    pub fn verify_proof_of_possession(&self, proof: &Signature) -> bool {
+        match (&self.bytes, &proof.0) {
+            (KeyBytes::Bls(key), SignatureBytes::Bls(bytes)) => {
+                verify_bls_with(key, bytes, key, BLS_PROOF_OF_POSSESSION_DST, &[])
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Whether every `(key, signature, message)` checks as [`PublicKey::check`]. The ed25519 ones
+/// are verified together with `ed25519-dalek`'s batch equation over the blake2b-256 digests
+/// (faster per signature), the others one by one. The batch equation does not make the single
+/// check's rejection of non-canonical keys (such keys verify nothing here either way: they are
+/// not parsed) but, like every batch equation, it can accept a signature with small-order
+/// components that a single check rejects; when it fails, nothing says which item failed, so
+/// callers check singly to name it.
+pub fn check_batch(items: &[(&PublicKey, &Signature, &[u8])]) -> bool {
+    let mut digests = Vec::new();
+    let mut signatures = Vec::new();
+    let mut keys = Vec::new();
+    for (key, signature, message) in items {
+        match (&key.parsed, &signature.0) {
+            (
+                ParsedKey::Ed25519(parsed),
+                SignatureBytes::Ed25519(bytes) | SignatureBytes::Unknown(bytes),
+            ) => {
+                let Some(parsed) = parsed else {
+                    return false;
+                };
+                digests.push(blake2b_256(message));
+                signatures.push(ed25519_dalek::Signature::from_bytes(bytes));
+                keys.push(*parsed);
+            }
+            _ => {
+                if !key.check(signature, message) {
+                    return false;
+                }
+            }
+        }
+    }
+    match digests.len() {
+        0 => true,
+        1 => {
+            use ed25519_dalek::Verifier;
+            keys[0].verify(&digests[0], &signatures[0]).is_ok()
+        }
+        _ => {
+            let messages: Vec<&[u8]> = digests.iter().map(|digest| digest.as_slice()).collect();
+            ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_ok()
         }
     }
 }
@@ -503,6 +617,17 @@ fn verify_p256(key: &p256::ecdsa::VerifyingKey, signature: &[u8; 64], message: &
 }
 
 fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
+    verify_bls_with(key, signature, message, BLS_SIGNATURE_DST, key)
+}
+
+/// BLS min-pk verification of `augmentation ‖ message` under `dst`.
+fn verify_bls_with(
+    key: &[u8; 48],
+    signature: &[u8; 96],
+    message: &[u8],
+    dst: &[u8],
+    augmentation: &[u8],
+) -> bool {
     // KeyValidate of the IETF draft: the identity (compressed form: flags 0b11, all zero) is not
     // a key.
     if key[0] & BLS_INFINITY_FLAG != 0 {
@@ -510,15 +635,31 @@ fn verify_bls(key: &[u8; 48], signature: &[u8; 96], message: &[u8]) -> bool {
     }
     // Both were checked to be points of their prime-order subgroups when read, so the subgroup
     // checks are not repeated (`false` arguments below). blst is the library Octez verifies
-    // with; its safe API hashes `key ‖ message` to G2 with the augmentation ciphersuite's tag.
+    // with; its safe API hashes `augmentation ‖ message` to G2 with `dst`.
     let Ok(key_point) = blst::min_pk::PublicKey::uncompress(key) else {
         return false;
     };
     let Ok(signature_point) = blst::min_pk::Signature::uncompress(signature) else {
         return false;
     };
-    signature_point.verify(false, message, BLS_SIGNATURE_DST, key, &key_point, false)
+    signature_point.verify(false, message, dst, augmentation, &key_point, false)
         == blst::BLST_ERROR::BLST_SUCCESS
+}
+
+/// ML-DSA-44 verification as Octez's `Mldsa44.check`: the signature of the blake2b-256 digest
+/// of the message, in FIPS 204's pure mode with the empty context (libcrux `verify`).
+fn verify_ml_dsa_44(
+    key: &ml_dsa::VerifyingKey<ml_dsa::MlDsa44>,
+    signature: &[u8; ML_DSA_44_SIGNATURE_SIZE_BYTES],
+    message: &[u8],
+) -> bool {
+    let Ok(encoded) = ml_dsa::EncodedSignature::<ml_dsa::MlDsa44>::try_from(&signature[..]) else {
+        return false;
+    };
+    let Some(signature) = ml_dsa::Signature::<ml_dsa::MlDsa44>::decode(&encoded) else {
+        return false;
+    };
+    key.verify_with_context(&blake2b_256(message), &[], &signature)
 }
 
 /// The infinity flag of the ZCash point serialization (second most significant bit).
@@ -533,6 +674,7 @@ enum SignatureBytes {
     Secp256k1([u8; 64]),
     P256([u8; 64]),
     Bls([u8; 96]),
+    MlDsa44(Box<[u8; ML_DSA_44_SIGNATURE_SIZE_BYTES]>),
     Unknown([u8; 64]),
 }
 
@@ -543,11 +685,13 @@ enum SignatureBytes {
 #[derive(Clone)]
 pub struct Signature(SignatureBytes);
 
-const SIGNATURE_PREFIXES: [Prefix; 5] = [
+/// In the order of `SignatureScheme::ALL`, then the generic `sig...` (unknown scheme).
+const SIGNATURE_PREFIXES: [Prefix; 6] = [
     base58::ED25519_SIGNATURE,
     base58::SECP256K1_SIGNATURE,
     base58::P256_SIGNATURE,
     base58::BLS12_381_SIGNATURE,
+    base58::ML_DSA_44_SIGNATURE,
     base58::GENERIC_SIGNATURE,
 ];
 
@@ -584,16 +728,20 @@ impl Signature {
                 }
                 SignatureBytes::Bls(point)
             }
+            // Octez's `Mldsa44.of_bytes_opt` takes any bytes of the size; malformed ones
+            // verify nothing.
+            Some(SignatureScheme::MlDsa44) => SignatureBytes::MlDsa44(Box::new(array(bytes))),
             None => SignatureBytes::Unknown(array(bytes)),
         };
         Ok(Self(inner))
     }
 
-    /// Reads the binary form: 96 bytes are a BLS signature, 64 bytes a signature of unknown
-    /// scheme (Octez `Signature.of_bytes_opt`).
+    /// Reads the binary form: 96 bytes are a BLS signature, 2,420 an ML-DSA-44 one, 64 bytes a
+    /// signature of unknown scheme (Octez `Signature.of_bytes_opt`).
     pub fn try_from_bytes(bytes: &[u8]) -> Result<Self, CryptoError> {
         match bytes.len() {
             Self::BLS_SIZE_BYTES => Self::try_new(Some(SignatureScheme::Bls), bytes),
+            ML_DSA_44_SIGNATURE_SIZE_BYTES => Self::try_new(Some(SignatureScheme::MlDsa44), bytes),
             _ => Self::try_new(None, bytes),
         }
     }
@@ -605,11 +753,12 @@ impl Signature {
             SignatureBytes::Secp256k1(_) => Some(SignatureScheme::Secp256k1),
             SignatureBytes::P256(_) => Some(SignatureScheme::P256),
             SignatureBytes::Bls(_) => Some(SignatureScheme::Bls),
+            SignatureBytes::MlDsa44(_) => Some(SignatureScheme::MlDsa44),
             SignatureBytes::Unknown(_) => None,
         }
     }
 
-    /// The binary form (64 or 96 bytes).
+    /// The binary form (64, 96 or 2,420 bytes).
     pub fn as_bytes(&self) -> &[u8] {
         match &self.0 {
             SignatureBytes::Ed25519(bytes)
@@ -617,10 +766,11 @@ impl Signature {
             | SignatureBytes::P256(bytes)
             | SignatureBytes::Unknown(bytes) => bytes,
             SignatureBytes::Bls(bytes) => bytes,
+            SignatureBytes::MlDsa44(bytes) => &bytes[..],
         }
     }
 
-    /// Reads the text form (`edsig...`, `spsig1...`, `p2sig...`, `BLsig...`, `sig...`).
+    /// Reads the text form (`edsig...`, `spsig1...`, `p2sig...`, `BLsig...`, `mdsig...`, `sig...`).
     pub fn from_b58check(text: &str) -> Result<Self, CryptoError> {
         let (index, payload) = decode_with(Self::WHAT, text, &SIGNATURE_PREFIXES)?;
         let scheme = SignatureScheme::ALL.get(index).copied();
@@ -634,6 +784,7 @@ impl Signature {
             SignatureBytes::Secp256k1(_) => base58::SECP256K1_SIGNATURE,
             SignatureBytes::P256(_) => base58::P256_SIGNATURE,
             SignatureBytes::Bls(_) => base58::BLS12_381_SIGNATURE,
+            SignatureBytes::MlDsa44(_) => base58::ML_DSA_44_SIGNATURE,
             SignatureBytes::Unknown(_) => base58::GENERIC_SIGNATURE,
         };
         base58::encode_check(prefix, self.as_bytes())
@@ -966,12 +1117,49 @@ mod tests {
     }
 
     #[test]
-    fn binary_rejections_carry_the_rule() {
+    fn ml_dsa_44_keys_and_signatures() {
+        use ml_dsa::{KeyGen, MlDsa44};
+        let pair = MlDsa44::key_gen_internal(&[7u8; 32].into());
+        let key_bytes = pair.verifying_key().encode();
+        let key = PublicKey::try_new(SignatureScheme::MlDsa44, &key_bytes).unwrap();
+        assert_eq!(PublicKey::try_from_bytes(&key.to_bytes()), Ok(key.clone()));
+        let text = key.to_b58check();
+        assert!(text.starts_with("mdpk"), "{text}");
+        assert_eq!(PublicKey::from_b58check(&text).as_ref(), Ok(&key));
+        assert!(key.hash().to_b58check().starts_with("tz5"));
+        // Octez signs the blake2b-256 digest in pure mode with the empty context.
+        let message = b"\x03operation bytes";
+        let signature = pair
+            .signing_key()
+            .sign_deterministic(&blake2b_256(message), &[])
+            .unwrap();
+        let signature = Signature::try_from_bytes(&signature.encode()).unwrap();
+        assert_eq!(signature.scheme(), Some(SignatureScheme::MlDsa44));
+        assert!(signature.to_b58check().starts_with("mdsig"));
         assert_eq!(
-            PublicKeyHash::try_from_bytes(&[4; 21]),
+            Signature::from_b58check(&signature.to_b58check()).as_ref(),
+            Ok(&signature)
+        );
+        assert!(key.verify(&signature, message));
+        assert!(key.check(&signature, message));
+        assert!(!key.verify(&signature, b"\x03other bytes"));
+        let mut mutated = signature.as_bytes().to_vec();
+        mutated[100] ^= 1;
+        assert!(!key.verify(&Signature::try_from_bytes(&mutated).unwrap(), message));
+    }
+
+    #[test]
+    fn binary_rejections_carry_the_rule() {
+        // Tag 4 is tz5 (ML-DSA-44) since protocol 025; 5 names no scheme.
+        assert_eq!(
+            PublicKeyHash::try_from_bytes(&[4; 21]).map(|hash| hash.scheme()),
+            Ok(SignatureScheme::MlDsa44)
+        );
+        assert_eq!(
+            PublicKeyHash::try_from_bytes(&[5; 21]),
             Err(CryptoError::UnknownTag {
                 what: "public key hash",
-                tag: 4
+                tag: 5
             })
         );
         assert_eq!(
@@ -1045,7 +1233,9 @@ mod tests {
             Signature::from_b58check(&too_long),
             Err(CryptoError::Base58 {
                 what: "signature",
-                error: Base58Error::TooLong { length: 143 }
+                error: Base58Error::TooLong {
+                    length: base58::MAX_ENCODED_LENGTH + 1
+                }
             })
         );
         assert!(PublicKeyHash::from_b58check("").is_err());

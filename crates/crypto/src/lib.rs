@@ -1,6 +1,6 @@
 //! Tezos cryptography for Kestrel: the hash functions Michelson and the context use; the
 //! base58check and binary forms of hashes, key hashes, keys, signatures and addresses; signature
-//! verification for the four Tezos schemes (`CHECK_SIGNATURE`); and BLS12-381 arithmetic for
+//! verification for the five Tezos schemes (`CHECK_SIGNATURE`); and BLS12-381 arithmetic for
 //! Michelson's `bls12_381_fr`, `bls12_381_g1`, `bls12_381_g2` and `PAIRING_CHECK`.
 //!
 //! Pure computation: no I/O, no global state. Every constructor from bytes or text returns a
@@ -48,4 +48,4 @@ pub use hashes::{
     BlockHash, ChainId, ContextHash, ContractHash, OperationHash, ProtocolHash, ScriptExprHash,
     SmartRollupAddress,
 };
-pub use keys::{PublicKey, PublicKeyHash, Signature, SignatureScheme};
+pub use keys::{check_batch, PublicKey, PublicKeyHash, Signature, SignatureScheme};

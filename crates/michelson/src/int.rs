@@ -6,7 +6,7 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -238,9 +238,4 @@ impl Int {
     pub fn is_big(&self) -> bool {
         matches!(self, Int::Big(_))
     }
-}
-
-/// `BigInt` zero, for callers that need a reference.
-pub fn big_zero() -> BigInt {
-    BigInt::zero()
 }

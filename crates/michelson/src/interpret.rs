@@ -33,8 +33,12 @@ pub enum RunError {
     MutezUnderflow,
     /// The gas ran out.
     GasExhaustion,
-    /// A runtime error Octez reports otherwise (e.g. an invalid view call).
+    /// A runtime error Octez reports otherwise.
     Other(String),
+    /// A value the host stored (a big map value, a view's storage) does not typecheck.
+    IllTypedStoredValue,
+    /// The code of a view the host gave does not typecheck.
+    IllTypedView(Box<crate::typecheck::TcError>),
 }
 
 /// Observes a run step by step (for `--trace-stack`).
@@ -58,12 +62,88 @@ impl Tracer for NoTrace {
     fn log(&mut self, _: u32, _: i64, _: &[Value]) {}
 }
 
+/// Where a lambda or a view returns to. All calls share one value stack: the callee's part
+/// starts at `base`, so a call allocates nothing but this entry.
 struct CallFrame {
+    /// The caller's code.
     code: Rc<Code>,
-    pc: usize,
-    stack: Vec<Value>,
-    /// For a view call: the caller's `SELF`, `SENDER`, `BALANCE` and `AMOUNT` to restore.
-    restore: Option<Box<SavedContext>>,
+    /// The caller's next instruction.
+    pc: u32,
+    /// The length of the value stack below the callee's part.
+    base: u32,
+    /// How many more identical calls this entry stands for: a recursion that always returns to
+    /// the same place with the same base (`LAMBDA_REC int int { EXEC }`) keeps one entry, so
+    /// its memory does not grow with its depth.
+    repeats: u32,
+    /// Whether this is a view call, whose saved context is the last of [`CallStack::views`].
+    view: bool,
+}
+
+/// The calls in progress (Octez's `KReturn` / `KView_exit` continuations), innermost last.
+///
+/// Octez bounds the depth of a recursion only by gas (one `EXEC`, 10 milligas, per level:
+/// about 10^8 levels within the operation limit); entries stay small (24 bytes) and identical
+/// consecutive ones are counted rather than stored, so that depth fits in memory.
+#[derive(Default)]
+struct CallStack {
+    frames: Vec<CallFrame>,
+    views: Vec<SavedContext>,
+}
+
+/// A return address as [`CallStack::pop`] gives it back: code, next instruction, base of the
+/// callee's part of the value stack, and for a view the caller's context to restore.
+type Return = (Rc<Code>, usize, usize, Option<SavedContext>);
+
+impl CallStack {
+    /// Records a call that returns to `pc` in `code`, the callee's values starting at `base`.
+    fn push(
+        &mut self,
+        code: Rc<Code>,
+        pc: usize,
+        base: usize,
+        view: Option<SavedContext>,
+    ) -> Result<(), RunError> {
+        let (Ok(pc), Ok(base)) = (u32::try_from(pc), u32::try_from(base)) else {
+            return Err(RunError::Other(
+                "call beyond 2^32 instructions or values".into(),
+            ));
+        };
+        if view.is_none() {
+            if let Some(top) = self.frames.last_mut() {
+                if !top.view
+                    && top.pc == pc
+                    && top.base == base
+                    && top.repeats < u32::MAX
+                    && Rc::ptr_eq(&top.code, &code)
+                {
+                    top.repeats += 1;
+                    return Ok(());
+                }
+            }
+        }
+        let is_view = view.is_some();
+        self.views.extend(view);
+        self.frames.push(CallFrame {
+            code,
+            pc,
+            base,
+            repeats: 0,
+            view: is_view,
+        });
+        Ok(())
+    }
+
+    /// The innermost call's return address, removed.
+    fn pop(&mut self) -> Option<Return> {
+        let top = self.frames.last_mut()?;
+        if top.repeats > 0 {
+            top.repeats -= 1;
+            return Some((top.code.clone(), top.pc as usize, top.base as usize, None));
+        }
+        let frame = self.frames.pop()?;
+        let view = if frame.view { self.views.pop() } else { None };
+        Some((frame.code, frame.pc as usize, frame.base as usize, view))
+    }
 }
 
 /// What a view call changes in the context while it runs.
@@ -101,9 +181,9 @@ fn int_size(n: &Int) -> u64 {
 }
 
 /// The interpreter over one context.
-pub struct Interpreter<'a> {
+pub(crate) struct Interpreter<'a, 'h> {
     /// The context (mutated: nonces, big map ids, ...).
-    pub context: &'a mut Context,
+    pub context: &'a mut Context<'h>,
     /// Milligas remaining.
     pub gas_milli_remaining: i64,
 }
@@ -121,9 +201,9 @@ fn bad() -> RunError {
     RunError::Other("ill-typed stack".into())
 }
 
-impl<'a> Interpreter<'a> {
+impl<'a, 'h> Interpreter<'a, 'h> {
     /// An interpreter with `gas_milli_remaining` milligas.
-    pub fn new(context: &'a mut Context, gas_milli_remaining: i64) -> Interpreter<'a> {
+    pub fn new(context: &'a mut Context<'h>, gas_milli_remaining: i64) -> Interpreter<'a, 'h> {
         Interpreter {
             context,
             gas_milli_remaining,
@@ -152,7 +232,9 @@ impl<'a> Interpreter<'a> {
         let mut gas = self.gas_milli_remaining;
         let mut code: Rc<Code> = code.clone();
         let mut pc: usize = 0;
-        let mut calls: Vec<CallFrame> = Vec::new();
+        let mut calls = CallStack::default();
+        // Where the running code's part of `stack` starts (0 outside lambdas and views).
+        let mut base: usize = 0;
         let mut dip: Vec<Value> = Vec::new();
         let mut iters: Vec<IterFrame> = Vec::new();
         let mut maps: Vec<MapFrame> = Vec::new();
@@ -173,26 +255,29 @@ impl<'a> Interpreter<'a> {
         let result = loop {
             if T::ENABLED {
                 if let Some(location) = pending_log.take() {
-                    tracer.log(location, gas, &stack);
+                    tracer.log(location, gas, &stack[base..]);
                 }
             }
             let Some(instr) = code.instrs.get(pc) else {
                 // End of a code block: return from a lambda, or finish.
                 match calls.pop() {
-                    Some(frame) => {
+                    Some((caller_code, caller_pc, caller_base, restore)) => {
                         // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
                         charge!(cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION);
                         let result = pop!(stack);
-                        if let Some(saved) = frame.restore {
+                        if let Some(saved) = restore {
                             self.context.self_address = saved.self_address;
                             self.context.sender = saved.sender;
                             self.context.balance = saved.balance;
                             self.context.amount = saved.amount;
                         }
-                        stack = frame.stack;
+                        // The callee's code leaves exactly its result (the typechecker's
+                        // guarantee), so its part of the stack is now empty.
+                        debug_assert_eq!(stack.len(), base);
                         stack.push(result);
-                        code = frame.code;
-                        pc = frame.pc;
+                        code = caller_code;
+                        pc = caller_pc;
+                        base = caller_base;
                         if T::ENABLED {
                             pending_log = code.locations.get(pc.wrapping_sub(1)).copied();
                         }
@@ -552,7 +637,7 @@ impl<'a> Interpreter<'a> {
                     for (_, captured) in lambda.applied.iter().rev() {
                         charge!(cost::COST_PUSH);
                         if T::ENABLED {
-                            let mut pushed = stack.clone();
+                            let mut pushed = stack[base..].to_vec();
                             pushed.push(arg.clone());
                             pushed.push(captured.clone());
                             tracer.log(lambda.code.location, gas, &pushed);
@@ -560,37 +645,34 @@ impl<'a> Interpreter<'a> {
                         charge!(cost::COST_PAIR);
                         arg = Value::pair(captured.clone(), arg);
                         if T::ENABLED {
-                            let mut paired = stack.clone();
+                            let mut paired = stack[base..].to_vec();
                             paired.push(arg.clone());
                             tracer.log(lambda.code.location, gas, &paired);
                         }
                     }
-                    let mut new_stack = Vec::with_capacity(8);
-                    if lambda.recursive {
-                        let mut unapplied = Lambda {
-                            node: lambda.node.clone(),
-                            code: lambda.code.clone(),
-                            recursive: true,
-                            arg: lambda.arg.clone(),
-                            ret: lambda.ret.clone(),
-                            applied: Vec::new(),
-                        };
-                        if lambda.applied.is_empty() {
-                            new_stack.push(Value::Lambda(lambda.clone()));
-                            drop(unapplied);
-                        } else {
-                            unapplied.applied.clear();
-                            new_stack.push(Value::Lambda(Rc::new(unapplied)));
-                        }
-                    }
-                    new_stack.push(arg);
-                    let saved = std::mem::replace(&mut stack, new_stack);
-                    calls.push(CallFrame {
-                        code: std::mem::replace(&mut code, lambda.code.clone()),
+                    calls.push(
+                        std::mem::replace(&mut code, lambda.code.clone()),
                         pc,
-                        stack: saved,
-                        restore: None,
-                    });
+                        base,
+                        None,
+                    )?;
+                    base = stack.len();
+                    if lambda.recursive {
+                        // The recursive lambda sees itself, without the values applied to it.
+                        stack.push(if lambda.applied.is_empty() {
+                            Value::Lambda(lambda.clone())
+                        } else {
+                            Value::Lambda(Rc::new(Lambda {
+                                node: lambda.node.clone(),
+                                code: lambda.code.clone(),
+                                recursive: true,
+                                arg: lambda.arg.clone(),
+                                ret: lambda.ret.clone(),
+                                applied: Vec::new(),
+                            }))
+                        });
+                    }
+                    stack.push(arg);
                     pc = 0;
                 }
                 Instr::Apply => {
@@ -960,16 +1042,14 @@ impl<'a> Interpreter<'a> {
                 }
                 Instr::TotalVotingPower => {
                     charge!(cost::COST_TOTAL_VOTING_POWER);
-                    stack.push(Value::nat(self.context.total_voting_power));
+                    stack.push(Value::nat(self.context.host.total_voting_power()));
                 }
                 Instr::VotingPower => {
                     charge!(cost::COST_VOTING_POWER);
                     let Value::KeyHash(k) = pop!(stack) else {
                         return Err(bad());
                     };
-                    stack.push(Value::nat(
-                        self.context.voting_powers.get(&k).copied().unwrap_or(0),
-                    ));
+                    stack.push(Value::nat(self.context.host.voting_power(&k)));
                 }
                 Instr::Self_(entrypoint, ty) => {
                     charge!(cost::COST_SELF);
@@ -987,13 +1067,15 @@ impl<'a> Interpreter<'a> {
                     let step = self.step_rare(other, &mut stack, &mut gas)?;
                     if let Some(call) = step {
                         // VIEW: run the view's code as a call.
-                        let saved = std::mem::replace(&mut stack, call.1);
-                        calls.push(CallFrame {
-                            code: std::mem::replace(&mut code, call.0),
+                        let (view_code, view_stack, saved) = call;
+                        calls.push(
+                            std::mem::replace(&mut code, view_code),
                             pc,
-                            stack: saved,
-                            restore: Some(call.2),
-                        });
+                            base,
+                            Some(saved),
+                        )?;
+                        base = stack.len();
+                        stack.extend(view_stack);
                         pc = 0;
                     }
                 }
@@ -1376,7 +1458,7 @@ impl<'a> Interpreter<'a> {
                 };
                 // Charge the decoding first: it does not depend on what the bytes hold.
                 charge!(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64));
-                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context);
+                let (v, total) = crate::pack::unpack_with_cost(&b, ty, self.context.lookup());
                 charge!(total
                     .saturating_sub(crate::gas::typecheck::cost_unpack_decoding(b.len() as u64)));
                 stack.push(match v {
@@ -1512,7 +1594,7 @@ impl<'a> Interpreter<'a> {
                     cost::cost_big_map_mem(map.overlay.len() as u64)
                         + crate::pack::big_map_key_hash_cost(&key)
                 );
-                let found = self.big_map_get(&map, &key);
+                let found = self.big_map_get(&map, &key)?;
                 if matches!(instr, Instr::MemBigMap) {
                     stack.push(Value::Bool(found.is_some()));
                 } else {
@@ -1579,7 +1661,7 @@ impl<'a> Interpreter<'a> {
                         + crate::pack::big_map_key_hash_cost(&key)
                 );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
-                    self.big_map_get(&map, &key)
+                    self.big_map_get(&map, &key)?
                 } else {
                     None
                 };
@@ -1846,23 +1928,23 @@ impl<'a> Interpreter<'a> {
                 });
             }
             Instr::IndexAddress | Instr::GetAddressIndex => {
-                charge!(cost::COST_ADDRESS);
                 let Value::Address(address) = pop!(stack) else {
                     return Err(bad());
                 };
-                let registry = &mut self.context.address_registry;
-                let found = registry.get(&address.destination).copied();
+                let host = &mut self.context.host;
+                let found = host.address_index(&address.destination);
                 if matches!(instr, Instr::IndexAddress) {
+                    // Registering a new address costs the write of its index (Octez charges it
+                    // before the write; a run out of gas discards the host's state anyway).
                     let index = match found {
                         Some(index) => index,
-                        None => {
-                            let index = registry.len() as u64;
-                            registry.insert(address.destination, index);
-                            index
-                        }
+                        None => host.index_address(&address.destination),
                     };
+                    let fresh_index = if found.is_some() { 0 } else { index };
+                    charge!(cost::cost_index_address(found, fresh_index));
                     stack.push(Value::nat(index));
                 } else {
+                    charge!(cost::cost_get_address_index(found));
                     stack.push(match found {
                         Some(index) => Value::some(Value::nat(index)),
                         None => Value::None,
@@ -1884,12 +1966,24 @@ impl<'a> Interpreter<'a> {
         Ok(None)
     }
 
-    fn big_map_get(&self, map: &BigMap, key: &Value) -> Option<Value> {
+    /// The value bound to `key` in `map`: its overlay, else the host's stored map, read by the
+    /// key's hash and typechecked (a stored value that does not typecheck is the host's fault).
+    fn big_map_get(&self, map: &BigMap, key: &Value) -> Result<Option<Value>, RunError> {
         if let Some(entry) = map.overlay.get(key) {
-            return entry.clone();
+            return Ok(entry.clone());
         }
-        let id = map.id.as_ref()?;
-        self.context.big_maps.get(id)?.contents.get(key).cloned()
+        let Some(id) = map.id.as_ref() else {
+            return Ok(None);
+        };
+        let key_hash = crate::pack::big_map_key_hash(key, &map.key_type);
+        let Some(node) = self.context.host.big_map_value(id, &key_hash) else {
+            return Ok(None);
+        };
+        let mut tc = crate::typecheck::Typechecker::new(self.context.lookup());
+        match tc.parse_data(&node, &map.value_type) {
+            Ok(value) => Ok(Some(value)),
+            Err(_) => Err(RunError::IllTypedStoredValue),
+        }
     }
 
     fn contract(&self, address: &Address, entrypoint: &str, ty: &Type) -> Value {
@@ -1899,7 +1993,7 @@ impl<'a> Interpreter<'a> {
             (e, "") => e.to_string(),
             _ => return Value::None,
         };
-        let tc = crate::typecheck::Typechecker::new(self.context);
+        let tc = crate::typecheck::Typechecker::new(self.context.lookup());
         let found = tc.contract_entrypoint_type(address, &entrypoint);
         let is_implicit = address.destination.is_implicit();
         match found {
@@ -1928,12 +2022,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn originated_address(&mut self) -> Address {
-        // Octez derives it from the operation hash and an origination index; tests only see
-        // its shape, so derive a stable hash from the index.
-        let index = self.context.origination_index;
-        self.context.origination_index += 1;
-        let hash = kestrel_crypto::hash::blake2b_160(&index.to_be_bytes());
-        Address::new(Destination::Originated(hash))
+        Address::new(self.context.host.fresh_contract_address())
     }
 
     fn view_call(
@@ -1946,34 +2035,25 @@ impl<'a> Interpreter<'a> {
         if !address.entrypoint.is_empty() {
             return Ok(None);
         }
-        let Some(contract) = self.context.contracts.get(&address.destination) else {
-            return Ok(None);
-        };
-        let Some(view) = contract.views.iter().find(|v| v.name == name) else {
-            return Ok(None);
-        };
-        let Some((_, storage)) = &contract.storage else {
+        let Some(view) = self.context.host.view(&address.destination, name) else {
             return Ok(None);
         };
         if &view.output_type != ty {
             return Ok(None);
         }
-        let storage = storage.clone();
-        let callee_balance = contract.balance;
-        let code_node = view.code.clone();
-        let input_type = view.input_type.clone();
-        let output_type = view.output_type.clone();
-        let storage_type = contract
-            .storage
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .ok_or_else(bad)?;
-        let mut tc = crate::typecheck::Typechecker::new(self.context);
+        let callee_balance = view.balance_mutez;
+        let mut tc = crate::typecheck::Typechecker::new(self.context.lookup());
+        let storage = tc
+            .parse_data(&view.storage, &view.storage_type)
+            .map_err(|_| RunError::IllTypedStoredValue)?;
         let (code, out) = tc
-            .typecheck_code(&code_node, vec![Type::pair(input_type, storage_type)])
-            .map_err(|e| RunError::Other(e.to_string()))?;
+            .typecheck_code(
+                &view.code,
+                vec![Type::pair(view.input_type, view.storage_type)],
+            )
+            .map_err(|e| RunError::IllTypedView(Box::new(e)))?;
         if let Some(out) = out {
-            if out.len() != 1 || out[0] != output_type {
+            if out.len() != 1 || out[0] != view.output_type {
                 return Ok(None);
             }
         }
@@ -1982,7 +2062,7 @@ impl<'a> Interpreter<'a> {
         wrapped.instrs.push(Instr::Some);
         wrapped.locations.push(0);
         // While the view runs, SELF is the callee, SENDER the caller, BALANCE the callee's.
-        let saved = Box::new(SavedContext {
+        let saved = SavedContext {
             self_address: std::mem::replace(
                 &mut self.context.self_address,
                 Address::new(address.destination),
@@ -1990,7 +2070,7 @@ impl<'a> Interpreter<'a> {
             sender: self.context.sender.clone(),
             balance: std::mem::replace(&mut self.context.balance, callee_balance),
             amount: std::mem::replace(&mut self.context.amount, 0),
-        });
+        };
         self.context.sender = Address::new(saved.self_address.destination);
         Ok(Some((
             Rc::new(wrapped),
@@ -2001,7 +2081,7 @@ impl<'a> Interpreter<'a> {
 }
 
 /// A view to run as a call: its code, its stack and the caller's context to restore.
-type ViewCall = (Rc<Code>, Vec<Value>, Box<SavedContext>);
+type ViewCall = (Rc<Code>, Vec<Value>, SavedContext);
 
 #[inline]
 fn break_failed(v: Value) -> Result<(), RunError> {
@@ -2036,39 +2116,10 @@ fn unwrap_pair(rc: Rc<(Value, Value)>) -> (Value, Value) {
     Rc::try_unwrap(rc).unwrap_or_else(|shared| (shared.0.clone(), shared.1.clone()))
 }
 
-/// Octez's `size_of_comparable_value`, used by map and set costs.
+/// Octez's `size_of_comparable_value`, used by map and set costs: the one model of
+/// [`crate::gas::size::comparable_size_of`] over [`compare_view`].
 pub fn comparable_size(v: &Value) -> u64 {
-    let mut total: u64 = 0;
-    let mut pending = vec![v];
-    while let Some(v) = pending.pop() {
-        total = total.saturating_add(match v {
-            Value::Pair(p) => {
-                pending.push(&p.0);
-                pending.push(&p.1);
-                1
-            }
-            Value::Left(x) | Value::Right(x) | Value::Some(x) => {
-                pending.push(x);
-                1
-            }
-            Value::None => 1,
-            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => {
-                let bits = n.bits();
-                bits / 8
-            }
-            Value::String(s) => s.len() as u64,
-            Value::Bytes(b) => b.len() as u64,
-            Value::Mutez(_) => 8,
-            Value::KeyHash(_) => 20,
-            Value::Key(k) => k.bytes.len() as u64 + 1,
-            Value::Signature(_) => 64,
-            Value::ChainId(_) => 4,
-            Value::Address(a) => 22 + a.entrypoint.len() as u64,
-            Value::Bool(_) | Value::Unit => 1,
-            _ => 1,
-        });
-    }
-    total
+    crate::gas::size::comparable_size_of(v, compare_view)
 }
 
 /// What `COMPARE` of two values costs (also paid per key while reading a literal set or map):
@@ -2170,5 +2221,52 @@ fn bytes_bitwise(a: &[u8], b: &[u8], instr: &Instr) -> Vec<u8> {
             }
             out
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_frames_stay_small() {
+        assert_eq!(std::mem::size_of::<CallFrame>(), 24);
+    }
+
+    #[test]
+    fn map_key_sizes_follow_octez() {
+        let key_hash =
+            crate::literals::KeyHash::from_base58("tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx")
+                .map(Value::KeyHash)
+                .expect("valid key hash");
+        let address = |text: &str| {
+            Value::Address(Rc::new(Address::from_string(text).expect("valid address")))
+        };
+        // Each line: a key, its `Gas_comparable_input_size.size_of_comparable_value`.
+        let cases: [(&str, Value, u64); 6] = [
+            ("key_hash: tag and hash", key_hash.clone(), 21),
+            (
+                "address at the default entrypoint (`default`)",
+                address("KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi"),
+                21 + 7,
+            ),
+            (
+                "address at %foo",
+                address("KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi%foo"),
+                21 + 3,
+            ),
+            ("nat 127 (numbits / 8)", Value::nat(127), 0),
+            ("nat 256", Value::nat(256), 1),
+            (
+                "pair of a string and an option",
+                Value::pair(Value::String("ab".into()), Value::some(Value::nat(256))),
+                1 + 2 + 1 + 1,
+            ),
+        ];
+        for (name, key, expected) in &cases {
+            assert_eq!(comparable_size(key), *expected, "{name}");
+        }
+        // UPDATE on a 1,000-key key_hash map: 55 + 0.09375 · 21 · log2(1001).
+        assert_eq!(cost::cost_map_update(comparable_size(&key_hash), 1_000), 76);
     }
 }

@@ -6,7 +6,6 @@
 
 use crate::int::Int;
 use kestrel_crypto::base58::{decode_check, encode_check, Prefix};
-use num_bigint::BigInt;
 
 const fn prefix(bytes: &'static [u8], payload_size: usize) -> Prefix {
     Prefix {
@@ -510,11 +509,6 @@ pub fn timestamp_to_rfc3339(seconds: &Int) -> Option<String> {
         (time / 60) % 60,
         time % 60
     ))
-}
-
-/// A `BigInt` convenience for callers.
-pub fn big(value: i64) -> BigInt {
-    BigInt::from(value)
 }
 
 #[cfg(test)]

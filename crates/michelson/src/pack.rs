@@ -4,7 +4,7 @@
 //! it as data of the expected type. Signature checking lives here too because it needs the
 //! crypto crate's key types.
 
-use crate::context::Context;
+use crate::context::Lookup;
 use crate::literals::{Key, Signature};
 use crate::types::Type;
 use crate::unparse::{unparse, Mode};
@@ -16,7 +16,7 @@ pub fn pack_value(
     value: &Value,
     _ty: &Type,
 ) -> Result<Vec<u8>, kestrel_micheline::binary::EncodeError> {
-    kestrel_micheline::pack::pack(&unparse(value, Mode::Optimized))
+    kestrel_micheline::pack::pack(&unparse(value, Mode::OptimizedLegacy))
 }
 
 /// `PACK` with what Octez charges for it (`Script_ir_translator.pack_data`): unparsing the
@@ -26,7 +26,7 @@ pub fn pack_value(
 pub fn pack_with_cost(
     value: &Value,
 ) -> Result<(Vec<u8>, u64), kestrel_micheline::binary::EncodeError> {
-    let node = unparse(value, Mode::Optimized);
+    let node = unparse(value, Mode::OptimizedLegacy);
     let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
     let cost =
         crate::gas::typecheck::cost_pack(unparse_cost(value), nodes, int_bytes, string_bytes);
@@ -36,7 +36,7 @@ pub fn pack_with_cost(
 /// What packing `value` costs, without the bytes (`APPLY` unparses its captured value the same
 /// way).
 pub fn pack_cost(value: &Value) -> u64 {
-    let node = unparse(value, Mode::Optimized);
+    let node = unparse(value, Mode::OptimizedLegacy);
     let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
     crate::gas::typecheck::cost_pack(unparse_cost(value), nodes, int_bytes, string_bytes)
 }
@@ -174,7 +174,7 @@ pub fn unparse_cost(value: &Value) -> u64 {
             Value::Bls12381G1(_) => cost::COST_ENCODE_BLS12_381_G1,
             Value::Bls12381G2(_) => cost::COST_ENCODE_BLS12_381_G2,
             Value::Lambda(_) => {
-                crate::typecheck::charges::micheline_nodes(&unparse(value, Mode::Optimized))
+                crate::typecheck::charges::micheline_nodes(&unparse(value, Mode::OptimizedLegacy))
                     .saturating_mul(cost::COST_UNPARSE_INSTRUCTION_CYCLE)
             }
             Value::Pair(pair) => {
@@ -234,7 +234,11 @@ pub fn micheline_counts(node: &kestrel_micheline::Node) -> (u64, u64, u64) {
 /// decoded value (`parse_data`), or, when it does not typecheck,
 /// [`crate::gas::typecheck::cost_unpack_failed`]; input without the `0x05` prefix or that does
 /// not decode costs only the decoding.
-pub fn unpack_with_cost(bytes: &[u8], ty: &Type, context: &Context) -> (Option<Value>, u64) {
+pub(crate) fn unpack_with_cost(
+    bytes: &[u8],
+    ty: &Type,
+    context: Lookup<'_>,
+) -> (Option<Value>, u64) {
     use crate::gas::typecheck as cost;
     let decoding = cost::cost_unpack_decoding(bytes.len() as u64);
     let Ok(node) = kestrel_micheline::pack::unpack(bytes) else {
@@ -257,11 +261,20 @@ pub fn unpack_with_cost(bytes: &[u8], ty: &Type, context: &Context) -> (Option<V
 }
 
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if any.
-pub fn unpack_value(bytes: &[u8], ty: &Type, context: &Context) -> Option<Value> {
+pub(crate) fn unpack_value(bytes: &[u8], ty: &Type, context: Lookup<'_>) -> Option<Value> {
     let node = kestrel_micheline::pack::unpack(bytes).ok()?;
     let mut tc = crate::typecheck::Typechecker::new(context);
     tc.allow_self = false;
     tc.parse_data(&node, ty).ok()
+}
+
+/// The hash a big map is keyed by (Octez's `Script_expr_hash` of the key): BLAKE2b-256 of the
+/// packed key.
+pub fn big_map_key_hash(key: &Value, key_type: &Type) -> [u8; 32] {
+    // A comparable value packs without error: its depth and size are bounded by its type's, and
+    // its nodes are all encodable; an empty packing would only make the lookup miss.
+    let packed = pack_value(key, key_type).unwrap_or_default();
+    kestrel_crypto::hash::blake2b_256(&packed)
 }
 
 /// `CHECK_SIGNATURE`: whether `signature` by `key` is valid for `message`.
@@ -301,7 +314,7 @@ mod tests {
         ];
         for value in &values {
             let profile = comparable_pack_profile(value).expect("comparable");
-            let node = unparse(value, Mode::Optimized);
+            let node = unparse(value, Mode::OptimizedLegacy);
             let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
             let (bytes, cost) = pack_with_cost(value).expect("packs");
             assert_eq!(

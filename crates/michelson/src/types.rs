@@ -261,6 +261,11 @@ impl Type {
         self.contains(&|t| matches!(t, Type::BigMap(..)), false)
     }
 
+    /// Whether the type contains a lambda (whose values are code, with macros to expand).
+    pub fn has_lambda(&self) -> bool {
+        self.contains(&|t| matches!(t, Type::Lambda(..)), false)
+    }
+
     /// Whether the type contains a ticket.
     pub fn has_ticket(&self) -> bool {
         self.contains(&|t| matches!(t, Type::Ticket(_)), false)

@@ -14,8 +14,10 @@ use kestrel_micheline::{Node, NodeKind, Prim};
 pub enum Mode {
     /// Strings for domain values, flat combs.
     Readable,
-    /// Bytes and integers, binary pairs (what `PACK` serializes).
+    /// Bytes and integers, right combs of three or more as sequences (`{ a ; b ; c }`).
     Optimized,
+    /// Bytes and integers, binary pairs (what `PACK` serializes).
+    OptimizedLegacy,
 }
 
 /// The Micheline form of `value`.
@@ -80,7 +82,7 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
             let mut current = value;
             loop {
                 match current {
-                    Value::Pair(pair) if readable || items.is_empty() => {
+                    Value::Pair(pair) if mode != Mode::OptimizedLegacy || items.is_empty() => {
                         items.push(unparse(&pair.0, mode));
                         current = &pair.1;
                     }
@@ -90,7 +92,11 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
                     }
                 }
             }
-            Node::prim(Prim::D_Pair, items)
+            if mode == Mode::Optimized && items.len() > 2 {
+                Node::seq(items)
+            } else {
+                Node::prim(Prim::D_Pair, items)
+            }
         }
         Value::Left(v) => Node::prim(Prim::D_Left, vec![unparse(v, mode)]),
         Value::Right(v) => Node::prim(Prim::D_Right, vec![unparse(v, mode)]),
@@ -140,7 +146,7 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
 /// recursive lambda applied once becomes `{ PUSH t v ; PAIR ; LAMBDA_REC a r code ; SWAP ; EXEC }`
 /// (Octez's forms).
 pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
-    let code = if mode == Mode::Optimized {
+    let code = if mode != Mode::Readable {
         normalize_code(&lambda.node)
     } else {
         lambda.node.clone()
@@ -152,8 +158,13 @@ pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
 /// requested form; this rewrites each `PUSH t v` of `code` with `v` in optimized form.
 pub fn normalize_code(code: &Node) -> Node {
     let mut out = code.clone();
-    let context = crate::context::Context::default();
-    let mut pending: Vec<&mut Node> = vec![&mut out];
+    crate::context::with_empty_lookup(|lookup| normalize_pushes(&mut out, lookup));
+    out
+}
+
+/// Rewrites the data of every `PUSH` in `code` in optimized form.
+fn normalize_pushes(code: &mut Node, lookup: crate::context::Lookup<'_>) {
+    let mut pending: Vec<&mut Node> = vec![code];
     while let Some(node) = pending.pop() {
         match &mut node.kind {
             NodeKind::Prim { name, args, .. } => {
@@ -167,10 +178,10 @@ pub fn normalize_code(code: &Node) -> Node {
                             pending.push(&mut data[0]);
                             continue;
                         }
-                        let mut tc = crate::typecheck::Typechecker::new(&context);
+                        let mut tc = crate::typecheck::Typechecker::new(lookup);
                         tc.allow_self = false;
                         if let Ok(value) = tc.parse_data(&args[1], &ty) {
-                            args[1] = unparse(&value, Mode::Optimized);
+                            args[1] = unparse(&value, Mode::OptimizedLegacy);
                         }
                     }
                     continue;
@@ -181,7 +192,6 @@ pub fn normalize_code(code: &Node) -> Node {
             _ => {}
         }
     }
-    out
 }
 
 fn lambda_node_with(lambda: &Lambda, mode: Mode, code: Node) -> Node {
@@ -288,9 +298,4 @@ fn operation_node(op: &Operation, mode: Mode) -> Node {
             span: kestrel_micheline::Span::NONE,
         },
     }
-}
-
-/// Whether `node` is a sequence (used by callers that print code).
-pub fn is_seq(node: &Node) -> bool {
-    matches!(node.kind, NodeKind::Seq(_))
 }

@@ -196,10 +196,17 @@ impl Value {
     }
 }
 
-impl std::fmt::Debug for Value {
+/// A value prints as its readable Micheline on one line (`Pair 1 "a"`).
+impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let node = crate::unparse::unparse(self, crate::unparse::Mode::Readable);
         write!(f, "{}", crate::print::node_to_string(&node))
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 
@@ -309,7 +316,7 @@ impl PartialEq for Value {
                     }
                 }
                 (Value::Lambda(x), Value::Lambda(y)) => {
-                    let mode = crate::unparse::Mode::Optimized;
+                    let mode = crate::unparse::Mode::OptimizedLegacy;
                     crate::unparse::lambda_node(x, mode) == crate::unparse::lambda_node(y, mode)
                 }
                 (Value::Contract(x), Value::Contract(y)) => {

@@ -1,8 +1,7 @@
 //! Every script of `michelson/ill_typed` must be refused by the typechecker (a `StaticError`), except
 //! the few listed here that this implementation still accepts.
 
-use kestrel_michelson::context::Context;
-use kestrel_michelson::typecheck::Typechecker;
+use kestrel_michelson::{Config, Script};
 
 /// Scripts still accepted: `badly_indented.tz` is a layout lint of octez-client, not a type error;
 /// `create_contract_rootname.tz` needs Octez's `%root` rule for originated scripts.
@@ -22,8 +21,7 @@ fn run() {
         let Ok(node) = kestrel_micheline::parse_toplevel(&source) else {
             continue;
         };
-        let context = Context::default();
-        if Typechecker::new(&context).typecheck_script(&node).is_ok() {
+        if Script::typecheck(&node, &Config::default()).is_ok() {
             accepted.push(
                 file.file_name()
                     .unwrap_or_default()

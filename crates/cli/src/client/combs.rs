@@ -6,7 +6,7 @@
 
 use crate::client::engine::{shape, TypeShape};
 use kestrel_micheline::{Node, NodeKind, Prim};
-use kestrel_michelson::types::Type;
+use kestrel_michelson::Type;
 
 /// Rewrites the binary pairs of `node`, a value of `ty` in optimized form, as octez-client's
 /// `Optimized` mode writes them.

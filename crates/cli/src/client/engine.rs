@@ -4,15 +4,14 @@
 //! same when the Michelson crate's API changes.
 
 use kestrel_micheline::{Node, NodeKind, Prim, Span};
-use kestrel_michelson::context::{Context, HARD_GAS_LIMIT_PER_OPERATION};
-use kestrel_michelson::interpret::RunError;
-use kestrel_michelson::run_script::{self, RunScriptError, RunScriptOptions};
-use kestrel_michelson::typecheck::{TcError, TcErrorKind, Typechecker};
-use kestrel_michelson::types::Type;
-use kestrel_michelson::unparse::{unparse, Mode};
-use kestrel_michelson::value::Value;
+use kestrel_michelson::{
+    normalize, CodeContext, Config, EmptyHost, Environment, ExecutionError, Script, Type,
+    TypecheckError as TcError, TypecheckErrorKind as TcErrorKind, Value,
+    HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+};
+use kestrel_michelson_conformance::run_script::{self, RunScriptError, RunScriptOptions};
 
-pub use kestrel_michelson::run_script::{RunScriptOutput, TraceStep};
+pub use kestrel_michelson_conformance::run_script::{RunScriptOutput, TraceStep};
 
 /// octez-client's `--unparsing-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +45,7 @@ impl Failure {
 /// octez-client's sentence for a typechecking error.
 pub fn describe(kind: &TcErrorKind) -> String {
     match kind {
-        TcErrorKind::Type(kestrel_michelson::types::TypeError::NotAType(what)) => {
+        TcErrorKind::Type(kestrel_michelson::TypeError::NotAType(what)) => {
             format!("unexpected {}, only a primitive can be used here.", node_kind(what))
         }
         TcErrorKind::Type(error) => format!("ill-formed type: {error}."),
@@ -97,7 +96,7 @@ fn node_kind(text: &str) -> &'static str {
 
 /// A typechecker over octez-client's mockup context, counting gas from the operation limit.
 pub struct Checker {
-    context: Context,
+    legacy: bool,
 }
 
 /// A value with its type.
@@ -109,48 +108,66 @@ pub struct Typed {
 impl Checker {
     /// The mockup context; `legacy` allows the deprecated instructions and types.
     pub fn new(legacy: bool) -> Checker {
-        let context = Context {
-            legacy,
-            ..Context::default()
-        };
-        Checker { context }
+        Checker { legacy }
     }
 
     /// Expands the macros of `node`.
     pub fn expand(node: &Node) -> Result<Node, Failure> {
-        kestrel_michelson::macros::expand_all(node).map_err(|e| Failure::of(&e.into()))
+        kestrel_michelson::expand_macros(node).map_err(|e| Failure::of(&e))
     }
 
     /// Parses `node` as a type; returns it with the gas charged.
     pub fn parse_type(&self, node: &Node) -> Result<(Type, i64), Failure> {
-        let mut tc = Typechecker::new(&self.context);
-        tc.legacy = self.context.legacy;
-        let ty = tc.parse_type(node).map_err(|e| Failure::of(&e))?;
-        Ok((ty, tc.gas_consumed_milli))
+        let (ty, gas) =
+            kestrel_michelson::typecheck_type(node, self.legacy).map_err(|e| Failure::of(&e))?;
+        Ok((ty, milligas(gas)))
     }
 
     /// Parses `node` (macros expanded) as data of `ty`; returns it with the gas charged.
     pub fn parse_data(&self, node: &Node, ty: &Type) -> Result<(Typed, i64), Failure> {
-        let mut tc = Typechecker::new(&self.context);
-        tc.legacy = self.context.legacy;
         let node = Checker::expand(node)?;
-        let value = tc.parse_data(&node, ty).map_err(|e| Failure::of(&e))?;
-        Ok((
-            Typed {
-                ty: ty.clone(),
-                value,
-            },
-            tc.gas_consumed_milli,
-        ))
+        let (value, gas) = with_mockup_context(self.legacy, |context| {
+            kestrel_michelson::typecheck_data_metered(&node, ty, context)
+        })
+        .map_err(|e| Failure::of(&e))?;
+        let typed = Typed {
+            ty: ty.clone(),
+            value,
+        };
+        Ok((typed, milligas(gas)))
     }
 
     /// Typechecks a script (macros expanded here).
     pub fn typecheck_script(&self, node: &Node) -> Result<i64, Failure> {
-        let mut tc = Typechecker::new(&self.context);
-        tc.legacy = self.context.legacy;
-        tc.typecheck_script(node).map_err(|e| Failure::of(&e))?;
-        Ok(tc.gas_consumed_milli)
+        let script = Script::typecheck(node, &self.config()).map_err(|e| Failure::of(&e))?;
+        Ok(milligas(script.typecheck_gas_milli()))
     }
+
+    fn config(&self) -> Config {
+        Config {
+            legacy: self.legacy,
+            gas_limit_milli: HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+        }
+    }
+}
+
+/// Runs `f` in octez-client's mockup context: the default environment, a `unit` parameter for
+/// `SELF`, and no other contract.
+fn with_mockup_context<R>(legacy: bool, f: impl FnOnce(&CodeContext<'_, EmptyHost>) -> R) -> R {
+    let environment = Environment::default();
+    let self_parameter = Node::prim(Prim::T_unit, vec![]);
+    let mut host = EmptyHost::default();
+    let context = CodeContext {
+        environment: &environment,
+        self_parameter: &self_parameter,
+        host: &mut host,
+        legacy,
+    };
+    f(&context)
+}
+
+fn milligas(gas: u64) -> i64 {
+    i64::try_from(gas).unwrap_or(i64::MAX)
 }
 
 /// Whether values of `ty` can be packed.
@@ -194,24 +211,25 @@ fn unfold_pairs(node: &Node) -> Node {
 
 /// `value` back to Micheline in `mode`.
 pub fn unparse_typed(typed: &Typed, mode: UnparsingMode) -> Node {
+    use kestrel_michelson::UnparsingMode as Mode;
     match mode {
-        UnparsingMode::Readable => unparse(&typed.value, Mode::Readable),
-        UnparsingMode::OptimizedLegacy => unparse(&typed.value, Mode::Optimized),
-        UnparsingMode::Optimized => {
-            crate::client::combs::optimize_combs(&unparse(&typed.value, Mode::Optimized), &typed.ty)
-        }
+        UnparsingMode::Readable => normalize(&typed.value, Mode::Readable),
+        UnparsingMode::OptimizedLegacy => normalize(&typed.value, Mode::OptimizedLegacy),
+        UnparsingMode::Optimized => crate::client::combs::optimize_combs(
+            &normalize(&typed.value, Mode::OptimizedLegacy),
+            &typed.ty,
+        ),
     }
 }
 
 /// The typed `PACK` of a value and what Octez charges for it, in milligas.
 pub fn pack(typed: &Typed) -> Result<(Vec<u8>, i64), String> {
-    let (bytes, cost) =
-        kestrel_michelson::pack::pack_with_cost(&typed.value).map_err(|e| e.to_string())?;
-    Ok((bytes, i64::try_from(cost).unwrap_or(i64::MAX)))
+    let (bytes, cost) = kestrel_michelson::pack_metered(&typed.value).map_err(|e| e.to_string())?;
+    Ok((bytes, milligas(cost)))
 }
 
 /// The gas of one operation, in milligas: what `hash data` and `typecheck` start from.
-pub const OPERATION_GAS_MILLI: i64 = HARD_GAS_LIMIT_PER_OPERATION * 1000;
+pub const OPERATION_GAS_MILLI: i64 = HARD_GAS_LIMIT_PER_OPERATION_MILLI as i64;
 
 /// The structural views of a type the comb rewriting walks.
 pub enum TypeShape<'a> {
@@ -286,18 +304,15 @@ pub enum Part {
 /// the parameter, as `run script` checks them), so an error's position is read in that text.
 fn ill_typed_part(request: &RunRequest) -> Part {
     let checker = Checker::new(false);
-    let context = &checker.context;
-    let mut tc = Typechecker::new(context);
     let script = kestrel_micheline::parse_toplevel(&request.source)
         .ok()
-        .and_then(|node| tc.typecheck_script(&node).ok());
+        .and_then(|node| Script::typecheck(&node, &checker.config()).ok());
     let Some(script) = script else {
         return Part::Script;
     };
     let storage_ok = kestrel_micheline::parse_expression(&request.storage)
         .ok()
-        .and_then(|node| Checker::expand(&node).ok())
-        .is_some_and(|node| tc.parse_data(&node, &script.storage_type).is_ok());
+        .is_some_and(|node| checker.parse_data(&node, script.storage_type()).is_ok());
     if storage_ok {
         Part::Input
     } else {
@@ -338,7 +353,7 @@ impl RunRequest {
             self_address: self.self_address.clone(),
             entrypoint: self.entrypoint.clone(),
             trace_stack,
-            gas_limit_milli: self.gas_milli,
+            gas_limit_milli: self.gas_milli.map(|gas| u64::try_from(gas).unwrap_or(0)),
         }
     }
 }
@@ -353,25 +368,20 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
             Failure::of(&error),
         )),
         Err(RunScriptError::BadOption(message)) => Err(RunFailure::BadOption(message)),
-        Err(RunScriptError::Runtime {
+        Err(RunScriptError::Execution {
             error,
             trace,
             location,
         }) => {
             let message = match &error {
-                RunError::Failed(value) => format!(
-                    "script reached FAILWITH instruction\nwith {}",
-                    kestrel_micheline::print::to_text_single_line(&unparse(value, Mode::Readable))
-                ),
-                RunError::Overflow => "unexpected arithmetic overflow".to_string(),
-                RunError::MutezUnderflow => "unexpected arithmetic underflow".to_string(),
-                RunError::GasExhaustion => {
+                ExecutionError::GasExhaustion => {
                     "Gas limit exceeded during typechecking or execution.\nTry again with a higher gas limit."
                         .to_string()
                 }
-                RunError::Other(text) => text.clone(),
+                ExecutionError::Runtime(text) => text.clone(),
+                other => other.to_string(),
             };
-            let span = failure_span(request, location);
+            let span = location.and_then(|location| failure_span(request, location));
             Err(RunFailure::Runtime {
                 message,
                 span,
@@ -381,22 +391,11 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
     }
 }
 
-/// Where the failing instruction is in the script's text: its location (from a traced run;
-/// runs are deterministic, so an untraced run that failed is run again traced) mapped to the
+/// Where the failing instruction is in the script's text: its location mapped to the
 /// macro-expanded script's node, whose span is the text it came from.
-fn failure_span(request: &RunRequest, location: Option<u32>) -> Option<Span> {
-    let location = match location {
-        Some(location) => location,
-        None if !request.trace_stack => {
-            match run_script::run_script(&request.source, &request.options(true)) {
-                Err(RunScriptError::Runtime { location, .. }) => location?,
-                _ => return None,
-            }
-        }
-        None => return None,
-    };
+fn failure_span(request: &RunRequest, location: u32) -> Option<Span> {
     let parsed = kestrel_micheline::parse_toplevel(&request.source).ok()?;
-    let expanded = kestrel_michelson::macros::expand_all(&parsed).ok()?;
+    let expanded = kestrel_michelson::expand_macros(&parsed).ok()?;
     let node = kestrel_micheline::location::node_at(&expanded, location as usize)?;
     Some(node.span)
 }

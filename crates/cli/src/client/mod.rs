@@ -159,7 +159,7 @@ fn parse_now(text: &str) -> Result<i64, ClientError> {
     if let Ok(seconds) = text.parse::<i64>() {
         return Ok(seconds);
     }
-    kestrel_michelson::literals::timestamp_from_rfc3339(text)
+    kestrel_michelson::timestamp_from_rfc3339(text)
         .and_then(|t| t.to_i64())
         .ok_or_else(|| ClientError::option("--now", &format!("Invalid timestamp {text}.")))
 }
@@ -223,7 +223,7 @@ fn run_script(invocation: &grammar::Invocation) -> Result<Success, ClientError> 
     let (origin, request) = run_request(invocation)?;
     match engine::run(&request) {
         Ok(output) => {
-            let text = kestrel_michelson::run_script::print_output(&output);
+            let text = kestrel_michelson_conformance::run_script::print_output(&output);
             let one = |n: &Node| kestrel_micheline::print::to_text_single_line(n);
             let json = serde_json::json!({
                 "storage": one(&output.storage),
@@ -268,7 +268,7 @@ fn run_failure(
         } => {
             let self_address = invocation
                 .option("--self-address")
-                .unwrap_or(kestrel_michelson::run_script::DEFAULT_SELF_ADDRESS);
+                .unwrap_or(kestrel_michelson_conformance::run_script::DEFAULT_SELF_ADDRESS);
             ClientError::runtime(
                 origin,
                 &request.source,
@@ -309,7 +309,7 @@ fn type_param(
     invocation: &grammar::Invocation,
     checker: &Checker,
     name: &str,
-) -> Result<(kestrel_michelson::types::Type, i64), ClientError> {
+) -> Result<(kestrel_michelson::Type, i64), ClientError> {
     let node = expression_param(invocation, name)?;
     checker.parse_type(&node).map_err(|failure| {
         ClientError::typecheck(
@@ -324,7 +324,7 @@ fn type_param(
 fn data_param(
     invocation: &grammar::Invocation,
     checker: &Checker,
-    ty: &kestrel_michelson::types::Type,
+    ty: &kestrel_michelson::Type,
 ) -> Result<(engine::Typed, i64), ClientError> {
     let node = expression_param(invocation, "data")?;
     checker.parse_data(&node, ty).map_err(|failure| {
@@ -440,7 +440,7 @@ fn normalize_script(invocation: &grammar::Invocation) -> Result<Success, ClientE
     let expanded = Checker::expand(&script).map_err(|failure| {
         ClientError::typecheck(&origin, &source, &failure, "ill-typed script")
     })?;
-    let node = kestrel_michelson::unparse::normalize_code(&expanded);
+    let node = kestrel_michelson::normalize_code(&expanded);
     Ok(Success {
         json: serde_json::json!({ "normalized": kestrel_micheline::print::to_text_single_line(&node) }),
         text: text_line(&node),

@@ -281,7 +281,7 @@ impl ClientError {
         if !trace.is_empty() {
             text.push_str("trace\n");
             let mut steps = String::new();
-            kestrel_michelson::run_script::print_trace(&mut steps, trace);
+            kestrel_michelson_conformance::run_script::print_trace(&mut steps, trace);
             text.push_str(&steps);
         }
         text.push_str("Fatal error:\n  error running script\n");

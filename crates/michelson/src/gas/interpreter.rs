@@ -190,10 +190,76 @@ pub const COST_SELF_ADDRESS: u64 = 10;
 pub const COST_AMOUNT: u64 = 10;
 /// `CHAIN_ID` (`cost_N_IChainId`).
 pub const COST_CHAIN_ID: u64 = 15;
-/// `VOTING_POWER` (`cost_N_IVoting_power`), plus the context read.
-pub const COST_VOTING_POWER: u64 = 640;
-/// `TOTAL_VOTING_POWER` (`cost_N_ITotal_voting_power`), plus the context read.
-pub const COST_TOTAL_VOTING_POWER: u64 = 450;
+/// `VOTING_POWER` (`cost_N_IVoting_power`) plus `Vote_storage.get_voting_power`'s read of an
+/// int64 at `/votes/listings/<kind>/<hash>` (`read_access ~path_length:4 ~read_bytes:8`),
+/// whether or not the key hash has listings.
+pub const COST_VOTING_POWER: u64 = 640 + super::typecheck::cost_read_access(4, 8);
+/// `TOTAL_VOTING_POWER` (`cost_N_ITotal_voting_power`) plus
+/// `Vote_storage.get_total_voting_power`'s read of an int64 at `/votes/total_voting_power`
+/// (`read_access ~path_length:2 ~read_bytes:8`).
+pub const COST_TOTAL_VOTING_POWER: u64 = 450 + super::typecheck::cost_read_access(2, 8);
+/// `INDEX_ADDRESS` (`cost_N_IIndex_address`), before its registry accesses.
+pub const COST_INDEX_ADDRESS: u64 = 3480;
+/// `GET_ADDRESS_INDEX` (`cost_N_IGet_address_index`), before its registry access.
+pub const COST_GET_ADDRESS_INDEX: u64 = 530;
+/// Segments of the registry's paths `/contracts/address_registry/addresses/<hex>/data` (and
+/// `/len`), read by the carbonated storage functor (`Storage.Contract.Address_registry`).
+const ADDRESS_REGISTRY_PATH_LENGTH: u64 = 5;
+
+/// Bytes of an index in the registry's value encoding (`Data_encoding.n`: 7 bits per byte,
+/// at least one byte).
+const fn address_index_bytes(index: u64) -> u64 {
+    let bits = 64 - index.leading_zeros() as u64;
+    if bits == 0 {
+        1
+    } else {
+        bits.div_ceil(7)
+    }
+}
+
+/// Looking an address up in the registry (`Address_registry_storage.find`): the carbonated
+/// `mem` of its data path, and when present the `get` that reads its length-prefixed value.
+const fn cost_address_registry_find(found: Option<u64>) -> u64 {
+    let mem = super::typecheck::cost_read_access(ADDRESS_REGISTRY_PATH_LENGTH, 0);
+    match found {
+        None => mem,
+        Some(index) => add(
+            mem,
+            super::typecheck::cost_read_access(
+                ADDRESS_REGISTRY_PATH_LENGTH,
+                address_index_bytes(index),
+            ),
+        ),
+    }
+}
+
+/// `GET_ADDRESS_INDEX` of an address whose registered index is `found`, everything included
+/// (`Script_address_registry.get`). Recorded on an unregistered address: 225.530 gas.
+pub const fn cost_get_address_index(found: Option<u64>) -> u64 {
+    add(COST_GET_ADDRESS_INDEX, cost_address_registry_find(found))
+}
+
+/// `INDEX_ADDRESS` of an address whose registered index is `found`, or which gets
+/// `fresh_index` (`Script_address_registry.index`): the lookup, and for a new address the
+/// carbonated `add` of its index (`alloc_mbytes_cost` and `write_access` of the encoded
+/// bytes; the `next` counter is read and written uncarbonated). Recorded on a new address
+/// given index 1: 458.484 gas.
+pub const fn cost_index_address(found: Option<u64>, fresh_index: u64) -> u64 {
+    let lookup = add(COST_INDEX_ADDRESS, cost_address_registry_find(found));
+    match found {
+        Some(_) => lookup,
+        None => {
+            let written = address_index_bytes(fresh_index);
+            add(
+                lookup,
+                add(
+                    super::typecheck::cost_alloc_mbytes(written),
+                    super::typecheck::cost_write_access(written),
+                ),
+            )
+        }
+    }
+}
 /// `HASH_KEY` (`cost_N_IHash_key`), whatever the curve.
 pub const COST_HASH_KEY: u64 = 605;
 /// `TICKET` (`cost_N_ITicket`).
@@ -931,6 +997,36 @@ mod tests {
             ),
             ("pair 3", cost_pair_n(3), 43),
             ("contract implicit", COST_CONTRACT_IMPLICIT, 307),
+            // Context accesses: 200000 + 5000 · path segments + 2 · bytes read (write:
+            // 200000 + 4 · bytes, plus 2000 · (13 + ⌈bytes/8⌉ + 1) to allocate them).
+            ("voting power", COST_VOTING_POWER, 640 + 220_016),
+            ("total voting power", COST_TOTAL_VOTING_POWER, 450 + 210_016),
+            (
+                "get address index, absent",
+                cost_get_address_index(None),
+                225_530,
+            ),
+            (
+                "get address index 1",
+                cost_get_address_index(Some(1)),
+                530 + 225_000 + 225_002,
+            ),
+            (
+                "get address index 200 (2 bytes)",
+                cost_get_address_index(Some(200)),
+                530 + 225_000 + 225_004,
+            ),
+            ("index new address 1", cost_index_address(None, 1), 458_484),
+            (
+                "index new address 128 (2 bytes)",
+                cost_index_address(None, 128),
+                3_480 + 225_000 + 30_000 + 200_008,
+            ),
+            (
+                "index known address 0",
+                cost_index_address(Some(0), 7),
+                3_480 + 225_000 + 225_002,
+            ),
         ];
         for (name, actual, expected) in cases {
             assert_eq!(actual, expected, "{name}");

@@ -8,7 +8,7 @@
 //!   `int`/`nat`/`timestamp`, and of `BYTES`/`INT`/`NAT` conversions.
 //! * [`comparable_int_size`] (`Gas_comparable_input_size.integer`): `numbits / 8`, rounded
 //!   **down**. It is the per-key size of map and set lookups (`MEM`, `GET`, `UPDATE`,
-//!   `GET_AND_UPDATE` on `map`/`set`), through [`comparable_size`].
+//!   `GET_AND_UPDATE` on `map`/`set`), through [`comparable_size_of`].
 //!
 //! Strings and bytes are measured by their length in bytes; collections by their element count.
 //! All sizes are `u64`; callers convert `usize` lengths with `as u64` (lossless on 64-bit hosts).
@@ -47,7 +47,7 @@ pub fn int_bytes(value: &BigInt) -> u64 {
 }
 
 /// `Gas_comparable_input_size.integer` (and `.timestamp`): `numbits / 8` rounded down,
-/// the key size of an `int`/`nat`/`timestamp` in map and set costs: 0..=255 → 0, 256 → 1.
+/// the key size of an `int`/`nat`/`timestamp` in map and set costs: 0..=127 → 0, 128..=32767 → 1.
 pub fn comparable_int_size(value: &BigInt) -> u64 {
     numbits(value) / 8
 }
@@ -74,40 +74,20 @@ pub enum Curve {
     Bls12_381,
 }
 
+/// The length of the default entrypoint's name, `default`: `Gas_comparable_input_size.address`
+/// measures `Entrypoint.to_string`, which names the default entrypoint too.
+pub const DEFAULT_ENTRYPOINT_LENGTH_BYTES: u64 = 7;
+
 /// The size of an `address` for map/set key costs (`Gas_comparable_input_size.address`):
-/// the key-hash size plus the entrypoint name's length (0 for the default entrypoint).
+/// the key-hash size plus the entrypoint name's length, where `entrypoint_length_bytes` is 0
+/// for the default entrypoint (entrypoint names are never empty), measured as `default`.
 pub const fn address_size(entrypoint_length_bytes: u64) -> u64 {
-    KEY_HASH_SIZE_BYTES + entrypoint_length_bytes
-}
-
-/// One node of a comparable value, as `Gas_comparable_input_size.size_of_comparable_value`
-/// sees it. The size of a value is the sum over all its nodes (in any order), so callers can
-/// feed the nodes of a flattened walk without building a tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ComparableNode {
-    /// A leaf: `unit`/`bool` → 1, `int`/`nat`/`timestamp` → [`comparable_int_size`],
-    /// `string`/`bytes` → length, `mutez` → 8, `key_hash` → 21, `address` →
-    /// [`address_size`], `key` → [`public_key_size_bytes`], `chain_id` → 4, `signature` → 64.
-    Leaf(u64),
-    /// A `Pair` node (its two children are separate nodes): counts 1.
-    Pair,
-    /// A `Left` or `Right` node: counts 1.
-    Or,
-    /// A `Some` node: counts 1.
-    Some,
-    /// `None`: counts 1.
-    None,
-}
-
-/// `size_of_comparable_value`: the sum over the value's nodes, leaves counting their size and
-/// every `pair`/`or`/`option` node counting 1 (`Map`/`Set` key sizes).
-pub fn comparable_size(nodes: impl IntoIterator<Item = ComparableNode>) -> u64 {
-    nodes.into_iter().fold(0, |total, node| match node {
-        ComparableNode::Leaf(size) => super::arith::add(total, size),
-        ComparableNode::Pair | ComparableNode::Or | ComparableNode::Some | ComparableNode::None => {
-            super::arith::add(total, 1)
-        }
-    })
+    let entrypoint = if entrypoint_length_bytes == 0 {
+        DEFAULT_ENTRYPOINT_LENGTH_BYTES
+    } else {
+        entrypoint_length_bytes
+    };
+    KEY_HASH_SIZE_BYTES + entrypoint
 }
 
 /// One node of a comparable value as the gas model sees it, produced by the caller's `view`
@@ -224,19 +204,6 @@ mod tests {
         check_int(65536, 3, 2);
     }
 
-    #[test]
-    fn comparable_size_of_nested_pair() {
-        // (Pair "ab" (Some 1)) = 1 + 2 + (1 + 0)
-        let nodes = [
-            ComparableNode::Pair,
-            ComparableNode::Leaf(2),
-            ComparableNode::Some,
-            ComparableNode::Leaf(0),
-        ];
-        assert_eq!(comparable_size(nodes), 4);
-        assert_eq!(comparable_size([ComparableNode::None]), 1);
-    }
-
     /// A tiny comparable value type for the generic walks.
     #[derive(Debug)]
     pub(super) enum Sample {
@@ -269,5 +236,11 @@ mod tests {
         assert_eq!(comparable_size_of(&value, view), 5);
         assert_eq!(comparable_size_of(&Sample::Nat(127), view), 0);
         assert_eq!(comparable_size_of(&Sample::Nat(255), view), 1);
+    }
+
+    #[test]
+    fn address_sizes_name_the_default_entrypoint() {
+        assert_eq!(address_size(0), 21 + 7);
+        assert_eq!(address_size(3), 21 + 3);
     }
 }

@@ -67,7 +67,7 @@ pub const fn cost_ty_eq(type_size_a: u64, type_size_b: u64) -> u64 {
 /// Expanding global constants in an expression of `nodes` Micheline nodes that holds none
 /// (`Global_constants_costs.expand_no_constants_branch_cost`, model
 /// `global_constants_storage/expand_no_constant_branch`), charged on the whole script before
-/// `parse_toplevel` and on a lambda's code when it is normalized. The public model reads
+/// `parse_toplevel`. The public model reads
 /// `100 + 4.639474 · n · log n`; the recorded traces pin the protocol they come from to
 /// `100 + 4.75 · v` with `v = n · log2 (n + 1)` and Octez's `log2 x = 1 + numbits x`
 /// (`v·4 + v/2 + v/4`, each term rounded down): a script of 15 nodes pays for
@@ -242,6 +242,27 @@ pub const fn cost_strip_locations(nodes: u64) -> u64 {
     mul(safe(nodes), 51)
 }
 
+/// Normalizing the code of a lambda written as data (`Script_ir_translator.normalized_lam`):
+/// `unparse_code` in optimized mode visits each of its `nodes` Micheline nodes
+/// ([`COST_UNPARSE_INSTRUCTION_CYCLE`]), then `account_for_future_serialization_cost` strips
+/// the locations of those nodes and charges the encoding of the result, whose size counts each
+/// annotation as a string node (`Script_repr.Micheline_size`): `serialized_nodes`, `int_bytes`
+/// and `string_bytes` include them.
+pub const fn cost_normalize_lambda(
+    nodes: u64,
+    serialized_nodes: u64,
+    int_bytes: u64,
+    string_bytes: u64,
+) -> u64 {
+    add(
+        add(
+            mul(safe(nodes), COST_UNPARSE_INSTRUCTION_CYCLE),
+            cost_strip_locations(nodes),
+        ),
+        cost_encode_micheline(serialized_nodes, int_bytes, string_bytes),
+    )
+}
+
 /// Removing annotations from `nodes` nodes (`cost_strip_annotations`): `51 · nodes`.
 pub const fn cost_strip_annotations(nodes: u64) -> u64 {
     mul(safe(nodes), 51)
@@ -355,5 +376,18 @@ mod tests {
         // UNPACK of 0x (not packed) and of an ill-typed 0x050041 as nat.
         assert_eq!(cost_unpack_decoding(0), 270);
         assert_eq!(cost_unpack_decoding(3) + cost_unpack_failed(2), 96_321);
+    }
+
+    #[test]
+    fn lambda_normalization_spot_values() {
+        // `{ PACK }` given as a `lambda string bytes` (packunpack_rev_cty): two nodes unparsed
+        // (2 · 115), their locations stripped (2 · 51), their encoding (2 · 100).
+        assert_eq!(cost_normalize_lambda(2, 2, 0, 0), 532);
+        // `{ PUSH @x int 300 ; DROP }`: 5 nodes, the annotation `@x` serialized as a 2-byte
+        // string node, `300` as 2 integer bytes.
+        assert_eq!(
+            cost_normalize_lambda(5, 6, 2, 2),
+            5 * 115 + 5 * 51 + 6 * 100 + 2 * 25 + 2 * 10
+        );
     }
 }

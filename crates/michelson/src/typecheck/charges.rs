@@ -150,6 +150,32 @@ pub fn micheline_nodes(node: &Node) -> u64 {
     count
 }
 
+/// What normalizing the code of a lambda written as data costs
+/// ([`crate::gas::typecheck::cost_normalize_lambda`]): its nodes, and its serialized size with
+/// each annotation counted as a string.
+pub fn normalize_lambda(code: &Node) -> u64 {
+    let (nodes, int_bytes, string_bytes) = crate::pack::micheline_counts(code);
+    let (mut annotations, mut annotation_bytes) = (0u64, 0u64);
+    let mut pending = vec![code];
+    while let Some(node) = pending.pop() {
+        match &node.kind {
+            NodeKind::Prim { args, annots, .. } => {
+                annotations += annots.len() as u64;
+                annotation_bytes += annots.iter().map(|a| a.len() as u64).sum::<u64>();
+                pending.extend(args.iter());
+            }
+            NodeKind::Seq(items) => pending.extend(items.iter()),
+            _ => {}
+        }
+    }
+    crate::gas::typecheck::cost_normalize_lambda(
+        nodes,
+        nodes.saturating_add(annotations),
+        int_bytes,
+        string_bytes.saturating_add(annotation_bytes),
+    )
+}
+
 /// The node count `Script_typed_ir_size.node_size` gives a Micheline expression (the code of
 /// a script, of its views, of a `CREATE_CONTRACT`): one per node and one per annotation.
 pub fn node_size_nodes(node: &Node) -> u64 {

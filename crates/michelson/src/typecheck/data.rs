@@ -269,7 +269,7 @@ impl Typechecker<'_> {
                         return Err(bad());
                     };
                     let id = Int::from(id);
-                    if !self.context.big_maps.contains_key(&id) {
+                    if self.context.host.big_map_types(&id).is_none() {
                         return Err(bad());
                     }
                     let NodeKind::Seq(items) = &args[1].kind else {
@@ -297,7 +297,7 @@ impl Typechecker<'_> {
                 }
                 NodeKind::Int(id) => {
                     let id = Int::from(id);
-                    let stored = self.context.big_maps.get(&id).ok_or_else(bad)?;
+                    let stored = self.context.host.big_map_types(&id).ok_or_else(bad)?;
                     if &stored.key_type != key_type.as_ref()
                         || &stored.value_type != value_type.as_ref()
                     {
@@ -515,14 +515,8 @@ impl Typechecker<'_> {
         let (mut compiled, out) = self.typecheck_code(code, stack)?;
         compiled.location = self.location_of(code);
         self.charge_body_end(&out, None);
-        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`), which
-        // expands constants and visits every node.
-        let nodes = super::charges::micheline_nodes(code);
-        self.charge_gas(
-            crate::gas::typecheck::cost_expand_no_constants(nodes).saturating_add(
-                nodes.saturating_mul(crate::gas::typecheck::COST_UNPARSE_INSTRUCTION_CYCLE),
-            ),
-        );
+        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`).
+        self.charge_gas(super::charges::normalize_lambda(code));
         match out {
             None => {}
             Some(out) if out.len() == 1 && &out[0] == ret => {

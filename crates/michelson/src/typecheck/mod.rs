@@ -10,7 +10,7 @@ pub mod data;
 pub mod entrypoints;
 pub mod operators;
 
-use crate::context::Context;
+use crate::context::Lookup;
 use crate::ir::{Code, Instr, IterKind};
 use crate::macros::MacroError;
 use crate::types::{parse_type, Type, TypeError};
@@ -145,7 +145,7 @@ impl TcError {
 
 impl fmt::Display for TcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte {}: {:?}", self.span.start, self.kind)
+        write!(f, "at byte {}: {}", self.span.start, self.kind)
     }
 }
 
@@ -172,8 +172,8 @@ pub fn stack_to_string(stack: &[Type]) -> String {
 /// The typechecker's state: the context (for `SELF`, contract and big map literals) and the
 /// typechecking gas spent.
 pub struct Typechecker<'a> {
-    /// The context whose contracts and big maps data literals may name.
-    pub context: &'a Context,
+    /// The world whose contracts and big maps data literals may name.
+    pub(crate) context: Lookup<'a>,
     /// Milligas consumed by typechecking so far, as Octez charges it (see [`charges`]).
     pub gas_consumed_milli: i64,
     /// Nodes of Octez's typed IR for the code typechecked so far (`Script_typed_ir_size`),
@@ -194,6 +194,13 @@ pub struct Typechecker<'a> {
     /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
     locations: std::collections::HashMap<usize, u32>,
 }
+
+/// The largest argument of `DROP n`, `DUP n`, `DIG n`, `DUG n`, `PAIR n`, `UNPAIR n` and
+/// `DIP n` (Octez's `parse_uint10`: a 10-bit unsigned integer).
+const MAX_UINT10: usize = (1 << 10) - 1;
+/// The largest argument of `GET n` and `UPDATE n` (Octez's `parse_uint11`: an 11-bit unsigned
+/// integer, since a comb of 1,023 leaves has 2,046 addressable nodes).
+const MAX_UINT11: usize = (1 << 11) - 1;
 
 /// Whether a script is the one being run or the argument of a `CREATE_CONTRACT` in it: only
 /// the former pays for constant expansion and its typed code's size.
@@ -255,7 +262,7 @@ fn field_annot(node: &Node) -> Option<&str> {
 
 impl<'a> Typechecker<'a> {
     /// A typechecker over `context`.
-    pub fn new(context: &'a Context) -> Typechecker<'a> {
+    pub(crate) fn new(context: Lookup<'a>) -> Typechecker<'a> {
         Typechecker {
             context,
             gas_consumed_milli: 0,
@@ -544,7 +551,9 @@ impl<'a> Typechecker<'a> {
                 let (n, code) = match (args.len(), args.first().map(|a| &a.kind)) {
                     (1, _) => (1, &args[0]),
                     (2, Some(NodeKind::Int(n))) => (
-                        n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args)?,
+                        n.to_usize()
+                            .filter(|n| *n <= MAX_UINT10)
+                            .ok_or_else(bad_args)?,
                         &args[1],
                     ),
                     _ => return Err(bad_args()),
@@ -921,12 +930,13 @@ impl<'a> Typechecker<'a> {
                 return Ok(Some(stack));
             }};
         }
-        let int_arg = |index: usize| -> Result<usize, TcError> {
+        let int_arg_up_to = |index: usize, max: usize| -> Result<usize, TcError> {
             match args.get(index).map(|a| &a.kind) {
-                Some(NodeKind::Int(n)) => n.to_usize().filter(|n| *n <= 1023).ok_or_else(bad_args),
+                Some(NodeKind::Int(n)) => n.to_usize().filter(|n| *n <= max).ok_or_else(bad_args),
                 _ => Err(bad_args()),
             }
         };
+        let int_arg = |index: usize| int_arg_up_to(index, MAX_UINT10);
         if operators::is_operator(prim) {
             arity(0)?;
             let Some((instr, consumed, out)) = operators::type_operator(prim, &stack, self.legacy)
@@ -1231,7 +1241,7 @@ impl<'a> Typechecker<'a> {
                 replace!(1, instr, out)
             }
             Prim::I_GET if args.len() == 1 => {
-                let n = int_arg(0)?;
+                let n = int_arg_up_to(0, MAX_UINT11)?;
                 let mut current = top!(0).clone();
                 let mut i = n;
                 while i >= 2 {
@@ -1250,7 +1260,7 @@ impl<'a> Typechecker<'a> {
                 replace!(1, Instr::GetN(n), current)
             }
             Prim::I_UPDATE if args.len() == 1 => {
-                let n = int_arg(0)?;
+                let n = int_arg_up_to(0, MAX_UINT11)?;
                 let value = top!(0).clone();
                 let target = top!(1).clone();
                 let out = update_type(&target, n, value).ok_or_else(|| bad_stack(&stack))?;
@@ -1486,7 +1496,7 @@ impl<'a> Typechecker<'a> {
                 let param = self
                     .self_param_override
                     .as_ref()
-                    .unwrap_or(&self.context.self_param);
+                    .unwrap_or(self.context.self_param);
                 let search_steps = entrypoints::search_steps(param, &entrypoint);
                 let t = entrypoints::find(param, &entrypoint).ok_or_else(|| {
                     TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint.clone()))
@@ -1969,7 +1979,6 @@ impl<'a> Typechecker<'a> {
             param_type,
             storage_type,
             code: Rc::new(compiled),
-            code_node: code_expanded.clone(),
             views: typed_views,
         })
     }
@@ -2007,10 +2016,10 @@ impl<'a> Typechecker<'a> {
             }
             destination => {
                 if *destination == self.context.self_address.destination {
-                    return entrypoints::find(&self.context.self_param, name);
+                    return entrypoints::find(self.context.self_param, name);
                 }
-                let contract = self.context.contracts.get(destination)?;
-                entrypoints::find(&contract.param, name)
+                let param = self.context.host.contract_parameter(destination)?;
+                entrypoints::find(&param, name)
             }
         }
     }
@@ -2127,8 +2136,6 @@ pub struct Script {
     pub storage_type: Type,
     /// The compiled code.
     pub code: Rc<Code>,
-    /// The expanded code node.
-    pub code_node: Node,
     /// Views: name, input type, output type, expanded code.
     pub views: Vec<(String, Type, Type, Node)>,
 }
@@ -2205,3 +2212,45 @@ fn update_type(target: &Type, n: usize, value: Type) -> Option<Type> {
 /// Keeps `Value` in scope for doc links.
 #[allow(dead_code)]
 fn _value_marker(_: Value) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Typechecks one instruction, given as Michelson text, on a stack of `pair nat nat`.
+    fn kind_of_error(instruction: &str) -> Option<TcErrorKind> {
+        let code = kestrel_micheline::parse::parse_expression(&format!("{{ {instruction} }}"))
+            .expect("valid Micheline");
+        let stack = vec![Type::Nat, Type::pair(Type::Nat, Type::Nat)];
+        crate::context::with_empty_lookup(|lookup| {
+            Typechecker::new(lookup)
+                .typecheck_code(&code, stack)
+                .err()
+                .map(|error| error.kind)
+        })
+    }
+
+    #[test]
+    fn comb_access_arguments_are_11_bit() {
+        // `parse_uint11`: up to 2047 is a well-formed argument, rejected here by the stack.
+        for instruction in ["GET 2047", "UPDATE 2047"] {
+            assert!(
+                matches!(
+                    kind_of_error(instruction),
+                    Some(TcErrorKind::BadStack { .. })
+                ),
+                "{instruction}"
+            );
+        }
+        for instruction in ["GET 2048", "UPDATE 2048", "DUP 1024", "DIG 1024"] {
+            assert!(
+                matches!(
+                    kind_of_error(instruction),
+                    Some(TcErrorKind::BadArguments(_))
+                ),
+                "{instruction}"
+            );
+        }
+        assert_eq!(kind_of_error("GET 1"), None);
+    }
+}

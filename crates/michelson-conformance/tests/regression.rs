@@ -1,20 +1,24 @@
 //! Runs every recorded `octez-client run script` of `michelson-regression/{opcodes,macros}` with
-//! [`kestrel_michelson::run_script`] and compares the final storage, emitted operations and
+//! [`kestrel_michelson_conformance::run_script`] and compares the final storage, emitted operations and
 //! big_map diff (or the failure), and the macro expansions; reports how many traces match step
 //! for step (location, stack and gas; the first step's gas, which counts Octez's typechecking,
 //! is reported separately).
 
+// The reader of recorded octez-client outputs, shared with `kestrel-michelson`'s gas oracle tests.
+#[path = "../../michelson/tests/common/mod.rs"]
 mod common;
 
 use common::octez_output::{self, FailureKind, OctezOutput, Outcome, Run};
-use kestrel_michelson::interpret::RunError;
-use kestrel_michelson::run_script::{parse_tez, run_script, RunScriptError, RunScriptOptions};
+use kestrel_michelson::ExecutionError;
+use kestrel_michelson_conformance::run_script::{
+    parse_tez, run_script, RunScriptError, RunScriptOptions,
+};
 
 /// Runs whose storage, operations and big_map diff (or failure) must match; raise it as more do.
 const MINIMUM_MATCHING_RUNS: usize = 183;
 /// Runs whose trace must match step for step, the first step's gas (Octez's parsing and
 /// typechecking) included; raise it as more do.
-const MINIMUM_MATCHING_TRACES: usize = 180;
+const MINIMUM_MATCHING_TRACES: usize = 183;
 
 fn one_line(text: &str) -> String {
     text.lines()
@@ -37,16 +41,25 @@ fn options_of(run: &Run) -> RunScriptOptions {
         balance_mutez: c.balance.as_deref().and_then(parse_tez),
         level: c.level,
         now: c.now.as_deref().and_then(|t| {
-            t.parse().ok().or_else(|| {
-                kestrel_michelson::literals::timestamp_from_rfc3339(t).and_then(|t| t.to_i64())
-            })
+            t.parse()
+                .ok()
+                .or_else(|| kestrel_michelson::timestamp_from_rfc3339(t).and_then(|t| t.to_i64()))
         }),
-        source: c.source.clone(),
-        sender: c.sender.clone(),
+        // octez-client's `--source` is `SENDER`, its `--payer` is `SOURCE`.
+        sender: c.source.clone(),
+        source: c
+            .other_flags
+            .iter()
+            .find(|(flag, _)| flag == "--payer")
+            .and_then(|(_, value)| value.clone()),
         self_address: c.self_address.clone(),
         entrypoint: c.entrypoint.clone(),
         trace_stack: true,
-        gas_limit_milli: None,
+        gas_limit_milli: c
+            .gas
+            .as_deref()
+            .and_then(|gas| gas.parse::<u64>().ok())
+            .map(|gas| gas.saturating_mul(1000)),
     }
 }
 
@@ -89,19 +102,19 @@ fn check_run(run: &Run, testdata: &std::path::Path) -> Result<(bool, bool), Stri
             }
             &output.trace
         }
-        (Outcome::Failure { kind, .. }, Err(RunScriptError::Runtime { error, trace, .. })) => {
+        (Outcome::Failure { kind, .. }, Err(RunScriptError::Execution { error, trace, .. })) => {
             let ok = match (kind, error) {
-                (FailureKind::FailWith { value }, RunError::Failed(v)) => {
-                    let actual = print(&kestrel_michelson::unparse::unparse(
+                (FailureKind::FailWith { value }, ExecutionError::Failed(v)) => {
+                    let actual = print(&kestrel_michelson::normalize(
                         v,
-                        kestrel_michelson::unparse::Mode::Readable,
+                        kestrel_michelson::UnparsingMode::Readable,
                     ));
                     actual == *value
                         || actual.trim_start_matches('(').trim_end_matches(')')
                             == value.trim_start_matches('(').trim_end_matches(')')
                 }
-                (FailureKind::ArithmeticOverflow, RunError::Overflow) => true,
-                (FailureKind::GasExhausted, RunError::GasExhaustion) => true,
+                (FailureKind::ArithmeticOverflow, ExecutionError::Overflow) => true,
+                (FailureKind::GasExhausted, ExecutionError::GasExhaustion) => true,
                 (FailureKind::Other(_), _) => true,
                 _ => false,
             };
@@ -214,7 +227,7 @@ fn run_all() {
                 };
                 let node =
                     kestrel_micheline::parse_toplevel(&script).expect("recorded script parses");
-                let expanded = kestrel_michelson::macros::expand_all(&node).expect("macros expand");
+                let expanded = kestrel_michelson::expand_macros(&node).expect("macros expand");
                 let actual = one_line(&kestrel_micheline::print::to_text_indented(&expanded));
                 if actual == one_line(text) {
                     expansions_matching += 1;

@@ -2,12 +2,12 @@
 //! coverage guidance): every TZT file of the suite, mutated by a seeded generator (byte flips,
 //! deletions, duplications, token swaps), must run to a result or an error — never a panic.
 
-use kestrel_michelson::tzt::run_tzt_limited;
+use kestrel_michelson_conformance::tzt::run_tzt_limited;
 
 /// Mutants per TZT file.
 const MUTANTS_PER_FILE: usize = 8;
 /// A small gas budget so that mutated loops end quickly.
-const GAS_MILLI: i64 = 2_000_000;
+const GAS_MILLI: u64 = 2_000_000;
 
 /// xorshift64*: a tiny deterministic generator, enough to vary mutations.
 struct Rng(u64);

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kestrel_michelson::tzt::run_tzt_with;
+use kestrel_michelson_conformance::tzt::run_tzt_with;
 
 /// The number of TZT files this implementation passes; raise it when more pass.
 const MINIMUM_PASSING: usize = 790;

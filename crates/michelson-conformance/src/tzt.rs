@@ -6,18 +6,15 @@
 //! normalizes readable and optimized forms; with wildcards, both sides are compared as readable
 //! Micheline.
 
-use crate::context::{Context, OtherContract, StoredBigMap, StoredView};
-use crate::int::Int;
-use crate::interpret::{Interpreter, RunError};
-use crate::literals::Address;
-use crate::typecheck::{TcError, Typechecker};
-use crate::types::Type;
-use crate::unparse::{unparse, Mode};
-use crate::value::Value;
-use kestrel_micheline::{Node, NodeKind, Prim};
+use crate::fixtures::{FixtureBigMap, FixtureContract, FixtureHost, FixtureView};
+use kestrel_micheline::{Node, NodeKind};
+use kestrel_michelson::{
+    big_map_key_hash, normalize, parse_type, run_code, typecheck_code, typecheck_data, Address,
+    BigMapTypes, CodeContext, Environment, ExecutionError, Int, KeyHash, Type, TypecheckError,
+    TypecheckErrorKind, UnparsingMode, Value,
+};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::rc::Rc;
 
 /// Why a TZT test did not pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +44,8 @@ impl fmt::Display for TztFailure {
 /// What a run produced.
 enum Outcome {
     Stack(Vec<(Type, Value)>),
-    StaticError(TcError),
-    Runtime(RunError),
+    StaticError(TypecheckError),
+    Runtime(ExecutionError),
 }
 
 impl Outcome {
@@ -62,18 +59,18 @@ impl Outcome {
                         format!(
                             "Stack_elt {} {}",
                             paren(&t.to_string()),
-                            paren(&format!("{v:?}"))
+                            paren(&v.to_string())
                         )
                     })
                     .collect();
                 format!("{{ {} }}", items.join(" ; "))
             }
             Outcome::StaticError(e) => format!("(StaticError {e})"),
-            Outcome::Runtime(RunError::Failed(v)) => format!("(Failed {v:?})"),
-            Outcome::Runtime(RunError::Overflow) => "Overflow".into(),
-            Outcome::Runtime(RunError::MutezUnderflow) => "MutezUnderflow".into(),
-            Outcome::Runtime(RunError::GasExhaustion) => "Gas_exhaustion".into(),
-            Outcome::Runtime(RunError::Other(e)) => format!("(RuntimeError {e})"),
+            Outcome::Runtime(ExecutionError::Failed(v)) => format!("(Failed {v})"),
+            Outcome::Runtime(ExecutionError::Overflow) => "Overflow".into(),
+            Outcome::Runtime(ExecutionError::MutezUnderflow) => "MutezUnderflow".into(),
+            Outcome::Runtime(ExecutionError::GasExhaustion) => "Gas_exhaustion".into(),
+            Outcome::Runtime(e) => format!("(RuntimeError {e})"),
         }
     }
 }
@@ -124,10 +121,32 @@ pub fn run_tzt_with(source: &str, legacy: bool) -> Result<(), TztFailure> {
     run_tzt_limited(
         source,
         legacy,
-        crate::context::HARD_GAS_LIMIT_PER_OPERATION * 1000,
+        kestrel_michelson::HARD_GAS_LIMIT_PER_OPERATION_MILLI,
     )
 }
 
+/// A TZT test's world: its environment, the parameter type `SELF` has, and its fixtures.
+struct World {
+    environment: Environment,
+    self_parameter: Node,
+    host: FixtureHost,
+    legacy: bool,
+}
+
+impl World {
+    fn context(&mut self) -> CodeContext<'_, FixtureHost> {
+        CodeContext {
+            environment: &self.environment,
+            self_parameter: &self.self_parameter,
+            host: &mut self.host,
+            legacy: self.legacy,
+        }
+    }
+
+    fn typecheck_data(&mut self, node: &Node, ty: &Type) -> Result<Value, TypecheckError> {
+        typecheck_data(node, ty, &self.context())
+    }
+}
 /// The toplevel fields a TZT test may have (the TZT format's, and Octez's extensions such as
 /// `other_contracts` and `big_maps`); any other is refused rather than silently ignored.
 const TZT_FIELDS: &[&str] = &[
@@ -153,7 +172,7 @@ const TZT_FIELDS: &[&str] = &[
 ];
 
 /// Runs one TZT test with `gas_limit_milli` milligas.
-pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: i64) -> Result<(), TztFailure> {
+pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: u64) -> Result<(), TztFailure> {
     let root =
         kestrel_micheline::parse_toplevel(source).map_err(|e| malformed(e.describe(source)))?;
     let items: Vec<&Node> = match &root.kind {
@@ -183,28 +202,33 @@ pub fn run_tzt_limited(source: &str, legacy: bool, gas_limit_milli: i64) -> Resu
     let input = one("input")?.ok_or_else(|| malformed("missing input"))?;
     let output = one("output")?.ok_or_else(|| malformed("missing output"))?;
 
-    let mut context = Context {
+    let mut world = World {
+        environment: Environment::default(),
+        self_parameter: Node::prim(kestrel_micheline::Prim::T_unit, vec![]),
+        host: FixtureHost::new(0),
         legacy,
-        gas_limit_milli,
-        ..Context::default()
     };
-    let outcome = match build_context(&mut context, &fields) {
+    let outcome = match build_world(&mut world, &fields) {
         Err(e) => Outcome::StaticError(e),
-        Ok(()) => execute(&mut context, code, input),
+        Ok(()) => execute(&mut world, code, input, gas_limit_milli),
     };
-    compare(&context, output, &outcome)
+    compare(&mut world, output, &outcome)
 }
 
-fn static_error(node: &Node, message: &str) -> TcError {
-    TcError::new(
+fn static_error(node: &Node, message: &str) -> TypecheckError {
+    TypecheckError::new(
         node.span,
-        crate::typecheck::TcErrorKind::BadScript(message.to_string()),
+        TypecheckErrorKind::BadScript(message.to_string()),
     )
 }
 
-fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Result<(), TcError> {
+fn type_of(node: &Node) -> Result<Type, TypecheckError> {
+    parse_type(node).map_err(|e| TypecheckError::new(node.span, TypecheckErrorKind::Type(e)))
+}
+
+fn build_world(world: &mut World, fields: &BTreeMap<&str, &[Node]>) -> Result<(), TypecheckError> {
     let get = |name: &str| fields.get(name).and_then(|args| args.first());
-    let int_of = |node: &Node| -> Result<i64, TcError> {
+    let int_of = |node: &Node| -> Result<i64, TypecheckError> {
         match &node.kind {
             NodeKind::Int(n) => {
                 i64::try_from(n).map_err(|_| static_error(node, "integer out of range"))
@@ -212,22 +236,23 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
             _ => Err(static_error(node, "expected an integer")),
         }
     };
+    let environment = &mut world.environment;
     if let Some(node) = get("amount") {
-        context.amount = int_of(node)?;
+        environment.amount_mutez = int_of(node)?;
     }
     if let Some(node) = get("balance") {
-        context.balance = int_of(node)?;
+        environment.balance_mutez = int_of(node)?;
     }
     if let Some(node) = get("level") {
-        context.level =
+        environment.level =
             u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative level"))?;
     }
     if let Some(node) = get("min_block_time") {
-        context.min_block_time =
+        environment.min_block_time_seconds =
             u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative time"))?;
     }
     if let Some(node) = get("total_voting_power") {
-        context.total_voting_power =
+        world.host.total_voting_power =
             u64::try_from(int_of(node)?).map_err(|_| static_error(node, "negative power"))?;
     }
     if let Some(node) = get("voting_power") {
@@ -239,17 +264,17 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
                 return Err(static_error(item, "Elt"));
             };
             let key_hash = match &key_hash.kind {
-                NodeKind::String(s) => crate::literals::KeyHash::from_base58(s),
-                NodeKind::Bytes(b) => crate::literals::KeyHash::from_bytes(b),
+                NodeKind::String(s) => KeyHash::from_base58(s),
+                NodeKind::Bytes(b) => KeyHash::from_bytes(b),
                 _ => None,
             }
             .ok_or_else(|| static_error(item, "key hash"))?;
             let power =
                 u64::try_from(int_of(power)?).map_err(|_| static_error(item, "negative power"))?;
-            context.voting_powers.insert(key_hash, power);
+            world.host.voting_powers.insert(key_hash, power);
         }
     }
-    let address_of = |node: &Node| -> Result<Address, TcError> {
+    let address_of = |node: &Node| -> Result<Address, TypecheckError> {
         match &node.kind {
             NodeKind::String(s) => {
                 Address::from_string(s).ok_or_else(|| static_error(node, "invalid address"))
@@ -261,32 +286,31 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
         }
     };
     if let Some(node) = get("sender") {
-        context.sender = address_of(node)?;
+        environment.sender = address_of(node)?;
     }
     if let Some(node) = get("source") {
-        context.source = address_of(node)?;
+        environment.source = address_of(node)?;
     }
     if let Some(node) = get("self") {
-        context.self_address = address_of(node)?;
+        environment.self_address = address_of(node)?;
     }
     if let Some(node) = get("parameter") {
-        crate::types::parse_type(node)
-            .map_err(|e| TcError::new(node.span, crate::typecheck::TcErrorKind::Type(e)))?;
-        context.self_param = node.clone();
+        type_of(node)?;
+        world.self_parameter = node.clone();
     }
     if let Some(node) = get("now") {
-        let tc = Typechecker::new(context);
-        let _ = tc;
-        context.now = match &node.kind {
-            NodeKind::Int(n) => Int::from(n),
-            NodeKind::String(s) => crate::literals::timestamp_from_rfc3339(s)
-                .ok_or_else(|| static_error(node, "invalid timestamp"))?,
-            _ => return Err(static_error(node, "invalid timestamp")),
+        let now = match &node.kind {
+            NodeKind::Int(n) => Some(Int::from(n)),
+            NodeKind::String(s) => kestrel_michelson::timestamp_from_rfc3339(s),
+            _ => None,
         };
+        environment.now_seconds = now
+            .and_then(|now| now.to_i64())
+            .ok_or_else(|| static_error(node, "invalid timestamp"))?;
     }
     if let Some(node) = get("chain_id") {
-        context.chain_id = match &node.kind {
-            NodeKind::String(s) => crate::literals::chain_id_from_base58(s)
+        environment.chain_id = match &node.kind {
+            NodeKind::String(s) => kestrel_michelson::chain_id_from_base58(s)
                 .ok_or_else(|| static_error(node, "invalid chain id"))?,
             NodeKind::Bytes(b) => <[u8; 4]>::try_from(b.as_slice())
                 .map_err(|_| static_error(node, "invalid chain id"))?,
@@ -302,15 +326,14 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
                 return Err(static_error(item, "Contract"));
             };
             let address = address_of(address)?;
-            crate::types::parse_type(param)
-                .map_err(|e| TcError::new(param.span, crate::typecheck::TcErrorKind::Type(e)))?;
-            context.contracts.insert(
+            type_of(param)?;
+            world.host.contracts.insert(
                 address.destination,
-                OtherContract {
-                    param: param.clone(),
+                FixtureContract {
+                    parameter: param.clone(),
                     storage: None,
                     views: Vec::new(),
-                    balance: 0,
+                    balance_mutez: 0,
                 },
             );
         }
@@ -326,25 +349,32 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
             let NodeKind::Int(id) = &id.kind else {
                 return Err(static_error(item, "big map id"));
             };
-            let key_type_parsed = crate::types::parse_type(key_type)
-                .map_err(|e| TcError::new(key_type.span, crate::typecheck::TcErrorKind::Type(e)))?;
-            let value_type_parsed = crate::types::parse_type(value_type).map_err(|e| {
-                TcError::new(value_type.span, crate::typecheck::TcErrorKind::Type(e))
-            })?;
+            let key_type = type_of(key_type)?;
+            let value_type = type_of(value_type)?;
             let map_type = Type::Map(
-                Rc::new(key_type_parsed.clone()),
-                Rc::new(value_type_parsed.clone()),
+                std::rc::Rc::new(key_type.clone()),
+                std::rc::Rc::new(value_type.clone()),
             );
-            let mut tc = Typechecker::new(context);
-            let Value::Map(map) = tc.parse_data(contents, &map_type)? else {
+            let Value::Map(map) = world.typecheck_data(contents, &map_type)? else {
                 return Err(static_error(item, "big map contents"));
             };
-            context.big_maps.insert(
+            let values = map
+                .iter()
+                .map(|(key, value)| {
+                    (
+                        big_map_key_hash(key, &key_type),
+                        normalize(value, UnparsingMode::OptimizedLegacy),
+                    )
+                })
+                .collect();
+            world.host.big_maps.insert(
                 Int::from(id),
-                StoredBigMap {
-                    key_type: key_type_parsed,
-                    value_type: value_type_parsed,
-                    contents: Rc::try_unwrap(map).unwrap_or_else(|shared| (*shared).clone()),
+                FixtureBigMap {
+                    types: BigMapTypes {
+                        key_type,
+                        value_type,
+                    },
+                    values,
                 },
             );
         }
@@ -358,20 +388,10 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
                 return Err(static_error(item, "Storage"));
             };
             let address = address_of(address)?;
-            let ty = crate::types::parse_type(ty)
-                .map_err(|e| TcError::new(ty.span, crate::typecheck::TcErrorKind::Type(e)))?;
-            let mut tc = Typechecker::new(context);
-            let value = tc.parse_data(value, &ty)?;
-            let entry = context
-                .contracts
-                .entry(address.destination)
-                .or_insert_with(|| OtherContract {
-                    param: Node::prim(Prim::T_unit, vec![]),
-                    storage: None,
-                    views: Vec::new(),
-                    balance: 0,
-                });
-            entry.storage = Some((ty, value));
+            let ty = type_of(ty)?;
+            let value = world.typecheck_data(value, &ty)?;
+            let storage = normalize(&value, UnparsingMode::OptimizedLegacy);
+            world.host.contract_mut(address.destination).storage = Some((ty, storage));
         }
     }
     if let Some(node) = get("views") {
@@ -394,103 +414,62 @@ fn build_context(context: &mut Context, fields: &BTreeMap<&str, &[Node]>) -> Res
                 let NodeKind::String(name) = &name.kind else {
                     return Err(static_error(view, "view name"));
                 };
-                let parse = |t: &Node| {
-                    crate::types::parse_type(t)
-                        .map_err(|e| TcError::new(t.span, crate::typecheck::TcErrorKind::Type(e)))
-                };
-                stored.push(StoredView {
+                stored.push(FixtureView {
                     name: name.clone(),
-                    input_type: parse(input)?,
-                    output_type: parse(output)?,
-                    code: crate::macros::expand_all(code)?,
+                    input_type: type_of(input)?,
+                    output_type: type_of(output)?,
+                    code: kestrel_michelson::expand_macros(code)?,
                 });
             }
-            let entry = context
-                .contracts
-                .entry(address.destination)
-                .or_insert_with(|| OtherContract {
-                    param: Node::prim(Prim::T_unit, vec![]),
-                    storage: None,
-                    views: Vec::new(),
-                    balance: 0,
-                });
-            entry.views = stored;
+            world.host.contract_mut(address.destination).views = stored;
         }
     }
     Ok(())
 }
 
-fn execute(context: &mut Context, code: &Node, input: &Node) -> Outcome {
+fn execute(world: &mut World, code: &Node, input: &Node, gas_limit_milli: u64) -> Outcome {
     let NodeKind::Seq(elements) = &input.kind else {
         return Outcome::StaticError(static_error(input, "input must be a sequence"));
     };
     let mut types = Vec::new();
     let mut values = Vec::new();
-    {
-        let mut tc = Typechecker::new(context);
-        for element in elements.iter().rev() {
-            let Some(("Stack_elt", [ty, value])) = prim_of(element) else {
-                return Outcome::StaticError(static_error(element, "expected Stack_elt"));
-            };
-            let ty = match tc.parse_type(ty) {
-                Ok(t) => t,
-                Err(e) => return Outcome::StaticError(e),
-            };
-            let value = match expand_and_parse(&mut tc, value, &ty) {
-                Ok(v) => v,
-                Err(e) => return Outcome::StaticError(e),
-            };
-            types.push(ty);
-            values.push(value);
-        }
-    }
-    let compiled = {
-        let mut tc = Typechecker::new(context);
-        tc.legacy = context.legacy;
-        let expanded = match crate::macros::expand_all(code) {
-            Ok(e) => e,
-            Err(e) => return Outcome::StaticError(e.into()),
+    for element in elements.iter().rev() {
+        let Some(("Stack_elt", [ty, value])) = prim_of(element) else {
+            return Outcome::StaticError(static_error(element, "expected Stack_elt"));
         };
-        match tc.typecheck_code(&expanded, types) {
-            Ok(result) => result,
+        let ty = match type_of(ty) {
+            Ok(t) => t,
             Err(e) => return Outcome::StaticError(e),
-        }
+        };
+        let value = match world.typecheck_data(value, &ty) {
+            Ok(v) => v,
+            Err(e) => return Outcome::StaticError(e),
+        };
+        types.push(ty);
+        values.push(value);
+    }
+    let mut context = world.context();
+    let typed = match typecheck_code(code, types, &context) {
+        Ok(typed) => typed,
+        Err(e) => return Outcome::StaticError(e),
     };
-    let (code, out_types) = compiled;
-    let gas = context.gas_limit_milli;
-    let mut interpreter = Interpreter::new(context, gas);
-    match interpreter.run(&Rc::new(code), values) {
-        Ok(stack) => match out_types {
-            Some(types) => Outcome::Stack(types.into_iter().zip(stack).collect()),
-            None => Outcome::Runtime(RunError::Other("failing code returned".into())),
+    match run_code(&typed, values, &mut context, gas_limit_milli) {
+        Ok(stack) => match typed.output_types() {
+            Some(types) => Outcome::Stack(types.iter().cloned().zip(stack).collect()),
+            None => unreachable!("code typed as always failing returned"),
         },
         Err(e) => Outcome::Runtime(e),
     }
 }
 
-/// Lambdas in data are code: expand their macros before typechecking.
-fn expand_and_parse(tc: &mut Typechecker, node: &Node, ty: &Type) -> Result<Value, TcError> {
-    if contains_lambda(ty) {
-        let expanded = crate::macros::expand_all(node)?;
-        tc.parse_data(&expanded, ty)
-    } else {
-        tc.parse_data(node, ty)
-    }
-}
-
-fn contains_lambda(ty: &Type) -> bool {
-    let text = ty.to_string();
-    text.contains("lambda")
-}
-
 fn mismatch(expected: &Node, outcome: &Outcome) -> TztFailure {
     TztFailure::Mismatch {
-        expected: crate::print::node_to_string(expected),
+        expected: kestrel_micheline::print::to_text_single_line(expected),
         actual: outcome.describe(),
     }
 }
 
-fn compare(context: &Context, expected: &Node, outcome: &Outcome) -> Result<(), TztFailure> {
+fn compare(world: &mut World, expected: &Node, outcome: &Outcome) -> Result<(), TztFailure> {
     if is_wildcard(expected) {
         return Ok(());
     }
@@ -507,13 +486,13 @@ fn compare(context: &Context, expected: &Node, outcome: &Outcome) -> Result<(), 
                     return Err(malformed("expected Stack_elt in output"));
                 };
                 if !is_wildcard(ty) {
-                    let expected_type = crate::types::parse_type(ty)
-                        .map_err(|e| malformed(format!("bad output type: {e}")))?;
+                    let expected_type =
+                        parse_type(ty).map_err(|e| malformed(format!("bad output type: {e}")))?;
                     if &expected_type != actual_type {
                         return Err(mismatch(expected, outcome));
                     }
                 }
-                if !value_matches(context, value, actual_type, actual_value) {
+                if !value_matches(world, value, actual_type, actual_value) {
                     return Err(mismatch(expected, outcome));
                 }
             }
@@ -522,12 +501,12 @@ fn compare(context: &Context, expected: &Node, outcome: &Outcome) -> Result<(), 
         (NodeKind::Prim { name, args, .. }, _) => {
             let ok = match (name.as_str(), args.as_slice(), outcome) {
                 ("StaticError", _, Outcome::StaticError(_)) => true,
-                ("Failed", [value], Outcome::Runtime(RunError::Failed(actual))) => {
-                    failed_matches(context, value, actual)
+                ("Failed", [value], Outcome::Runtime(ExecutionError::Failed(actual))) => {
+                    pattern_matches(value, &normalize(actual, UnparsingMode::Readable))
                 }
-                ("Overflow", _, Outcome::Runtime(RunError::Overflow)) => true,
-                ("MutezUnderflow", _, Outcome::Runtime(RunError::MutezUnderflow)) => true,
-                ("Gas_exhaustion", [], Outcome::Runtime(RunError::GasExhaustion)) => true,
+                ("Overflow", _, Outcome::Runtime(ExecutionError::Overflow)) => true,
+                ("MutezUnderflow", _, Outcome::Runtime(ExecutionError::MutezUnderflow)) => true,
+                ("Gas_exhaustion", [], Outcome::Runtime(ExecutionError::GasExhaustion)) => true,
                 _ => false,
             };
             if ok {
@@ -540,21 +519,13 @@ fn compare(context: &Context, expected: &Node, outcome: &Outcome) -> Result<(), 
     }
 }
 
-fn failed_matches(context: &Context, expected: &Node, actual: &Value) -> bool {
-    pattern_matches(expected, &unparse(actual, Mode::Readable)) || {
-        let _ = context;
-        false
-    }
-}
-
-fn value_matches(context: &Context, expected: &Node, ty: &Type, actual: &Value) -> bool {
+fn value_matches(world: &mut World, expected: &Node, ty: &Type, actual: &Value) -> bool {
     if !has_wildcard(expected) && !matches!(ty, Type::Operation) {
-        let mut tc = Typechecker::new(context);
-        if let Ok(expected_value) = expand_and_parse(&mut tc, expected, ty) {
+        if let Ok(expected_value) = world.typecheck_data(expected, ty) {
             return expected_value == *actual;
         }
     }
-    pattern_matches(expected, &unparse(actual, Mode::Readable))
+    pattern_matches(expected, &normalize(actual, UnparsingMode::Readable))
 }
 
 /// Flattens right-comb `Pair`s so `Pair a (Pair b c)` and `Pair a b c` compare equal.

@@ -2,7 +2,7 @@
 //! overflow the host stack nor take quadratic time. They run on the test harness's own thread
 //! (2 MiB stack by default), which is smaller than the 8 MiB main thread.
 
-use kestrel_michelson::tzt::run_tzt;
+use kestrel_michelson_conformance::tzt::run_tzt;
 
 /// The Micheline parser's default depth limit is 100,000; the TZT wrapper (`code { .. }`,
 /// `input { Stack_elt .. }`) takes a few levels of it.
@@ -63,7 +63,9 @@ fn deep_lambda_apply_chain_is_dropped_without_recursion() {
         LOOP { PUSH int 1 ; SWAP ; SUB ; \
                DIP { LAMBDA (pair (lambda unit unit) unit) unit { CDR } ; SWAP ; APPLY } ; DUP ; GT } ; \
         DROP ; DROP } ; input {} ; output Gas_exhaustion";
-    if let Err(why) = kestrel_michelson::tzt::run_tzt_limited(source, false, 100_000_000) {
+    if let Err(why) =
+        kestrel_michelson_conformance::tzt::run_tzt_limited(source, false, 100_000_000)
+    {
         panic!("deep test failed: {why}");
     }
 }
@@ -79,4 +81,21 @@ fn deep_type_is_refused_not_overflowed() {
     let source =
         format!("code {{ DROP }} ; input {{ Stack_elt {ty} Unit }} ; output (StaticError _)");
     check(&source);
+}
+
+#[test]
+fn deep_recursion_returns() {
+    // 100,000 nested calls of a recursive lambda that return through every level: one that
+    // always returns to the same place (its call entries are counted, not stored), and one
+    // that keeps a value under each call (one entry per level).
+    let same_place = "LAMBDA_REC int int { DUP ; EQ ; \
+        IF { DIP { DROP } } { PUSH int 1 ; SWAP ; SUB ; EXEC ; PUSH int 1 ; ADD } }";
+    let keeps_values = "LAMBDA_REC int int { DUP ; EQ ; \
+        IF { DIP { DROP } } { DUP ; PUSH int 1 ; SWAP ; SUB ; DIG 2 ; SWAP ; EXEC ; ADD } }";
+    for (lambda, result) in [(same_place, 100_000u64), (keeps_values, 5_000_050_000)] {
+        check(&format!(
+            "code {{ {lambda} ; SWAP ; EXEC }} ; input {{ Stack_elt int 100000 }} ; \
+             output {{ Stack_elt int {result} }}"
+        ));
+    }
 }

@@ -1,0 +1,165 @@
+//! Reading object frames from a pack file, and walking every object reachable from a set of roots
+//! once each, in decreasing offset order.
+//!
+//! Every child offset is strictly smaller than its parent's (docs/formats/pack-file.md), so a
+//! max-heap of pending offsets pops each object after every object that points to it: all copies
+//! of one offset are pushed before the first is popped and come out together, which makes the
+//! heap its own visited set. Memory is the frontier (offsets pushed, not yet popped), not the set
+//! of objects visited, and the file is read from its end towards its start. The GC's mark
+//! ([`crate::gc`]) and `verify` ([`crate::verify`]) are walks; a store reads single objects
+//! through [`read_frame`].
+
+use crate::error::{ContextError, CorruptionKind, StoreFile};
+use crate::pack::{read_frame_header, PACK_HEADER_BYTES};
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
+/// so a read that stops at the end of the object's first page costs at most one page from disk
+/// when the object fits in it (a fixed 4 KiB read at an unaligned offset touched two).
+pub(crate) const PAGE_BYTES: u64 = 4096;
+/// Bytes the first read fetches at least, even across a page boundary: the frame header (tag and
+/// LEB128 length) must be whole to know how much more to read.
+const FIRST_READ_MIN_BYTES: u64 = 64;
+// The tag byte and a LEB128 length of at most `LEB128_U64_MAX_BYTES` must fit.
+const _: () = assert!(FIRST_READ_MIN_BYTES > crate::leb128::LEB128_U64_MAX_BYTES as u64);
+
+/// The error for a bad object of the pack at `path`.
+pub(crate) fn corrupt_pack(path: &Path, offset_bytes: u64, kind: CorruptionKind) -> ContextError {
+    ContextError::Corrupt {
+        file: StoreFile::Pack,
+        path: path.to_path_buf(),
+        offset_bytes,
+        kind,
+    }
+}
+
+/// A frame read by [`read_frame`]: its tag, where its body lies in the buffer, and the bytes read.
+pub(crate) struct Frame {
+    pub(crate) tag: u8,
+    pub(crate) body: std::ops::Range<usize>,
+    pub(crate) bytes_read: u64,
+}
+
+impl Frame {
+    /// The frame's length in the pack (header and body).
+    pub(crate) fn length_bytes(&self) -> u64 {
+        self.body.end as u64
+    }
+}
+
+/// Reads the object frame at `offset` of the pack `file` (at `path`, valid up to `pack_length`)
+/// into `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
+pub(crate) fn read_frame(
+    file: &File,
+    path: &Path,
+    pack_length: u64,
+    offset: u64,
+    buffer: &mut Vec<u8>,
+) -> Result<Frame, ContextError> {
+    if offset < PACK_HEADER_BYTES || offset >= pack_length {
+        return Err(corrupt_pack(
+            path,
+            offset,
+            CorruptionKind::BadChildOffset(offset),
+        ));
+    }
+    let io = |source| ContextError::Io {
+        path: path.to_path_buf(),
+        action: "read",
+        source,
+    };
+    let available = pack_length - offset;
+    let to_page_end = PAGE_BYTES - offset % PAGE_BYTES;
+    let first = available.min(to_page_end.max(FIRST_READ_MIN_BYTES)) as usize;
+    if buffer.len() < first {
+        buffer.resize(first.max(PAGE_BYTES as usize), 0);
+    }
+    file.read_exact_at(&mut buffer[..first], offset)
+        .map_err(io)?;
+    let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
+        .map_err(|error| corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind))?;
+    let total = header_length as u64 + body_length;
+    if total > available {
+        return Err(corrupt_pack(path, offset, CorruptionKind::Truncated));
+    }
+    let total = total as usize;
+    if total > first {
+        if buffer.len() < total {
+            buffer.resize(total, 0);
+        }
+        file.read_exact_at(&mut buffer[first..total], offset + first as u64)
+            .map_err(io)?;
+    }
+    Ok(Frame {
+        tag,
+        body: header_length..total,
+        bytes_read: first.max(total) as u64,
+    })
+}
+
+/// One object of a walk, as [`walk`] hands it to its visitor.
+pub(crate) struct Visit<'a, T> {
+    /// The object's pack offset.
+    pub(crate) offset: u64,
+    /// What the first referrer to pop attached to the offset.
+    pub(crate) label: &'a T,
+    /// Its frame.
+    pub(crate) frame: &'a Frame,
+    /// The buffer holding the frame (its body at `frame.body`).
+    pub(crate) bytes: &'a [u8],
+}
+
+/// Visits every object reachable from `roots` once, in decreasing offset order. `visit` is given
+/// each object and pushes the objects it points to (with a label each, e.g. the hash the
+/// referrer expects); a later copy of an offset already visited is handed to `duplicate` with
+/// the first copy's label. `should_stop` is polled between objects (a cancelled GC).
+pub(crate) fn walk<T: Ord>(
+    file: &File,
+    path: &Path,
+    pack_length: u64,
+    roots: Vec<(u64, T)>,
+    mut visit: impl FnMut(Visit<'_, T>, &mut dyn FnMut(u64, T)) -> Result<(), ContextError>,
+    mut duplicate: impl FnMut(u64, &T, &T) -> Result<(), ContextError>,
+    should_stop: impl Fn() -> bool,
+) -> Result<bool, ContextError> {
+    let mut heap: BinaryHeap<(u64, T)> = roots.into_iter().collect();
+    let mut buffer = Vec::new();
+    let mut last: Option<(u64, T)> = None;
+    let mut pushed: Vec<(u64, T)> = Vec::new();
+    while let Some((offset, label)) = heap.pop() {
+        if let Some((last_offset, last_label)) = &last {
+            if *last_offset == offset {
+                duplicate(offset, last_label, &label)?;
+                continue;
+            }
+        }
+        if should_stop() {
+            return Ok(false);
+        }
+        let frame = read_frame(file, path, pack_length, offset, &mut buffer)?;
+        visit(
+            Visit {
+                offset,
+                label: &label,
+                frame: &frame,
+                bytes: &buffer,
+            },
+            &mut |child, child_label| pushed.push((child, child_label)),
+        )?;
+        for (child, child_label) in pushed.drain(..) {
+            if child >= offset {
+                return Err(corrupt_pack(
+                    path,
+                    offset,
+                    CorruptionKind::BadChildOffset(child),
+                ));
+            }
+            heap.push((child, child_label));
+        }
+        last = Some((offset, label));
+    }
+    Ok(true)
+}

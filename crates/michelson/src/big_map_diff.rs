@@ -1,0 +1,198 @@
+//! The big-map changes of a call in Octez's `lazy_storage_diff` shape
+//! (`Lazy_storage_diff`: per id, `Remove` or `Update { init: Existing | Copy | Alloc, updates }`),
+//! extracted from the storage after the call as Octez's `extract_lazy_storage_diff` does: a big
+//! map of the old storage seen once more keeps its id (`Existing`), one seen again or coming from
+//! elsewhere is copied to a fresh id, one without an id is allocated one, and the old storage's
+//! big maps no longer present are removed.
+
+use crate::host::Host;
+use crate::int::Int;
+use crate::types::Type;
+use crate::value::{BigMap, Value};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+/// The changes to one big map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BigMapDiff {
+    /// The big map's id.
+    pub id: Int,
+    /// What happens to it.
+    pub action: BigMapDiffAction,
+}
+
+/// What happens to a big map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BigMapDiffAction {
+    /// Created or kept, then updated.
+    Update {
+        /// Where its contents start from.
+        init: BigMapInit,
+        /// Bindings set or removed, by key.
+        updates: Vec<BigMapUpdate>,
+    },
+    /// Deleted (no longer in the storage).
+    Remove,
+}
+
+/// Where a big map's contents start from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BigMapInit {
+    /// The stored big map of the same id.
+    Existing,
+    /// A copy of stored big map `source`.
+    Copy {
+        /// The id copied.
+        source: Int,
+    },
+    /// A new, empty big map.
+    Alloc {
+        /// Its key type.
+        key_type: Type,
+        /// Its value type.
+        value_type: Type,
+    },
+}
+
+/// One binding set (`Some`) or removed (`None`, Octez's `Unset`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BigMapUpdate {
+    /// The key's hash (`Script_expr_hash`), what the map is keyed by in the context.
+    pub key_hash: [u8; 32],
+    /// The key.
+    pub key: Value,
+    /// The new value, or `None` for a removal.
+    pub value: Option<Value>,
+}
+
+/// Replaces every big map of `after` (of type `ty`) by a stored one without pending changes,
+/// returning the new storage and the diff that turns the stored state into it. `before` is the
+/// storage the call started from.
+pub(crate) fn extract_big_map_diff(
+    before: &Value,
+    after: &Value,
+    ty: &Type,
+    host: &mut dyn Host,
+) -> (Value, Vec<BigMapDiff>) {
+    let mut extraction = Extraction {
+        unclaimed: BTreeSet::new(),
+        diff: Vec::new(),
+        host,
+    };
+    collect_ids(before, &mut extraction.unclaimed);
+    let storage = extraction.walk(after, ty);
+    let removed: Vec<Int> = std::mem::take(&mut extraction.unclaimed)
+        .into_iter()
+        .collect();
+    extraction
+        .diff
+        .extend(removed.into_iter().map(|id| BigMapDiff {
+            id,
+            action: BigMapDiffAction::Remove,
+        }));
+    (storage, extraction.diff)
+}
+
+/// The ids of the stored big maps in `value`.
+fn collect_ids(value: &Value, ids: &mut BTreeSet<Int>) {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::BigMap(map) => {
+                if let Some(id) = &map.id {
+                    ids.insert(id.clone());
+                }
+            }
+            Value::Pair(pair) => {
+                pending.push(&pair.0);
+                pending.push(&pair.1);
+            }
+            Value::Left(inner) | Value::Right(inner) | Value::Some(inner) => pending.push(inner),
+            Value::List(items) => pending.extend(items.iter()),
+            Value::Map(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+}
+
+struct Extraction<'h> {
+    /// Ids of the old storage not yet seen in the new one.
+    unclaimed: BTreeSet<Int>,
+    diff: Vec<BigMapDiff>,
+    host: &'h mut dyn Host,
+}
+
+impl Extraction<'_> {
+    /// The value with its big maps stored. Recursion follows the type, whose size is bounded
+    /// ([`crate::types::MAX_TYPE_SIZE`]).
+    fn walk(&mut self, value: &Value, ty: &Type) -> Value {
+        if !ty.has_big_map() {
+            return value.clone();
+        }
+        match (value, ty) {
+            (Value::BigMap(map), Type::BigMap(..)) => self.store(map),
+            (Value::Pair(pair), Type::Pair(left, right)) => {
+                let a = self.walk(&pair.0, left);
+                let b = self.walk(&pair.1, right);
+                Value::pair(a, b)
+            }
+            (Value::Left(inner), Type::Or(left, _)) => Value::Left(Rc::new(self.walk(inner, left))),
+            (Value::Right(inner), Type::Or(_, right)) => {
+                Value::Right(Rc::new(self.walk(inner, right)))
+            }
+            (Value::Some(inner), Type::Option(inner_type)) => {
+                Value::some(self.walk(inner, inner_type))
+            }
+            (Value::List(items), Type::List(item_type)) => Value::list_from(
+                items
+                    .iter()
+                    .map(|item| self.walk(item, item_type))
+                    .collect(),
+            ),
+            (Value::Map(map), Type::Map(_, value_type)) => Value::Map(Rc::new(
+                map.iter()
+                    .map(|(key, value)| (key.clone(), self.walk(value, value_type)))
+                    .collect(),
+            )),
+            _ => value.clone(),
+        }
+    }
+
+    fn store(&mut self, map: &BigMap) -> Value {
+        let (id, init) = match &map.id {
+            Some(id) if self.unclaimed.remove(id) => (id.clone(), BigMapInit::Existing),
+            Some(source) => (
+                self.host.fresh_big_map_id(),
+                BigMapInit::Copy {
+                    source: source.clone(),
+                },
+            ),
+            None => (
+                self.host.fresh_big_map_id(),
+                BigMapInit::Alloc {
+                    key_type: map.key_type.clone(),
+                    value_type: map.value_type.clone(),
+                },
+            ),
+        };
+        let updates = map
+            .overlay
+            .iter()
+            .map(|(key, value)| BigMapUpdate {
+                key_hash: crate::pack::big_map_key_hash(key, &map.key_type),
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect();
+        self.diff.push(BigMapDiff {
+            id: id.clone(),
+            action: BigMapDiffAction::Update { init, updates },
+        });
+        Value::BigMap(Rc::new(BigMap {
+            id: Some(id),
+            key_type: map.key_type.clone(),
+            value_type: map.value_type.clone(),
+            overlay: Default::default(),
+        }))
+    }
+}

@@ -1,0 +1,206 @@
+//! The accounts the queued transactions name, interned to dense ids, with each account's lock
+//! state, its queue of waiting transactions and its compute units used in the current block.
+//!
+//! Interning happens once per account per transaction, when the transaction enters the scheduler;
+//! from then on every lock check is an array index. An account no transaction names any more stays
+//! interned (the next transaction naming it, often soon for a busy account, finds it without an
+//! insertion) until the table holds twice as many accounts as are named, and at least
+//! `SWEEP_THRESHOLD`: then one sweep removes the idle ones. So the table is bounded by the
+//! container's contents and each removal is amortized over many lookups.
+//!
+//! Account addresses are chosen by senders, so the map's hash is keyed by a per-process random
+//! seed (an adversary cannot aim many addresses at one bucket without knowing it); it folds the
+//! four words of an address with 128-bit multiplies (not a cryptographic hash: it needs only be
+//! unpredictable to the sender).
+
+use kestrel_txview::Address;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// An interned account.
+pub(crate) type AccountId = u32;
+/// "None" in id and transaction links.
+pub(crate) const NONE: u32 = u32::MAX;
+/// Interned accounts below which idle ones are never swept.
+const SWEEP_THRESHOLD: usize = 1 << 16;
+
+/// One account's state.
+#[derive(Clone, Debug)]
+pub(crate) struct AccountState {
+    /// The address (to remove it from the map when the id is freed).
+    pub(crate) address: Address,
+    /// Queued and in-flight transactions naming the account.
+    pub(crate) references: u32,
+    /// An in-flight transaction holds the account writable.
+    pub(crate) write_locked: bool,
+    /// In-flight transactions holding it readonly.
+    pub(crate) readers: u32,
+    /// First and last transactions waiting for the account, in priority order (links in the
+    /// scheduler's entries).
+    pub(crate) waiters_head: u32,
+    pub(crate) waiters_tail: u32,
+    /// A waiter was woken and has not yet been looked at again.
+    pub(crate) wake_outstanding: bool,
+    /// Compute units of this block's transactions that write it.
+    pub(crate) block_units: u64,
+    /// Insertion stamp, for finding an account named twice by one transaction.
+    pub(crate) stamp: u64,
+}
+
+/// Interned accounts.
+pub(crate) struct AccountTable {
+    ids: HashMap<Address, AccountId, SeededState>,
+    pub(crate) states: Vec<AccountState>,
+    free: Vec<AccountId>,
+    /// Accounts some transaction names.
+    referenced: usize,
+    /// Table size at which the next sweep runs.
+    sweep_at: usize,
+}
+
+impl AccountTable {
+    pub(crate) fn new() -> Self {
+        Self {
+            ids: HashMap::with_hasher(SeededState::new()),
+            states: Vec::new(),
+            free: Vec::new(),
+            referenced: 0,
+            sweep_at: SWEEP_THRESHOLD,
+        }
+    }
+
+    /// Accounts some queued or in-flight transaction names.
+    pub(crate) fn referenced(&self) -> usize {
+        self.referenced
+    }
+
+    /// The id of `address`, interning it, with one more reference.
+    #[inline]
+    pub(crate) fn acquire(&mut self, address: &Address) -> AccountId {
+        if self.ids.len() >= self.sweep_at {
+            self.sweep();
+        }
+        let states = &mut self.states;
+        let free = &mut self.free;
+        let id = *self.ids.entry(*address).or_insert_with(|| {
+            let state = AccountState {
+                address: *address,
+                references: 0,
+                write_locked: false,
+                readers: 0,
+                waiters_head: NONE,
+                waiters_tail: NONE,
+                wake_outstanding: false,
+                block_units: 0,
+                stamp: 0,
+            };
+            match free.pop() {
+                Some(id) => {
+                    states[id as usize] = state;
+                    id
+                }
+                None => {
+                    states.push(state);
+                    (states.len() - 1) as AccountId
+                }
+            }
+        });
+        let state = &mut self.states[id as usize];
+        if state.references == 0 {
+            self.referenced += 1;
+        }
+        state.references += 1;
+        id
+    }
+
+    /// Drops one reference.
+    #[inline]
+    pub(crate) fn release(&mut self, id: AccountId) {
+        let state = &mut self.states[id as usize];
+        state.references -= 1;
+        if state.references == 0 {
+            self.referenced -= 1;
+        }
+    }
+
+    /// Removes the accounts nobody names and that have no units in this block.
+    fn sweep(&mut self) {
+        for (id, state) in self.states.iter().enumerate() {
+            let id = id as AccountId;
+            // A freed slot keeps its old address, which may since map to another id.
+            let idle = state.references == 0
+                && state.block_units == 0
+                && self.ids.get(&state.address) == Some(&id);
+            if idle {
+                self.ids.remove(&state.address);
+                debug_assert!(!state.write_locked && state.readers == 0);
+                debug_assert_eq!(state.waiters_head, NONE);
+                self.free.push(id);
+            }
+        }
+        self.sweep_at = (2 * self.ids.len()).max(SWEEP_THRESHOLD);
+    }
+}
+
+/// A per-process random hash key.
+#[derive(Clone)]
+pub(crate) struct SeededState {
+    seed: [u64; 2],
+}
+
+impl SeededState {
+    /// A fresh random key.
+    pub(crate) fn new() -> Self {
+        let random = std::collections::hash_map::RandomState::new();
+        Self {
+            seed: [random.hash_one(1u64), random.hash_one(2u64)],
+        }
+    }
+}
+
+impl BuildHasher for SeededState {
+    type Hasher = FoldHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> FoldHasher {
+        FoldHasher {
+            state: self.seed[0],
+            key: self.seed[1] | 1,
+        }
+    }
+}
+
+/// Folds words into the state with a 128-bit multiply by the key.
+pub(crate) struct FoldHasher {
+    state: u64,
+    key: u64,
+}
+
+#[inline(always)]
+fn fold_multiply(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+impl Hasher for FoldHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let (words, rest) = bytes.as_chunks::<8>();
+        for word in words {
+            self.state = fold_multiply(self.state ^ u64::from_le_bytes(*word), self.key);
+        }
+        for &byte in rest {
+            self.state = fold_multiply(self.state ^ u64::from(byte), self.key);
+        }
+    }
+
+    #[inline]
+    fn write_usize(&mut self, _length: usize) {
+        // Addresses are fixed-size: the length prefix carries nothing.
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        fold_multiply(self.state, self.key.rotate_left(23))
+    }
+}
