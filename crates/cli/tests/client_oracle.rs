@@ -12,10 +12,9 @@ mod support;
 
 use std::path::Path;
 
-/// Commands whose whole output must match; raise it as more do. The others differ in gas only
-/// (reported by the test): `INDEX_ADDRESS` (2 runs), the first step of `packunpack_rev_cty`, and
-/// the typechecking of lambdas given as data to `hash data` (2 commands).
-const MINIMUM_IDENTICAL: usize = 298;
+/// Commands whose whole output must match; raise it as more do. The one other differs in gas
+/// only: the typechecking of the lambda `{ PUSH nat 1; ADD }` given as data to `hash data`.
+const MINIMUM_IDENTICAL: usize = 302;
 
 /// What the recorder put in place of values it masked.
 const MASKS: &[&str] = &[
