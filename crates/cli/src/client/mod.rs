@@ -35,6 +35,14 @@ pub fn run(args: &[String]) -> ExitCode {
     // `--json` is kestrel's, not octez-client's: accepted anywhere, for every command.
     let json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    if grammar::asks_for_usage(&args) {
+        print!("{}", grammar::usage());
+        return if args.is_empty() {
+            ExitCode::from(report::EXIT_USAGE)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
     let result = grammar::parse(&args)
         .map_err(ClientError::usage)
         .and_then(|invocation| dispatch(&invocation));
