@@ -177,3 +177,37 @@ fn shell_words_follow_posix_quoting() {
         ]
     );
 }
+
+/// `expand macros in` prints each recorded macro expansion of `michelson-regression/macros`
+/// (`Macro_expansion-_macros-NAME.out` records `michelson/macros/NAME.tz`), whitespace aside.
+#[test]
+fn recorded_macro_expansions_print_the_same() {
+    let (Some(recorded), Some(scripts)) = (
+        kestrel_testdata::require("michelson-regression/macros", "recorded_macro_expansions"),
+        kestrel_testdata::require("michelson/macros", "recorded_macro_expansions"),
+    ) else {
+        return;
+    };
+    let files = kestrel_testdata::files_with_suffix(&recorded, ".out");
+    let mut identical = 0;
+    for file in &files {
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let name = stem.trim_start_matches("Macro_expansion-_macros-");
+        let script = scripts.join(format!("{name}.tz"));
+        let script = script.to_str().unwrap_or_default();
+        let (_, stdout, stderr) =
+            support::run_kestrel(&["client", "expand", "macros", "in", script], "");
+        let expected = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        if normalized(&format!("{stdout}{stderr}")) == normalized(&expected) {
+            identical += 1;
+        } else {
+            println!("DIFFERS {name}: {stdout}{stderr}");
+        }
+    }
+    println!(
+        "recorded macro expansions: {identical}/{} identical",
+        files.len()
+    );
+    assert!(files.len() >= 29, "only {} recordings found", files.len());
+    assert_eq!(identical, files.len());
+}
