@@ -6,7 +6,9 @@
 //!
 //! Commands whose recorded input was masked by the recorder (`"[CONTRACT_HASH]"`,
 //! `"[PUBLIC_KEY]"`, ...) cannot be run as recorded (octez-client itself rejects those strings);
-//! they are counted apart.
+//! they are counted apart, and run once more with the masked value recovered from the recording's
+//! `Raw packed data` (unpacked, then normalized to its readable form), which checks their hashes
+//! and gas.
 
 mod support;
 
@@ -114,13 +116,20 @@ fn recorded_octez_client_commands_print_the_same() {
     let mut files = kestrel_testdata::files_with_suffix(&client, ".out");
     files.extend(kestrel_testdata::files_with_suffix(&regression, ".out"));
     let scripts = format!("{}/", scripts.display());
-    let (mut total, mut identical, mut masked) = (0, 0, 0);
+    let (mut total, mut identical, mut masked, mut unmasked_identical) = (0, 0, 0, 0);
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let name = file.file_name().map(Path::new).unwrap_or(file).display();
         for (command, expected) in cases(&text) {
             if MASKS.iter().any(|mask| command.contains(mask)) {
                 masked += 1;
+                if let Some(got) = run_unmasked(&command, &expected) {
+                    if normalized(&got) == normalized(&expected) {
+                        unmasked_identical += 1;
+                    } else {
+                        println!("DIFFERS (unmasked) {name}: {command}\n  got {got}");
+                    }
+                }
                 continue;
             }
             total += 1;
@@ -152,13 +161,53 @@ fn recorded_octez_client_commands_print_the_same() {
         }
     }
     println!(
-        "recorded octez-client commands: {identical}/{total} identical ({masked} with masked inputs not run)"
+        "recorded octez-client commands: {identical}/{total} identical; with masked inputs: {unmasked_identical}/{masked} identical once the value is recovered"
     );
     assert!(total >= 300, "only {total} recorded commands found");
     assert!(
         identical >= MINIMUM_IDENTICAL,
         "{identical}/{total} identical, expected at least {MINIMUM_IDENTICAL}"
     );
+    assert!(masked >= 10, "only {masked} masked commands found");
+    assert_eq!(unmasked_identical, masked);
+}
+
+/// Runs a `hash data "[MASK]" of type T` command with the masked value recovered from the
+/// recording's packed bytes; `None` when the recording has none.
+fn run_unmasked(command: &str, expected: &str) -> Option<String> {
+    let packed = expected
+        .lines()
+        .find_map(|line| line.strip_prefix("Raw packed data: "))?;
+    let words = shell_words(command);
+    let ty = words.last()?.clone();
+    let (_, optimized, _) =
+        support::run_kestrel(&["client", "unpack", "michelson", "data", packed], "");
+    let (_, readable, _) = support::run_kestrel(
+        &[
+            "client",
+            "normalize",
+            "data",
+            optimized.trim(),
+            "of",
+            "type",
+            &ty,
+        ],
+        "",
+    );
+    let arguments: Vec<String> = words
+        .into_iter()
+        .map(|word| {
+            if MASKS.iter().any(|mask| word.contains(mask)) {
+                readable.trim().to_string()
+            } else {
+                word
+            }
+        })
+        .collect();
+    let mut full = vec!["client"];
+    full.extend(arguments.iter().map(String::as_str));
+    let (_, stdout, stderr) = support::run_kestrel(&full, "");
+    Some(format!("{stdout}{stderr}"))
 }
 
 #[test]
