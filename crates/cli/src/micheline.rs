@@ -80,8 +80,8 @@ pub fn run(command: MichelineCommand) -> CommandResult {
         MichelineCommand::Unpack { hex, json } => {
             let bytes = from_hex(&hex)?;
             let node = pack::unpack(&bytes).map_err(|e| e.to_string())?;
-            let text = print::to_text_indented(&node);
             if json {
+                let text = print::to_text_indented(&node);
                 let mut out = String::from("{\"text\":");
                 json::write_json_string(&mut out, &text);
                 out.push_str(",\"expression\":");
@@ -89,7 +89,7 @@ pub fn run(command: MichelineCommand) -> CommandResult {
                 out.push('}');
                 println!("{out}");
             } else {
-                println!("{text}");
+                print_text(&node)?;
             }
         }
         MichelineCommand::Convert { from, to, input } => {
@@ -104,7 +104,7 @@ pub fn run(command: MichelineCommand) -> CommandResult {
                 })?,
             };
             match to {
-                Form::Text => println!("{}", print::to_text_indented(&node)),
+                Form::Text => print_text(&node)?,
                 Form::Binary => {
                     println!(
                         "{}",
@@ -126,6 +126,16 @@ pub fn run(command: MichelineCommand) -> CommandResult {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Streams `node` in octez-client's layout to standard output, never holding the whole text.
+fn print_text(node: &Node) -> Result<(), String> {
+    crate::output::written(print::write_indented_to(
+        std::io::stdout().lock(),
+        node,
+        print::Wrapping::Unwrapped,
+        0,
+    ))
 }
 
 /// Parses one expression, reporting errors with line and column.

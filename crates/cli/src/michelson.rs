@@ -217,7 +217,7 @@ fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
 }
 
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    crate::input::read_text(&path.display().to_string()).map_err(|e| e.to_string())
 }
 
 fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> CommandResult {
@@ -250,7 +250,13 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
                     eprint!("{out}");
                 }
             }
-            Err(error.to_string())
+            Err(match &error {
+                RunScriptError::Typecheck(e) => format!(
+                    "ill-typed script or data: {}",
+                    crate::client::describe_typecheck_error(&e.kind)
+                ),
+                _ => error.to_string(),
+            })
         }
     }
 }

@@ -90,6 +90,16 @@ pub fn exit_quietly_on_broken_pipe() {
     }));
 }
 
+/// The result of streaming output: a closed pipe ends the process quietly (exit code 0), as
+/// [`exit_quietly_on_broken_pipe`] does for `println!`; any other write error is an error.
+pub fn written(result: std::io::Result<()>) -> Result<(), String> {
+    match result {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(error) => Err(format!("cannot write standard output: {error}")),
+        Ok(()) => Ok(()),
+    }
+}
+
 /// `kestrel version`: the version and how this binary was built.
 pub fn print_version(json: bool) -> CommandResult {
     let version = env!("CARGO_PKG_VERSION");

@@ -23,9 +23,12 @@
 //! Continuation lines can be shifted right by a fixed indentation, which is what Octez does when
 //! it embeds an expression in an outer box (`storage\n  ...`, the `[ ... ]` of a trace stack).
 //!
-//! Callers printing untrusted values should know that the indented layout, like Octez's, can be
-//! quadratic in the nesting depth (each level of a long-named application indents its arguments
-//! by 2 more columns); [`to_text_single_line`] is linear.
+//! Octez's layout indents each nesting level further, so its output grows with the square of the
+//! nesting depth (20 KB of left-nested pairs would print 300 MB). Like the OCaml formatter's
+//! maximum indentation, continuation lines here never start beyond [`MAX_INDENT_COLUMNS`]: the
+//! output is at most a constant factor larger than the input, whatever its shape, and printing
+//! takes time linear in the output. [`write_indented_to`] streams the text to any writer, so
+//! printing holds only the node and two integers per node, never the whole text.
 //!
 //! Octez's formatter gives up beyond 99,999 nested boxes or 99,999 columns of indentation (it
 //! prints `.` or forces line breaks); this printer does not imitate those degenerate cases: it
@@ -42,6 +45,54 @@ pub const SINGLE_LINE_SIZE_LIMIT: usize = 80;
 /// An application whose name (with annotations) is at most this long keeps its first argument on
 /// the name's line when it breaks (Micheline_printer's `String.length name <= 4` test).
 pub const SHORT_NAME_MAX_LENGTH: usize = 4;
+
+/// No continuation line starts beyond this column (relative to the expression's left edge):
+/// deeper boxes reuse it. Far beyond what real values reach (the recorded Octez traces stay
+/// under 200 columns); it bounds the output at about this many bytes per line of input, where
+/// Octez's layout is quadratic in the depth (OCaml's formatter has the same kind of bound, its
+/// maximum indentation).
+pub const MAX_INDENT_COLUMNS: usize = 1000;
+
+/// Where the printer writes: a `String` in memory, or a stream through [`write_indented_to`].
+pub trait Sink {
+    /// Appends `text`.
+    fn push_str(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, text: &str) {
+        String::push_str(self, text);
+    }
+}
+
+/// A [`Sink`] over an `io::Write`, keeping the first write error (later writes are dropped).
+struct WriteSink<W: std::io::Write> {
+    writer: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> Sink for WriteSink<W> {
+    fn push_str(&mut self, text: &str) {
+        if self.error.is_none() {
+            if let Err(error) = self.writer.write_all(text.as_bytes()) {
+                self.error = Some(error);
+            }
+        }
+    }
+}
+
+/// A [`Sink`] that counts the bytes written through it (the printer's columns).
+struct Counted<'a, S: Sink + ?Sized> {
+    inner: &'a mut S,
+    written: usize,
+}
+
+impl<S: Sink + ?Sized> Sink for Counted<'_, S> {
+    fn push_str(&mut self, text: &str) {
+        self.inner.push_str(text);
+        self.written += text.len();
+    }
+}
 
 /// Whether the root is parenthesised when it is an application with arguments or annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,11 +164,42 @@ impl std::fmt::Display for Node {
 /// `indent_columns` spaces, as when Octez prints the expression inside a box opened at that
 /// column (e.g. 6 for a stack element after `    [ `).
 pub fn write_indented(out: &mut String, node: &Node, wrapping: Wrapping, indent_columns: usize) {
+    print_into(out, node, wrapping, indent_columns);
+}
+
+/// Streams `node` in Octez's layout to `writer` (as [`write_indented`], without building the
+/// text in memory), followed by a newline; returns the first write error.
+pub fn write_indented_to<W: std::io::Write>(
+    writer: W,
+    node: &Node,
+    wrapping: Wrapping,
+    indent_columns: usize,
+) -> std::io::Result<()> {
+    let mut sink = WriteSink {
+        writer: std::io::BufWriter::new(writer),
+        error: None,
+    };
+    print_into(&mut sink, node, wrapping, indent_columns);
+    sink.push_str("\n");
+    match sink.error {
+        Some(error) => Err(error),
+        None => std::io::Write::flush(&mut sink.writer),
+    }
+}
+
+fn print_into<S: Sink + ?Sized>(
+    out: &mut S,
+    node: &Node,
+    wrapping: Wrapping,
+    indent_columns: usize,
+) {
     let preformat = preformat(node);
-    let origin = out.len();
     Printer {
-        out,
-        line_start: origin,
+        out: Counted {
+            inner: out,
+            written: 0,
+        },
+        line_start: 0,
         first_line: true,
         indent_columns,
     }
@@ -144,13 +226,13 @@ pub fn to_trace_stack_text(elements: &[Node], indent_columns: usize) -> String {
 }
 
 /// Appends `node` on one line to `out`.
-pub fn write_single_line(out: &mut String, node: &Node, wrapping: Wrapping) {
+pub fn write_single_line<S: Sink + ?Sized>(out: &mut S, node: &Node, wrapping: Wrapping) {
     write_single_line_with(out, node, wrapping == Wrapping::Wrapped, &mut Vec::new());
 }
 
 /// [`write_single_line`] with a caller-owned task stack, reused across calls by the printer.
-fn write_single_line_with<'a>(
-    out: &mut String,
+fn write_single_line_with<'a, S: Sink + ?Sized>(
+    out: &mut S,
     node: &'a Node,
     wrapped: bool,
     tasks: &mut Vec<Task<'a>>,
@@ -169,8 +251,8 @@ fn write_single_line_with<'a>(
 }
 
 /// Writes the head of `node` and schedules its children, all on one line.
-fn push_single_line_node<'a>(
-    out: &mut String,
+fn push_single_line_node<'a, S: Sink + ?Sized>(
+    out: &mut S,
     tasks: &mut Vec<Task<'a>>,
     node: &'a Node,
     wrapped: bool,
@@ -179,7 +261,7 @@ fn push_single_line_node<'a>(
         NodeKind::Prim { name, args, annots } => {
             let parenthesised = wrapped && (!args.is_empty() || !annots.is_empty());
             if parenthesised {
-                out.push('(');
+                out.push_str("(");
                 tasks.push(Task::Text(")"));
             }
             write_name(out, name.as_str(), annots);
@@ -217,20 +299,20 @@ enum Task<'a> {
     Break { offset_columns: usize },
 }
 
-struct Printer<'a> {
-    out: &'a mut String,
-    /// Byte offset in `out` where the expression (on its first line) or the current line starts.
+struct Printer<'a, S: Sink + ?Sized> {
+    out: Counted<'a, S>,
+    /// Bytes written before the current line starts (0 on the expression's first line).
     line_start: usize,
     /// Whether the cursor is still on the expression's first line (which has no indentation).
     first_line: bool,
     indent_columns: usize,
 }
 
-impl Printer<'_> {
+impl<S: Sink + ?Sized> Printer<'_, S> {
     /// The column of the cursor relative to the expression's own left edge. Octez counts columns
     /// in bytes (its formatter measures strings with `String.length`).
     fn column(&self) -> usize {
-        let on_line = self.out.len() - self.line_start;
+        let on_line = self.out.written - self.line_start;
         if self.first_line {
             on_line
         } else {
@@ -261,9 +343,10 @@ impl Printer<'_> {
                     continue;
                 }
                 Task::Break { offset_columns } => {
-                    let column = boxes.last().copied().unwrap_or(0) + offset_columns;
-                    self.out.push('\n');
-                    self.line_start = self.out.len();
+                    let column = (boxes.last().copied().unwrap_or(0) + offset_columns)
+                        .min(MAX_INDENT_COLUMNS);
+                    self.out.push_str("\n");
+                    self.line_start = self.out.written;
                     self.first_line = false;
                     self.push_spaces(self.indent_columns + column);
                     continue;
@@ -274,7 +357,7 @@ impl Printer<'_> {
             let size = sizes.get(next_index).copied().unwrap_or(0);
             if size < SINGLE_LINE_SIZE_LIMIT {
                 // The whole subtree fits on one line: print it and skip its sizes.
-                write_single_line_with(self.out, node, wrapped, &mut single_line_tasks);
+                write_single_line_with(&mut self.out, node, wrapped, &mut single_line_tasks);
                 next_index += preformat.subtree_node_counts[next_index];
                 continue;
             }
@@ -283,20 +366,20 @@ impl Printer<'_> {
                 NodeKind::Prim { name, args, annots } => {
                     let parenthesised = wrapped && (!args.is_empty() || !annots.is_empty());
                     if parenthesised {
-                        self.out.push('(');
+                        self.out.push_str("(");
                         tasks.push(Task::Text(")"));
                     }
                     let name_start = self.column();
-                    let head_start = self.out.len();
-                    write_name(self.out, name.as_str(), annots);
+                    let head_start = self.out.written;
+                    write_name(&mut self.out, name.as_str(), annots);
                     if args.is_empty() {
                         continue;
                     }
-                    let head_length = self.out.len() - head_start;
+                    let head_length = self.out.written - head_start;
                     tasks.push(Task::CloseBox);
                     if head_length <= SHORT_NAME_MAX_LENGTH {
                         // `Pair 1` then the other arguments aligned under the first.
-                        self.out.push(' ');
+                        self.out.push_str(" ");
                         for (index, arg) in args.iter().enumerate().rev() {
                             tasks.push(Task::Node(arg, true));
                             if index > 0 {
@@ -327,44 +410,77 @@ impl Printer<'_> {
                     }
                     tasks.push(Task::OpenBox);
                 }
-                _ => write_leaf(self.out, node),
+                _ => write_leaf(&mut self.out, node),
             }
         }
     }
 
-    fn push_spaces(&mut self, count: usize) {
-        self.out.extend(std::iter::repeat_n(' ', count));
+    fn push_spaces(&mut self, mut count: usize) {
+        const SPACES: &str = "                                                                ";
+        while count > 0 {
+            let chunk = count.min(SPACES.len());
+            self.out.push_str(&SPACES[..chunk]);
+            count -= chunk;
+        }
     }
 }
 
 /// Writes a primitive's name and its annotations, space-separated.
-fn write_name(out: &mut String, name: &str, annots: &[String]) {
+fn write_name<S: Sink + ?Sized>(out: &mut S, name: &str, annots: &[String]) {
     out.push_str(name);
     for annot in annots {
-        out.push(' ');
+        out.push_str(" ");
         out.push_str(annot);
     }
 }
 
 /// Writes an int, string or bytes node.
-fn write_leaf(out: &mut String, node: &Node) {
+fn write_leaf<S: Sink + ?Sized>(out: &mut S, node: &Node) {
     match &node.kind {
-        NodeKind::Int(value) => {
-            use std::fmt::Write;
-            // Writing into a String cannot fail. Small values skip BigInt's radix conversion.
-            let _ = match value.to_i64() {
-                Some(small) => write!(out, "{small}"),
-                None => write!(out, "{value}"),
-            };
-        }
+        NodeKind::Int(value) => match value.to_i64() {
+            // Small values skip BigInt's radix conversion and any allocation.
+            Some(small) => write_small_int(out, small),
+            None => out.push_str(&value.to_string()),
+        },
         NodeKind::String(value) => write_string_literal(out, value),
         NodeKind::Bytes(value) => {
             out.push_str("0x");
-            write_hex(out, value);
+            write_hex_to(out, value);
         }
         NodeKind::Prim { .. } | NodeKind::Seq(_) => {
             unreachable!("write_leaf is called on leaves only")
         }
+    }
+}
+
+/// Writes `value` in decimal through a buffer on the stack.
+fn write_small_int<S: Sink + ?Sized>(out: &mut S, value: i64) {
+    let mut buffer = [0u8; 20];
+    let mut start = buffer.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        start -= 1;
+        buffer[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        start -= 1;
+        buffer[start] = b'-';
+    }
+    // Only ASCII digits and a sign were written.
+    out.push_str(std::str::from_utf8(&buffer[start..]).unwrap_or_default());
+}
+
+/// Writes `bytes` as lowercase hex into any sink, a chunk at a time.
+fn write_hex_to<S: Sink + ?Sized>(out: &mut S, bytes: &[u8]) {
+    let mut chunk = String::with_capacity(256);
+    for part in bytes.chunks(128) {
+        chunk.clear();
+        write_hex(&mut chunk, part);
+        out.push_str(&chunk);
     }
 }
 
@@ -380,8 +496,8 @@ pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
 
 /// Writes a string literal with Micheline_printer's escapes (`\" \n \r \b \t \\`); every other
 /// character is written as is.
-pub fn write_string_literal(out: &mut String, value: &str) {
-    out.push('"');
+pub fn write_string_literal<S: Sink + ?Sized>(out: &mut S, value: &str) {
+    out.push_str("\"");
     let mut run_start = 0;
     for (index, byte) in value.bytes().enumerate() {
         let escape = match byte {
@@ -398,7 +514,7 @@ pub fn write_string_literal(out: &mut String, value: &str) {
         run_start = index + 1;
     }
     out.push_str(&value[run_start..]);
-    out.push('"');
+    out.push_str("\"");
 }
 
 /// Each node's preformatted size and subtree node count, indexed by prefix order.
@@ -566,6 +682,61 @@ mod tests {
         let printed = to_script_text(&nested);
         assert_eq!(printed, "{ { \"\" } }\n");
         assert_eq!(crate::parse::parse_toplevel(&printed), Ok(nested));
+    }
+
+    #[test]
+    fn streaming_prints_the_same_text() {
+        let hex = "01".repeat(32);
+        let node = parse_expression(&format!(
+            "Pair (Pair 0x{hex} 0x{hex}) {{ -9223372036854775808 ; 12345678901234567890123 ; \"a\\nb\" }}"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut streamed = Vec::new();
+        write_indented_to(&mut streamed, &node, Wrapping::Wrapped, 4)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut text = String::new();
+        write_indented(&mut text, &node, Wrapping::Wrapped, 4);
+        text.push('\n');
+        assert_eq!(String::from_utf8(streamed).ok(), Some(text));
+    }
+
+    #[test]
+    fn deep_nesting_prints_in_space_linear_in_the_input() {
+        // Left-nested pairs: Octez's layout indents every level by 6 more columns.
+        let depth = 5_000;
+        let mut node = Node::int(0);
+        for _ in 0..depth {
+            node = Node::prim(Prim::D_Pair, vec![node, Node::int(1)]);
+        }
+        let printed = to_text_indented(&node);
+        // The first line holds every opening `(Pair `; each other line starts at most at the
+        // indentation bound and holds one `1` and closing parentheses.
+        let first = printed.lines().next().map_or(0, str::len);
+        assert!(
+            first <= "(Pair ".len() * depth + SINGLE_LINE_SIZE_LIMIT,
+            "{first}"
+        );
+        let longest = printed
+            .lines()
+            .skip(1)
+            .map(|l| l.trim_end_matches(')').len())
+            .max();
+        assert_eq!(longest, Some(MAX_INDENT_COLUMNS + 1));
+        assert!(printed.len() <= depth * (MAX_INDENT_COLUMNS + "(Pair ".len() + 3));
+        // Below the bound, Octez's indentation is kept exactly: 160 levels reach about 900 columns.
+        let mut node = Node::int(0);
+        for _ in 0..160 {
+            node = Node::prim(Prim::D_Pair, vec![node, Node::int(1)]);
+        }
+        let printed = to_text_indented(&node);
+        let deepest = printed
+            .lines()
+            .map(|l| l.len() - l.trim_start().len())
+            .max();
+        assert!(
+            deepest.is_some_and(|d| (850..MAX_INDENT_COLUMNS).contains(&d)),
+            "{deepest:?}"
+        );
     }
 
     #[test]

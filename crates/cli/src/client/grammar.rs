@@ -292,6 +292,37 @@ fn lookup(table: &[(&'static str, Option<&'static str>)], word: &str) -> Option<
         .map(|(long, _)| *long)
 }
 
+/// The commands and their options, one per line (`kestrel client --help`, `kestrel client man`).
+pub fn usage() -> String {
+    let mut out = String::from(
+        "Usage: kestrel client [--mode mockup] [--protocol HASH] [--base-dir DIR] [--no-base-dir-warnings] COMMAND [--json]\n\nCommands (octez-client's offline commands):\n",
+    );
+    for spec in COMMANDS {
+        out.push_str("  ");
+        let words: Vec<String> = spec
+            .pattern
+            .iter()
+            .map(|token| match token {
+                Word(word) => (*word).to_string(),
+                Param(name) => format!("<{}>", name.replace(' ', "-")),
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+        for option in spec.options {
+            out.push_str(&format!(" [{option}]"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether `args` ask for the usage (`--help` or `-h` anywhere, `man` or `help` as the last word,
+/// or no word at all).
+pub fn asks_for_usage(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--help" || a == "-h")
+        || matches!(args.last().map(String::as_str), None | Some("man" | "help"))
+}
+
 /// Parses `args` (the words after `client`).
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut globals = BTreeMap::new();
@@ -433,6 +464,22 @@ mod tests {
         ))
         .expect("parses");
         assert_eq!(invocation.param("type"), "nat");
+    }
+
+    #[test]
+    fn usage_lists_every_command() {
+        let text = usage();
+        assert!(
+            text.contains("  hash data <data> of type <type> [--gas] [--for-script]\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("  ")).count(),
+            COMMANDS.len()
+        );
+        assert!(asks_for_usage(&args("--mode mockup man")));
+        assert!(!asks_for_usage(&args("hash data 1 of type int")));
+        assert!(!asks_for_usage(&args("hash data man of type string")));
     }
 
     #[test]

@@ -35,6 +35,14 @@ pub fn run(args: &[String]) -> ExitCode {
     // `--json` is kestrel's, not octez-client's: accepted anywhere, for every command.
     let json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    if grammar::asks_for_usage(&args) {
+        print!("{}", grammar::usage());
+        return if args.is_empty() {
+            ExitCode::from(report::EXIT_USAGE)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
     let result = grammar::parse(&args)
         .map_err(ClientError::usage)
         .and_then(|invocation| dispatch(&invocation));
@@ -289,10 +297,7 @@ fn typecheck_script(invocation: &grammar::Invocation) -> Result<Success, ClientE
     match checker.typecheck_script(&script) {
         Ok(gas) => {
             let remaining = report::format_gas(engine::OPERATION_GAS_MILLI - gas);
-            let mut text = String::from("Well typed\n");
-            if invocation.switch("--gas") || invocation.switch("--details") {
-                text.push_str(&format!("Gas remaining: {remaining} units remaining\n"));
-            }
+            let text = format!("Well typed\nGas remaining: {remaining} units remaining\n");
             Ok(Success {
                 text,
                 json: serde_json::json!({ "well_typed": true, "gas_remaining": remaining }),
@@ -345,10 +350,7 @@ fn typecheck_data(invocation: &grammar::Invocation) -> Result<Success, ClientErr
     let (ty, type_gas) = type_param(invocation, &checker, "type")?;
     let (_, data_gas) = data_param(invocation, &checker, &ty)?;
     let remaining = report::format_gas(engine::OPERATION_GAS_MILLI - type_gas - data_gas);
-    let mut text = String::from("Well typed\n");
-    if invocation.switch("--gas") {
-        text.push_str(&format!("Gas remaining: {remaining} units remaining\n"));
-    }
+    let text = format!("Well typed\nGas remaining: {remaining} units remaining\n");
     Ok(Success {
         text,
         json: serde_json::json!({ "well_typed": true, "gas_remaining": remaining }),
