@@ -2248,9 +2248,12 @@ mod tests {
 
     /// The milligas a run of `code` (Michelson text) on `stack` (top last) consumes.
     fn run_gas(code: &str, stack_types: Vec<Type>, stack: Vec<Value>) -> i64 {
-        let mut context = Context::default();
+        let environment = crate::host::Environment::default();
+        let mut host = crate::host::EmptyHost::default();
+        let self_parameter = kestrel_micheline::Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
+        let mut context = Context::new(&environment, self_parameter, &mut host);
         let node = kestrel_micheline::parse::parse_expression(code).expect("valid Micheline");
-        let (compiled, _) = crate::typecheck::Typechecker::new(&context)
+        let (compiled, _) = crate::typecheck::Typechecker::new(context.lookup())
             .typecheck_code(&node, stack_types)
             .expect("well typed");
         let limit = 1_000_000;

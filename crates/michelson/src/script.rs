@@ -72,6 +72,7 @@ impl Script {
             host: &host,
         });
         tc.legacy = config.legacy;
+        tc.gas_limit_milli = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
         tc.record_locations = true;
         let typed = tc.typecheck_script(&expanded)?;
         let typecheck_gas_milli = u64::try_from(tc.gas_consumed_milli).unwrap_or(0);

@@ -176,6 +176,8 @@ pub struct Typechecker<'a> {
     pub(crate) context: Lookup<'a>,
     /// Milligas consumed by typechecking so far, as Octez charges it (see [`charges`]).
     pub gas_consumed_milli: i64,
+    /// The milligas typechecking may consume (the operation limit unless set).
+    pub gas_limit_milli: i64,
     /// Nodes of Octez's typed IR for the code typechecked so far (`Script_typed_ir_size`),
     /// which Octez charges once a script's code is typechecked.
     pub ir_nodes: u64,
@@ -266,6 +268,7 @@ impl<'a> Typechecker<'a> {
         Typechecker {
             context,
             gas_consumed_milli: 0,
+            gas_limit_milli: crate::host::HARD_GAS_LIMIT_PER_OPERATION_MILLI as i64,
             ir_nodes: 0,
             allow_self: true,
             legacy: false,
@@ -299,11 +302,11 @@ impl<'a> Typechecker<'a> {
         self.gas_consumed_milli = self.gas_consumed_milli.saturating_add(milligas);
     }
 
-    /// Fails once the gas charged exceeds the context's limit (`gas_limit_milli`), as Octez's
+    /// Fails once the gas charged exceeds the limit (`gas_limit_milli`), as Octez's
     /// `Gas.consume` does: checked before each instruction and each data node, so the work
     /// (and memory) typechecking can take is bounded by gas.
     pub fn check_gas(&self, span: Span) -> Result<(), TcError> {
-        if self.gas_consumed_milli > self.context.gas_limit_milli {
+        if self.gas_consumed_milli > self.gas_limit_milli {
             return Err(TcError::new(span, TcErrorKind::GasExhaustion));
         }
         Ok(())
@@ -2274,14 +2277,14 @@ mod tests {
         ))
         .expect("valid Micheline");
         let check = |gas_limit_milli: i64| {
-            let context = Context {
-                gas_limit_milli,
-                ..Context::default()
-            };
-            Typechecker::new(&context)
-                .typecheck_code(&code, Vec::new())
-                .err()
-                .map(|error| error.kind)
+            crate::context::with_empty_lookup(|lookup| {
+                let mut typechecker = Typechecker::new(lookup);
+                typechecker.gas_limit_milli = gas_limit_milli;
+                typechecker
+                    .typecheck_code(&code, Vec::new())
+                    .err()
+                    .map(|error| error.kind)
+            })
         };
         assert!(matches!(check(10_000), Some(TcErrorKind::GasExhaustion)));
         assert_eq!(check(1_000_000_000), None);
