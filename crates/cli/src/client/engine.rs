@@ -379,6 +379,15 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
                         .to_string()
                 }
                 ExecutionError::Runtime(text) => text.clone(),
+                // octez-client names the failing instruction by line and characters (from
+                // `span` below), not by location.
+                ExecutionError::Failed { value, .. } => format!(
+                    "script reached FAILWITH instruction\nwith {}",
+                    kestrel_micheline::print::to_text_single_line(&normalize(
+                        value,
+                        kestrel_michelson::UnparsingMode::Readable
+                    ))
+                ),
                 other => other.to_string(),
             };
             let span = location.and_then(|location| failure_span(request, location));
