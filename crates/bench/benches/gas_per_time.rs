@@ -7,10 +7,11 @@
 //! `cargo bench -p kestrel-bench --bench gas_per_time` prints one line per class: gas consumed,
 //! wall time, µs per gas unit, peak RSS. Not criterion: each run is long and deterministic.
 
-use kestrel_michelson::context::Context;
-use kestrel_michelson::interpret::{Interpreter, RunError};
-use kestrel_michelson::typecheck::Typechecker;
-use kestrel_michelson::value::Value;
+use kestrel_micheline::{Node, Prim};
+use kestrel_michelson::{
+    execute, Config, EmptyHost, Environment, ExecutionError, Script,
+    HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+};
 use std::process::Command;
 use std::time::Instant;
 
@@ -91,21 +92,24 @@ fn peak_rss_kib() -> Option<u64> {
 
 /// Runs one class and prints its line.
 fn run_class(name: &str, script: &str) {
-    let node = kestrel_micheline::parse_toplevel(script).expect("benchmark script parses");
-    let mut context = Context::default();
+    let gas_limit = HARD_GAS_LIMIT_PER_OPERATION_MILLI;
+    let unit = Node::prim(Prim::D_Unit, vec![]);
     let started = Instant::now();
-    let typed = Typechecker::new(&context)
-        .typecheck_script(&node)
-        .expect("benchmark script typechecks");
-    let gas_limit = context.gas_limit_milli;
-    let mut interpreter = Interpreter::new(&mut context, gas_limit);
-    let outcome = interpreter.run(&typed.code, vec![Value::pair(Value::Unit, Value::Unit)]);
-    let gas_milli = gas_limit - interpreter.gas_milli_remaining.max(0);
+    let script = Script::parse(script, &Config::default()).expect("benchmark script typechecks");
+    let outcome = execute(
+        &script,
+        "default",
+        &unit,
+        &unit,
+        &Environment::default(),
+        &mut EmptyHost::default(),
+        gas_limit,
+    );
     let seconds = started.elapsed().as_secs_f64();
-    let ended = match outcome {
-        Ok(_) => "done",
-        Err(RunError::GasExhaustion) => "out of gas",
-        Err(_) => "failed",
+    let (gas_milli, ended) = match outcome {
+        Ok(execution) => (execution.consumed_milligas, "done"),
+        Err(ExecutionError::GasExhaustion) => (gas_limit, "out of gas"),
+        Err(_) => (0, "failed"),
     };
     let gas = gas_milli as f64 / 1_000.0;
     println!(
