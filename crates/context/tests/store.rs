@@ -1196,12 +1196,23 @@ fn gc_keeps_the_last_commits_and_frees_the_rest() {
             tree.hash(),
         ));
     }
-    store.wait_for_gc().unwrap().expect("the policy collected");
+    let report = store.wait_for_gc().unwrap().expect("the policy collected");
+    // How many policy GCs ran, and how far behind the head the last one started, depends on
+    // how fast the GC thread runs beside the commits (a GC still running delays the next): the
+    // invariant is that the last GC's kept commit and every later one stay, and no other.
     let (gc_count, _, _) = store.gc_history();
-    assert!(gc_count >= 3, "{gc_count}");
+    assert!(gc_count >= 2, "{gc_count}");
+    let kept_from = commits
+        .iter()
+        .position(|(hash, _)| *hash == report.kept_commit)
+        .expect("the kept commit is one of the chain's");
+    assert!(
+        kept_from > 30,
+        "the policy moved the kept commit forward: {kept_from}"
+    );
+    assert!(commits.len() - kept_from >= 5, "{kept_from}");
     let count = store.commit_count();
-    assert!((5..=5 + 3 + 3).contains(&count), "{count}");
-    let kept_from = commits.len() - count;
+    assert_eq!(count, commits.len() - kept_from);
     let dropped: Vec<ContextHash> = commits[..kept_from].iter().map(|(hash, _)| *hash).collect();
     check_kept(&store, &commits[kept_from..], &dropped);
     store.close().unwrap();
