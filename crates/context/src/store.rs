@@ -553,20 +553,36 @@ fn decode_index_record(record: &[u8]) -> (ContextHash, u64) {
     (ContextHash(hash), u64::from_be_bytes(offset))
 }
 
-/// Opens `directory` and takes an exclusive, non-blocking `flock` on it, held until the returned
-/// handle is closed (the kernel drops it when the process dies, so a killed writer leaves no
-/// stale lock). Another holder: [`ContextError::InUse`].
+/// How long [`lock_directory`] retries a lock held elsewhere before answering
+/// [`ContextError::InUse`]. A `flock` belongs to the open file, which a child process forked
+/// while the store was open shares until its `exec` closes it: a store closed and reopened in a
+/// process that spawns children can find its own lock still held for that moment.
+const LOCK_RETRY_MILLIS: u64 = 1_000;
+
+/// Opens `directory` and takes an exclusive `flock` on it, held until the returned handle is
+/// closed (the kernel drops it when the process dies, so a killed writer leaves no stale lock).
+/// Another holder, still there after [`LOCK_RETRY_MILLIS`]: [`ContextError::InUse`].
 fn lock_directory(directory: &Path) -> Result<File, ContextError> {
+    const PAUSE_MILLIS: u64 = 10;
     let handle = File::open(directory).map_err(io_error(directory, "open directory"))?;
-    match rustix::fs::flock(
-        &handle,
-        rustix::fs::FlockOperation::NonBlockingLockExclusive,
-    ) {
-        Ok(()) => Ok(handle),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(ContextError::InUse {
-            path: directory.to_path_buf(),
-        }),
-        Err(errno) => Err(io_error(directory, "lock")(errno.into())),
+    let mut waited_millis = 0;
+    loop {
+        match rustix::fs::flock(
+            &handle,
+            rustix::fs::FlockOperation::NonBlockingLockExclusive,
+        ) {
+            Ok(()) => return Ok(handle),
+            Err(rustix::io::Errno::WOULDBLOCK) if waited_millis < LOCK_RETRY_MILLIS => {
+                std::thread::sleep(std::time::Duration::from_millis(PAUSE_MILLIS));
+                waited_millis += PAUSE_MILLIS;
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(ContextError::InUse {
+                    path: directory.to_path_buf(),
+                })
+            }
+            Err(errno) => return Err(io_error(directory, "lock")(errno.into())),
+        }
     }
 }
 
