@@ -54,6 +54,7 @@ impl Tracer for Counter {
 /// A call ready to run: the script, the call's data and its world.
 struct Prepared {
     script: Node,
+    entrypoint: &'static str,
     parameter: Node,
     storage: Node,
     environment: Environment,
@@ -61,9 +62,10 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(script: Node, parameter: &str, storage: &str) -> Prepared {
+    fn new(script: Node, entrypoint: &'static str, parameter: &str, storage: &str) -> Prepared {
         Prepared {
             script,
+            entrypoint,
             parameter: expression(parameter),
             storage: expression(storage),
             environment: Environment::default(),
@@ -74,7 +76,7 @@ impl Prepared {
     fn execute(&mut self, typed: &Script) -> Result<kestrel_michelson::Execution, ExecutionError> {
         execute(
             typed,
-            "default",
+            self.entrypoint,
             &self.parameter,
             &self.storage,
             &self.environment,
@@ -85,7 +87,12 @@ impl Prepared {
 }
 
 fn tight_loop(c: &mut Criterion) {
-    let mut prepared = Prepared::new(parse(LOOP_SCRIPT), &LOOP_ITERATIONS.to_string(), "0");
+    let mut prepared = Prepared::new(
+        parse(LOOP_SCRIPT),
+        "default",
+        &LOOP_ITERATIONS.to_string(),
+        "0",
+    );
     let typed = typecheck(&prepared.script);
     let mut counter = Counter(0);
     let call = Call {
@@ -116,7 +123,8 @@ fn cpmm() -> Option<Prepared> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut prepared = Prepared::new(
         parse(&text),
-        "Right (Right (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"))",
+        "xtzToToken",
+        "Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"",
         "Pair 1000000000 100000000000 1000000 \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\" \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\"",
     );
     let token = Address::from_string("KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo")?;
@@ -143,6 +151,7 @@ fn fa12() -> Option<Prepared> {
     let text = std::fs::read_to_string(path).ok()?;
     Some(Prepared::new(
         parse(&text),
+        "default",
         "Left (Left (Left (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" \"tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5\" 10)))",
         "Pair { Elt \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" (Pair 1000000 {}) } \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" False 1000000",
     ))
@@ -175,7 +184,7 @@ fn contracts(c: &mut Criterion) {
 }
 
 fn gas_exhaustion(c: &mut Criterion) {
-    let mut prepared = Prepared::new(parse(GAS_SCRIPT), "Unit", "Unit");
+    let mut prepared = Prepared::new(parse(GAS_SCRIPT), "default", "Unit", "Unit");
     let typed = typecheck(&prepared.script);
     let mut group = c.benchmark_group("michelson_gas_exhaustion");
     group.throughput(Throughput::Elements(1));
