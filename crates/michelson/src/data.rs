@@ -13,7 +13,8 @@ use kestrel_micheline::Node;
 pub enum UnparsingMode {
     /// Strings for addresses, keys, signatures, timestamps, chain ids; flat `Pair a b c` combs.
     Readable,
-    /// Bytes and integers; right combs of three or more as sequences `{ a ; b ; c }`.
+    /// Bytes and integers; right combs of four or more as sequences `{ a ; b ; c ; d }`, of three
+    /// as `Pair a (Pair b c)`.
     Optimized,
     /// Bytes and integers; binary pairs (the form `PACK` serializes).
     OptimizedLegacy,

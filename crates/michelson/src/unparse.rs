@@ -92,10 +92,19 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
                     }
                 }
             }
-            if mode == Mode::Optimized && items.len() > 2 {
-                Node::seq(items)
-            } else {
-                Node::prim(Prim::D_Pair, items)
+            // Octez's `unparse_pair`: readable combs are flat `Pair a b c`; optimized combs of
+            // four or more are sequences, of three or two nested binary pairs; optimized-legacy
+            // pairs are always binary (the loop above stops after the first element).
+            match mode {
+                Mode::Optimized if items.len() >= 4 => Node::seq(items),
+                Mode::Readable => Node::prim(Prim::D_Pair, items),
+                _ => {
+                    let mut nested = items.pop().expect("a pair has two elements");
+                    while let Some(left) = items.pop() {
+                        nested = Node::prim(Prim::D_Pair, vec![left, nested]);
+                    }
+                    nested
+                }
             }
         }
         Value::Left(v) => Node::prim(Prim::D_Left, vec![unparse(v, mode)]),

@@ -99,9 +99,8 @@ pub struct Checker {
     legacy: bool,
 }
 
-/// A value with its type.
+/// A value that typechecked.
 pub struct Typed {
-    ty: Type,
     value: Value,
 }
 
@@ -130,10 +129,7 @@ impl Checker {
             kestrel_michelson::typecheck_data_metered(&node, ty, context)
         })
         .map_err(|e| Failure::of(&e))?;
-        let typed = Typed {
-            ty: ty.clone(),
-            value,
-        };
+        let typed = Typed { value };
         Ok((typed, milligas(gas)))
     }
 
@@ -215,10 +211,7 @@ pub fn unparse_typed(typed: &Typed, mode: UnparsingMode) -> Node {
     match mode {
         UnparsingMode::Readable => normalize(&typed.value, Mode::Readable),
         UnparsingMode::OptimizedLegacy => normalize(&typed.value, Mode::OptimizedLegacy),
-        UnparsingMode::Optimized => crate::client::combs::optimize_combs(
-            &normalize(&typed.value, Mode::OptimizedLegacy),
-            &typed.ty,
-        ),
+        UnparsingMode::Optimized => normalize(&typed.value, Mode::Optimized),
     }
 }
 
@@ -230,34 +223,6 @@ pub fn pack(typed: &Typed) -> Result<(Vec<u8>, i64), String> {
 
 /// The gas of one operation, in milligas: what `hash data` and `typecheck` start from.
 pub const OPERATION_GAS_MILLI: i64 = HARD_GAS_LIMIT_PER_OPERATION_MILLI as i64;
-
-/// The structural views of a type the comb rewriting walks.
-pub enum TypeShape<'a> {
-    /// `pair a b`.
-    Pair(&'a Type, &'a Type),
-    /// `or a b`.
-    Or(&'a Type, &'a Type),
-    /// `option a`.
-    Option(&'a Type),
-    /// `list a` or `set a`.
-    Elements(&'a Type),
-    /// `map k v` or `big_map k v`.
-    Map(&'a Type, &'a Type),
-    /// Any other type.
-    Leaf,
-}
-
-/// The shape of `ty`.
-pub fn shape(ty: &Type) -> TypeShape<'_> {
-    match ty {
-        Type::Pair(a, b) => TypeShape::Pair(a, b),
-        Type::Or(a, b) => TypeShape::Or(a, b),
-        Type::Option(a) => TypeShape::Option(a),
-        Type::List(a) | Type::Set(a) => TypeShape::Elements(a),
-        Type::Map(k, v) | Type::BigMap(k, v) => TypeShape::Map(k, v),
-        _ => TypeShape::Leaf,
-    }
-}
 
 /// What `run script` takes, in the Michelson crate's units (mutez, milligas, seconds).
 pub struct RunRequest {

@@ -3,11 +3,10 @@
 //! command lines run unchanged (`kestrel client --mode mockup hash data 1 of type int`).
 //!
 //! Map: [`grammar`] (the command line), [`engine`] (the only calls into the Michelson crate),
-//! [`combs`] (the `Optimized` unparsing of combs), [`stack`] (typed stacks of `normalize
+//! [`stack`] (typed stacks of `normalize
 //! stack`), [`report`] (errors in octez-client's words). `--json` prints one JSON object
 //! instead, on success and on failure.
 
-mod combs;
 mod engine;
 mod grammar;
 mod report;
