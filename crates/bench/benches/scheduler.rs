@@ -20,7 +20,6 @@
 
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use kestrel_scheduler::{
@@ -32,39 +31,15 @@ use prio_graph::{AccessKind, PrioGraph, TopLevelId};
 use std::cmp::Reverse;
 use std::collections::{HashSet, VecDeque};
 use std::hint::black_box;
-use std::time::Duration;
 
 type Address = [u8; 32];
 
 const WORKERS: usize = 4;
 const BATCH: usize = 64;
 
-/// The calling thread's CPU time, as a criterion measurement.
-struct ThreadCpuTime;
-
-impl Measurement for ThreadCpuTime {
-    type Intermediate = cpu_time::ThreadTime;
-    type Value = Duration;
-
-    fn start(&self) -> Self::Intermediate {
-        cpu_time::ThreadTime::now()
-    }
-    fn end(&self, start: Self::Intermediate) -> Self::Value {
-        start.elapsed()
-    }
-    fn add(&self, first: &Self::Value, second: &Self::Value) -> Self::Value {
-        *first + *second
-    }
-    fn zero(&self) -> Self::Value {
-        Duration::ZERO
-    }
-    fn to_f64(&self, value: &Self::Value) -> f64 {
-        value.as_nanos() as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        WallTime.formatter()
-    }
-}
+#[path = "measurement_support/thread_cpu_time.rs"]
+mod thread_cpu_time;
+use thread_cpu_time::ThreadCpuTime;
 
 struct Rng(u64);
 

@@ -22,7 +22,6 @@
 
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use kestrel_txview::{
     AddressTableLookupSpec, InstructionSpec, MessageHeader, SanitizeConfig,
@@ -30,7 +29,6 @@ use kestrel_txview::{
 };
 use solana_transaction::versioned::VersionedTransaction;
 use std::hint::black_box;
-use std::time::Duration;
 
 /// The config Agave's benchmark uses (today's mainnet values).
 const AGAVE_CONFIG: AgaveConfig = AgaveConfig {
@@ -42,32 +40,9 @@ const AGAVE_CONFIG: AgaveConfig = AgaveConfig {
 /// Agave's benchmark size per scenario.
 const NUM_TRANSACTIONS: usize = 1024;
 
-/// The calling thread's CPU time, as a criterion measurement.
-struct ThreadCpuTime;
-
-impl Measurement for ThreadCpuTime {
-    type Intermediate = cpu_time::ThreadTime;
-    type Value = Duration;
-
-    fn start(&self) -> Self::Intermediate {
-        cpu_time::ThreadTime::now()
-    }
-    fn end(&self, start: Self::Intermediate) -> Self::Value {
-        start.elapsed()
-    }
-    fn add(&self, first: &Self::Value, second: &Self::Value) -> Self::Value {
-        *first + *second
-    }
-    fn zero(&self) -> Self::Value {
-        Duration::ZERO
-    }
-    fn to_f64(&self, value: &Self::Value) -> f64 {
-        value.as_nanos() as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        WallTime.formatter()
-    }
-}
+#[path = "measurement_support/thread_cpu_time.rs"]
+mod thread_cpu_time;
+use thread_cpu_time::ThreadCpuTime;
 
 fn bench_parsers(group: &mut BenchmarkGroup<'_, ThreadCpuTime>, transactions: &[Vec<u8>]) {
     group.throughput(Throughput::Elements(transactions.len() as u64));
