@@ -12,7 +12,7 @@ use kestrel_micheline::print::{write_indented, write_single_line, Wrapping};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
     execute_traced, normalize, Address, BigMapDiff, BigMapDiffAction, BigMapInit, Call,
-    Environment, ExecutionError, InternalOperation, Script, ScriptError, Tracer, Type,
+    Environment, ExecutionError, InternalOperation, NoTrace, Script, ScriptError, Tracer, Type,
     TypecheckError, UnparsingMode, Value,
 };
 use std::fmt::Write;
@@ -250,30 +250,52 @@ pub fn run_script(
         parameter: &parameter,
         storage: &storage,
     };
-    let mut host = FixtureHost::new(FIRST_FRESH_BIG_MAP_ID);
     let gas_limit = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
-    let mut collector = Collector {
+    let new_collector = || Collector {
         enabled: options.trace_stack,
         steps: Vec::new(),
         last_gas: gas_limit,
         entered: None,
     };
-    let result = execute_traced(
-        &typed,
-        &call,
-        &environment,
-        &mut host,
-        config.gas_limit_milli,
-        &mut collector,
-    );
-    let (trace, location) = (collector.steps, collector.entered);
+    let run_traced = || {
+        let mut collector = new_collector();
+        let mut host = FixtureHost::new(FIRST_FRESH_BIG_MAP_ID);
+        let result = execute_traced(
+            &typed,
+            &call,
+            &environment,
+            &mut host,
+            config.gas_limit_milli,
+            &mut collector,
+        );
+        (result, collector)
+    };
+    // Without `--trace-stack` the run takes the interpreter's plain path; runs are
+    // deterministic, so a failed one is run again instrumented to find the failing instruction.
+    let (result, collector) = if options.trace_stack {
+        run_traced()
+    } else {
+        let mut host = FixtureHost::new(FIRST_FRESH_BIG_MAP_ID);
+        let plain = execute_traced(
+            &typed,
+            &call,
+            &environment,
+            &mut host,
+            config.gas_limit_milli,
+            &mut NoTrace,
+        );
+        match plain {
+            Ok(execution) => (Ok(execution), new_collector()),
+            Err(_) => run_traced(),
+        }
+    };
     let execution = match result {
         Ok(execution) => execution,
         Err(error) => {
             return Err(RunScriptError::Execution {
                 error,
-                trace,
-                location,
+                trace: collector.steps,
+                location: collector.entered,
             })
         }
     };
@@ -290,7 +312,7 @@ pub fn run_script(
             .iter()
             .flat_map(describe_diff)
             .collect(),
-        trace,
+        trace: collector.steps,
     })
 }
 
