@@ -1,8 +1,20 @@
-//! Every Michelson contract and TZT file of the shared test data parses as a toplevel sequence.
+//! Every Michelson contract (but the misaligned one, which octez-client refuses too) and TZT file
+//! (whose runners do not apply the layout rule) of the shared test data parses as a toplevel
+//! sequence.
 
-use kestrel_micheline::parse_toplevel;
+use kestrel_micheline::{
+    parse_toplevel, parse_toplevel_any_layout, Node, ParseError, ParseErrorKind,
+};
 
-fn check_all(relative: &str, suffix: &str, test_name: &str) {
+/// The contract whose layout Micheline's indentation rule refuses.
+const MISALIGNED: &str = "ill_typed/badly_indented.tz";
+
+fn check_all(
+    relative: &str,
+    suffix: &str,
+    test_name: &str,
+    parse: fn(&str) -> Result<Node, ParseError>,
+) {
     let Some(dir) = kestrel_testdata::require(relative, test_name) else {
         return;
     };
@@ -16,8 +28,12 @@ fn check_all(relative: &str, suffix: &str, test_name: &str) {
     for file in &files {
         let source =
             std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        if let Err(error) = parse_toplevel(&source) {
-            failures.push(format!("{}: {}", file.display(), error.describe(&source)));
+        let misaligned = file.ends_with(MISALIGNED);
+        match parse(&source) {
+            Err(error) if misaligned && error.kind == ParseErrorKind::Misaligned => {}
+            Err(error) => failures.push(format!("{}: {}", file.display(), error.describe(&source))),
+            Ok(_) if misaligned => failures.push(format!("{}: parsed", file.display())),
+            Ok(_) => {}
         }
     }
     assert!(
@@ -31,10 +47,15 @@ fn check_all(relative: &str, suffix: &str, test_name: &str) {
 
 #[test]
 fn every_contract_parses() {
-    check_all("michelson", ".tz", "every_contract_parses");
+    check_all("michelson", ".tz", "every_contract_parses", parse_toplevel);
 }
 
 #[test]
 fn every_tzt_file_parses() {
-    check_all("tzt", ".tzt", "every_tzt_file_parses");
+    check_all(
+        "tzt",
+        ".tzt",
+        "every_tzt_file_parses",
+        parse_toplevel_any_layout,
+    );
 }

@@ -73,7 +73,8 @@ pub fn describe(kind: &TcErrorKind) -> String {
         TcErrorKind::Macro(name) => format!("unexpected arity for macro {name}."),
         TcErrorKind::Unsupported(what) => format!("unsupported feature: {what}."),
         TcErrorKind::BadEntrypoint(what) => format!("invalid entrypoint: {what}."),
-        TcErrorKind::BadAnnotation(what) => format!("unexpected annotation {what}."),
+        // Octez names no annotation: `unexpected annotation.`
+        TcErrorKind::BadAnnotation(_) => "unexpected annotation.".into(),
         TcErrorKind::BadScript(what) => format!("ill-formed script: {what}."),
         TcErrorKind::GasExhaustion => {
             "Gas limit exceeded during typechecking or execution.".into()
