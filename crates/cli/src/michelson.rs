@@ -17,6 +17,10 @@ pub enum MichelsonCommand {
         /// TZT files or directories holding them.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Run every test in legacy mode, accepting the deprecated instructions and types that
+        /// contracts originated under earlier protocols may use (the suite's `legacy/` tests).
+        #[arg(long)]
+        legacy: bool,
         /// Print a JSON report.
         #[arg(long)]
         json: bool,
@@ -68,8 +72,12 @@ pub enum MichelsonCommand {
     },
     /// Typecheck a script.
     Typecheck {
-        /// The script file.
+        /// The script file (`-` for standard input).
         script: PathBuf,
+        /// Legacy mode, as for a contract originated under an earlier protocol: accept the
+        /// deprecated instructions and types (octez-client's `--legacy`).
+        #[arg(long)]
+        legacy: bool,
         /// Print a JSON report.
         #[arg(long)]
         json: bool,
@@ -88,7 +96,11 @@ pub enum MichelsonCommand {
 /// Runs a `kestrel michelson` command.
 pub fn run(command: MichelsonCommand) -> CommandResult {
     match command {
-        MichelsonCommand::Tzt { paths, json } => tzt(&paths, json),
+        MichelsonCommand::Tzt {
+            paths,
+            legacy,
+            json,
+        } => tzt(&paths, legacy, json),
         MichelsonCommand::RunScript {
             script,
             storage,
@@ -131,7 +143,11 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
             };
             run_script_command(&script, &options, json)
         }
-        MichelsonCommand::Typecheck { script, json } => typecheck(&script, json),
+        MichelsonCommand::Typecheck {
+            script,
+            legacy,
+            json,
+        } => typecheck(&script, legacy, json),
         MichelsonCommand::Pack { ty, value } => pack(&ty, &value),
     }
 }
@@ -172,7 +188,7 @@ fn collect_tzt(paths: &[PathBuf]) -> Vec<PathBuf> {
     files
 }
 
-fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
+fn tzt(paths: &[PathBuf], legacy: bool, json: bool) -> CommandResult {
     let files = collect_tzt(paths);
     if files.is_empty() {
         return Err("no .tzt file found in the paths given".to_string());
@@ -181,11 +197,8 @@ fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
     let mut reports = Vec::new();
     for file in &files {
         let result = match std::fs::read_to_string(file) {
-            Ok(source) => {
-                let legacy = file.components().any(|c| c.as_os_str() == "legacy");
-                kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
-                    .map_err(|e| e.to_string())
-            }
+            Ok(source) => kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
+                .map_err(|e| e.to_string()),
             Err(e) => Err(format!("cannot read: {e}")),
         };
         if result.is_ok() {
@@ -261,10 +274,14 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
     }
 }
 
-fn typecheck(script: &Path, json: bool) -> CommandResult {
+fn typecheck(script: &Path, legacy: bool, json: bool) -> CommandResult {
     let source = read(script)?;
     let node = kestrel_micheline::parse_toplevel(&source).map_err(|e| e.describe(&source))?;
-    match kestrel_michelson::Script::typecheck(&node, &kestrel_michelson::Config::default()) {
+    let config = kestrel_michelson::Config {
+        legacy,
+        ..kestrel_michelson::Config::default()
+    };
+    match kestrel_michelson::Script::typecheck(&node, &config) {
         Ok(_) => {
             if json {
                 print_json(&serde_json::json!({ "well_typed": true }));

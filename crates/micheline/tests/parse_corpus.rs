@@ -59,3 +59,36 @@ fn every_tzt_file_parses() {
         parse_toplevel_any_layout,
     );
 }
+
+/// What octez-client 025 prints for the TZT files its parser refuses for their layout
+/// (`tzt_regression.ml`, `U025-- Run TZT.out`): the layout rule gives the same words.
+#[test]
+fn misaligned_tzt_files_are_refused_in_octez_words() {
+    let Some(dir) =
+        kestrel_testdata::require("tzt", "misaligned_tzt_files_are_refused_in_octez_words")
+    else {
+        return;
+    };
+    let cases = [
+        (
+            "view_02.tzt",
+            "At line 17 characters 6 to 62, misaligned expression",
+        ),
+        (
+            "view_03.tzt",
+            "At line 17 characters 6 to 58, misaligned expression",
+        ),
+        (
+            "view_04.tzt",
+            "At line 17 characters 6 to 56, misaligned expression",
+        ),
+    ];
+    for (name, words) in cases {
+        let source =
+            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let error = parse_toplevel(&source)
+            .err()
+            .map(|error| error.describe(&source));
+        assert_eq!(error.as_deref(), Some(words), "{name}");
+    }
+}
