@@ -225,3 +225,47 @@ fn gc_verify_and_info() {
     assert!(failed["offset"].as_u64().unwrap() <= position as u64);
     let _ = std::fs::remove_dir_all(&store);
 }
+
+/// A replay into the default temporary store, ended by SIGINT or SIGTERM, leaves nothing in the
+/// temporary directory and exits as the signal's number says (130, 143); genesis, seconds
+/// before the first block, says what it is doing before anything else.
+#[test]
+fn an_interrupted_replay_removes_its_temporary_store() {
+    let tmpdir = temporary("tmpdir");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    for (signal, expected_code) in [("INT", 130), ("TERM", 143)] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+            .args(["context", "replay", "--blocks", "100000000"])
+            .args(["--ops-per-block", "50", "--initial-contracts", "300"])
+            .env("TMPDIR", &tmpdir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut first_line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut first_line).unwrap();
+        // Blocks are being written: the store exists (the progress line of a block came).
+        let mut second_line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut second_line).unwrap();
+        let stored = std::fs::read_dir(&tmpdir).unwrap().count();
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // Keep reading stderr so the child never blocks on a full pipe while it exits.
+        std::io::copy(&mut stderr, &mut std::io::sink()).unwrap();
+        let status = child.wait().unwrap();
+        let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().flatten().collect();
+        assert!(
+            first_line.starts_with("genesis: 300 contracts"),
+            "{first_line}"
+        );
+        assert_eq!(stored, 1, "{signal}: the temporary store was never made");
+        assert_eq!(status.code(), Some(expected_code), "{signal}");
+        assert!(left.is_empty(), "{signal}: left behind {left:?}");
+    }
+    let _ = std::fs::remove_dir_all(&tmpdir);
+}
