@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub enum ContextCommand {
     /// Print the Tezos context hash of a file (as contents) or a directory (as a tree).
     Hash {
-        /// The file or directory.
+        /// The file or directory (`-`: standard input, hashed as contents).
         path: PathBuf,
         /// Print as JSON.
         #[arg(long)]
@@ -102,10 +102,12 @@ pub enum ContextCommand {
         /// Stop after this many seconds of replay (the report covers the blocks done).
         #[arg(long)]
         time_limit_seconds: Option<u64>,
-        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload.
+        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload
+        /// (`-`: standard input).
         #[arg(long, conflicts_with = "write_trace")]
         trace: Option<PathBuf>,
-        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
+        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop (`-`:
+        /// standard output).
         #[arg(long)]
         write_trace: Option<PathBuf>,
         /// Write each block's times to this file as CSV
@@ -602,13 +604,13 @@ fn tree_of_directory(root: &Path) -> Result<(Tree, u64), String> {
 }
 
 fn hash(path: &Path, json: bool) -> CommandResult {
-    let metadata =
-        std::fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    let (hash, kind, files) = if metadata.is_dir() {
+    let (hash, kind, files) = if path.is_dir() {
         let (tree, files) = tree_of_directory(path)?;
         (tree.hash(), Kind::Node, files)
     } else {
-        let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        // `-` is standard input; a path must be a regular file (a FIFO would never end).
+        let bytes = crate::input::read_bytes(&path.display().to_string())
+            .map_err(|error| error.to_string())?;
         (Tree::of_contents(&bytes).hash(), Kind::Contents, 1)
     };
     let kind_name = match kind {
@@ -1053,9 +1055,16 @@ fn slowest_blocks_by(
 }
 
 fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
-    let file = std::fs::File::create(output)
-        .map_err(|error| format!("create {}: {error}", output.display()))?;
-    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
+    let to_stdout = output == Path::new("-");
+    let sink: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(
+            std::fs::File::create(output)
+                .map_err(|error| format!("create {}: {error}", output.display()))?,
+        )
+    };
+    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
         .map_err(|error| format!("write {}: {error}", output.display()))?;
     kestrel_context::trace::write_synthetic_trace(
         &mut writer,
@@ -1068,12 +1077,22 @@ fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
     writer
         .finish()
         .map_err(|error| format!("write {}: {error}", output.display()))?;
-    println!(
+    let message = format!(
         "wrote {} blocks of {} operations to {}",
         options.blocks,
         options.operations_per_block,
-        output.display()
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            output.display().to_string()
+        }
     );
+    // Standard output carries the trace itself when it is the destination.
+    if to_stdout {
+        eprintln!("{message}");
+    } else {
+        println!("{message}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1084,12 +1103,18 @@ fn replay_trace_file(
     json: bool,
 ) -> CommandResult {
     let (directory, temporary) = store_directory(store, "kestrel-trace-replay")?;
-    let file =
-        std::fs::File::open(input).map_err(|error| format!("open {}: {error}", input.display()))?;
+    let source: Box<dyn std::io::Read> = if input == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(input)
+                .map_err(|error| format!("open {}: {error}", input.display()))?,
+        )
+    };
     let result = (|| {
         let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
         let mut reader = kestrel_context::trace::TraceReader::try_new(
-            std::io::BufReader::new(file),
+            std::io::BufReader::new(source),
             input.to_path_buf(),
         )?;
         let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub enum MichelsonCommand {
     /// Run TZT unit tests (files or directories); prints one line per file and a summary.
     Tzt {
-        /// TZT files or directories holding them.
+        /// TZT files or directories holding them (`-`: one test on standard input).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Run every test in legacy mode, accepting the deprecated instructions and types that
@@ -196,11 +196,10 @@ fn tzt(paths: &[PathBuf], legacy: bool, json: bool) -> CommandResult {
     let mut passed = 0;
     let mut reports = Vec::new();
     for file in &files {
-        let result = match std::fs::read_to_string(file) {
-            Ok(source) => kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(format!("cannot read: {e}")),
-        };
+        let result = read(file).and_then(|source| {
+            kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
+                .map_err(|e| e.to_string())
+        });
         if result.is_ok() {
             passed += 1;
         }

@@ -269,3 +269,54 @@ fn an_interrupted_replay_removes_its_temporary_store() {
     }
     let _ = std::fs::remove_dir_all(&tmpdir);
 }
+
+/// `-` stands for standard input (standard output for `--write-trace`) wherever a context verb
+/// takes a file: a trace written to standard output and read from standard input replays to the
+/// head of the same workload.
+#[test]
+fn dash_is_standard_input_or_output_for_file_arguments() {
+    let (code, stdout, stderr) = support::run_kestrel(&["context", "hash", "--json", "-"], "\u{1}");
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json["hex"],
+        "407f958990678e2e9fb06758bc6520dae46d838d39948a4c51a5b19bd079293d"
+    );
+    let workload = [
+        "--blocks",
+        "3",
+        "--ops-per-block",
+        "20",
+        "--initial-contracts",
+        "100",
+    ];
+    let mut arguments = vec!["context", "replay", "--write-trace", "-"];
+    arguments.extend_from_slice(&workload);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(&arguments)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stdout.starts_with(b"IrmRepBT"),
+        "not a trace on stdout"
+    );
+    // The trace is binary: hand it over as bytes.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["context", "replay", "--trace", "-", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &output.stdout).unwrap();
+    let replayed = child.wait_with_output().unwrap();
+    assert_eq!(replayed.status.code(), Some(0));
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    let mut arguments = vec!["context", "replay", "--json"];
+    arguments.extend_from_slice(&workload);
+    let (code, stdout, _) = kestrel(&arguments);
+    assert_eq!(code, 0);
+    let direct: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(replayed["head"], direct["head"]);
+    assert_eq!(replayed["read_mismatches"], 0);
+}

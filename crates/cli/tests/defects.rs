@@ -430,6 +430,12 @@ fn legacy_mode_is_a_flag_not_a_directory_name() {
     )
     .unwrap_or_else(|error| panic!("{error}"));
     let dir = directory.to_str().unwrap_or_default().to_string();
+    // `-` reads one test from standard input.
+    let (code, stdout, _) = run(
+        &["michelson", "tzt", "--legacy", "-"],
+        "code { SUB } ; input { Stack_elt mutez 5 ; Stack_elt mutez 3 } ; output { Stack_elt mutez 2 }",
+    );
+    assert_eq!((code, stdout.as_str()), (0, "PASS -\n1 passed, 0 failed\n"));
     let current = run(&["michelson", "tzt", &dir], "");
     let legacy = run(&["michelson", "tzt", "--legacy", &dir], "");
     let _ = std::fs::remove_dir_all(directory.parent().unwrap_or(&directory));
