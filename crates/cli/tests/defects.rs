@@ -444,3 +444,34 @@ fn legacy_mode_is_a_flag_not_a_directory_name() {
     assert_eq!(legacy.0, 0, "{}", legacy.1);
     assert!(legacy.1.contains("1 passed, 0 failed"), "{}", legacy.1);
 }
+
+#[test]
+fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
+    let Some(scripts) = scripts() else { return };
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "\"x\"",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        "At line 1 characters 0 to 3,\nInvalid data: expected a value of type int, got \"x\".\nFatal error:\n  error running script\n"
+    );
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", cons, "on", "storage", "Unit", "and", "input", "1",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("Runtime error"), "{stderr}");
+    assert!(!stderr.contains("byte"), "{stderr}");
+    assert!(
+        stderr.starts_with("At line 1 characters 0 to 4,\n"),
+        "{stderr}"
+    );
+}

@@ -334,6 +334,15 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
             Failure::of(&error),
         )),
         Err(RunScriptError::BadOption(message)) => Err(RunFailure::BadOption(message)),
+        // The storage or the parameter does not have its type: a typing error in that text,
+        // not a failure of the running script.
+        Err(RunScriptError::Execution {
+            error: ExecutionError::IllTypedData(error),
+            ..
+        }) => Err(RunFailure::Typecheck(
+            ill_typed_part(request),
+            Failure::of(&error),
+        )),
         Err(RunScriptError::Execution {
             error,
             trace,

@@ -261,11 +261,15 @@ fn run_failure(
             engine::Part::Script => {
                 ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
             }
-            engine::Part::Storage => {
-                ClientError::typecheck("storage", &request.storage, &failure, "ill-typed storage")
-            }
+            // octez-client ends these with `error running script`.
+            engine::Part::Storage => ClientError::typecheck(
+                "storage",
+                &request.storage,
+                &failure,
+                "error running script",
+            ),
             engine::Part::Input => {
-                ClientError::typecheck("input", &request.input, &failure, "ill-typed parameter")
+                ClientError::typecheck("input", &request.input, &failure, "error running script")
             }
         },
         RunFailure::Runtime {
