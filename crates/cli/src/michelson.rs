@@ -1,8 +1,10 @@
 //! `kestrel michelson ...`: the TZT runner, `run-script` (octez-client's `run script`),
 //! `typecheck` and typed `pack`.
 
+use crate::client as engine;
 use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
+use kestrel_michelson::ExecutionError;
 use kestrel_michelson_conformance::run_script::{self, RunScriptError, RunScriptOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -267,6 +269,31 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
                     "ill-typed script or data: {}",
                     crate::client::describe_typecheck_error(&e.kind)
                 ),
+                // The storage or the input does not have its type: say which, at its line and
+                // column.
+                RunScriptError::Execution {
+                    error: ExecutionError::IllTypedData(e),
+                    ..
+                } => {
+                    let (name, text) = match engine::ill_typed_text(&source, &options.storage) {
+                        engine::Part::Storage => ("storage", &options.storage),
+                        _ => ("input", &options.input),
+                    };
+                    let (line, column) = e.span.line_column(text);
+                    format!(
+                        "ill-typed {name} at line {line}, column {column}: {}",
+                        crate::client::describe_typecheck_error(&e.kind)
+                    )
+                }
+                // A failure while running: where the failing instruction is in the script.
+                RunScriptError::Execution {
+                    error,
+                    location: Some(location),
+                    ..
+                } => match engine::failure_span(&source, *location) {
+                    Some(span) => format!("{}, {error}", span.location_text(&source)),
+                    None => error.to_string(),
+                },
                 _ => error.to_string(),
             })
         }

@@ -475,3 +475,82 @@ fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_script_errors_give_lines_and_columns_and_binary_takes_macros() {
+    let Some(scripts) = scripts() else { return };
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
+    let run_script = |storage: &str, input: &str| {
+        run(
+            &[
+                "michelson",
+                "run-script",
+                cons,
+                "--storage",
+                storage,
+                "--input",
+                input,
+            ],
+            "",
+        )
+    };
+    let (code, _, stderr) = run_script("{}", "\"x\"");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("ill-typed input at line 1, column 0: Invalid data"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run_script("{ \"y\" }", "1");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("ill-typed storage at line 1, column 2:"),
+        "{stderr}"
+    );
+    let shifts = scripts.join("shifts.tz");
+    let (code, _, stderr) = run(
+        &[
+            "michelson",
+            "run-script",
+            shifts.to_str().unwrap_or_default(),
+            "--storage",
+            "None",
+            "--input",
+            "(Left (Pair 1 257))",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("At line 10 characters 25 to 28, unexpected arithmetic overflow"),
+        "{stderr}"
+    );
+    // Macros have no binary tag: `convert` expands them, as octez-client's `convert data` does.
+    let (code, stdout, stderr) = run(
+        &[
+            "micheline",
+            "convert",
+            "--from",
+            "text",
+            "--to",
+            "binary",
+            "-",
+        ],
+        "{ ASSERT_EQ }",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (_, client, _) = run(
+        &[
+            "client",
+            "convert",
+            "data",
+            "{ ASSERT_EQ }",
+            "from",
+            "michelson",
+            "to",
+            "binary",
+        ],
+        "",
+    );
+    assert_eq!(format!("0x{stdout}"), client);
+}

@@ -269,14 +269,19 @@ pub enum Part {
 /// Which text of a run that did not typecheck is ill-typed (the script, else the storage, else
 /// the parameter, as `run script` checks them), so an error's position is read in that text.
 fn ill_typed_part(request: &RunRequest) -> Part {
+    ill_typed_text(&request.source, &request.storage)
+}
+
+/// [`ill_typed_part`] of a run of the script `source` on `storage`.
+pub fn ill_typed_text(source: &str, storage: &str) -> Part {
     let checker = Checker::new(false);
-    let script = kestrel_micheline::parse_toplevel(&request.source)
+    let script = kestrel_micheline::parse_toplevel(source)
         .ok()
         .and_then(|node| Script::typecheck(&node, &checker.config()).ok());
     let Some(script) = script else {
         return Part::Script;
     };
-    let storage_ok = kestrel_micheline::parse_expression(&request.storage)
+    let storage_ok = kestrel_micheline::parse_expression(storage)
         .ok()
         .is_some_and(|node| checker.parse_data(&node, script.storage_type()).is_ok());
     if storage_ok {
@@ -365,7 +370,7 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
                 ),
                 other => other.to_string(),
             };
-            let span = location.and_then(|location| failure_span(request, location));
+            let span = location.and_then(|location| failure_span(&request.source, location));
             Err(RunFailure::Runtime {
                 message,
                 span,
@@ -375,10 +380,10 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
     }
 }
 
-/// Where the failing instruction is in the script's text: its location mapped to the
+/// Where the failing instruction is in the script's text `source`: its location mapped to the
 /// macro-expanded script's node, whose span is the text it came from.
-fn failure_span(request: &RunRequest, location: u32) -> Option<Span> {
-    let parsed = kestrel_micheline::parse_toplevel(&request.source).ok()?;
+pub fn failure_span(source: &str, location: u32) -> Option<Span> {
+    let parsed = kestrel_micheline::parse_toplevel(source).ok()?;
     let expanded = kestrel_michelson::expand_macros(&parsed).ok()?;
     let node = kestrel_micheline::location::node_at(&expanded, location as usize)?;
     Some(node.span)

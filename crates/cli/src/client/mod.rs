@@ -14,6 +14,7 @@ mod stack;
 
 use crate::input;
 pub use engine::describe as describe_typecheck_error;
+pub use engine::{failure_span, ill_typed_text, Part};
 use engine::{Checker, RunFailure, RunRequest, UnparsingMode};
 use kestrel_micheline::print::{write_indented, Wrapping};
 use kestrel_micheline::Node;
