@@ -14,6 +14,7 @@ mod stack;
 
 use crate::input;
 pub use engine::describe as describe_typecheck_error;
+pub use engine::{failure_span, ill_typed_text, Part};
 use engine::{Checker, RunFailure, RunRequest, UnparsingMode};
 use kestrel_micheline::print::{write_indented, Wrapping};
 use kestrel_micheline::Node;
@@ -261,11 +262,15 @@ fn run_failure(
             engine::Part::Script => {
                 ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
             }
-            engine::Part::Storage => {
-                ClientError::typecheck("storage", &request.storage, &failure, "ill-typed storage")
-            }
+            // octez-client ends these with `error running script`.
+            engine::Part::Storage => ClientError::typecheck(
+                "storage",
+                &request.storage,
+                &failure,
+                "error running script",
+            ),
             engine::Part::Input => {
-                ClientError::typecheck("input", &request.input, &failure, "ill-typed parameter")
+                ClientError::typecheck("input", &request.input, &failure, "error running script")
             }
         },
         RunFailure::Runtime {

@@ -1851,14 +1851,31 @@ impl<'a> Typechecker<'a> {
                     TcErrorKind::BadScript("duplicate or malformed field".into()),
                 ));
             }
-            *slot = Some(&args[0]);
+            *slot = Some((item, &args[0]));
         }
-        let (Some(param_node), Some(storage_node), Some(code_node)) = (param, storage, code) else {
+        let (
+            Some((param_field, param_node)),
+            Some((storage_field, storage_node)),
+            Some((code_field, code_node)),
+        ) = (param, storage, code)
+        else {
             return Err(TcError::new(
                 node.span,
                 TcErrorKind::BadScript("missing field".into()),
             ));
         };
+        // Octez's `parse_toplevel` refuses annotations on the three fields themselves (e.g.
+        // `parameter %root unit`: a root name goes on the type), in this order.
+        for field in [param_field, code_field, storage_field] {
+            if let NodeKind::Prim { annots, .. } = &field.kind {
+                if let Some(annot) = annots.first() {
+                    return Err(TcError::new(
+                        field.span,
+                        TcErrorKind::BadAnnotation(annot.clone()),
+                    ));
+                }
+            }
+        }
         let param_type = self.parse_type(param_node)?;
         let storage_type = self.parse_type(storage_node)?;
         if !param_type.is_passable() {
