@@ -83,6 +83,10 @@ fn pack_file_constants() {
                 "INODE_DEPTH_MAX",
                 kestrel_context::INODE_DEPTH_MAX.to_string(),
             ),
+            (
+                "OWN_HASH_PREFIX_MAX_BYTES",
+                pack::OWN_HASH_PREFIX_MAX_BYTES.to_string(),
+            ),
         ],
     );
 }
