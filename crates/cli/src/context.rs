@@ -4,11 +4,11 @@
 use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
 use kestrel_context::cache::CachePolicy;
-use kestrel_context::workload::{self, ReplayOptions};
 use kestrel_context::{
     CommitInfo, ContextHash, GcPolicy, GcReport, InMemory, Kind, Store, StoreOptions, SyncMode,
     Tree, VerifyScope,
 };
+use kestrel_context_replay::workload::{self, ReplayOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -983,9 +983,10 @@ fn slowest_blocks_by(
 fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
     let file = std::fs::File::create(output)
         .map_err(|error| format!("create {}: {error}", output.display()))?;
-    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
-        .map_err(|error| format!("write {}: {error}", output.display()))?;
-    kestrel_context::trace::write_synthetic_trace(
+    let mut writer =
+        kestrel_context_replay::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
+            .map_err(|error| format!("write {}: {error}", output.display()))?;
+    kestrel_context_replay::trace::write_synthetic_trace(
         &mut writer,
         options.seed,
         options.initial_contracts,
@@ -1025,11 +1026,11 @@ fn replay_trace_file(
         std::fs::File::open(input).map_err(|error| format!("open {}: {error}", input.display()))?;
     let result = (|| {
         let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
-        let mut reader = kestrel_context::trace::TraceReader::try_new(
+        let mut reader = kestrel_context_replay::trace::TraceReader::try_new(
             std::io::BufReader::new(file),
             input.to_path_buf(),
         )?;
-        let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;
+        let report = kestrel_context_replay::trace::replay_trace(&mut store, &mut reader, |_| {})?;
         store.close()?;
         Ok::<_, kestrel_context::ContextError>(report)
     })();
