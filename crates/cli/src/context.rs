@@ -463,7 +463,7 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
                 );
             }
             println!(
-                "child hashes held by entries and pointers: {} bytes; names in irmin's total: {} bytes",
+                "child hashes held by directory entries: {} bytes; names in irmin's total: {} bytes",
                 census.child_hash_bytes, census.irmin_names_bytes
             );
         }
