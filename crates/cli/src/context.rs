@@ -5,11 +5,11 @@ use crate::output::{print_json, CommandResult};
 use crate::temporary::TemporaryDirectory;
 use clap::Subcommand;
 use kestrel_context::cache::CachePolicy;
-use kestrel_context::workload::{self, ReplayOptions};
 use kestrel_context::{
     CommitInfo, ContextHash, GcPolicy, GcReport, InMemory, Kind, Store, StoreOptions, SyncMode,
     Tree, VerifyScope,
 };
+use kestrel_context_replay::workload::{self, ReplayOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -468,7 +468,7 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
                 );
             }
             println!(
-                "child hashes held by entries and pointers: {} bytes; names in irmin's total: {} bytes",
+                "child hashes held by directory entries: {} bytes; names in irmin's total: {} bytes",
                 census.child_hash_bytes, census.irmin_names_bytes
             );
         }
@@ -1064,9 +1064,9 @@ fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
                 .map_err(|error| format!("create {}: {error}", output.display()))?,
         )
     };
-    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
+    let mut writer = kestrel_context_replay::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
         .map_err(|error| format!("write {}: {error}", output.display()))?;
-    kestrel_context::trace::write_synthetic_trace(
+    kestrel_context_replay::trace::write_synthetic_trace(
         &mut writer,
         options.seed,
         options.initial_contracts,
@@ -1113,11 +1113,11 @@ fn replay_trace_file(
     };
     let result = (|| {
         let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
-        let mut reader = kestrel_context::trace::TraceReader::try_new(
+        let mut reader = kestrel_context_replay::trace::TraceReader::try_new(
             std::io::BufReader::new(source),
             input.to_path_buf(),
         )?;
-        let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;
+        let report = kestrel_context_replay::trace::replay_trace(&mut store, &mut reader, |_| {})?;
         store.close()?;
         Ok::<_, kestrel_context::ContextError>(report)
     })();

@@ -23,6 +23,8 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
         &["kestrel-micheline", "kestrel-michelson"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
+    // The replay workload and trace tools measure the store through its public API.
+    ("kestrel-context-replay", &["kestrel-context"]),
     // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with
     // application and state.
     (
