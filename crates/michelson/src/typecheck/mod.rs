@@ -9,6 +9,7 @@ pub mod charges;
 pub mod data;
 pub mod entrypoints;
 pub mod operators;
+pub mod unparse_code;
 
 use crate::context::Lookup;
 use crate::ir::{Code, Instr, IterKind};
@@ -189,6 +190,14 @@ pub struct Typechecker<'a> {
     pub self_param_override: Option<Node>,
     /// Current nesting of data lambdas and `CREATE_CONTRACT` scripts.
     pub nesting: usize,
+    /// How many `unparse_code` walks ([`unparse_code`]) enclose the current step: inside one,
+    /// Octez normalizes a lambda written as data without charging its serialization.
+    pub unparse_depth: u32,
+    /// How many data parses enclose the current step past their first cycle: Octez traces
+    /// errors raised there under the data (`Invalid_constant`).
+    pub traced_depth: u32,
+    /// Whether the gas ran out inside a traced data parse (see [`unparse_code`]).
+    pub exhausted_in_constant: std::cell::Cell<bool>,
     /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
     /// canonical locations it should record (for traces).
     pub record_locations: bool,
@@ -275,6 +284,9 @@ impl<'a> Typechecker<'a> {
             self_param_override: None,
             record_locations: false,
             nesting: 0,
+            unparse_depth: 0,
+            traced_depth: 0,
+            exhausted_in_constant: std::cell::Cell::new(false),
             locations: std::collections::HashMap::new(),
         }
     }
@@ -307,6 +319,7 @@ impl<'a> Typechecker<'a> {
     /// (and memory) typechecking can take is bounded by gas.
     pub fn check_gas(&self, span: Span) -> Result<(), TcError> {
         if self.gas_consumed_milli > self.gas_limit_milli {
+            self.exhausted_in_constant.set(self.traced_depth > 0);
             return Err(TcError::new(span, TcErrorKind::GasExhaustion));
         }
         Ok(())
