@@ -1,0 +1,610 @@
+//! `kestrel client --mode mockup [--base-dir DIR] …`: octez-client's stateful mockup commands
+//! (`create mockup`, `originate contract`, `transfer`, `call`, `get balance for`, `get contract
+//! storage for`, `list known contracts`, `show known contract`, `rpc get`) with octez-client's
+//! syntax and output, so recorded octez-client mockup sessions replay unchanged.
+//!
+//! Map: [`wallet`] (the base directory and its aliases), [`chain`] (the state and the only calls
+//! into the protocol layer), [`forge`] (building and signing operations), [`estimate`] (limits
+//! and fees as octez-client sets them). Output goes where octez-client sends it: messages and
+//! answers to standard output, warnings and errors to standard error.
+
+mod chain;
+mod estimate;
+mod forge;
+mod wallet;
+
+use super::grammar::Invocation;
+use super::report::{ClientError, EXIT_FAILURE};
+use chain::{Chain, COST_PER_BYTE_MUTEZ};
+use estimate::{tez_text, Consumption};
+use kestrel_crypto::{Destination, Entrypoint};
+use kestrel_protocol::crypto_fields::Contract;
+use kestrel_protocol::ManagerKind;
+use std::path::{Path, PathBuf};
+use wallet::{BaseDirKind, Wallet};
+
+/// octez-client's default base directory, under the home directory.
+const DEFAULT_BASE_DIR: &str = ".tezos-client";
+
+/// The warning octez-client prints when it cannot ask a node for its mempool filter (a mockup
+/// has none), with the defaults it then uses (`injection.ml`).
+const MEMPOOL_FILTER_WARNING: &str = "Failed to fetch mempool filter configuration from the node's RPC. Using defaults: 1000 nanotez/byte, 100 nanotez/gas_unit.\n";
+
+/// Why a mockup command failed.
+#[derive(Debug)]
+pub enum MockupError {
+    /// A file of the base directory could not be read or written.
+    Io(String),
+    /// A wallet file holds something that is not an alias list.
+    Wallet(String),
+    /// A name that is neither an alias nor an address.
+    UnknownContract(String),
+    /// An unknown alias.
+    UnknownAlias(String),
+    /// No secret key for the source.
+    NoSecretKey(String),
+    /// A contract alias that already exists (without `--force`).
+    AliasExists {
+        /// The alias.
+        name: String,
+        /// What it names now.
+        value: String,
+    },
+    /// The operation could not be built.
+    Forge(String),
+    /// The base directory cannot hold a new mockup.
+    BaseDir(String),
+    /// The protocol's ledger, application and receipts are not part of this build yet.
+    ProtocolUnavailable,
+    /// What octez-client reports as an error of the command itself.
+    Command(String),
+}
+
+impl MockupError {
+    fn io(path: &Path, error: &std::io::Error) -> MockupError {
+        MockupError::Io(format!("{}: {error}", path.display()))
+    }
+
+    /// The error in octez-client's words, as printed under `Error:`.
+    fn message(&self) -> String {
+        match self {
+            MockupError::Io(text) | MockupError::Wallet(text) | MockupError::Forge(text) => {
+                text.clone()
+            }
+            MockupError::UnknownContract(name) => format!(
+                "Invalid contract notation \"{name}\"\nCannot find a contract alias or a key alias named {name}."
+            ),
+            MockupError::UnknownAlias(text) | MockupError::BaseDir(text) => text.clone(),
+            MockupError::NoSecretKey(source) => {
+                format!("no secret key is known for {source}")
+            }
+            MockupError::AliasExists { name, value } => format!(
+                "The contract alias {name} already exists.\n  The current value is {value}.\n  Use --force to update"
+            ),
+            MockupError::ProtocolUnavailable => {
+                "the mockup's ledger and operation application are not built into this kestrel yet"
+                    .to_string()
+            }
+            MockupError::Command(text) => text.clone(),
+        }
+    }
+
+    fn into_client_error(self) -> ClientError {
+        ClientError::message("mockup", &self.message())
+    }
+}
+
+/// What a mockup command printed, in order, and how it exits.
+#[derive(Default)]
+pub struct Printed {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// The exit code.
+    pub exit_code: u8,
+}
+
+/// Whether `command` is one of the mockup mode's stateful commands.
+pub fn handles(command: &str) -> bool {
+    super::grammar::MOCKUP_COMMANDS
+        .iter()
+        .any(|spec| spec.name == command)
+}
+
+/// Runs a mockup command.
+pub fn run(invocation: &Invocation) -> Printed {
+    let mut printed = Printed::default();
+    let base_dir = base_dir(invocation);
+    let result = match invocation.command.name {
+        "create mockup" => create_mockup(&base_dir, &mut printed),
+        name => Session::open(&base_dir, invocation)
+            .and_then(|mut session| session.dispatch(name, invocation, &mut printed)),
+    };
+    if let Err(error) = result {
+        printed.stderr.push_str(error.render());
+        printed.exit_code = error.exit_code();
+    }
+    printed
+}
+
+/// `--base-dir`, else octez-client's default `$HOME/.tezos-client`.
+fn base_dir(invocation: &Invocation) -> PathBuf {
+    match invocation.globals.get("--base-dir") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default()
+            .join(DEFAULT_BASE_DIR),
+    }
+}
+
+/// `create mockup` (`Persistence.create_mockup`).
+fn create_mockup(dir: &Path, printed: &mut Printed) -> Result<(), ClientError> {
+    let shown = dir.display();
+    match wallet::classify(dir) {
+        BaseDirKind::Missing | BaseDirKind::Empty => {}
+        BaseDirKind::File => {
+            return Err(MockupError::BaseDir(format!("{shown} is a file")).into_client_error())
+        }
+        BaseDirKind::Mockup => {
+            return Err(MockupError::BaseDir(format!(
+                "{shown} is already initialized as a mockup directory"
+            ))
+            .into_client_error())
+        }
+        BaseDirKind::NonEmpty => {
+            return Err(MockupError::BaseDir(format!(
+                "{shown} is not empty, please specify a fresh base directory"
+            ))
+            .into_client_error())
+        }
+    }
+    let mockup_dir = dir.join(wallet::MOCKUP_SUBDIRECTORY);
+    std::fs::create_dir_all(&mockup_dir)
+        .map_err(|error| MockupError::io(&mockup_dir, &error).into_client_error())?;
+    printed
+        .stdout
+        .push_str(&format!("Created mockup client base dir in {shown}\n"));
+    Wallet::create(dir).map_err(MockupError::into_client_error)?;
+    Chain::create(&mockup_dir).map_err(MockupError::into_client_error)?;
+    Ok(())
+}
+
+/// A mockup command's context: the wallet and the chain state.
+struct Session {
+    wallet: Wallet,
+    chain: Option<Chain>,
+    mockup_dir: Option<PathBuf>,
+    wait_none: bool,
+}
+
+impl Session {
+    fn open(dir: &Path, invocation: &Invocation) -> Result<Session, ClientError> {
+        let persistent = wallet::classify(dir) == BaseDirKind::Mockup;
+        let wallet = if persistent {
+            Wallet::load(dir).map_err(MockupError::into_client_error)?
+        } else {
+            Wallet::bootstrap()
+        };
+        Ok(Session {
+            wallet,
+            chain: None,
+            mockup_dir: persistent.then(|| dir.join(wallet::MOCKUP_SUBDIRECTORY)),
+            wait_none: invocation.globals.get("--wait").map(String::as_str) == Some("none"),
+        })
+    }
+
+    /// The chain state, opened on first use (the wallet's commands need none).
+    fn chain(&mut self) -> Result<&mut Chain, ClientError> {
+        if self.chain.is_none() {
+            let chain =
+                Chain::open(self.mockup_dir.as_deref()).map_err(MockupError::into_client_error)?;
+            self.chain = Some(chain);
+        }
+        Ok(self.chain.as_mut().expect("opened above"))
+    }
+
+    fn dispatch(
+        &mut self,
+        name: &str,
+        invocation: &Invocation,
+        printed: &mut Printed,
+    ) -> Result<(), ClientError> {
+        match name {
+            "list known contracts" => {
+                for (alias, value) in self.wallet.known_contracts() {
+                    printed.stdout.push_str(&format!("{alias}: {value}\n"));
+                }
+                Ok(())
+            }
+            "show known contract" => {
+                let value = self
+                    .wallet
+                    .contract_alias(invocation.param("name"))
+                    .map_err(MockupError::into_client_error)?;
+                printed.stdout.push_str(&format!("{value}\n\n"));
+                Ok(())
+            }
+            "get balance for" => {
+                let contract = self.contract(invocation.param("src"))?;
+                let balance = self
+                    .chain()?
+                    .balance(&contract)
+                    .map_err(MockupError::into_client_error)?;
+                printed
+                    .stdout
+                    .push_str(&format!("{} \u{a729}\n", tez_text(balance)));
+                Ok(())
+            }
+            "get contract storage for" => {
+                let contract = self.contract(invocation.param("src"))?;
+                let storage = match contract.0 {
+                    Destination::Originated(hash) => self
+                        .chain()?
+                        .storage(&hash)
+                        .map_err(MockupError::into_client_error)?,
+                    _ => None,
+                };
+                let storage = storage.ok_or_else(|| {
+                    MockupError::Command("This is not a smart contract.".into()).into_client_error()
+                })?;
+                printed.stdout.push_str(&super::text_line(&storage));
+                Ok(())
+            }
+            "rpc get" => self.rpc_get(invocation.param("url"), printed),
+            "originate contract" => self.originate(invocation, printed),
+            "transfer" | "call" => self.transfer(invocation, printed),
+            _ => Err(MockupError::Command(format!(
+                "{name}: not available in kestrel's mockup mode yet"
+            ))
+            .into_client_error()),
+        }
+    }
+
+    fn contract(&self, name: &str) -> Result<Contract, ClientError> {
+        self.wallet
+            .contract(name)
+            .map_err(MockupError::into_client_error)
+    }
+
+    /// `rpc get`: the context RPCs the recorded sessions read.
+    fn rpc_get(&mut self, url: &str, printed: &mut Printed) -> Result<(), ClientError> {
+        let unknown = || {
+            MockupError::Command(format!("No service found at this URL\n  {url}"))
+                .into_client_error()
+        };
+        let path = url.trim_start_matches('/');
+        let rest = path
+            .strip_prefix("chains/main/blocks/head/context/contracts/")
+            .ok_or_else(unknown)?;
+        let (id, what) = rest.split_once('/').ok_or_else(unknown)?;
+        let contract = self.contract(id)?;
+        let answer = match (what, contract.0) {
+            ("storage", Destination::Originated(hash)) => {
+                let storage = self
+                    .chain()?
+                    .storage(&hash)
+                    .map_err(MockupError::into_client_error)?
+                    .ok_or_else(unknown)?;
+                json_text(&kestrel_micheline::json::to_json_string(&storage))
+            }
+            ("balance", _) => {
+                let balance = self
+                    .chain()?
+                    .balance(&contract)
+                    .map_err(MockupError::into_client_error)?;
+                format!("\"{balance}\"")
+            }
+            _ => return Err(unknown()),
+        };
+        printed.stdout.push_str(&answer);
+        printed.stdout.push('\n');
+        Ok(())
+    }
+
+    fn originate(
+        &mut self,
+        invocation: &Invocation,
+        printed: &mut Printed,
+    ) -> Result<(), ClientError> {
+        let name = invocation.param("new");
+        let force = invocation.switch("--force");
+        self.wallet
+            .check_fresh_contract_alias(name, force)
+            .map_err(MockupError::into_client_error)?;
+        let balance = tez_param(invocation, "qty")?;
+        let source = self.implicit_source(invocation.param("src"))?;
+        let (origin, text) = super::script_text(invocation, "prg")?;
+        let code = super::parse_script(&origin, &text)?;
+        let code = expand(&code, &origin, &text)?;
+        let init_text = invocation.option("--init").unwrap_or("Unit");
+        let storage = kestrel_micheline::parse_expression(init_text)
+            .map_err(|error| ClientError::parse_in("command line", init_text, &error))?;
+        let storage = expand(&storage, "command line", init_text)?;
+        let delegate = match invocation.option("--delegate") {
+            Some(name) => match self.contract(name)?.0 {
+                Destination::Implicit(hash) => Some(hash),
+                _ => {
+                    return Err(
+                        MockupError::Command(format!("{name} is not an implicit account"))
+                            .into_client_error(),
+                    )
+                }
+            },
+            None => None,
+        };
+        let kind = forge::origination(balance, delegate, &code, &storage)
+            .map_err(MockupError::into_client_error)?;
+        let originated = self.inject(invocation, &source, kind, false, printed)?;
+        if let Some(contract) = originated.first() {
+            self.wallet
+                .remember_contract(name, contract)
+                .map_err(MockupError::into_client_error)?;
+            printed
+                .stdout
+                .push_str(&format!("Contract memorized as {name}.\n"));
+        }
+        Ok(())
+    }
+
+    fn transfer(
+        &mut self,
+        invocation: &Invocation,
+        printed: &mut Printed,
+    ) -> Result<(), ClientError> {
+        let amount = if invocation.command.name == "call" {
+            0
+        } else {
+            tez_param(invocation, "qty")?
+        };
+        let source = self.implicit_source(invocation.param("src"))?;
+        let destination = self.contract(invocation.param("dst"))?;
+        let arg_text = invocation.option("--arg").unwrap_or("Unit");
+        let argument = kestrel_micheline::parse_expression(arg_text)
+            .map_err(|error| ClientError::parse_in("command line", arg_text, &error))?;
+        let argument = expand(&argument, "command line", arg_text)?;
+        let entrypoint = match invocation.option("--entrypoint") {
+            Some(name) => Entrypoint::try_new(name).map_err(|error| {
+                MockupError::Command(format!("Invalid entrypoint {name}: {error}"))
+                    .into_client_error()
+            })?,
+            None => Entrypoint::default_entrypoint(),
+        };
+        let to_implicit = matches!(destination.0, Destination::Implicit(_));
+        let kind = forge::transaction(
+            amount,
+            destination,
+            &forge::Call {
+                entrypoint,
+                argument,
+            },
+        )
+        .map_err(MockupError::into_client_error)?;
+        self.inject(invocation, &source, kind, to_implicit, printed)?;
+        Ok(())
+    }
+
+    /// The source of an operation: an implicit account whose secret key the wallet has.
+    fn implicit_source(&self, name: &str) -> Result<kestrel_crypto::PublicKeyHash, ClientError> {
+        match self.contract(name)?.0 {
+            Destination::Implicit(hash) => Ok(hash),
+            _ => Err(MockupError::Command(format!(
+                "{name} is an originated contract: only implicit accounts sign operations"
+            ))
+            .into_client_error()),
+        }
+    }
+
+    /// octez-client's injection (`Injection.inject_manager_operation` with `may_patch_limits`):
+    /// simulate with the hard limits and no fee, report a failure, check the burn against
+    /// `--burn-cap`, set the limits and the fee, sign, apply, print the receipt. Returns the
+    /// originated contracts.
+    fn inject(
+        &mut self,
+        invocation: &Invocation,
+        source: &kestrel_crypto::PublicKeyHash,
+        kind: ManagerKind<'static>,
+        guardless: bool,
+        printed: &mut Printed,
+    ) -> Result<Vec<kestrel_crypto::ContractHash>, ClientError> {
+        let burn_cap = match invocation.option("--burn-cap") {
+            Some(text) => super::parse_tez("--burn-cap", text)?.unsigned_abs(),
+            None => 0,
+        };
+        let fail = |error: MockupError| error.into_client_error();
+        let key = self.wallet.signer(source).map_err(fail)?.clone();
+        let chain = self.chain()?;
+        let counter = chain.counter(source).map_err(fail)? + 1;
+        let branch = chain.branch();
+        printed.stdout.push_str("Node is bootstrapped.\n");
+        let trial = forge::operation(
+            branch,
+            forge::header(
+                source,
+                counter,
+                0,
+                chain::HARD_GAS_LIMIT_PER_OPERATION,
+                chain::HARD_STORAGE_LIMIT_PER_OPERATION_BYTES,
+            ),
+            kind.clone(),
+        );
+        let simulation = chain.simulate(&trial).map_err(fail)?;
+        if let Some((receipt, errors)) = simulation.failure {
+            printed.stdout.push_str("This simulation failed:\n");
+            printed.stdout.push_str(&receipt);
+            printed.stdout.push('\n');
+            printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
+            printed.stderr.push_str(&errors);
+            let what = if matches!(kind, ManagerKind::Origination(_)) {
+                "origination simulation failed"
+            } else {
+                "transfer simulation failed"
+            };
+            printed
+                .stderr
+                .push_str(&format!("Fatal error:\n  {what}\n"));
+            printed.exit_code = EXIT_FAILURE;
+            return Ok(Vec::new());
+        }
+        let consumption = simulation
+            .consumption
+            .first()
+            .copied()
+            .unwrap_or(Consumption {
+                milligas: 0,
+                storage_bytes: 0,
+            });
+        let burn = COST_PER_BYTE_MUTEZ.saturating_mul(consumption.storage_bytes);
+        if burn > burn_cap {
+            printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
+            return Err(MockupError::Command(format!(
+                "The operation will burn \u{a729}{} which is higher than the configured burn cap (\u{a729}{}).\n Use `--burn-cap {}` to emit this operation.",
+                tez_text(burn),
+                tez_text(burn_cap),
+                tez_text(burn)
+            ))
+            .into_client_error());
+        }
+        let limits = estimate::limits(
+            consumption,
+            estimate::gas_guard(guardless),
+            chain::HARD_GAS_LIMIT_PER_OPERATION,
+            chain::HARD_STORAGE_LIMIT_PER_OPERATION_BYTES,
+        );
+        if limits.gas == 0 {
+            printed.stdout.push_str("Estimated gas: none\n");
+        } else {
+            printed.stdout.push_str(&format!(
+                "Estimated gas: {} units (will add {} for safety)\n",
+                super::report::format_gas(consumption.milligas as i64),
+                estimate::gas_guard(guardless)
+            ));
+        }
+        if limits.storage_bytes == 0 {
+            printed
+                .stdout
+                .push_str("Estimated storage: no bytes added\n");
+        } else {
+            printed.stdout.push_str(&format!(
+                "Estimated storage: {} bytes added (will add {} for safety)\n",
+                consumption.storage_bytes,
+                estimate::STORAGE_SAFETY_BYTES
+            ));
+        }
+        let with_fee = |fee| {
+            forge::operation(
+                branch,
+                forge::header(source, counter, fee, limits.gas, limits.storage_bytes),
+                kind.clone(),
+            )
+        };
+        let fee = estimate::patch_fee(limits.gas, |fee| forge::signed_size_bytes(&with_fee(fee)));
+        let signed = forge::sign(with_fee(fee), &key);
+        let hash = signed.hash().to_b58check();
+        let applied = chain.inject(&signed).map_err(fail)?;
+        printed.stdout.push_str(&format!(
+            "Operation successfully injected in the node.\nOperation hash is '{hash}'\n"
+        ));
+        if self.wait_none {
+            printed.stdout.push_str(&format!(
+                "NOT waiting for the operation to be included.\nUse command\n  octez-client wait for {hash} to be included --confirmations 1 --branch {}\nand/or an external block explorer to make sure that it has been included.\n",
+                branch.to_b58check()
+            ));
+        }
+        printed
+            .stdout
+            .push_str("This sequence of operations was run:\n");
+        printed.stdout.push_str(&applied.receipt);
+        printed.stdout.push('\n');
+        for contract in &applied.originated {
+            printed.stdout.push_str(&format!(
+                "New contract {} originated.\n",
+                contract.to_b58check()
+            ));
+        }
+        printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
+        Ok(applied.originated)
+    }
+}
+
+/// Expands the macros of Micheline read from `origin`.
+fn expand(
+    node: &kestrel_micheline::Node,
+    origin: &str,
+    text: &str,
+) -> Result<kestrel_micheline::Node, ClientError> {
+    super::engine::Checker::expand(node)
+        .map_err(|failure| ClientError::typecheck(origin, text, &failure, "ill-formed script"))
+}
+
+/// A tez parameter (`transferring 1.5`), in mutez.
+fn tez_param(invocation: &Invocation, name: &str) -> Result<u64, ClientError> {
+    super::parse_tez(&format!("--{name}"), invocation.param(name)).map(i64::unsigned_abs)
+}
+
+/// JSON as octez-client's `rpc get` prints it: `{ "key": value }`, spaces inside braces and
+/// brackets, one line.
+fn json_text(compact: &str) -> String {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(compact) else {
+        return compact.to_string();
+    };
+    let mut out = String::new();
+    let mut pending = vec![Piece::Value(&value)];
+    while let Some(piece) = pending.pop() {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Value(serde_json::Value::Object(fields)) if !fields.is_empty() => {
+                out.push_str("{ ");
+                pending.push(Piece::Text(" }"));
+                for (index, (key, value)) in fields.iter().enumerate().rev() {
+                    pending.push(Piece::Value(value));
+                    pending.push(Piece::Key(key));
+                    if index > 0 {
+                        pending.push(Piece::Text(", "));
+                    }
+                }
+            }
+            Piece::Value(serde_json::Value::Array(items)) if !items.is_empty() => {
+                out.push_str("[ ");
+                pending.push(Piece::Text(" ]"));
+                for (index, item) in items.iter().enumerate().rev() {
+                    pending.push(Piece::Value(item));
+                    if index > 0 {
+                        pending.push(Piece::Text(", "));
+                    }
+                }
+            }
+            Piece::Value(other) => out.push_str(&other.to_string()),
+            Piece::Key(key) => {
+                out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                out.push_str(": ");
+            }
+        }
+    }
+    out
+}
+
+/// A step of [`json_text`]'s explicit stack.
+enum Piece<'a> {
+    Text(&'static str),
+    Key(&'a String),
+    Value(&'a serde_json::Value),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rpc_json_prints_as_octez_client_prints_it() {
+        assert_eq!(
+            json_text(r#"{"string":"2024-01-01T00:00:00Z"}"#),
+            r#"{ "string": "2024-01-01T00:00:00Z" }"#
+        );
+        assert_eq!(
+            json_text(r#"{"prim":"Pair","args":[{"int":"1"},{"bytes":"00"}]}"#),
+            r#"{ "prim": "Pair", "args": [ { "int": "1" }, { "bytes": "00" } ] }"#
+        );
+    }
+}
