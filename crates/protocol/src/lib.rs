@@ -44,6 +44,7 @@ pub mod internal;
 mod json;
 pub mod manager;
 pub mod operation;
+pub mod receipt;
 mod record;
 pub mod script;
 pub mod signature;
@@ -53,4 +54,10 @@ pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
 pub use operation::{Operation, RawOperation, SignedOperation};
+pub use receipt::{
+    Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,
+    IncreasePaidStorageResult, InternalOperationResult, LazyStorageDiff, ManagerMetadata,
+    ManagerResult, OperationResult, OriginationResult, ProtocolError, RevealResult,
+    SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+};
 pub use signature::{check_all, SignatureError};
