@@ -42,6 +42,7 @@ pub mod error;
 pub mod field;
 pub mod internal;
 mod json;
+pub mod ledger;
 pub mod manager;
 pub mod operation;
 pub mod receipt;
@@ -53,6 +54,7 @@ pub mod voting;
 pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
+pub use ledger::{Constants, Genesis, Ledger, LedgerError};
 pub use operation::{Operation, RawOperation, SignedOperation};
 pub use receipt::{
     Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,
