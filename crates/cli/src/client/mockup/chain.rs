@@ -1,62 +1,111 @@
 //! The mockup's chain state and the one place the client calls the protocol layer: the ledger
-//! (genesis with the bootstrap accounts, balances, counters, storages) kept as a context tree
-//! committed to a `kestrel_context::Store` under `BASE_DIR/mockup/`, simulation and application
-//! of signed operations, and the receipts' text.
+//! (Octez's mockup genesis with the bootstrap accounts; balances, counters, storages), kept as
+//! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
+//! commit per injected operation; simulation and application of operations; the receipts' text.
 //!
-//! The protocol's ledger and application (`Ledger`, `validate_and_apply`) and its receipts
-//! (`render_receipt`) are being built beside this client; until they are merged every call
-//! here answers [`MockupError::ProtocolUnavailable`], and the commands that need no state (the
-//! wallet's) work already.
+//! Application (`validate_and_apply`) and the receipts' text (`render_receipt`) are being built
+//! in the protocol crate beside this client; until they are merged, [`Chain::simulate`],
+//! [`Chain::inject`] and [`render`] answer [`MockupError::ProtocolUnavailable`].
 
-use kestrel_crypto::{BlockHash, ContractHash, PublicKeyHash};
+use kestrel_context::{
+    CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
+};
+use kestrel_crypto::{BlockHash, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
-use kestrel_protocol::crypto_fields::Contract;
-use kestrel_protocol::Operation;
-use std::path::Path;
+use kestrel_protocol::receipt::ContentsMetadata;
+use kestrel_protocol::{Constants, Genesis, Ledger, LedgerError, Operation};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use super::estimate::Consumption;
 use super::MockupError;
 
 /// The mockup's head: Octez's genesis block, the branch of every injected operation.
 pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
-/// `hard_gas_limit_per_operation` of the mockup's constants (`constants_mainnet`).
-pub const HARD_GAS_LIMIT_PER_OPERATION: u64 = 1_040_000;
-/// `hard_storage_limit_per_operation` of the mockup's constants, in bytes.
-pub const HARD_STORAGE_LIMIT_PER_OPERATION_BYTES: u64 = 60_000;
-/// `cost_per_byte` of the mockup's constants, in mutez.
-pub const COST_PER_BYTE_MUTEZ: u64 = 250;
 
-/// What a simulation (`Mode::Simulate`) says of an operation.
-pub struct Simulation {
-    /// Per manager content, what it consumed (empty when it failed).
-    pub consumption: Vec<Consumption>,
-    /// When a content failed: the receipt text (`Manager signed operations: …`) and the
-    /// error trace as octez-client prints it.
-    pub failure: Option<(String, String)>,
-}
+/// The store's directory inside `BASE_DIR/mockup/`.
+const STORE_SUBDIRECTORY: &str = "context";
 
-/// What the application of a signed operation gave.
-pub struct Applied {
-    /// The receipt text under "This sequence of operations was run:".
-    pub receipt: String,
-    /// The contracts it originated, in order.
-    pub originated: Vec<ContractHash>,
-}
+/// The author of the store's commits.
+const COMMIT_AUTHOR: &str = "kestrel mockup";
 
 /// The mockup's state: on disk for a mockup base directory, in memory otherwise.
 pub struct Chain {
-    _private: (),
+    ledger: Ledger,
+    /// The store and its head, for a mockup base directory.
+    store: Option<(Arc<LockedStore>, ContextHash)>,
+}
+
+/// The store as the ledger's object source: the ledger may be shared across threads, the
+/// store may not, so loads take a lock (one command, one thread: it is never contended).
+struct LockedStore(Mutex<Store>);
+
+impl LockedStore {
+    fn store(&self) -> Result<std::sync::MutexGuard<'_, Store>, ContextError> {
+        self.0
+            .lock()
+            .map_err(|_| ContextError::InvalidArgument("the mockup store lock is poisoned".into()))
+    }
+}
+
+impl ObjectSource for LockedStore {
+    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
+        self.store()?.load_node(offset, hash)
+    }
+
+    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
+        self.store()?.load_contents(offset, length_bytes)
+    }
+}
+
+impl From<LedgerError> for MockupError {
+    fn from(error: LedgerError) -> MockupError {
+        MockupError::State(error.to_string())
+    }
+}
+
+impl From<kestrel_context::ContextError> for MockupError {
+    fn from(error: kestrel_context::ContextError) -> MockupError {
+        MockupError::State(error.to_string())
+    }
+}
+
+fn store_dir(mockup_dir: &Path) -> PathBuf {
+    mockup_dir.join(STORE_SUBDIRECTORY)
 }
 
 impl Chain {
-    /// Genesis, committed to a new store in `dir` (`create mockup`).
-    pub fn create(_dir: &Path) -> Result<Chain, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+    /// Octez's mockup genesis, committed to a new store under `mockup_dir` (`create mockup`).
+    pub fn create(mockup_dir: &Path) -> Result<(), MockupError> {
+        let ledger = Ledger::genesis(&Genesis::mockup())?;
+        let mut store = Store::open(&store_dir(mockup_dir), StoreOptions::default())?;
+        store.commit(ledger.tree(), &[], &commit_info("genesis"))?;
+        store.close()?;
+        Ok(())
     }
 
-    /// The state stored in `dir`, or genesis in memory when `dir` is `None`.
-    pub fn open(_dir: Option<&Path>) -> Result<Chain, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+    /// The state stored under `mockup_dir`, or genesis in memory when it is `None`.
+    pub fn open(mockup_dir: Option<&Path>) -> Result<Chain, MockupError> {
+        let constants = Genesis::mockup().constants;
+        let Some(dir) = mockup_dir else {
+            return Ok(Chain {
+                ledger: Ledger::genesis(&Genesis::mockup())?,
+                store: None,
+            });
+        };
+        let store = Store::open(&store_dir(dir), StoreOptions::default())?;
+        let missing = || MockupError::State(format!("no mockup state in {}", dir.display()));
+        let head = store.head().ok_or_else(missing)?;
+        let tree = store.checkout(&head)?.ok_or_else(missing)?;
+        let store = Arc::new(LockedStore(Mutex::new(store)));
+        Ok(Chain {
+            ledger: Ledger::from_tree(tree, store.clone(), constants),
+            store: Some((store, head)),
+        })
+    }
+
+    /// The protocol constants.
+    pub fn constants(&self) -> &Constants {
+        self.ledger.constants()
     }
 
     /// The branch operations are forged on.
@@ -64,28 +113,78 @@ impl Chain {
         BlockHash::from_b58check(GENESIS_BLOCK_HASH).expect("the genesis block hash is valid")
     }
 
-    /// The counter of `account`'s last operation.
-    pub fn counter(&self, _account: &PublicKeyHash) -> Result<u128, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+    /// The counter of `account`'s last operation (0 before any).
+    pub fn counter(&self, account: &PublicKeyHash) -> Result<u128, MockupError> {
+        Ok(self.ledger.counter(account)?.unwrap_or(0))
     }
 
     /// The balance of `contract`, in mutez.
-    pub fn balance(&self, _contract: &Contract) -> Result<u64, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+    pub fn balance(&self, contract: &Destination) -> Result<u64, MockupError> {
+        Ok(self.ledger.balance(contract)?)
     }
 
     /// The storage of `contract`, `None` when it has no script.
-    pub fn storage(&self, _contract: &ContractHash) -> Result<Option<Node>, MockupError> {
+    pub fn storage(&self, contract: &ContractHash) -> Result<Option<Node>, MockupError> {
+        Ok(self.ledger.storage(contract)?)
+    }
+
+    /// Simulates `operation` (unsigned; `Mode::Simulate`) on a copy of the state.
+    pub fn simulate(
+        &self,
+        _operation: &Operation<'_>,
+    ) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
         Err(MockupError::ProtocolUnavailable)
     }
 
-    /// Simulates `operation` (unsigned) on a copy of the state.
-    pub fn simulate(&self, _operation: &Operation<'_>) -> Result<Simulation, MockupError> {
+    /// Validates and applies the signed `operation` (`Mode::Apply`), then commits the new
+    /// state when on disk.
+    pub fn inject(
+        &mut self,
+        _operation: &Operation<'_>,
+    ) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
         Err(MockupError::ProtocolUnavailable)
     }
 
-    /// Validates and applies the signed `operation`, and commits the new state when on disk.
-    pub fn inject(&mut self, _operation: &Operation<'_>) -> Result<Applied, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+    /// Commits the ledger's tree as the store's new head and closes the store.
+    pub fn save(self, message: &str) -> Result<(), MockupError> {
+        let Some((store, head)) = self.store else {
+            return Ok(());
+        };
+        let tree = self.ledger.tree().clone();
+        // The ledger reads through the store; once it is gone the store is ours alone.
+        drop(self.ledger);
+        let mut store = Arc::try_unwrap(store)
+            .map_err(|_| MockupError::State("the mockup store is still in use".into()))?
+            .0
+            .into_inner()
+            .map_err(|_| MockupError::State("the mockup store lock is poisoned".into()))?;
+        store.commit(&tree, &[head], &commit_info(message))?;
+        store.close()?;
+        Ok(())
+    }
+}
+
+/// The receipt of `operation` with `metadata` as octez-client prints it (`Manager signed
+/// operations: …`), indented under "This sequence of operations was run:".
+pub fn render(
+    _operation: &Operation<'_>,
+    _metadata: &[ContentsMetadata<'_>],
+) -> Result<String, MockupError> {
+    Err(MockupError::ProtocolUnavailable)
+}
+
+/// An error trace as octez-client prints it after a failed simulation (`Runtime error in
+/// contract …`, the numbered script, `At line …`, the error's words).
+pub fn render_errors(
+    _errors: &[kestrel_protocol::receipt::ProtocolError],
+) -> Result<String, MockupError> {
+    Err(MockupError::ProtocolUnavailable)
+}
+
+fn commit_info(message: &str) -> CommitInfo {
+    CommitInfo {
+        date_seconds: 0,
+        author: COMMIT_AUTHOR.to_string(),
+        message: message.to_string(),
     }
 }

@@ -6,6 +6,10 @@
 //! of the signed operation (branch, contents and signature: the bootstrap keys are ed25519, so
 //! the unsigned encoding's 64-byte suffix has the signature's size).
 
+use kestrel_protocol::receipt::{
+    ManagerMetadata, ManagerResult, OperationResult, ProtocolError, ResultKind, TransactionOutcome,
+};
+
 /// The gas octez-client adds to a simulation's gas (`default_safety_guard`).
 pub const GAS_SAFETY_GUARD: u64 = 100;
 /// The bytes octez-client adds to a simulation's storage.
@@ -28,6 +32,81 @@ pub struct Consumption {
     /// Storage the operation pays for, in bytes: paid storage growth plus `origination_size`
     /// per originated or allocated contract (`estimated_storage_single`).
     pub storage_bytes: u64,
+}
+
+/// Why a simulated operation gives no estimate.
+#[derive(Debug)]
+pub enum Unestimated {
+    /// It (or one of its internal operations) failed, with this error trace.
+    Failed(Vec<ProtocolError>),
+    /// Its kind is not one the mockup commands send.
+    Kind(ResultKind),
+}
+
+/// What a simulated manager operation consumed, as octez-client reads it from the receipt
+/// (`estimated_gas_single`, `estimated_storage_single`): the gas of the operation and of its
+/// internal operations; the storage newly paid for, plus `origination_size_bytes` per contract
+/// originated or implicit account allocated. A skipped operation counts as nothing.
+pub fn consumption(
+    metadata: &ManagerMetadata<'_>,
+    origination_size_bytes: u64,
+) -> Result<Consumption, Unestimated> {
+    let mut total = result_consumption(&metadata.operation_result, origination_size_bytes)?;
+    for internal in &metadata.internal_operation_results {
+        let part = result_consumption(&internal.result, origination_size_bytes)?;
+        total.milligas = total.milligas.saturating_add(part.milligas);
+        total.storage_bytes = total.storage_bytes.saturating_add(part.storage_bytes);
+    }
+    Ok(total)
+}
+
+/// The consumption of one (manager or internal) result.
+fn result_consumption(
+    result: &ManagerResult<'_>,
+    origination_size_bytes: u64,
+) -> Result<Consumption, Unestimated> {
+    fn of<T>(
+        result: &OperationResult<T>,
+        measure: impl Fn(&T) -> (u64, i64),
+    ) -> Result<Consumption, Unestimated> {
+        let (milligas, storage_bytes) = match result {
+            OperationResult::Applied(value)
+            | OperationResult::Backtracked { result: value, .. } => measure(value),
+            OperationResult::Failed(errors) => return Err(Unestimated::Failed(errors.clone())),
+            OperationResult::Skipped => (0, 0),
+        };
+        Ok(Consumption {
+            milligas,
+            storage_bytes: u64::try_from(storage_bytes).unwrap_or(0),
+        })
+    }
+    let allocation = origination_size_bytes as i64;
+    match result {
+        ManagerResult::Transaction(result) => of(result, |outcome| match outcome {
+            TransactionOutcome::Contract(r) => (
+                r.consumed_milligas.0,
+                r.paid_storage_size_diff.0
+                    + if r.allocated_destination_contract {
+                        allocation
+                    } else {
+                        0
+                    },
+            ),
+            TransactionOutcome::SmartRollup(r) => (r.consumed_milligas.0, 0),
+        }),
+        ManagerResult::Origination(result) => of(result, |r| {
+            (
+                r.consumed_milligas.0,
+                r.paid_storage_size_diff.0 + allocation,
+            )
+        }),
+        ManagerResult::Reveal(result)
+        | ManagerResult::SetDepositsLimit(result)
+        | ManagerResult::Event(result) => of(result, |r| (r.consumed_milligas.0, 0)),
+        ManagerResult::Delegation(result) => of(result, |r| (r.consumed_milligas.0, 0)),
+        ManagerResult::IncreasePaidStorage(result) => of(result, |r| (r.consumed_milligas.0, 0)),
+        other => Err(Unestimated::Kind(other.kind())),
+    }
 }
 
 /// The limits octez-client sets from a consumption.

@@ -15,10 +15,11 @@ mod wallet;
 
 use super::grammar::Invocation;
 use super::report::{ClientError, EXIT_FAILURE};
-use chain::{Chain, COST_PER_BYTE_MUTEZ};
-use estimate::{tez_text, Consumption};
+use chain::Chain;
+use estimate::tez_text;
 use kestrel_crypto::{Destination, Entrypoint};
 use kestrel_protocol::crypto_fields::Contract;
+use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::ManagerKind;
 use std::path::{Path, PathBuf};
 use wallet::{BaseDirKind, Wallet};
@@ -54,6 +55,8 @@ pub enum MockupError {
     Forge(String),
     /// The base directory cannot hold a new mockup.
     BaseDir(String),
+    /// The chain state could not be read or written.
+    State(String),
     /// The protocol's ledger, application and receipts are not part of this build yet.
     ProtocolUnavailable,
     /// What octez-client reports as an error of the command itself.
@@ -68,9 +71,10 @@ impl MockupError {
     /// The error in octez-client's words, as printed under `Error:`.
     fn message(&self) -> String {
         match self {
-            MockupError::Io(text) | MockupError::Wallet(text) | MockupError::Forge(text) => {
-                text.clone()
-            }
+            MockupError::Io(text)
+            | MockupError::Wallet(text)
+            | MockupError::Forge(text)
+            | MockupError::State(text) => text.clone(),
             MockupError::UnknownContract(name) => format!(
                 "Invalid contract notation \"{name}\"\nCannot find a contract alias or a key alias named {name}."
             ),
@@ -230,7 +234,7 @@ impl Session {
                 let contract = self.contract(invocation.param("src"))?;
                 let balance = self
                     .chain()?
-                    .balance(&contract)
+                    .balance(&contract.0)
                     .map_err(MockupError::into_client_error)?;
                 printed
                     .stdout
@@ -292,7 +296,7 @@ impl Session {
             ("balance", _) => {
                 let balance = self
                     .chain()?
-                    .balance(&contract)
+                    .balance(&contract.0)
                     .map_err(MockupError::into_client_error)?;
                 format!("\"{balance}\"")
             }
@@ -412,9 +416,14 @@ impl Session {
             Some(text) => super::parse_tez("--burn-cap", text)?.unsigned_abs(),
             None => 0,
         };
-        let fail = |error: MockupError| error.into_client_error();
+        let fail = MockupError::into_client_error;
         let key = self.wallet.signer(source).map_err(fail)?.clone();
-        let chain = self.chain()?;
+        let is_origination = matches!(kind, ManagerKind::Origination(_));
+        let mut chain = match self.chain.take() {
+            Some(chain) => chain,
+            None => Chain::open(self.mockup_dir.as_deref()).map_err(fail)?,
+        };
+        let constants = *chain.constants();
         let counter = chain.counter(source).map_err(fail)? + 1;
         let branch = chain.branch();
         printed.stdout.push_str("Node is bootstrapped.\n");
@@ -424,61 +433,74 @@ impl Session {
                 source,
                 counter,
                 0,
-                chain::HARD_GAS_LIMIT_PER_OPERATION,
-                chain::HARD_STORAGE_LIMIT_PER_OPERATION_BYTES,
+                constants.hard_gas_limit_per_operation,
+                constants.hard_storage_limit_per_operation,
             ),
             kind.clone(),
         );
-        let simulation = chain.simulate(&trial).map_err(fail)?;
-        if let Some((receipt, errors)) = simulation.failure {
-            printed.stdout.push_str("This simulation failed:\n");
-            printed.stdout.push_str(&receipt);
-            printed.stdout.push('\n');
-            printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-            printed.stderr.push_str(&errors);
-            let what = if matches!(kind, ManagerKind::Origination(_)) {
-                "origination simulation failed"
-            } else {
-                "transfer simulation failed"
-            };
-            printed
-                .stderr
-                .push_str(&format!("Fatal error:\n  {what}\n"));
-            printed.exit_code = EXIT_FAILURE;
-            return Ok(Vec::new());
-        }
-        let consumption = simulation
-            .consumption
-            .first()
-            .copied()
-            .unwrap_or(Consumption {
-                milligas: 0,
-                storage_bytes: 0,
-            });
-        let burn = COST_PER_BYTE_MUTEZ.saturating_mul(consumption.storage_bytes);
+        let simulated = chain.simulate(&trial).map_err(fail)?;
+        let manager = match simulated.first() {
+            Some(ContentsMetadata::Manager(manager)) => manager,
+            _ => {
+                return Err(fail(MockupError::State(
+                    "the simulation gave no manager receipt".into(),
+                )))
+            }
+        };
+        let consumption = match estimate::consumption(manager, constants.origination_size_bytes) {
+            Ok(consumption) => consumption,
+            Err(estimate::Unestimated::Failed(errors)) => {
+                printed.stdout.push_str("This simulation failed:\n");
+                printed
+                    .stdout
+                    .push_str(&chain::render(&trial, &simulated).map_err(fail)?);
+                printed.stdout.push('\n');
+                printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
+                printed
+                    .stderr
+                    .push_str(&chain::render_errors(&errors).map_err(fail)?);
+                let what = if is_origination {
+                    "origination simulation failed"
+                } else {
+                    "transfer simulation failed"
+                };
+                printed
+                    .stderr
+                    .push_str(&format!("Fatal error:\n  {what}\n"));
+                printed.exit_code = EXIT_FAILURE;
+                return Ok(Vec::new());
+            }
+            Err(estimate::Unestimated::Kind(kind)) => {
+                return Err(fail(MockupError::State(format!(
+                    "cannot estimate a {kind:?} operation"
+                ))))
+            }
+        };
+        let burn = constants
+            .cost_per_byte_mutez
+            .saturating_mul(consumption.storage_bytes);
         if burn > burn_cap {
             printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-            return Err(MockupError::Command(format!(
+            return Err(fail(MockupError::Command(format!(
                 "The operation will burn \u{a729}{} which is higher than the configured burn cap (\u{a729}{}).\n Use `--burn-cap {}` to emit this operation.",
                 tez_text(burn),
                 tez_text(burn_cap),
                 tez_text(burn)
-            ))
-            .into_client_error());
+            ))));
         }
+        let guard = estimate::gas_guard(guardless);
         let limits = estimate::limits(
             consumption,
-            estimate::gas_guard(guardless),
-            chain::HARD_GAS_LIMIT_PER_OPERATION,
-            chain::HARD_STORAGE_LIMIT_PER_OPERATION_BYTES,
+            guard,
+            constants.hard_gas_limit_per_operation,
+            constants.hard_storage_limit_per_operation,
         );
         if limits.gas == 0 {
             printed.stdout.push_str("Estimated gas: none\n");
         } else {
             printed.stdout.push_str(&format!(
-                "Estimated gas: {} units (will add {} for safety)\n",
+                "Estimated gas: {} units (will add {guard} for safety)\n",
                 super::report::format_gas(consumption.milligas as i64),
-                estimate::gas_guard(guardless)
             ));
         }
         if limits.storage_bytes == 0 {
@@ -502,7 +524,9 @@ impl Session {
         let fee = estimate::patch_fee(limits.gas, |fee| forge::signed_size_bytes(&with_fee(fee)));
         let signed = forge::sign(with_fee(fee), &key);
         let hash = signed.hash().to_b58check();
-        let applied = chain.inject(&signed).map_err(fail)?;
+        let metadata = chain.inject(&signed).map_err(fail)?;
+        let receipt = chain::render(&signed, &metadata).map_err(fail)?;
+        chain.save(&hash).map_err(fail)?;
         printed.stdout.push_str(&format!(
             "Operation successfully injected in the node.\nOperation hash is '{hash}'\n"
         ));
@@ -515,17 +539,45 @@ impl Session {
         printed
             .stdout
             .push_str("This sequence of operations was run:\n");
-        printed.stdout.push_str(&applied.receipt);
+        printed.stdout.push_str(&receipt);
         printed.stdout.push('\n');
-        for contract in &applied.originated {
+        let originated = originated_contracts(&metadata);
+        for contract in &originated {
             printed.stdout.push_str(&format!(
                 "New contract {} originated.\n",
                 contract.to_b58check()
             ));
         }
         printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-        Ok(applied.originated)
+        Ok(originated)
     }
+}
+
+/// The contracts an operation originated, directly or by its internal operations, in order
+/// (`Injection.originated_contracts`).
+fn originated_contracts(metadata: &[ContentsMetadata<'_>]) -> Vec<kestrel_crypto::ContractHash> {
+    use kestrel_protocol::receipt::{ManagerResult, OperationResult, TransactionOutcome};
+    let of = |result: &ManagerResult<'_>| -> Vec<kestrel_crypto::ContractHash> {
+        match result {
+            ManagerResult::Origination(OperationResult::Applied(r)) => {
+                r.originated_contracts.clone()
+            }
+            ManagerResult::Transaction(OperationResult::Applied(TransactionOutcome::Contract(
+                r,
+            ))) => r.originated_contracts.clone(),
+            _ => Vec::new(),
+        }
+    };
+    let mut contracts = Vec::new();
+    for content in metadata {
+        if let ContentsMetadata::Manager(manager) = content {
+            contracts.extend(of(&manager.operation_result));
+            for internal in &manager.internal_operation_results {
+                contracts.extend(of(&internal.result));
+            }
+        }
+    }
+    contracts
 }
 
 /// Expands the macros of Micheline read from `origin`.
