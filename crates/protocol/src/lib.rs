@@ -57,7 +57,7 @@ pub use operation::{Operation, RawOperation, SignedOperation};
 pub use receipt::{
     Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,
     IncreasePaidStorageResult, InternalOperationResult, LazyStorageDiff, ManagerMetadata,
-    ManagerResult, OperationResult, OriginationResult, ProtocolError, RevealResult,
-    SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+    ManagerResult, OperationResult, OperationWithMetadata, OriginationResult, ProtocolError,
+    RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
 };
 pub use signature::{check_all, SignatureError};
