@@ -46,6 +46,7 @@ pub mod manager;
 pub mod operation;
 pub mod receipt;
 mod record;
+pub mod render;
 pub mod script;
 pub mod signature;
 pub mod voting;
@@ -60,4 +61,5 @@ pub use receipt::{
     ManagerResult, OperationResult, OperationWithMetadata, OriginationResult, ProtocolError,
     RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
 };
+pub use render::render_receipt;
 pub use signature::{check_all, SignatureError};
