@@ -102,3 +102,38 @@ fn origination() {
     let json = json.replace("B1", BOOTSTRAP1).replace("C1", CONTRACT);
     check("test_transfer_amount.out", 0, &json);
 }
+
+const ORIGINATED: &str = "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi";
+
+#[test]
+fn call_with_an_internal_origination() {
+    let json = r#"[{"kind":"transaction","source":"B1","fee":"441","counter":"1","gas_limit":"1895",
+      "storage_limit":"315","amount":"1000000","destination":"C1",
+      "metadata":{"balance_updates":[
+        {"kind":"contract","contract":"B1","change":"-441","origin":"block"},
+        {"kind":"accumulator","category":"block fees","change":"441","origin":"block"}],
+       "operation_result":{"status":"applied","storage":{"prim":"Unit"},
+        "balance_updates":[
+          {"kind":"contract","contract":"B1","change":"-1000000","origin":"block"},
+          {"kind":"contract","contract":"C1","change":"1000000","origin":"block"}],
+        "consumed_milligas":"1290035","storage_size":"93"},
+       "internal_operation_results":[{"kind":"origination","source":"C1","nonce":0,
+        "balance":"1000000",
+        "script":{"code":[{"prim":"parameter","args":[{"prim":"unit"}]},{"prim":"storage","args":[{"prim":"unit"}]},
+          {"prim":"code","args":[[{"prim":"CDR"},{"prim":"NIL","args":[{"prim":"operation"}]},{"prim":"PAIR"}]]}],
+          "storage":{"prim":"Unit"}},
+        "result":{"status":"applied","balance_updates":[
+          {"kind":"contract","contract":"B1","change":"-9500","origin":"block"},
+          {"kind":"burned","category":"storage fees","change":"9500","origin":"block"},
+          {"kind":"contract","contract":"B1","change":"-64250","origin":"block"},
+          {"kind":"burned","category":"storage fees","change":"64250","origin":"block"},
+          {"kind":"contract","contract":"C1","change":"-1000000","origin":"block"},
+          {"kind":"contract","contract":"C2","change":"1000000","origin":"block"}],
+         "originated_contracts":["C2"],"consumed_milligas":"505294","storage_size":"38",
+         "paid_storage_size_diff":"38"}}]}}]"#;
+    let json = json
+        .replace("B1", BOOTSTRAP1)
+        .replace("C1", CONTRACT)
+        .replace("C2", ORIGINATED);
+    check("Create_contract.out", 1, &json);
+}
