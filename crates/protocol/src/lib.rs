@@ -47,6 +47,7 @@ pub mod manager;
 pub mod operation;
 pub mod receipt;
 mod record;
+pub mod render;
 pub mod script;
 pub mod signature;
 pub mod voting;
@@ -59,7 +60,8 @@ pub use operation::{Operation, RawOperation, SignedOperation};
 pub use receipt::{
     Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,
     IncreasePaidStorageResult, InternalOperationResult, LazyStorageDiff, ManagerMetadata,
-    ManagerResult, OperationResult, OriginationResult, ProtocolError, RevealResult,
-    SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+    ManagerResult, OperationResult, OperationWithMetadata, OriginationResult, ProtocolError,
+    RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
 };
+pub use render::render_receipt;
 pub use signature::{check_all, SignatureError};

@@ -7,7 +7,7 @@
 //! fields, then the metadata; JSON: the content's object with a `"metadata"` member), so
 //! [`ContentsMetadata`] is read for a given [`Contents`].
 
-use kestrel_crypto::PublicKeyHash;
+use kestrel_crypto::{PublicKeyHash, Signature};
 use kestrel_encoding::Reader;
 use serde_json::Value;
 
@@ -432,5 +432,134 @@ impl<'a> Field<'a> for MisbehaviourKind {
             .find(|(_, known)| *known == name)
             .map(|(kind, _)| *kind)
             .ok_or_else(|| JsonError::new(path, format!("unknown misbehaviour kind {name}")))
+    }
+}
+
+/// An operation's protocol data with or without its metadata
+/// (`operation_data_and_metadata_encoding`), as block RPCs and preapply return it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationWithMetadata<'a> {
+    /// The contents with their metadata (tag 0).
+    WithMetadata {
+        /// The contents and metadata.
+        contents: Vec<ContentsAndMetadata<'a>>,
+        /// The signature.
+        signature: Option<Signature>,
+    },
+    /// The contents alone (tag 1), when the node pruned the metadata.
+    WithoutMetadata {
+        /// The contents.
+        contents: Vec<Contents<'a>>,
+        /// The signature.
+        signature: Option<Signature>,
+    },
+}
+
+impl OperationWithMetadata<'_> {
+    fn signature(&self) -> Option<&Signature> {
+        match self {
+            Self::WithMetadata { signature, .. } | Self::WithoutMetadata { signature, .. } => {
+                signature.as_ref()
+            }
+        }
+    }
+}
+
+/// Reads the signature as the optional last field of an object (`opt` of a variable-size
+/// value without a presence byte): all the remaining bytes, absent when there are none.
+fn read_trailing_signature(reader: &mut Reader<'_>) -> Result<Option<Signature>, DecodeError> {
+    if reader.remaining_bytes() == 0 {
+        return Ok(None);
+    }
+    Signature::read(reader).map(Some)
+}
+
+impl<'a> Field<'a> for OperationWithMetadata<'a> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let offset = reader.offset();
+        match reader.take_u8()? {
+            0 => {
+                let contents = Vec::read(reader)?;
+                let signature = read_trailing_signature(reader)?;
+                Ok(Self::WithMetadata {
+                    contents,
+                    signature,
+                })
+            }
+            1 => {
+                let contents = Vec::read(reader)?;
+                let signature = read_trailing_signature(reader)?;
+                Ok(Self::WithoutMetadata {
+                    contents,
+                    signature,
+                })
+            }
+            tag => Err(DecodeError::new(
+                DecodeErrorKind::UnknownTag {
+                    what: "operation with metadata",
+                    tag: u16::from(tag),
+                },
+                offset,
+            )),
+        }
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::WithMetadata { contents, .. } => {
+                out.push(0);
+                contents.write(out);
+            }
+            Self::WithoutMetadata { contents, .. } => {
+                out.push(1);
+                contents.write(out);
+            }
+        }
+        if let Some(signature) = self.signature() {
+            signature.write(out);
+        }
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        let mut object = ObjectWriter::new(out);
+        match self {
+            Self::WithMetadata { contents, .. } => contents.write_json(object.key("contents"))?,
+            Self::WithoutMetadata { contents, .. } => {
+                contents.write_json(object.key("contents"))?
+            }
+        }
+        if let Some(signature) = self.signature() {
+            signature.write_json(object.key("signature"))?;
+        }
+        object.end();
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        let object = json::as_object(value, path)?;
+        let signature = object
+            .get("signature")
+            .map(|signature| Signature::read_json(signature, &json::child(path, "signature")))
+            .transpose()?;
+        let contents_path = json::child(path, "contents");
+        let contents = json::as_array(
+            object
+                .get("contents")
+                .ok_or_else(|| JsonError::new(path, "missing field \"contents\""))?,
+            &contents_path,
+        )?;
+        // As data-encoding's union: the first case that reads, with metadata first.
+        let with_metadata = contents
+            .iter()
+            .all(|content| content.get("metadata").is_some());
+        let list = Value::Array(contents.to_vec());
+        Ok(if with_metadata {
+            Self::WithMetadata {
+                contents: Vec::read_json(&list, &contents_path)?,
+                signature,
+            }
+        } else {
+            Self::WithoutMetadata {
+                contents: Vec::read_json(&list, &contents_path)?,
+                signature,
+            }
+        })
     }
 }

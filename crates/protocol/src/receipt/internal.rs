@@ -2,15 +2,15 @@
 //! `internal_operation_result_encoding`): an internal operation (see
 //! [`internal`](crate::internal)) with its result.
 //!
-//! Binary: the internal operation (kind tag, source, nonce, kind fields), then its result (status
-//! tag, fields). JSON: `{"kind", "source", "nonce", kind fields…, "result": {…}}`.
+//! Binary: the kind tag, source, nonce, kind fields (unlike `internal_operation_encoding`, the
+//! tag comes first: it is the union's), then the result (status tag, fields). JSON: `{"kind", "source", "nonce", kind fields…, "result": {…}}`.
 
 use kestrel_encoding::Reader;
 use serde_json::Value;
 
 use crate::error::{DecodeError, JsonError};
 use crate::field::Field;
-use crate::internal::{InternalKind, InternalOperation};
+use crate::internal::{InternalKind, InternalOperation, TransactionDestination};
 use crate::json::{self};
 use crate::receipt::manager::{ManagerResult, ResultKind};
 
@@ -35,12 +35,23 @@ fn result_kind(kind: &InternalKind<'_>) -> ResultKind {
 
 impl<'a> Field<'a> for InternalOperationResult<'a> {
     fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let operation = InternalOperation::read(reader)?;
+        let offset = reader.offset();
+        let tag = reader.take_u8()?;
+        let source = TransactionDestination::read(reader)?;
+        let nonce = u16::read(reader)?;
+        let operation = InternalOperation {
+            source,
+            nonce,
+            operation: InternalKind::read_body(tag, offset, reader)?,
+        };
         let result = ManagerResult::read(result_kind(&operation.operation), reader)?;
         Ok(Self { operation, result })
     }
     fn write(&self, out: &mut Vec<u8>) {
-        self.operation.write(out);
+        out.push(self.operation.operation.tag());
+        self.operation.source.write(out);
+        self.operation.nonce.write(out);
+        self.operation.operation.write_body(out);
         self.result.write(out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {

@@ -22,7 +22,7 @@ pub mod result;
 pub mod ticket;
 
 pub use balance::{Balance, BalanceUpdate, FrozenStaker, UnstakedStaker, UpdateOrigin};
-pub use contents::{ContentsAndMetadata, ContentsMetadata, ManagerMetadata};
+pub use contents::{ContentsAndMetadata, ContentsMetadata, ManagerMetadata, OperationWithMetadata};
 pub use internal::InternalOperationResult;
 pub use lazy_storage::{BigMapUpdate, LazyStorageDiff, LazyStorageItem, StorageDiff};
 pub use manager::{
