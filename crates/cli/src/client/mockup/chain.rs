@@ -3,17 +3,17 @@
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
 //! commit per injected operation; simulation and application of operations; the receipts' text.
 //!
-//! Application (`validate_and_apply`) and the receipts' text (`render_receipt`) are being built
-//! in the protocol crate beside this client; until they are merged, [`Chain::simulate`],
-//! [`Chain::inject`] and [`render`] answer [`MockupError::ProtocolUnavailable`].
+//! Application (`validate_and_apply`) is being built in the protocol crate beside this client;
+//! until it is merged, [`Chain::simulate`] and
+//! [`Chain::inject`] answer [`MockupError::ProtocolUnavailable`].
 
 use kestrel_context::{
     CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
 };
 use kestrel_crypto::{BlockHash, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
-use kestrel_protocol::receipt::ContentsMetadata;
-use kestrel_protocol::{Constants, Genesis, Ledger, LedgerError, Operation};
+use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
+use kestrel_protocol::{render_receipt, Constants, Genesis, Ledger, LedgerError, Operation};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -165,12 +165,24 @@ impl Chain {
 }
 
 /// The receipt of `operation` with `metadata` as octez-client prints it (`Manager signed
-/// operations: …`), indented under "This sequence of operations was run:".
-pub fn render(
-    _operation: &Operation<'_>,
-    _metadata: &[ContentsMetadata<'_>],
-) -> Result<String, MockupError> {
-    Err(MockupError::ProtocolUnavailable)
+/// operations: …`), the lines under "This sequence of operations was run:" (or "This
+/// simulation failed:").
+pub fn render(operation: &Operation<'_>, metadata: &[ContentsMetadata<'_>]) -> String {
+    let contents: Vec<ContentsAndMetadata<'_>> = operation
+        .contents
+        .iter()
+        .zip(metadata)
+        .map(|(contents, metadata)| ContentsAndMetadata {
+            contents: contents.clone(),
+            metadata: metadata.clone(),
+        })
+        .collect();
+    let text = render_receipt(&contents);
+    // The renderer heads the text with the line octez-client prints after an injection.
+    match text.split_once('\n') {
+        Some((_, body)) => body.to_string(),
+        None => String::new(),
+    }
 }
 
 /// An error trace as octez-client prints it after a failed simulation (`Runtime error in

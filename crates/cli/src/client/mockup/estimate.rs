@@ -176,18 +176,6 @@ pub fn patch_fee(gas_limit: u64, size_with_fee: impl Fn(u64) -> usize) -> u64 {
     fee
 }
 
-/// An amount in tez as octez-client prints it (`Tez.pp`): no trailing zeros, no decimal point
-/// for whole amounts.
-pub fn tez_text(mutez: u64) -> String {
-    let (whole, fraction) = (mutez / 1_000_000, mutez % 1_000_000);
-    if fraction == 0 {
-        whole.to_string()
-    } else {
-        let digits = format!("{fraction:06}");
-        format!("{whole}.{}", digits.trim_end_matches('0'))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,18 +234,5 @@ mod tests {
             390
         );
         assert_eq!(patch_fee(0, |_| 0), 100);
-    }
-
-    #[test]
-    fn tez_amounts_print_as_octez_client_prints_them() {
-        for (mutez, text) in [
-            (0, "0"),
-            (335, "0.000335"),
-            (64_250, "0.06425"),
-            (500_000_000, "500"),
-            (1_000_001, "1.000001"),
-        ] {
-            assert_eq!(tez_text(mutez), text);
-        }
     }
 }

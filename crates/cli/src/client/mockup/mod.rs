@@ -16,10 +16,10 @@ mod wallet;
 use super::grammar::Invocation;
 use super::report::{ClientError, EXIT_FAILURE};
 use chain::Chain;
-use estimate::tez_text;
 use kestrel_crypto::{Destination, Entrypoint};
 use kestrel_protocol::crypto_fields::Contract;
 use kestrel_protocol::receipt::ContentsMetadata;
+use kestrel_protocol::render::format_tez as tez_text;
 use kestrel_protocol::ManagerKind;
 use std::path::{Path, PathBuf};
 use wallet::{BaseDirKind, Wallet};
@@ -451,9 +451,7 @@ impl Session {
             Ok(consumption) => consumption,
             Err(estimate::Unestimated::Failed(errors)) => {
                 printed.stdout.push_str("This simulation failed:\n");
-                printed
-                    .stdout
-                    .push_str(&chain::render(&trial, &simulated).map_err(fail)?);
+                printed.stdout.push_str(&chain::render(&trial, &simulated));
                 printed.stdout.push('\n');
                 printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
                 printed
@@ -500,7 +498,9 @@ impl Session {
         } else {
             printed.stdout.push_str(&format!(
                 "Estimated gas: {} units (will add {guard} for safety)\n",
-                super::report::format_gas(consumption.milligas as i64),
+                kestrel_protocol::render::format_gas(kestrel_protocol::field::Milligas(
+                    consumption.milligas
+                )),
             ));
         }
         if limits.storage_bytes == 0 {
@@ -525,7 +525,7 @@ impl Session {
         let signed = forge::sign(with_fee(fee), &key);
         let hash = signed.hash().to_b58check();
         let metadata = chain.inject(&signed).map_err(fail)?;
-        let receipt = chain::render(&signed, &metadata).map_err(fail)?;
+        let receipt = chain::render(&signed, &metadata);
         chain.save(&hash).map_err(fail)?;
         printed.stdout.push_str(&format!(
             "Operation successfully injected in the node.\nOperation hash is '{hash}'\n"
