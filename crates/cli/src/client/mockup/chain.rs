@@ -110,6 +110,11 @@ impl Chain {
 
     /// The branch operations are forged on.
     pub fn branch(&self) -> BlockHash {
+        Chain::branch_hash()
+    }
+
+    /// The mockup's head block hash (its genesis, which synchronous injection never moves).
+    pub fn branch_hash() -> BlockHash {
         BlockHash::from_b58check(GENESIS_BLOCK_HASH).expect("the genesis block hash is valid")
     }
 

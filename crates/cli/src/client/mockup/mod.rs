@@ -313,34 +313,11 @@ impl Session {
         printed: &mut Printed,
     ) -> Result<(), ClientError> {
         let name = invocation.param("new");
-        let force = invocation.switch("--force");
         self.wallet
-            .check_fresh_contract_alias(name, force)
+            .check_fresh_contract_alias(name, invocation.switch("--force"))
             .map_err(MockupError::into_client_error)?;
-        let balance = tez_param(invocation, "qty")?;
-        let source = self.implicit_source(invocation.param("src"))?;
-        let (origin, text) = super::script_text(invocation, "prg")?;
-        let code = super::parse_script(&origin, &text)?;
-        let code = expand(&code, &origin, &text)?;
-        let init_text = invocation.option("--init").unwrap_or("Unit");
-        let storage = kestrel_micheline::parse_expression(init_text)
-            .map_err(|error| ClientError::parse_in("command line", init_text, &error))?;
-        let storage = expand(&storage, "command line", init_text)?;
-        let delegate = match invocation.option("--delegate") {
-            Some(name) => match self.contract(name)?.0 {
-                Destination::Implicit(hash) => Some(hash),
-                _ => {
-                    return Err(
-                        MockupError::Command(format!("{name} is not an implicit account"))
-                            .into_client_error(),
-                    )
-                }
-            },
-            None => None,
-        };
-        let kind = forge::origination(balance, delegate, &code, &storage)
-            .map_err(MockupError::into_client_error)?;
-        let originated = self.inject(invocation, &source, kind, false, printed)?;
+        let prepared = prepare(&self.wallet, invocation)?;
+        let originated = self.inject(invocation, prepared, printed)?;
         if let Some(contract) = originated.first() {
             self.wallet
                 .remember_contract(name, contract)
@@ -357,47 +334,9 @@ impl Session {
         invocation: &Invocation,
         printed: &mut Printed,
     ) -> Result<(), ClientError> {
-        let amount = if invocation.command.name == "call" {
-            0
-        } else {
-            tez_param(invocation, "qty")?
-        };
-        let source = self.implicit_source(invocation.param("src"))?;
-        let destination = self.contract(invocation.param("dst"))?;
-        let arg_text = invocation.option("--arg").unwrap_or("Unit");
-        let argument = kestrel_micheline::parse_expression(arg_text)
-            .map_err(|error| ClientError::parse_in("command line", arg_text, &error))?;
-        let argument = expand(&argument, "command line", arg_text)?;
-        let entrypoint = match invocation.option("--entrypoint") {
-            Some(name) => Entrypoint::try_new(name).map_err(|error| {
-                MockupError::Command(format!("Invalid entrypoint {name}: {error}"))
-                    .into_client_error()
-            })?,
-            None => Entrypoint::default_entrypoint(),
-        };
-        let to_implicit = matches!(destination.0, Destination::Implicit(_));
-        let kind = forge::transaction(
-            amount,
-            destination,
-            &forge::Call {
-                entrypoint,
-                argument,
-            },
-        )
-        .map_err(MockupError::into_client_error)?;
-        self.inject(invocation, &source, kind, to_implicit, printed)?;
+        let prepared = prepare(&self.wallet, invocation)?;
+        self.inject(invocation, prepared, printed)?;
         Ok(())
-    }
-
-    /// The source of an operation: an implicit account whose secret key the wallet has.
-    fn implicit_source(&self, name: &str) -> Result<kestrel_crypto::PublicKeyHash, ClientError> {
-        match self.contract(name)?.0 {
-            Destination::Implicit(hash) => Ok(hash),
-            _ => Err(MockupError::Command(format!(
-                "{name} is an originated contract: only implicit accounts sign operations"
-            ))
-            .into_client_error()),
-        }
     }
 
     /// octez-client's injection (`Injection.inject_manager_operation` with `may_patch_limits`):
@@ -407,11 +346,15 @@ impl Session {
     fn inject(
         &mut self,
         invocation: &Invocation,
-        source: &kestrel_crypto::PublicKeyHash,
-        kind: ManagerKind<'static>,
-        guardless: bool,
+        prepared: Prepared,
         printed: &mut Printed,
     ) -> Result<Vec<kestrel_crypto::ContractHash>, ClientError> {
+        let Prepared {
+            source,
+            kind,
+            guardless,
+        } = prepared;
+        let source = &source;
         let burn_cap = match invocation.option("--burn-cap") {
             Some(text) => super::parse_tez("--burn-cap", text)?.unsigned_abs(),
             None => 0,
@@ -553,6 +496,102 @@ impl Session {
     }
 }
 
+/// The manager operation a command asks for, before its counter, limits and fee are known.
+struct Prepared {
+    /// The implicit account that signs and pays.
+    source: kestrel_crypto::PublicKeyHash,
+    /// What it does.
+    kind: ManagerKind<'static>,
+    /// Whether octez-client adds no gas safety guard (a transfer to an implicit account).
+    guardless: bool,
+}
+
+/// Builds the operation of `originate contract`, `transfer` or `call` as
+/// `Client_proto_context` does: the program and `--init` (default `Unit`) read with macros
+/// expanded; `--arg` (default `Unit`) and `--entrypoint` (default `default`).
+fn prepare(wallet: &Wallet, invocation: &Invocation) -> Result<Prepared, ClientError> {
+    let contract = |name: &str| {
+        wallet
+            .contract(name)
+            .map_err(MockupError::into_client_error)
+    };
+    let source = match contract(invocation.param("src"))?.0 {
+        Destination::Implicit(hash) => hash,
+        _ => {
+            return Err(MockupError::Command(format!(
+                "{} is an originated contract: only implicit accounts sign operations",
+                invocation.param("src")
+            ))
+            .into_client_error())
+        }
+    };
+    if invocation.command.name == "originate contract" {
+        let balance = tez_param(invocation, "qty")?;
+        let (origin, text) = super::script_text(invocation, "prg")?;
+        let code = super::parse_script(&origin, &text)?;
+        let code = expand(&code, &origin, &text)?;
+        let storage = micheline_option(invocation, "--init")?;
+        let delegate = match invocation.option("--delegate") {
+            Some(name) => match contract(name)?.0 {
+                Destination::Implicit(hash) => Some(hash),
+                _ => {
+                    return Err(
+                        MockupError::Command(format!("{name} is not an implicit account"))
+                            .into_client_error(),
+                    )
+                }
+            },
+            None => None,
+        };
+        let kind = forge::origination(balance, delegate, &code, &storage)
+            .map_err(MockupError::into_client_error)?;
+        return Ok(Prepared {
+            source,
+            kind,
+            guardless: false,
+        });
+    }
+    let amount = if invocation.command.name == "call" {
+        0
+    } else {
+        tez_param(invocation, "qty")?
+    };
+    let destination = contract(invocation.param("dst"))?;
+    let argument = micheline_option(invocation, "--arg")?;
+    let entrypoint = match invocation.option("--entrypoint") {
+        Some(name) => Entrypoint::try_new(name).map_err(|error| {
+            MockupError::Command(format!("Invalid entrypoint {name}: {error}")).into_client_error()
+        })?,
+        None => Entrypoint::default_entrypoint(),
+    };
+    let guardless = matches!(destination.0, Destination::Implicit(_));
+    let kind = forge::transaction(
+        amount,
+        destination,
+        &forge::Call {
+            entrypoint,
+            argument,
+        },
+    )
+    .map_err(MockupError::into_client_error)?;
+    Ok(Prepared {
+        source,
+        kind,
+        guardless,
+    })
+}
+
+/// A Micheline option (`--init`, `--arg`), `Unit` when absent, macros expanded.
+fn micheline_option(
+    invocation: &Invocation,
+    name: &str,
+) -> Result<kestrel_micheline::Node, ClientError> {
+    let text = invocation.option(name).unwrap_or("Unit");
+    let node = kestrel_micheline::parse_expression(text)
+        .map_err(|error| ClientError::parse_in("command line", text, &error))?;
+    expand(&node, "command line", text)
+}
+
 /// The contracts an operation originated, directly or by its internal operations, in order
 /// (`Injection.originated_contracts`).
 fn originated_contracts(metadata: &[ContentsMetadata<'_>]) -> Vec<kestrel_crypto::ContractHash> {
@@ -647,6 +686,83 @@ enum Piece<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recorded value of `label` in a receipt's manager header (`Gas limit: 680`).
+    fn recorded<'a>(output: &'a str, label: &str) -> Option<&'a str> {
+        output
+            .lines()
+            .find_map(|line| line.trim_start().strip_prefix(label))
+    }
+
+    /// Every operation the recorded sessions injected, built from its recorded command line
+    /// with the recorded counter and limits, gets the recorded fee: the fee is computed on the
+    /// signed size, so this checks the forged bytes' length (script and argument encoding,
+    /// macro expansion, parameters left out for `Unit`) against octez-client's.
+    #[test]
+    fn forged_operations_get_the_recorded_fees() {
+        let (Some(receipts), Some(scripts)) = (
+            kestrel_testdata::require("octez-protocol/receipts", "forged_operations_fees"),
+            kestrel_testdata::require("michelson", "forged_operations_fees"),
+        ) else {
+            return;
+        };
+        let scripts = format!("{}/", scripts.display());
+        let wallet = Wallet::bootstrap();
+        let branch = chain::Chain::branch_hash();
+        let mut checked = 0;
+        for file in kestrel_testdata::files_with_suffix(&receipts, ".out") {
+            let text = std::fs::read_to_string(&file).expect("readable");
+            for command in kestrel_testdata::parse_session(&text).commands {
+                let Some(fee) = recorded(&command.output, "Fee to the baker: \u{a729}") else {
+                    continue;
+                };
+                if !command
+                    .output
+                    .contains("This sequence of operations was run:")
+                {
+                    continue;
+                }
+                let number = |label| {
+                    recorded(&command.output, label)
+                        .and_then(|v| v.trim_end_matches(" bytes").parse::<u64>().ok())
+                        .expect("recorded number")
+                };
+                let (counter, gas, storage) = (
+                    number("Expected counter: "),
+                    number("Gas limit: "),
+                    number("Storage limit: "),
+                );
+                let argv: Vec<String> = command
+                    .argv
+                    .iter()
+                    .map(|word| {
+                        word.replacen("michelson_test_scripts/", &scripts, 1)
+                            .replace("[CONTRACT_HASH]", "KT1QmpjYa3WKEtp27inFsS66PS1UyBuvQ2TW")
+                            .replace("[PUBLIC_KEY_HASH]", "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN")
+                            .replace("[TIMESTAMP]", "2024-01-01T00:00:00Z")
+                    })
+                    .collect();
+                let invocation = super::super::grammar::parse(&argv).expect("recorded grammar");
+                let prepared = prepare(&wallet, &invocation).expect("prepared");
+                let size = |fee| {
+                    forge::signed_size_bytes(&forge::operation(
+                        branch,
+                        forge::header(&prepared.source, u128::from(counter), fee, gas, storage),
+                        prepared.kind.clone(),
+                    ))
+                };
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+                assert_eq!(
+                    tez_text(estimate::patch_fee(gas, size)),
+                    fee,
+                    "{name:?}: {}",
+                    command.line
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 55, "recorded injections");
+    }
 
     #[test]
     fn rpc_json_prints_as_octez_client_prints_it() {
