@@ -100,7 +100,10 @@ impl Ledger {
             ledger.allocate_implicit(&key_hash)?;
             ledger.set_balance(&contract, account.balance_mutez)?;
             ledger.set_staked(&key_hash, account.staked_mutez)?;
-            ledger.set_manager(&key_hash, &Manager::PublicKey(Box::new(account.public_key.clone())))?;
+            ledger.set_manager(
+                &key_hash,
+                &Manager::PublicKey(Box::new(account.public_key.clone())),
+            )?;
             ledger.set_delegate(&contract, Some(&key_hash))?;
         }
         Ok(ledger)
