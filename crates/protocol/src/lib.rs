@@ -61,5 +61,5 @@ pub use receipt::{
     ManagerResult, OperationResult, OperationWithMetadata, OriginationResult, ProtocolError,
     RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
 };
-pub use render::render_receipt;
+pub use render::{render_failed_simulation, render_receipt};
 pub use signature::{check_all, SignatureError};
