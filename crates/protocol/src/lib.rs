@@ -47,7 +47,9 @@ mod json;
 pub mod ledger;
 pub mod manager;
 pub mod operation;
+pub mod receipt;
 mod record;
+pub mod render;
 pub mod script;
 pub mod signature;
 pub mod voting;
@@ -58,4 +60,11 @@ pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
 pub use ledger::{Constants, Genesis, Ledger, LedgerError};
 pub use operation::{Operation, RawOperation, SignedOperation};
+pub use receipt::{
+    Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,
+    IncreasePaidStorageResult, InternalOperationResult, LazyStorageDiff, ManagerMetadata,
+    ManagerResult, OperationResult, OperationWithMetadata, OriginationResult, ProtocolError,
+    RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+};
+pub use render::{render_failed_simulation, render_receipt};
 pub use signature::{check_all, SignatureError};
