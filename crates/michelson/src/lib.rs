@@ -39,7 +39,9 @@ mod types;
 mod unparse;
 mod value;
 
-pub use big_map_diff::{BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate};
+pub use big_map_diff::{
+    extract_origination_big_maps, BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate,
+};
 pub use data::{normalize, pack, pack_metered, unpack, UnparsingMode};
 pub use error::ExecutionError;
 pub use execute::{
@@ -47,6 +49,7 @@ pub use execute::{
     typecheck_data_metered, typecheck_type, Call, CodeContext, Execution, InternalOperation,
     TypedCode, ViewExecution,
 };
+pub use gas::interpreter::cost_check_signature_scheme;
 pub use host::{
     placeholder_contract_address, BigMapTypes, Config, EmptyHost, Environment, FreshIds, Host,
     HostView, DEFAULT_CHAIN_ID, DEFAULT_SELF, DEFAULT_SENDER, HARD_GAS_LIMIT_PER_OPERATION,

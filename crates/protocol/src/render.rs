@@ -45,8 +45,18 @@ impl Text {
 /// Renders operation contents with their metadata as octez-client prints them after injecting,
 /// from "This sequence of operations was run:" to the last line (each line ends with `\n`).
 pub fn render_receipt(contents: &[ContentsAndMetadata<'_>]) -> String {
+    render_with_heading("This sequence of operations was run:", contents)
+}
+
+/// Renders a simulation that failed as octez-client prints it before giving up on an injection
+/// ("This simulation failed:" and the simulated receipt).
+pub fn render_failed_simulation(contents: &[ContentsAndMetadata<'_>]) -> String {
+    render_with_heading("This simulation failed:", contents)
+}
+
+fn render_with_heading(heading: &str, contents: &[ContentsAndMetadata<'_>]) -> String {
     let mut text = Text { out: String::new() };
-    text.line(0, "This sequence of operations was run:");
+    text.line(0, heading);
     for item in contents {
         match (&item.contents, &item.metadata) {
             (Contents::Manager(operation), ContentsMetadata::Manager(metadata)) => {
@@ -400,7 +410,8 @@ fn lazy_storage(text: &mut Text, indent: usize, diff: Option<&LazyStorageDiff<'_
                 updates
             }
         };
-        for update in updates {
+        // `Legacy_big_map_diff.of_lazy_storage_diff` lists an item's updates in reverse.
+        for update in updates.iter().rev() {
             let key = expr_text(&update.key.0, true);
             match &update.value {
                 Some(value) => lines.push(format!(

@@ -3,23 +3,26 @@
 //! operation had it, rendered, its hashes masked as the recording masks them, and compared with
 //! the recorded "This sequence of operations was run:" block.
 
-use kestrel_protocol::{render_receipt, ContentsAndMetadata, Field};
+use kestrel_protocol::{render_failed_simulation, render_receipt, ContentsAndMetadata, Field};
 
-/// The `index`-th (from 0) "This sequence of operations was run:" block of a recording, up to
-/// the blank line that ends it.
-fn recorded_block(file: &str, index: usize) -> Option<String> {
+/// The `index`-th (from 0) block of a recording that starts with `heading`, up to the blank line
+/// (or the next client message) that ends it.
+fn recorded_block(file: &str, heading: &str, index: usize) -> Option<String> {
     let path = kestrel_testdata::require(
         &format!("octez-protocol/receipts/{file}"),
         "mockup receipts",
     )?;
     let text = std::fs::read_to_string(path).expect("readable recording");
     let start = text
-        .match_indices("This sequence of operations was run:")
+        .match_indices(heading)
         .nth(index)
         .expect("block in the recording")
         .0;
     let block = &text[start..];
-    let end = block.find("\n\n").map_or(block.len(), |end| end + 1);
+    let end = block
+        .find("\n\n")
+        .or_else(|| block.find("\nFailed to fetch"))
+        .map_or(block.len(), |end| end + 1);
     Some(block[..end].to_owned())
 }
 
@@ -52,7 +55,7 @@ fn mask(text: &str) -> String {
 }
 
 fn check(file: &str, index: usize, receipt_json: &str) {
-    let Some(expected) = recorded_block(file, index) else {
+    let Some(expected) = recorded_block(file, "This sequence of operations was run:", index) else {
         return;
     };
     let value: serde_json::Value = serde_json::from_str(receipt_json).expect("JSON");
@@ -136,4 +139,51 @@ fn call_with_an_internal_origination() {
         .replace("C1", CONTRACT)
         .replace("C2", ORIGINATED);
     check("Create_contract.out", 1, &json);
+}
+
+fn receipt(json: &str) -> Vec<ContentsAndMetadata<'static>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    Vec::<ContentsAndMetadata>::read_json(&value, "").expect("a receipt")
+}
+
+#[test]
+fn origination_with_a_big_map() {
+    let json = r#"[{"kind":"origination","source":"B1","fee":"374","counter":"1","gas_limit":"914",
+      "storage_limit":"423","balance":"0",
+      "script":{"code":[{"prim":"parameter","args":[{"prim":"big_map","args":[{"prim":"int"},{"prim":"int"}]}]},
+        {"prim":"storage","args":[{"prim":"big_map","args":[{"prim":"int"},{"prim":"int"}]}]},
+        {"prim":"code","args":[[{"prim":"CAR"},{"prim":"NIL","args":[{"prim":"operation"}]},{"prim":"PAIR"}]]}],
+        "storage":[{"prim":"Elt","args":[{"int":"0"},{"int":"0"}]}]},
+      "metadata":{"balance_updates":[
+        {"kind":"contract","contract":"B1","change":"-374","origin":"block"},
+        {"kind":"accumulator","category":"block fees","change":"374","origin":"block"}],
+       "operation_result":{"status":"applied",
+        "balance_updates":[
+          {"kind":"contract","contract":"B1","change":"-36500","origin":"block"},
+          {"kind":"burned","category":"storage fees","change":"36500","origin":"block"},
+          {"kind":"contract","contract":"B1","change":"-64250","origin":"block"},
+          {"kind":"burned","category":"storage fees","change":"64250","origin":"block"}],
+        "originated_contracts":["C1"],
+        "consumed_milligas":"813216","storage_size":"146","paid_storage_size_diff":"146",
+        "lazy_storage_diff":[{"kind":"big_map","id":"4","diff":{"action":"alloc",
+          "updates":[{"key_hash":"exprtZBwZUeYYYfUs9B9Rg2ywHezVHnCCnmF9WsDQVrs582dSK63dC","key":{"int":"0"},"value":{"int":"0"}}],
+          "key_type":{"prim":"int"},"value_type":{"prim":"int"}}}]}}}]"#;
+    let json = json.replace("B1", BOOTSTRAP1).replace("C1", CONTRACT);
+    check("test_big_map_origination.out", 0, &json);
+}
+
+#[test]
+fn failed_simulation() {
+    let Some(expected) = recorded_block("test_contract_fails.out", "This simulation failed:", 0)
+    else {
+        return;
+    };
+    let json = r#"[{"kind":"transaction","source":"B1","fee":"0","counter":"2","gas_limit":"1040000",
+      "storage_limit":"60000","amount":"0","destination":"C1",
+      "parameters":{"entrypoint":"default","value":{"string":"C1"}},
+      "metadata":{"operation_result":{"status":"failed","errors":[
+        {"kind":"temporary","id":"proto.025-PsUshuai.michelson_v1.script_rejected",
+         "location":31,"with":{"prim":"Unit"}}]}}}]"#;
+    let json = json.replace("B1", BOOTSTRAP1).replace("C1", CONTRACT);
+    assert_eq!(mask(&render_failed_simulation(&receipt(&json))), expected);
 }

@@ -1,8 +1,8 @@
 //! Where protocol 025's state lives in the context tree (`docs/formats/protocol-state.md`): the
 //! paths of Octez's `storage.ml`, built as lists of names. Contracts are indexed by the hex of
 //! their 22-byte binary form (`Contract_repr.Index`), big maps by their decimal id
-//! (`Lazy_storage_kind.Big_map.Id`), big-map keys by the hex of their `expr…` hash split as
-//! Octez's `Blake2B.to_path` splits it (five 2-character directories, then the rest).
+//! (`Lazy_storage_kind.Big_map.Id`), big-map keys and tickets by the hex of their hash, one
+//! segment (`Path_encoding.Make_hex`).
 
 use kestrel_crypto::Destination;
 
@@ -47,29 +47,21 @@ pub fn big_map(id: i64, field: &str) -> Path {
     path
 }
 
-/// `big_maps/index/<id>/contents/<hh>/<hh>/<hh>/<hh>/<hh>/<rest>/data`: one binding.
+/// `big_maps/index/<id>/contents/<hex key hash>/data`: one binding.
 pub fn big_map_value(id: i64, key_hash: &[u8; 32]) -> Path {
     let mut path = big_map_directory(id);
     path.push(b"contents".to_vec());
-    path.extend(split_hash(key_hash));
+    path.push(hex::encode(key_hash).into_bytes());
     path.push(b"data".to_vec());
     path
 }
 
-/// `ticket_balance/table/<hh>/…/<rest>`: the amount of one ticket an owner holds, keyed by
+/// `ticket_balance/table/<hex ticket hash>`: the amount of one ticket an owner holds, keyed by
 /// Octez's ticket hash (ticketer, contents type, contents, owner).
 pub fn ticket_balance(ticket_hash: &[u8; 32]) -> Path {
     let mut path = names(&["ticket_balance", "table"]);
-    path.extend(split_hash(ticket_hash));
+    path.push(hex::encode(ticket_hash).into_bytes());
     path
-}
-
-/// The hex of a 32-byte hash as `Blake2B.to_path` lays it out.
-fn split_hash(hash: &[u8; 32]) -> impl Iterator<Item = Vec<u8>> {
-    let text = hex::encode(hash).into_bytes();
-    let mut parts: Vec<Vec<u8>> = text.chunks(2).take(5).map(<[u8]>::to_vec).collect();
-    parts.push(text[10..].to_vec());
-    parts.into_iter()
 }
 
 fn names(names: &[&str]) -> Path {
@@ -97,10 +89,7 @@ mod tests {
         );
         assert_eq!(
             text(&big_map_value(7, &[0xab; 32])),
-            format!(
-                "big_maps/index/7/contents/ab/ab/ab/ab/ab/{}/data",
-                "ab".repeat(27)
-            )
+            format!("big_maps/index/7/contents/{}/data", "ab".repeat(32))
         );
     }
 }

@@ -1,0 +1,177 @@
+//! Calling an originated contract (`apply_transaction_to_smart_contract`): the tez moved, the
+//! script loaded and typechecked (what Octez charges on a script-cache miss), the code run by
+//! `kestrel_michelson::execute` under what the operation's gas leaves, the new storage and
+//! big-map changes written, the storage paid for, and the operations the code emitted.
+
+use kestrel_crypto::{ContractHash, Destination};
+use kestrel_micheline::Node;
+use kestrel_michelson::{
+    Address, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
+};
+
+use super::gas::{
+    deserialization_milli, read_access_milli, write_access_milli, GasMeter,
+    CONTRACT_FIELD_PATH_LENGTH,
+};
+use super::lazy_storage::{self, encoded_length};
+use super::results::TransactionResult;
+use super::token::{self, Account};
+use super::{paid_storage, ApplyError, Env, Fault};
+use crate::host::{vm_destination, LedgerHost};
+use crate::ledger::LedgerError;
+
+/// Bytes of the length prefix of a stored lazy expression (code, storage).
+pub const LAZY_EXPR_PREFIX_BYTES: u64 = 4;
+
+/// A call's argument: Micheline from an operation, or a value from a contract.
+#[derive(Debug, Clone, Copy)]
+pub enum Parameter<'a> {
+    /// From a manager operation's bytes.
+    Untyped(&'a Node),
+    /// From `TRANSFER_TOKENS`.
+    Typed(&'a Value),
+}
+
+/// Who calls what with what.
+#[derive(Debug, Clone, Copy)]
+pub struct CallArgs<'a> {
+    /// The caller.
+    pub sender: Destination,
+    /// The contract called.
+    pub contract: ContractHash,
+    /// Mutez transferred.
+    pub amount: u64,
+    /// The entrypoint.
+    pub entrypoint: &'a str,
+    /// The argument.
+    pub parameter: Parameter<'a>,
+}
+
+/// Runs the call: its result, and the operations the code emitted (nonces not yet assigned).
+pub fn call(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    args: &CallArgs<'_>,
+) -> Result<(TransactionResult, Vec<InternalOperation>), Fault> {
+    let destination = Destination::Originated(args.contract);
+    let (code, storage) = load(env, &args.contract)?;
+    let storage_length = encoded_length(&storage);
+    charge_load(meter, encoded_length(&code), storage_length)?;
+    let balance_updates = token::transfer(
+        env.ledger,
+        Account::Contract(args.sender),
+        Account::Contract(destination),
+        args.amount,
+        env.origin,
+    )?;
+    let config = Config {
+        legacy: true,
+        gas_limit_milli: meter.remaining_milli(),
+    };
+    let script = Script::typecheck(&code, &config)
+        .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
+    let environment = environment(env, args)?;
+    let parameter = match args.parameter {
+        Parameter::Untyped(node) => node.clone(),
+        Parameter::Typed(value) => kestrel_michelson::normalize(value, UnparsingMode::Optimized),
+    };
+    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
+    let run = kestrel_michelson::execute(
+        &script,
+        args.entrypoint,
+        &parameter,
+        &storage,
+        &environment,
+        &mut host,
+        meter.remaining_milli(),
+    );
+    if let Some(error) = host.take_error() {
+        return Err(error.into());
+    }
+    let execution = run.map_err(ApplyError::Execution)?;
+    meter.consume(execution.consumed_milligas)?;
+    let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
+    let new_length = encoded_length(&new_storage);
+    meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
+    let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
+    meter.consume(lazy.gas_milli)?;
+    env.ledger.set_storage(&args.contract, &new_storage)?;
+    let storage_diff = i128::from(new_length) - i128::from(storage_length);
+    paid_storage::add_used(
+        env.ledger,
+        &args.contract,
+        storage_diff + lazy.size_diff_bytes,
+    )?;
+    let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
+    let originated_contracts = execution
+        .operations
+        .iter()
+        .filter_map(|operation| match operation {
+            InternalOperation::Origination { address, .. } => match address.to_crypto() {
+                Destination::Originated(hash) => Some(hash),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let result = TransactionResult {
+        storage: Some(new_storage),
+        balance_updates,
+        originated_contracts,
+        consumed_milligas: meter.consumed_milli(),
+        storage_size,
+        paid_storage_size_diff,
+        allocated_destination_contract: false,
+        lazy_storage_diff: lazy.receipt,
+    };
+    Ok((result, execution.operations))
+}
+
+/// The contract's code and storage; a contract without them does not exist.
+fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
+    let destination = Destination::Originated(*contract);
+    let code = env
+        .ledger
+        .script(contract)?
+        .ok_or(ApplyError::NonExistingContract(destination))?;
+    let storage = env
+        .ledger
+        .storage(contract)?
+        .ok_or_else(|| LedgerError::Corrupt {
+            path: format!("contracts/index/{}/storage", destination.to_b58check()),
+            expected: "the storage of a contract with code",
+        })?;
+    Ok((code, storage))
+}
+
+/// `Script_cache.find` on a miss: finding the code and the storage (`Contract.get_script`: a
+/// carbonated `find` pays a membership check, then the read) and decoding them.
+fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
+    for length in [code_length, storage_length] {
+        meter.consume(read_access_milli(CONTRACT_FIELD_PATH_LENGTH, 0))?;
+        meter.consume(read_access_milli(
+            CONTRACT_FIELD_PATH_LENGTH,
+            length + LAZY_EXPR_PREFIX_BYTES,
+        ))?;
+        meter.consume(deserialization_milli(length))?;
+    }
+    Ok(())
+}
+
+/// What the code's context instructions push.
+fn environment(env: &Env<'_>, args: &CallArgs<'_>) -> Result<Environment, Fault> {
+    let self_destination = Destination::Originated(args.contract);
+    let balance = env.ledger.balance(&self_destination)?;
+    let mutez = |value: u64| i64::try_from(value).map_err(|_| ApplyError::BalanceOverflow);
+    Ok(Environment {
+        amount_mutez: mutez(args.amount)?,
+        balance_mutez: mutez(balance)?,
+        now_seconds: env.block.timestamp_seconds,
+        level: env.block.level,
+        min_block_time_seconds: env.ledger.constants().minimal_block_delay_seconds,
+        source: Address::new(vm_destination(&Destination::Implicit(env.payer))),
+        sender: Address::new(vm_destination(&args.sender)),
+        self_address: Address::new(vm_destination(&self_destination)),
+        chain_id: *env.block.chain_id.as_bytes(),
+    })
+}
