@@ -3,24 +3,32 @@
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
 //! commit per injected operation; simulation and application of operations; the receipts' text.
 //!
-//! Application (`validate_and_apply`) is being built in the protocol crate beside this client;
-//! until it is merged, [`Chain::simulate`] and
-//! [`Chain::inject`] answer [`MockupError::ProtocolUnavailable`].
+//! Application's metadata is converted to receipt types by [`bridge`](super::bridge).
 
 use kestrel_context::{
     CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
 };
-use kestrel_crypto::{BlockHash, ContractHash, Destination, PublicKeyHash};
+use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
 use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
-use kestrel_protocol::{render_receipt, Constants, Genesis, Ledger, LedgerError, Operation};
+use kestrel_protocol::{
+    render_receipt, validate_and_apply, BlockContext, Constants, Genesis, Ledger, LedgerError,
+    Mode, Operation, SignedOperation,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::MockupError;
+use super::{bridge, MockupError};
 
 /// The mockup's head: Octez's genesis block, the branch of every injected operation.
 pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
+
+/// The level operations are applied at: the genesis head's successor.
+const MOCKUP_LEVEL: u64 = 1;
+
+/// The mockup's chain (`Mockup_args.Chain_id.dummy`), as `CHAIN_ID` shows it in Octez's
+/// mockup (`michelson-regression/opcodes/chain_id_store*`).
+const MOCKUP_CHAIN_ID: &str = "NetXynUjJNZm7wi";
 
 /// The store's directory inside `BASE_DIR/mockup/`.
 const STORE_SUBDIRECTORY: &str = "context";
@@ -133,21 +141,39 @@ impl Chain {
         Ok(self.ledger.storage(contract)?)
     }
 
+    /// The block an operation is applied in: the head's successor (level 1: synchronous
+    /// injection never bakes), stamped now as Octez's mockup stamps it, on the mockup's chain.
+    fn block(&self) -> BlockContext {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+            });
+        BlockContext {
+            level: MOCKUP_LEVEL,
+            timestamp_seconds: now,
+            chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
+                .expect("the mockup chain id is valid"),
+            payload_producer: Genesis::mockup().accounts[0].public_key.hash(),
+        }
+    }
+
     /// Simulates `operation` (unsigned; `Mode::Simulate`) on a copy of the state.
     pub fn simulate(
         &self,
-        _operation: &Operation<'_>,
+        operation: &Operation<'_>,
     ) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+        let mut copy = self.ledger.clone();
+        apply(&mut copy, operation, &self.block(), Mode::Simulate)
     }
 
-    /// Validates and applies the signed `operation` (`Mode::Apply`), then commits the new
-    /// state when on disk.
+    /// Validates and applies the signed `operation` (`Mode::Apply`).
     pub fn inject(
         &mut self,
-        _operation: &Operation<'_>,
+        operation: &Operation<'_>,
     ) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
-        Err(MockupError::ProtocolUnavailable)
+        let block = self.block();
+        apply(&mut self.ledger, operation, &block, Mode::Apply)
     }
 
     /// Commits the ledger's tree as the store's new head and closes the store.
@@ -167,6 +193,21 @@ impl Chain {
         store.close()?;
         Ok(())
     }
+}
+
+/// Runs `validate_and_apply` on the bytes of `operation` (as a node receives them).
+fn apply(
+    ledger: &mut Ledger,
+    operation: &Operation<'_>,
+    block: &BlockContext,
+    mode: Mode,
+) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
+    let bytes = operation.encode();
+    let signed = SignedOperation::decode(&bytes)
+        .map_err(|error| MockupError::Forge(format!("{error:?}")))?;
+    let metadata = validate_and_apply(ledger, &signed, block, mode)
+        .map_err(|error| MockupError::State(format!("{error:?}")))?;
+    Ok(bridge::contents_metadata(&metadata))
 }
 
 /// The receipt of `operation` with `metadata` as octez-client prints it (`Manager signed

@@ -4,10 +4,11 @@
 //! syntax and output, so recorded octez-client mockup sessions replay unchanged.
 //!
 //! Map: [`wallet`] (the base directory and its aliases), [`chain`] (the state and the only calls
-//! into the protocol layer), [`forge`] (building and signing operations), [`estimate`] (limits
+//! into the protocol layer), [`bridge`] (application's metadata as receipts), [`forge`] (building and signing operations), [`estimate`] (limits
 //! and fees as octez-client sets them). Output goes where octez-client sends it: messages and
 //! answers to standard output, warnings and errors to standard error.
 
+mod bridge;
 mod chain;
 mod estimate;
 mod forge;
