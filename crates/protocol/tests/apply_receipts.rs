@@ -11,12 +11,12 @@ use std::collections::HashMap;
 
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, Entrypoint, PublicKeyHash};
 use kestrel_micheline::Node;
-use kestrel_protocol::apply::results::{
-    Balance, BalanceUpdate, ContentsMetadata, InternalResult, ManagerResult, OperationResult,
-};
 use kestrel_protocol::crypto_fields::Contract;
 use kestrel_protocol::field::BoundedNat;
 use kestrel_protocol::manager::{ManagerHeader, Origination, Transaction};
+use kestrel_protocol::receipt::{
+    Balance, BalanceUpdate, ContentsMetadata, ManagerResult, OperationResult, TransactionOutcome,
+};
 use kestrel_protocol::script::{LazyExpr, Parameters, Script};
 use kestrel_protocol::{
     validate_and_apply, BlockContext, Contents, Genesis, Ledger, ManagerKind, ManagerOperation,
@@ -314,8 +314,10 @@ impl Replay {
         facts_of(&metadata)
     }
 
-    fn remember_originations(&mut self, metadata: &[ContentsMetadata], args: &[&str]) {
-        let ContentsMetadata::Manager(manager) = &metadata[0];
+    fn remember_originations(&mut self, metadata: &[ContentsMetadata<'_>], args: &[&str]) {
+        let ContentsMetadata::Manager(manager) = &metadata[0] else {
+            return;
+        };
         if let ManagerResult::Origination(OperationResult::Applied(result)) =
             &manager.operation_result
         {
@@ -403,78 +405,56 @@ fn recorded_fact(line: &str) -> Option<String> {
 }
 
 /// The same facts of an applied operation.
-fn facts_of(metadata: &[ContentsMetadata]) -> Vec<String> {
+fn facts_of(metadata: &[ContentsMetadata<'_>]) -> Vec<String> {
     let mut facts = Vec::new();
-    for ContentsMetadata::Manager(manager) in metadata {
+    for contents in metadata {
+        let ContentsMetadata::Manager(manager) = contents else {
+            panic!("only manager operations are replayed");
+        };
         push_updates(&mut facts, &manager.balance_updates);
-        match &manager.operation_result {
-            ManagerResult::Transaction(result) => {
-                push_status(&mut facts, result, |facts, result| {
-                    if result.storage.is_some() {
-                        facts.push(format!("size {}", result.storage_size));
-                    }
-                    push_paid(facts, result.paid_storage_size_diff);
-                    push_gas(facts, result.consumed_milligas);
-                    push_updates(facts, &result.balance_updates);
-                })
-            }
-            ManagerResult::Origination(result) => {
-                push_status(&mut facts, result, |facts, result| {
-                    facts.push(format!("size {}", result.storage_size));
-                    push_paid(facts, result.paid_storage_size_diff);
-                    push_gas(facts, result.consumed_milligas);
-                    push_updates(facts, &result.balance_updates);
-                })
-            }
-            ManagerResult::Reveal(result) => push_status(&mut facts, result, |facts, result| {
-                push_gas(facts, result.consumed_milligas)
-            }),
-            ManagerResult::Delegation(result) => {
-                push_status(&mut facts, result, |facts, result| {
-                    push_gas(facts, result.consumed_milligas)
-                })
-            }
-            ManagerResult::IncreasePaidStorage(result) => {
-                push_status(&mut facts, result, |facts, result| {
-                    push_updates(facts, &result.balance_updates);
-                    push_gas(facts, result.consumed_milligas);
-                })
-            }
-        }
+        push_result(&mut facts, &manager.operation_result);
         for internal in &manager.internal_operation_results {
-            match &internal.result {
-                InternalResult::Transaction(result) => {
-                    push_status(&mut facts, result, |facts, result| {
-                        if result.storage.is_some() {
-                            facts.push(format!("size {}", result.storage_size));
-                        }
-                        push_paid(facts, result.paid_storage_size_diff);
-                        push_gas(facts, result.consumed_milligas);
-                        push_updates(facts, &result.balance_updates);
-                    })
-                }
-                InternalResult::Origination(result) => {
-                    push_status(&mut facts, result, |facts, result| {
-                        facts.push(format!("size {}", result.storage_size));
-                        push_paid(facts, result.paid_storage_size_diff);
-                        push_gas(facts, result.consumed_milligas);
-                        push_updates(facts, &result.balance_updates);
-                    })
-                }
-                InternalResult::Delegation(result) => {
-                    push_status(&mut facts, result, |facts, result| {
-                        push_gas(facts, result.consumed_milligas)
-                    })
-                }
-                InternalResult::Event(result) => {
-                    push_status(&mut facts, result, |facts, result| {
-                        push_gas(facts, result.consumed_milligas)
-                    })
-                }
-            }
+            push_result(&mut facts, &internal.result);
         }
     }
     facts
+}
+
+fn push_result(facts: &mut Vec<String>, result: &ManagerResult<'_>) {
+    match result {
+        ManagerResult::Transaction(result) => push_status(facts, result, |facts, outcome| {
+            let TransactionOutcome::Contract(result) = outcome else {
+                return;
+            };
+            if result.storage.is_some() {
+                facts.push(format!("size {}", result.storage_size.0));
+            }
+            push_paid(facts, result.paid_storage_size_diff.0);
+            push_gas(facts, result.consumed_milligas.0);
+            push_updates(facts, &result.balance_updates);
+        }),
+        ManagerResult::Origination(result) => push_status(facts, result, |facts, result| {
+            facts.push(format!("size {}", result.storage_size.0));
+            push_paid(facts, result.paid_storage_size_diff.0);
+            push_gas(facts, result.consumed_milligas.0);
+            push_updates(facts, &result.balance_updates);
+        }),
+        ManagerResult::Reveal(result) | ManagerResult::Event(result) => {
+            push_status(facts, result, |facts, result| {
+                push_gas(facts, result.consumed_milligas.0)
+            })
+        }
+        ManagerResult::Delegation(result) => push_status(facts, result, |facts, result| {
+            push_gas(facts, result.consumed_milligas.0)
+        }),
+        ManagerResult::IncreasePaidStorage(result) => {
+            push_status(facts, result, |facts, result| {
+                push_updates(facts, &result.balance_updates);
+                push_gas(facts, result.consumed_milligas.0);
+            })
+        }
+        other => panic!("unexpected result kind {:?}", other.kind()),
+    }
 }
 
 fn push_status<T>(
@@ -493,7 +473,7 @@ fn push_status<T>(
     }
 }
 
-fn push_paid(facts: &mut Vec<String>, paid: u64) {
+fn push_paid(facts: &mut Vec<String>, paid: i64) {
     if paid > 0 {
         facts.push(format!("paid {paid}"));
     }
@@ -511,10 +491,13 @@ fn push_gas(facts: &mut Vec<String>, milligas: u64) {
 fn push_updates(facts: &mut Vec<String>, updates: &[BalanceUpdate]) {
     for update in updates {
         let who = match &update.balance {
-            Balance::Contract(Destination::Originated(_)) => "[CONTRACT_HASH]".to_string(),
+            Balance::Contract(Contract(Destination::Originated(_))) => {
+                "[CONTRACT_HASH]".to_string()
+            }
             Balance::Contract(_) => "[PUBLIC_KEY_HASH]".to_string(),
             Balance::BlockFees => "payload fees(the block proposer)".to_string(),
             Balance::StorageFees => "storage fees".to_string(),
+            other => format!("{other:?}"),
         };
         let sign = if update.change < 0 { '-' } else { '+' };
         facts.push(format!("{who} {sign}{}", tez(update.change.unsigned_abs())));

@@ -13,12 +13,13 @@ use super::gas::{
     deserialization_milli, read_access_milli, write_access_milli, GasMeter,
     CONTRACT_FIELD_PATH_LENGTH,
 };
-use super::lazy_storage::{self, encoded_length};
-use super::results::TransactionResult;
+use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
+use crate::field::{Milligas, Z64};
 use crate::host::{vm_destination, LedgerHost};
 use crate::ledger::LedgerError;
+use crate::receipt::TransactionResult;
 
 /// Bytes of the length prefix of a stored lazy expression (code, storage).
 pub const LAZY_EXPR_PREFIX_BYTES: u64 = 4;
@@ -52,7 +53,7 @@ pub fn call(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
     args: &CallArgs<'_>,
-) -> Result<(TransactionResult, Vec<InternalOperation>), Fault> {
+) -> Result<(TransactionResult<'static>, Vec<InternalOperation>), Fault> {
     let destination = Destination::Originated(args.contract);
     let (code, storage) = load(env, &args.contract)?;
     let storage_length = encoded_length(&storage);
@@ -115,16 +116,23 @@ pub fn call(
         })
         .collect();
     let result = TransactionResult {
-        storage: Some(new_storage),
+        storage: Some(expression(&new_storage)),
         balance_updates,
+        ticket_updates: Vec::new(),
         originated_contracts,
-        consumed_milligas: meter.consumed_milli(),
-        storage_size,
-        paid_storage_size_diff,
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        storage_size: z64(storage_size),
+        paid_storage_size_diff: z64(paid_storage_size_diff),
         allocated_destination_contract: false,
         lazy_storage_diff: lazy.receipt,
+        address_registry_diff: Vec::new(),
     };
     Ok((result, execution.operations))
+}
+
+/// A byte count as a receipt's `Z`.
+pub fn z64(bytes: u64) -> Z64 {
+    Z64(i64::try_from(bytes).unwrap_or(i64::MAX))
 }
 
 /// The contract's code and storage; a contract without them does not exist.

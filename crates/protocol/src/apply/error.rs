@@ -5,7 +5,7 @@ use kestrel_crypto::Destination;
 use kestrel_michelson::ExecutionError;
 use serde_json::{json, Map, Value};
 
-use super::results::ProtocolError;
+use crate::receipt::ProtocolError;
 
 /// Octez's prefix of protocol 025's error ids.
 pub const ERROR_ID_PREFIX: &str = "proto.025-PsUshuai.";
@@ -50,10 +50,11 @@ impl ApplyError {
     /// The errors the receipt shows, outermost first, ids prefixed.
     pub fn to_protocol_errors(&self) -> Vec<ProtocolError> {
         let (id, fields) = self.id_and_fields();
-        vec![ProtocolError {
-            id: format!("{ERROR_ID_PREFIX}{id}"),
-            fields,
-        }]
+        let mut error = ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields);
+        if id.starts_with("gas_exhausted") {
+            error.category = "temporary".to_owned();
+        }
+        vec![error]
     }
 
     fn id_and_fields(&self) -> (&'static str, Map<String, Value>) {

@@ -8,14 +8,22 @@ use kestrel_michelson::{InternalOperation, UnparsingMode};
 
 use super::call::{self, Parameter};
 use super::gas::{GasMeter, MANAGER_OPERATION_MILLI};
+use super::lazy_storage::expression;
 use super::manager::{set_delegate, to_implicit};
 use super::originate::{self, NewContract};
-use super::results::{
-    DelegationResult, EventResult, InternalOperationResult, InternalPayload, InternalResult,
-    OperationResult, TransactionResult,
-};
 use super::{ApplyError, Env, Fault};
+use crate::field::{Milligas, Mutez};
+use crate::internal::{
+    Event, InternalKind, InternalOperation as ReceiptOperation, InternalOrigination,
+    InternalTransaction, TransactionDestination,
+};
 use crate::ledger::LedgerError;
+use crate::manager::Delegation;
+use crate::receipt::{
+    DelegationResult, EventResult, InternalOperationResult, ManagerResult, OperationResult,
+    TransactionOutcome,
+};
+use crate::script::{LazyExpr, Parameters, Script};
 
 /// An emitted operation waiting to run.
 struct Pending {
@@ -24,18 +32,20 @@ struct Pending {
     operation: InternalOperation,
 }
 
-/// Runs `emitted` (by the contract content's call) and all they emit: whether all succeeded,
-/// and their results in the order they ran (then the skipped ones).
+/// Operations emitted by a contract, with the contract.
+pub type Emitted = Vec<(Destination, InternalOperation)>;
+
+/// Runs `emitted` (by the content's call) and all they emit: whether all succeeded, and their
+/// results in the order they ran (then the skipped ones).
 pub fn apply_all(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
-    emitted: Vec<(Destination, InternalOperation)>,
-) -> Result<(bool, Vec<InternalOperationResult>), LedgerError> {
+    emitted: Emitted,
+) -> Result<(bool, Vec<InternalOperationResult<'static>>), LedgerError> {
     let mut worklist = number(env, emitted);
     worklist.reverse();
     let mut results = Vec::new();
     while let Some(pending) = worklist.pop() {
-        let payload = payload(&pending.operation);
         let mut sub_meter = GasMeter::new(meter.remaining_milli());
         let outcome = apply_one(env, &mut sub_meter, &pending);
         let charged = meter.consume(sub_meter.consumed_milli());
@@ -46,7 +56,7 @@ pub fn apply_all(
         };
         match outcome {
             Ok((result, emitted)) => {
-                results.push(internal_result(&pending, payload, result));
+                results.push(internal_result(&pending, result));
                 let mut next = number(env, emitted);
                 next.reverse();
                 worklist.extend(next);
@@ -55,13 +65,11 @@ pub fn apply_all(
             Err(Fault::Operation(error)) => {
                 results.push(internal_result(
                     &pending,
-                    payload,
                     failed(&pending.operation, &error),
                 ));
                 while let Some(skipped) = worklist.pop() {
-                    let payload = payload_of(&skipped);
                     let status = skipped_result(&skipped.operation);
-                    results.push(internal_result(&skipped, payload, status));
+                    results.push(internal_result(&skipped, status));
                 }
                 return Ok((false, results));
             }
@@ -71,7 +79,7 @@ pub fn apply_all(
 }
 
 /// Gives each emitted operation its operation-wide nonce.
-fn number(env: &mut Env<'_>, emitted: Vec<(Destination, InternalOperation)>) -> Vec<Pending> {
+fn number(env: &mut Env<'_>, emitted: Emitted) -> Vec<Pending> {
     let base = env.next_internal_nonce;
     let mut next = base;
     let pending = emitted
@@ -99,14 +107,12 @@ fn local_nonce(operation: &InternalOperation) -> u64 {
     }
 }
 
-type Emitted = Vec<(Destination, InternalOperation)>;
-
 /// `apply_internal_operation_contents`.
 fn apply_one(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
     pending: &Pending,
-) -> Result<(InternalResult, Emitted), Fault> {
+) -> Result<(ManagerResult<'static>, Emitted), Fault> {
     meter.consume(MANAGER_OPERATION_MILLI)?;
     let sender = pending.sender;
     match &pending.operation {
@@ -123,33 +129,25 @@ fn apply_one(
                     Vec::new(),
                 ),
                 Destination::Originated(contract) => {
-                    let entrypoint = match destination.entrypoint.as_str() {
-                        "" => "default",
-                        name => name,
-                    };
                     let args = call::CallArgs {
                         sender,
                         contract,
                         amount,
-                        entrypoint,
+                        entrypoint: entrypoint_name(&destination.entrypoint),
                         parameter: Parameter::Typed(parameter),
                     };
                     let (result, emitted) = call::call(env, meter, &args)?;
                     let from = Destination::Originated(contract);
-                    (
-                        result,
-                        emitted
-                            .into_iter()
-                            .map(|operation| (from, operation))
-                            .collect(),
-                    )
+                    let emitted = emitted.into_iter().map(|operation| (from, operation));
+                    (result, emitted.collect())
                 }
                 Destination::SmartRollup(_) => {
                     return Err(ApplyError::UnsupportedKind("transaction to a smart rollup").into())
                 }
             };
+            let outcome = TransactionOutcome::Contract(result);
             Ok((
-                InternalResult::Transaction(OperationResult::Applied(result)),
+                ManagerResult::Transaction(OperationResult::Applied(outcome)),
                 emitted,
             ))
         }
@@ -178,7 +176,7 @@ fn apply_one(
             };
             let result = originate::originate(env, meter, &contract)?;
             Ok((
-                InternalResult::Origination(OperationResult::Applied(result)),
+                ManagerResult::Origination(OperationResult::Applied(result)),
                 Vec::new(),
             ))
         }
@@ -186,46 +184,56 @@ fn apply_one(
             let delegate = delegate.map(|delegate| delegate.to_crypto());
             set_delegate(env.ledger, &sender, delegate.as_ref())?;
             let result = DelegationResult {
+                consumed_milligas: Milligas(meter.consumed_milli()),
                 balance_updates: Vec::new(),
-                consumed_milligas: meter.consumed_milli(),
             };
             Ok((
-                InternalResult::Delegation(OperationResult::Applied(result)),
+                ManagerResult::Delegation(OperationResult::Applied(result)),
                 Vec::new(),
             ))
         }
         InternalOperation::Event { .. } => {
             let result = EventResult {
-                consumed_milligas: meter.consumed_milli(),
+                consumed_milligas: Milligas(meter.consumed_milli()),
             };
             Ok((
-                InternalResult::Event(OperationResult::Applied(result)),
+                ManagerResult::Event(OperationResult::Applied(result)),
                 Vec::new(),
             ))
         }
     }
 }
 
+/// The VM's entrypoint of an address (empty for `default`).
+fn entrypoint_name(entrypoint: &str) -> &str {
+    match entrypoint {
+        "" => "default",
+        name => name,
+    }
+}
+
 fn internal_result(
     pending: &Pending,
-    payload: InternalPayload,
-    result: InternalResult,
-) -> InternalOperationResult {
+    result: ManagerResult<'static>,
+) -> InternalOperationResult<'static> {
     InternalOperationResult {
-        source: pending.sender,
-        nonce: pending.nonce,
-        payload,
+        operation: ReceiptOperation {
+            source: TransactionDestination(pending.sender),
+            nonce: u16::try_from(pending.nonce).unwrap_or(u16::MAX),
+            operation: payload(&pending.operation),
+        },
         result,
     }
 }
 
-fn payload_of(pending: &Pending) -> InternalPayload {
-    payload(&pending.operation)
-}
-
-/// What the receipt shows of an emitted operation.
-fn payload(operation: &InternalOperation) -> InternalPayload {
-    let optimized = |value| kestrel_michelson::normalize(value, UnparsingMode::Optimized);
+/// What the receipt shows of an emitted operation (Micheline in optimized form).
+fn payload(operation: &InternalOperation) -> InternalKind<'static> {
+    let optimized = |value| {
+        expression(&kestrel_michelson::normalize(
+            value,
+            UnparsingMode::Optimized,
+        ))
+    };
     match operation {
         InternalOperation::Transaction {
             destination,
@@ -233,18 +241,22 @@ fn payload(operation: &InternalOperation) -> InternalPayload {
             parameter,
             ..
         } => {
-            let entrypoint = match destination.entrypoint.as_str() {
-                "" => "default".to_string(),
-                name => name.to_string(),
-            };
-            let argument = optimized(parameter);
+            let entrypoint = entrypoint_name(&destination.entrypoint);
+            let argument = kestrel_michelson::normalize(parameter, UnparsingMode::Optimized);
             let is_unit_default = entrypoint == "default"
                 && argument.known_prim() == Some(kestrel_micheline::Prim::D_Unit);
-            InternalPayload::Transaction {
-                amount: u64::try_from(*amount_mutez).unwrap_or(0),
-                destination: destination.destination.to_crypto(),
-                parameters: (!is_unit_default).then_some((entrypoint, argument)),
-            }
+            let parameters = kestrel_crypto::Entrypoint::try_new(entrypoint)
+                .ok()
+                .filter(|_| !is_unit_default)
+                .map(|entrypoint| Parameters {
+                    entrypoint,
+                    value: LazyExpr(expression(&argument).0),
+                });
+            InternalKind::Transaction(InternalTransaction {
+                amount: Mutez(u64::try_from(*amount_mutez).unwrap_or(0)),
+                destination: TransactionDestination(destination.destination.to_crypto()),
+                parameters,
+            })
         }
         InternalOperation::Origination {
             delegate,
@@ -252,55 +264,57 @@ fn payload(operation: &InternalOperation) -> InternalPayload {
             script,
             storage,
             ..
-        } => InternalPayload::Origination {
+        } => InternalKind::Origination(InternalOrigination {
+            balance: Mutez(u64::try_from(*credit_mutez).unwrap_or(0)),
             delegate: delegate.map(|delegate| delegate.to_crypto()),
-            code: script.clone(),
-            storage: optimized(storage),
-            credit: u64::try_from(*credit_mutez).unwrap_or(0),
-        },
-        InternalOperation::Delegation { delegate, .. } => InternalPayload::Delegation {
+            script: Script {
+                code: LazyExpr(expression(script).0),
+                storage: LazyExpr(optimized(storage).0),
+            },
+        }),
+        InternalOperation::Delegation { delegate, .. } => InternalKind::Delegation(Delegation {
             delegate: delegate.map(|delegate| delegate.to_crypto()),
-        },
+        }),
         InternalOperation::Event {
             tag,
             payload_type,
             payload,
             ..
-        } => InternalPayload::Event {
-            tag: tag.clone(),
-            payload_type: payload_type.clone(),
-            payload: optimized(payload),
-        },
+        } => InternalKind::Event(Event {
+            ty: expression(payload_type),
+            tag: kestrel_crypto::Entrypoint::try_new(tag)
+                .ok()
+                .filter(|_| !tag.is_empty()),
+            payload: Some(optimized(payload)),
+        }),
     }
 }
 
-fn failed(operation: &InternalOperation, error: &ApplyError) -> InternalResult {
+fn failed(operation: &InternalOperation, error: &ApplyError) -> ManagerResult<'static> {
     let errors = error.to_protocol_errors();
     match operation {
         InternalOperation::Transaction { .. } => {
-            InternalResult::Transaction(OperationResult::Failed(errors))
+            ManagerResult::Transaction(OperationResult::Failed(errors))
         }
         InternalOperation::Origination { .. } => {
-            InternalResult::Origination(OperationResult::Failed(errors))
+            ManagerResult::Origination(OperationResult::Failed(errors))
         }
         InternalOperation::Delegation { .. } => {
-            InternalResult::Delegation(OperationResult::Failed(errors))
+            ManagerResult::Delegation(OperationResult::Failed(errors))
         }
-        InternalOperation::Event { .. } => InternalResult::Event(OperationResult::Failed(errors)),
+        InternalOperation::Event { .. } => ManagerResult::Event(OperationResult::Failed(errors)),
     }
 }
 
-fn skipped_result(operation: &InternalOperation) -> InternalResult {
+fn skipped_result(operation: &InternalOperation) -> ManagerResult<'static> {
     match operation {
         InternalOperation::Transaction { .. } => {
-            InternalResult::Transaction(OperationResult::<TransactionResult>::Skipped)
+            ManagerResult::Transaction(OperationResult::Skipped)
         }
         InternalOperation::Origination { .. } => {
-            InternalResult::Origination(OperationResult::Skipped)
+            ManagerResult::Origination(OperationResult::Skipped)
         }
-        InternalOperation::Delegation { .. } => {
-            InternalResult::Delegation(OperationResult::Skipped)
-        }
-        InternalOperation::Event { .. } => InternalResult::Event(OperationResult::Skipped),
+        InternalOperation::Delegation { .. } => ManagerResult::Delegation(OperationResult::Skipped),
+        InternalOperation::Event { .. } => ManagerResult::Event(OperationResult::Skipped),
     }
 }

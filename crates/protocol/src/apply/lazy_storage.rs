@@ -7,9 +7,14 @@ use kestrel_micheline::{Node, NodeKind};
 use kestrel_michelson::{BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate, UnparsingMode};
 
 use super::gas::write_access_milli;
-use super::results::{BigMapAction, BigMapDiffItem, BigMapUpdateItem, LazyStorageDiff};
 use super::Fault;
+use crate::field::Z64;
+use crate::internal::MichelineExpr;
 use crate::ledger::{Ledger, LedgerError};
+use crate::receipt::lazy_storage::{BigMapAlloc, BigMapDiff as ReceiptDiff};
+use crate::receipt::{
+    BigMapUpdate as ReceiptUpdate, LazyStorageDiff, LazyStorageItem, StorageDiff,
+};
 
 /// Bytes an empty big map takes (`bytes_size_for_empty`).
 pub const EMPTY_BIG_MAP_BYTES: i128 = 33;
@@ -24,7 +29,7 @@ pub struct Applied {
     /// Milligas the writes cost.
     pub gas_milli: u64,
     /// The receipt's form, `None` when nothing changed.
-    pub receipt: Option<LazyStorageDiff>,
+    pub receipt: Option<LazyStorageDiff<'static>>,
 }
 
 /// Applies `diffs` in order.
@@ -36,26 +41,28 @@ pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, Fault
             path: "big_maps/next".into(),
             expected: "a big-map id below 2^63",
         })?;
-        let action = match &diff.action {
+        let diff = match &diff.action {
             BigMapDiffAction::Remove => {
-                applied.size_diff_bytes -= i128::try_from(ledger.big_map_total_bytes(id)?)
-                    .unwrap_or(i128::MAX)
-                    + EMPTY_BIG_MAP_BYTES;
+                applied.size_diff_bytes -= total_bytes(ledger, id)? + EMPTY_BIG_MAP_BYTES;
                 ledger.remove_big_map(id)?;
-                BigMapAction::Remove
+                StorageDiff::Remove
             }
             BigMapDiffAction::Update { init, updates } => {
-                let action = apply_init(ledger, id, init, &mut applied)?;
+                let init = apply_init(ledger, id, init, &mut applied)?;
                 let receipt_updates = apply_updates(ledger, id, updates, &mut applied)?;
-                with_updates(action, receipt_updates)
+                with_updates(init, receipt_updates)
             }
         };
-        items.push(BigMapDiffItem { id, action });
+        items.push(LazyStorageItem::BigMap { id: Z64(id), diff });
     }
     if !items.is_empty() {
-        applied.receipt = Some(LazyStorageDiff { big_maps: items });
+        applied.receipt = Some(LazyStorageDiff(items));
     }
     Ok(applied)
+}
+
+fn total_bytes(ledger: &Ledger, id: i64) -> Result<i128, LedgerError> {
+    Ok(i128::try_from(ledger.big_map_total_bytes(id)?).unwrap_or(i128::MAX))
 }
 
 fn apply_init(
@@ -63,19 +70,15 @@ fn apply_init(
     id: i64,
     init: &BigMapInit,
     applied: &mut Applied,
-) -> Result<BigMapAction, Fault> {
+) -> Result<ReceiptDiff<'static>, Fault> {
     Ok(match init {
-        BigMapInit::Existing => BigMapAction::Update {
-            updates: Vec::new(),
-        },
+        BigMapInit::Existing => StorageDiff::Update(Vec::new()),
         BigMapInit::Copy { source } => {
             let source = source.to_i64().unwrap_or(-1);
             ledger.copy_big_map(source, id)?;
-            applied.size_diff_bytes += i128::try_from(ledger.big_map_total_bytes(source)?)
-                .unwrap_or(i128::MAX)
-                + EMPTY_BIG_MAP_BYTES;
-            BigMapAction::Copy {
-                source,
+            applied.size_diff_bytes += total_bytes(ledger, source)? + EMPTY_BIG_MAP_BYTES;
+            StorageDiff::Copy {
+                source: Z64(source),
                 updates: Vec::new(),
             }
         }
@@ -87,10 +90,12 @@ fn apply_init(
             let value_type = strip_annotations(value_type.to_node());
             ledger.create_big_map(id, &key_type, &value_type)?;
             applied.size_diff_bytes += EMPTY_BIG_MAP_BYTES;
-            BigMapAction::Alloc {
-                key_type,
-                value_type,
+            StorageDiff::Alloc {
                 updates: Vec::new(),
+                alloc: BigMapAlloc {
+                    key_type: expression(&key_type),
+                    value_type: expression(&value_type),
+                },
             }
         }
     })
@@ -102,7 +107,7 @@ fn apply_updates(
     id: i64,
     updates: &[BigMapUpdate],
     applied: &mut Applied,
-) -> Result<Vec<BigMapUpdateItem>, Fault> {
+) -> Result<Vec<ReceiptUpdate<'static>>, Fault> {
     let mut size_diff: i128 = 0;
     let mut items = Vec::with_capacity(updates.len());
     for update in updates {
@@ -118,7 +123,7 @@ fn apply_updates(
                     .gas_milli
                     .saturating_add(alloc_mbytes_milli(length))
                     .saturating_add(write_access_milli(length));
-                size_diff += length as i128 - previous.unwrap_or(0) as i128;
+                size_diff += i128::from(length) - previous.unwrap_or(0) as i128;
                 if previous.is_none() {
                     size_diff += BIG_MAP_KEY_BYTES;
                 }
@@ -131,36 +136,38 @@ fn apply_updates(
             }
         }
         ledger.big_map_set(id, &update.key_hash, value.as_ref())?;
-        items.push(BigMapUpdateItem {
-            key_hash: update.key_hash,
-            key: kestrel_michelson::normalize(&update.key, UnparsingMode::Optimized),
-            value,
+        let key = kestrel_michelson::normalize(&update.key, UnparsingMode::Optimized);
+        items.push(ReceiptUpdate {
+            key_hash: kestrel_crypto::ScriptExprHash::new(update.key_hash),
+            key: expression(&key),
+            value: value.as_ref().map(expression),
         });
     }
     if size_diff != 0 {
-        let total =
-            i128::try_from(ledger.big_map_total_bytes(id)?).unwrap_or(i128::MAX) + size_diff;
+        let total = total_bytes(ledger, id)? + size_diff;
         ledger.set_big_map_total_bytes(id, u128::try_from(total).unwrap_or(0))?;
     }
     applied.size_diff_bytes += size_diff;
     Ok(items)
 }
 
-fn with_updates(action: BigMapAction, updates: Vec<BigMapUpdateItem>) -> BigMapAction {
-    match action {
-        BigMapAction::Alloc {
-            key_type,
-            value_type,
-            ..
-        } => BigMapAction::Alloc {
-            key_type,
-            value_type,
-            updates,
-        },
-        BigMapAction::Copy { source, .. } => BigMapAction::Copy { source, updates },
-        BigMapAction::Update { .. } => BigMapAction::Update { updates },
-        BigMapAction::Remove => BigMapAction::Remove,
+fn with_updates(
+    init: ReceiptDiff<'static>,
+    updates: Vec<ReceiptUpdate<'static>>,
+) -> ReceiptDiff<'static> {
+    match init {
+        StorageDiff::Alloc { alloc, .. } => StorageDiff::Alloc { updates, alloc },
+        StorageDiff::Copy { source, .. } => StorageDiff::Copy { source, updates },
+        StorageDiff::Update(_) => StorageDiff::Update(updates),
+        StorageDiff::Remove => StorageDiff::Remove,
     }
+}
+
+/// `node` as a receipt's Micheline (binary; a typechecked value always encodes).
+pub fn expression(node: &Node) -> MichelineExpr<'static> {
+    MichelineExpr(std::borrow::Cow::Owned(
+        kestrel_micheline::binary::encode(node).unwrap_or_default(),
+    ))
 }
 
 /// The bytes of `node`'s binary Micheline (0 if it does not encode, which a typechecked value

@@ -9,16 +9,17 @@ use super::gas::{
     deserialization_milli, GasMeter, MANAGER_OPERATION_MILLI, TRANSFER_OPERATION_MILLI,
 };
 use super::internal;
-use super::results::{
-    BalanceUpdate, DelegationResult, IncreasePaidStorageResult, InternalOperationResult,
-    InternalResult, ManagerMetadata, ManagerResult, OperationResult, OriginationResult,
-    RevealResult, TransactionResult, UpdateOrigin,
-};
 use super::token::{self, Account};
 use super::{originate, ApplyError, Env, Fault};
 use crate::contents::{ManagerKind, ManagerOperation};
+use crate::field::Milligas;
 use crate::ledger::{Ledger, LedgerError, Manager};
 use crate::manager::{IncreasePaidStorage, Transaction};
+use crate::receipt::{
+    BalanceUpdate, DelegationResult, IncreasePaidStorageResult, InternalOperationResult,
+    ManagerMetadata, ManagerResult, OperationResult, OriginationResult, ProtocolError,
+    RevealResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+};
 
 /// Bytes of `Unit` in binary Micheline: what decoding an absent parameter is charged for.
 const UNIT_PARAMETER_BYTES: u64 = 2;
@@ -55,8 +56,8 @@ pub fn take_fees(
 /// What a content produced before its burns.
 pub enum Success {
     Reveal(RevealResult),
-    Transaction(TransactionResult),
-    Origination(OriginationResult),
+    Transaction(TransactionResult<'static>),
+    Origination(OriginationResult<'static>),
     Delegation(DelegationResult),
     IncreasePaidStorage(IncreasePaidStorageResult),
 }
@@ -66,7 +67,14 @@ pub fn apply_content(
     env: &mut Env<'_>,
     content: &ManagerOperation<'_>,
     signature_check_milli: u64,
-) -> Result<(ManagerResult, Vec<InternalOperationResult>, bool), LedgerError> {
+) -> Result<
+    (
+        ManagerResult<'static>,
+        Vec<InternalOperationResult<'static>>,
+        bool,
+    ),
+    LedgerError,
+> {
     let gas_limit_milli =
         u64::try_from(content.header.gas_limit.0.saturating_mul(1000)).unwrap_or(u64::MAX);
     let mut meter = GasMeter::new(gas_limit_milli);
@@ -111,7 +119,7 @@ fn apply_kind(
             let manager = Manager::PublicKey(Box::new(reveal.public_key.clone()));
             env.ledger.set_manager(&source, &manager)?;
             let result = RevealResult {
-                consumed_milligas: meter.consumed_milli(),
+                consumed_milligas: Milligas(meter.consumed_milli()),
             };
             Ok((Success::Reveal(result), Vec::new()))
         }
@@ -125,7 +133,7 @@ fn apply_kind(
             set_delegate(env.ledger, &contract, delegation.delegate.as_ref())?;
             let result = DelegationResult {
                 balance_updates: Vec::new(),
-                consumed_milligas: meter.consumed_milli(),
+                consumed_milligas: Milligas(meter.consumed_milli()),
             };
             Ok((Success::Delegation(result), Vec::new()))
         }
@@ -208,7 +216,7 @@ pub fn to_implicit(
     sender: Destination,
     account: PublicKeyHash,
     amount: u64,
-) -> Result<TransactionResult, Fault> {
+) -> Result<TransactionResult<'static>, Fault> {
     let destination = Destination::Implicit(account);
     if amount == 0 {
         return Err(ApplyError::EmptyTransaction(destination).into());
@@ -223,10 +231,16 @@ pub fn to_implicit(
         env.origin,
     )?;
     Ok(TransactionResult {
+        storage: None,
         balance_updates,
-        consumed_milligas: meter.consumed_milli(),
+        ticket_updates: Vec::new(),
+        originated_contracts: Vec::new(),
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        storage_size: crate::field::Z64(0),
+        paid_storage_size_diff: crate::field::Z64(0),
         allocated_destination_contract: !allocated,
-        ..TransactionResult::default()
+        lazy_storage_diff: None,
+        address_registry_diff: Vec::new(),
     })
 }
 
@@ -270,7 +284,7 @@ fn increase_paid_storage(
         token::transfer(env.ledger, payer, Account::StorageFees, cost, env.origin)?;
     Ok(IncreasePaidStorageResult {
         balance_updates,
-        consumed_milligas: meter.consumed_milli(),
+        consumed_milligas: Milligas(meter.consumed_milli()),
     })
 }
 
@@ -290,15 +304,15 @@ fn burn_content(
 /// `burn_internal_storage_fees` for each applied internal result, in order.
 fn burn_internals(
     env: &mut Env<'_>,
-    internals: &mut [InternalOperationResult],
+    internals: &mut [InternalOperationResult<'static>],
     storage_left: &mut i128,
 ) -> Result<(), Fault> {
     for internal in internals.iter_mut() {
         match &mut internal.result {
-            InternalResult::Transaction(OperationResult::Applied(result)) => {
-                burn_transaction(env, result, storage_left)?
-            }
-            InternalResult::Origination(OperationResult::Applied(result)) => {
+            ManagerResult::Transaction(OperationResult::Applied(TransactionOutcome::Contract(
+                result,
+            ))) => burn_transaction(env, result, storage_left)?,
+            ManagerResult::Origination(OperationResult::Applied(result)) => {
                 burn_origination(env, result, storage_left)?
             }
             _ => {}
@@ -310,10 +324,10 @@ fn burn_internals(
 /// The burn of the bytes newly paid for, the transfer, and the allocation's burn.
 fn burn_transaction(
     env: &mut Env<'_>,
-    result: &mut TransactionResult,
+    result: &mut TransactionResult<'static>,
     storage_left: &mut i128,
 ) -> Result<(), Fault> {
-    let mut updates = burn_storage(env, storage_left, result.paid_storage_size_diff)?;
+    let mut updates = burn_storage(env, storage_left, paid_bytes(result.paid_storage_size_diff))?;
     updates.extend(result.balance_updates.iter().cloned());
     if result.allocated_destination_contract {
         let origination_size = env.ledger.constants().origination_size_bytes;
@@ -326,10 +340,10 @@ fn burn_transaction(
 /// The burn of the bytes paid for, the origination's burn, and the credit.
 fn burn_origination(
     env: &mut Env<'_>,
-    result: &mut OriginationResult,
+    result: &mut OriginationResult<'static>,
     storage_left: &mut i128,
 ) -> Result<(), Fault> {
-    let mut updates = burn_storage(env, storage_left, result.paid_storage_size_diff)?;
+    let mut updates = burn_storage(env, storage_left, paid_bytes(result.paid_storage_size_diff))?;
     let origination_size = env.ledger.constants().origination_size_bytes;
     updates.extend(burn_storage(env, storage_left, origination_size)?);
     updates.extend(result.balance_updates.iter().cloned());
@@ -356,12 +370,16 @@ fn burn_storage(
     token::transfer(env.ledger, payer, Account::StorageFees, cost, env.origin)
 }
 
-fn applied(success: Success) -> ManagerResult {
+fn paid_bytes(diff: crate::field::Z64) -> u64 {
+    u64::try_from(diff.0).unwrap_or(0)
+}
+
+fn applied(success: Success) -> ManagerResult<'static> {
     match success {
         Success::Reveal(result) => ManagerResult::Reveal(OperationResult::Applied(result)),
-        Success::Transaction(result) => {
-            ManagerResult::Transaction(OperationResult::Applied(result))
-        }
+        Success::Transaction(result) => ManagerResult::Transaction(OperationResult::Applied(
+            TransactionOutcome::Contract(result),
+        )),
         Success::Origination(result) => {
             ManagerResult::Origination(OperationResult::Applied(result))
         }
@@ -372,7 +390,7 @@ fn applied(success: Success) -> ManagerResult {
     }
 }
 
-fn backtracked_with(success: Success, error: ApplyError) -> ManagerResult {
+fn backtracked_with(success: Success, error: ApplyError) -> ManagerResult<'static> {
     let mut result = applied(success);
     let errors = error.to_protocol_errors();
     backtrack_result(&mut result, Some(errors));
@@ -380,7 +398,7 @@ fn backtracked_with(success: Success, error: ApplyError) -> ManagerResult {
 }
 
 /// The result of a content that failed.
-fn failed(kind: &ManagerKind<'_>, error: &ApplyError) -> ManagerResult {
+fn failed(kind: &ManagerKind<'_>, error: &ApplyError) -> ManagerResult<'static> {
     let errors = error.to_protocol_errors();
     match kind {
         ManagerKind::Reveal(_) => ManagerResult::Reveal(OperationResult::Failed(errors)),
@@ -394,7 +412,7 @@ fn failed(kind: &ManagerKind<'_>, error: &ApplyError) -> ManagerResult {
 }
 
 /// The result of a content not tried.
-pub fn skipped(content: &ManagerOperation<'_>) -> ManagerResult {
+pub fn skipped(content: &ManagerOperation<'_>) -> ManagerResult<'static> {
     match &content.operation {
         ManagerKind::Reveal(_) => ManagerResult::Reveal(OperationResult::Skipped),
         ManagerKind::Origination(_) => ManagerResult::Origination(OperationResult::Skipped),
@@ -408,35 +426,26 @@ pub fn skipped(content: &ManagerOperation<'_>) -> ManagerResult {
 
 /// `mark_backtracked`: applied results (the content's and its internal operations') become
 /// backtracked.
-pub fn backtrack(metadata: &mut ManagerMetadata) {
+pub fn backtrack(metadata: &mut ManagerMetadata<'static>) {
     backtrack_result(&mut metadata.operation_result, None);
     for internal in &mut metadata.internal_operation_results {
-        match &mut internal.result {
-            InternalResult::Transaction(result) => backtrack_status(result, None),
-            InternalResult::Origination(result) => backtrack_status(result, None),
-            InternalResult::Delegation(result) => backtrack_status(result, None),
-            InternalResult::Event(result) => backtrack_status(result, None),
-        }
+        backtrack_result(&mut internal.result, None);
     }
 }
 
-fn backtrack_result(
-    result: &mut ManagerResult,
-    errors: Option<Vec<super::results::ProtocolError>>,
-) {
+fn backtrack_result(result: &mut ManagerResult, errors: Option<Vec<ProtocolError>>) {
     match result {
         ManagerResult::Reveal(result) => backtrack_status(result, errors),
         ManagerResult::Transaction(result) => backtrack_status(result, errors),
         ManagerResult::Origination(result) => backtrack_status(result, errors),
         ManagerResult::Delegation(result) => backtrack_status(result, errors),
         ManagerResult::IncreasePaidStorage(result) => backtrack_status(result, errors),
+        ManagerResult::Event(result) => backtrack_status(result, errors),
+        _ => {}
     }
 }
 
-fn backtrack_status<T>(
-    status: &mut OperationResult<T>,
-    errors: Option<Vec<super::results::ProtocolError>>,
-) {
+fn backtrack_status<T>(status: &mut OperationResult<T>, errors: Option<Vec<ProtocolError>>) {
     let taken = std::mem::replace(status, OperationResult::Skipped);
     *status = match taken {
         OperationResult::Applied(result) => OperationResult::Backtracked { errors, result },

@@ -18,7 +18,6 @@ mod manager;
 mod nonce;
 mod originate;
 mod paid_storage;
-pub mod results;
 mod token;
 mod validate;
 
@@ -26,9 +25,9 @@ use kestrel_crypto::{ChainId, PublicKeyHash};
 
 use crate::ledger::{Ledger, LedgerError};
 use crate::operation::SignedOperation;
+use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
 pub use error::{ApplyError, ERROR_ID_PREFIX};
 pub use nonce::OriginationNonce;
-use results::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
 pub use validate::ValidationError;
 
 /// The block an operation is applied in.
@@ -99,7 +98,7 @@ pub fn validate_and_apply(
     operation: &SignedOperation<'_>,
     block: &BlockContext,
     mode: Mode,
-) -> Result<Vec<ContentsMetadata>, ValidationError> {
+) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
     let batch = validate::validate(ledger, operation, block.chain_id, mode)?;
     let before = ledger.clone();
     let result = apply_batch(ledger, operation, &batch, block);
@@ -117,7 +116,7 @@ fn apply_batch(
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
-) -> Result<Vec<ContentsMetadata>, LedgerError> {
+) -> Result<Vec<ContentsMetadata<'static>>, LedgerError> {
     let origin = UpdateOrigin::Block;
     let mut fee_updates = Vec::with_capacity(batch.contents.len());
     for content in &batch.contents {

@@ -7,14 +7,15 @@ use kestrel_crypto::{ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
 use kestrel_michelson::{CodeContext, Config, Environment, Script, Type, UnparsingMode, Value};
 
-use super::call::LAZY_EXPR_PREFIX_BYTES;
+use super::call::{z64, LAZY_EXPR_PREFIX_BYTES};
 use super::gas::{deserialization_milli, write_access_milli, GasMeter};
 use super::lazy_storage::{self, encoded_length};
-use super::results::OriginationResult;
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
+use crate::field::Milligas;
 use crate::host::LedgerHost;
 use crate::manager::Origination;
+use crate::receipt::OriginationResult;
 
 /// What an origination writes.
 pub struct NewContract<'a> {
@@ -40,7 +41,7 @@ pub fn external(
     meter: &mut GasMeter,
     source: PublicKeyHash,
     origination: &Origination<'_>,
-) -> Result<OriginationResult, Fault> {
+) -> Result<OriginationResult<'static>, Fault> {
     let address = env.nonce.next_contract();
     let storage_bytes = origination.script.storage.bytes();
     let code_bytes = origination.script.code.bytes();
@@ -101,7 +102,7 @@ pub fn originate(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
     contract: &NewContract<'_>,
-) -> Result<OriginationResult, Fault> {
+) -> Result<OriginationResult<'static>, Fault> {
     let (storage, diffs) = {
         let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
         let extracted = kestrel_michelson::extract_origination_big_maps(
@@ -147,9 +148,9 @@ pub fn originate(
     Ok(OriginationResult {
         balance_updates,
         originated_contracts: vec![contract.address],
-        consumed_milligas: meter.consumed_milli(),
-        storage_size,
-        paid_storage_size_diff,
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        storage_size: z64(storage_size),
+        paid_storage_size_diff: z64(paid_storage_size_diff),
         lazy_storage_diff: lazy.receipt,
     })
 }

@@ -5,9 +5,10 @@
 
 use kestrel_crypto::Destination;
 
-use super::results::{Balance, BalanceUpdate, UpdateOrigin};
 use super::{ApplyError, Fault};
+use crate::crypto_fields::Contract;
 use crate::ledger::Ledger;
+use crate::receipt::{Balance, BalanceUpdate, UpdateOrigin};
 
 /// Where tez go or come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ pub fn transfer(
 
 fn balance_of(account: Account) -> Balance {
     match account {
-        Account::Contract(contract) => Balance::Contract(contract),
+        Account::Contract(contract) => Balance::Contract(Contract(contract)),
         Account::BlockFees => Balance::BlockFees,
         Account::StorageFees => Balance::StorageFees,
     }
