@@ -49,6 +49,7 @@ mod record;
 pub mod render;
 pub mod script;
 pub mod signature;
+pub mod values;
 pub mod voting;
 
 pub use contents::{Contents, ManagerKind, ManagerOperation};
