@@ -496,6 +496,44 @@ impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     }
 }
 
+/// data-encoding's `option t` (as in `req name (option t)`): a union on a one-byte tag, 0 for
+/// none and 1 for some (unlike an `opt` field's `00`/`ff` presence byte); in JSON always present,
+/// `null` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Nullable<T>(pub Option<T>);
+
+impl<'a, T: Field<'a>> Field<'a> for Nullable<T> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let offset = reader.offset();
+        match reader.take_u8()? {
+            0 => Ok(Nullable(None)),
+            1 => T::read(reader).map(|value| Nullable(Some(value))),
+            tag => Err(DecodeError::new(
+                DecodeErrorKind::UnknownTag {
+                    what: "option",
+                    tag: u16::from(tag),
+                },
+                offset,
+            )),
+        }
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            None => out.push(0),
+            Some(value) => {
+                out.push(1);
+                value.write(out);
+            }
+        }
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        self.0.write_json(out)
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        Option::read_json(value, path).map(Nullable)
+    }
+}
+
 /// Reads a 4-byte size header (data-encoding's `uint30`).
 fn read_size(reader: &mut Reader<'_>) -> Result<usize, DecodeError> {
     let offset = reader.offset();

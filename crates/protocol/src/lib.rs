@@ -52,6 +52,7 @@ mod record;
 pub mod render;
 pub mod script;
 pub mod signature;
+pub mod values;
 pub mod voting;
 
 pub use apply::{validate_and_apply, BlockContext, Mode, ValidationError};

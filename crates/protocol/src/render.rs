@@ -163,6 +163,10 @@ fn manager(
             text.line(inner, "Revelation of manager public key:");
             text.line(body, &format!("Contract: {source}"));
             text.line(body, &format!("Key: {}", reveal.public_key.to_b58check()));
+            if let Some(proof) = &reveal.proof {
+                let proof = proof.0 .0.to_b58check();
+                text.line(body, &format!("Proof of possession: {proof}"));
+            }
             body
         }
         ManagerKind::Delegation(delegation) => {
@@ -172,6 +176,16 @@ fn manager(
                 .delegate
                 .map_or("nobody".to_owned(), |d| d.to_b58check());
             text.line(body, &format!("To: {to}"));
+            body
+        }
+        ManagerKind::IncreasePaidStorage(increase) => {
+            text.line(inner, "Increase paid storage:");
+            text.line(
+                body,
+                &format!("Increased size: {} bytes", increase.amount.0),
+            );
+            text.line(body, &format!("From: {source}"));
+            text.line(body, &format!("To: {}", increase.destination.to_b58check()));
             body
         }
         other => {
@@ -221,10 +235,14 @@ fn shift(text: &str, columns: usize) -> String {
     text.replace('\n', &format!("\n{}", " ".repeat(columns)))
 }
 
-/// `@[<hv 2>label:@ expr@]`: on one line when the expression is, else the expression on the
+/// The margin of octez-client's formatter (`Format`'s default).
+const FORMAT_MARGIN_COLUMNS: usize = 78;
+
+/// `@[<hv 2>label:@ expr@]`: on one line when it fits the margin, else the expression on the
 /// next lines, two columns in.
 fn labelled_box(text: &mut Text, indent: usize, label: &str, expr: &str) {
-    if expr.contains('\n') {
+    let width = indent + label.len() + 1 + expr.len();
+    if expr.contains('\n') || width > FORMAT_MARGIN_COLUMNS {
         text.line(indent, label);
         text.line(indent + 2, expr);
     } else {
@@ -235,9 +253,11 @@ fn labelled_box(text: &mut Text, indent: usize, label: &str, expr: &str) {
 fn script(text: &mut Text, indent: usize, code: &LazyExpr<'_>, storage: &LazyExpr<'_>) {
     text.line(indent, "Script:");
     text.line(indent + 2, &expr_text(code.bytes(), false));
-    text.line(
+    labelled_box(
+        text,
         indent + 2,
-        &format!("Initial storage: {}", expr_text(storage.bytes(), false)),
+        "Initial storage:",
+        &expr_text(storage.bytes(), false),
     );
 }
 
@@ -271,8 +291,21 @@ fn operation_name(result: &ManagerResult<'_>) -> &'static str {
         ManagerResult::Delegation(_) => "delegation",
         ManagerResult::RegisterGlobalConstant(_) => "global constant registration",
         ManagerResult::SetDepositsLimit(_) => "deposits limit modification",
-        ManagerResult::IncreasePaidStorage(_) => "increase paid storage",
-        ManagerResult::UpdateKey(_) => "consensus key update",
+        ManagerResult::IncreasePaidStorage(_) => "paid storage increase",
+        ManagerResult::UpdateKey(result) => match result.result() {
+            Some(update) if !update.consensus => "companion key update",
+            _ => "consensus key update",
+        },
+        ManagerResult::SmartRollupOriginate(_) => "smart rollup origination",
+        ManagerResult::SmartRollupAddMessages(_) => "smart rollup messages submission",
+        ManagerResult::SmartRollupCement(_) => "smart rollup commitment cementing",
+        ManagerResult::SmartRollupPublish(_) => "smart rollup commitment publishing",
+        ManagerResult::SmartRollupExecuteOutboxMessage(_) => "smart output message execution",
+        ManagerResult::SmartRollupRecoverBond(_) => "smart rollup bond retrieval",
+        ManagerResult::DalPublishCommitment(_) => "data availability slot header publishing",
+        ManagerResult::ZkRollupOrigination(_) => "epoxy originate",
+        ManagerResult::ZkRollupPublish(_) => "epoxy publish",
+        ManagerResult::ZkRollupUpdate(_) => "epoxy update",
         ManagerResult::TransferTicket(_) => "tickets transfer",
         ManagerResult::Event(_) => "event",
         _ => "operation",

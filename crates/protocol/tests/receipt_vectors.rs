@@ -58,7 +58,7 @@ fn check_value<'a, T: Field<'a> + std::fmt::Debug + PartialEq>(
 }
 
 /// Runs `check` on every vector of `file`; returns how many there were.
-fn check_values(file: &str, check: fn(&str, &[u8])) -> usize {
+fn check_values(file: &str, check: Check) -> usize {
     let Some(path) = kestrel_testdata::require(
         &format!("octez-protocol/encoding/{file}"),
         "protocol encoding vectors",
@@ -91,4 +91,46 @@ fn lazy_storage_diffs() {
     check_values("lazy_storage_diff.out", |name, bytes| {
         check_value::<LazyStorageDiff>(name, bytes);
     });
+}
+
+/// A check of one vector.
+type Check = fn(&str, &[u8]);
+
+/// The value files of the protocol layer, each with its type; every file must have vectors.
+#[test]
+fn protocol_values() {
+    use kestrel_protocol::block_header::Timestamp;
+    use kestrel_protocol::values::{
+        BallotTally, Fitness, Gas, GasCost, Level, Listing, Nonce, Period, Seed, VotingPeriod,
+        VotingPeriodKind,
+    };
+    use kestrel_protocol::voting::Ballot;
+    let files: [(&str, Check); 15] = [
+        ("cycle.out", |n, b| drop(check_value::<i32>(n, b))),
+        ("raw_level.out", |n, b| drop(check_value::<i32>(n, b))),
+        ("level.out", |n, b| drop(check_value::<Level>(n, b))),
+        ("fitness.out", |n, b| drop(check_value::<Fitness>(n, b))),
+        ("gas.out", |n, b| drop(check_value::<Gas>(n, b))),
+        ("gas.cost.out", |n, b| drop(check_value::<GasCost>(n, b))),
+        ("nonce.out", |n, b| drop(check_value::<Nonce>(n, b))),
+        ("seed.out", |n, b| drop(check_value::<Seed>(n, b))),
+        ("period.out", |n, b| drop(check_value::<Period>(n, b))),
+        ("timestamp.out", |n, b| drop(check_value::<Timestamp>(n, b))),
+        ("vote.ballot.out", |n, b| drop(check_value::<Ballot>(n, b))),
+        ("vote.ballots.out", |n, b| {
+            drop(check_value::<BallotTally>(n, b))
+        }),
+        ("vote.listings.out", |n, b| {
+            drop(check_value::<Vec<Listing>>(n, b))
+        }),
+        ("voting_period.kind.out", |n, b| {
+            drop(check_value::<VotingPeriodKind>(n, b))
+        }),
+        ("voting_period.out", |n, b| {
+            drop(check_value::<VotingPeriod>(n, b))
+        }),
+    ];
+    for (file, check) in files {
+        check_values(file, check);
+    }
 }

@@ -187,3 +187,63 @@ fn failed_simulation() {
     let json = json.replace("B1", BOOTSTRAP1).replace("C1", CONTRACT);
     assert_eq!(mask(&render_failed_simulation(&receipt(&json))), expected);
 }
+
+const HEADING: &str = "This sequence of operations was run:";
+
+#[test]
+fn increase_paid_storage_unmasked() {
+    // This recording shows its hashes: the receipt is built with them.
+    let Some(expected) = recorded_block("increase_paid_storage.out", HEADING, 0) else {
+        return;
+    };
+    let json = r#"[{"kind":"increase_paid_storage","source":"tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN",
+      "fee":"265","counter":"1","gas_limit":"169","storage_limit":"0","amount":"1000",
+      "destination":"KT1QmpjYa3WKEtp27inFsS66PS1UyBuvQ2TW",
+      "metadata":{"balance_updates":[
+        {"kind":"contract","contract":"tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN","change":"-265","origin":"block"},
+        {"kind":"accumulator","category":"block fees","change":"265","origin":"block"}],
+       "operation_result":{"status":"applied","balance_updates":[
+        {"kind":"contract","contract":"tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN","change":"-250000","origin":"block"},
+        {"kind":"burned","category":"storage fees","change":"250000","origin":"block"}],
+        "consumed_milligas":"168582"}}}]"#;
+    assert_eq!(render_receipt(&receipt(json)), expected);
+}
+
+#[test]
+fn long_parameter_wide_storage_and_an_allocating_internal_transfer() {
+    let Some(expected) = recorded_block("test_slice.out", HEADING, 1) else {
+        return;
+    };
+    // The parameter as the recording prints it, read back (it is too long to restate here).
+    let start = expected.find("Parameter: ").expect("a parameter") + "Parameter: ".len();
+    let end = start
+        + expected[start..]
+            .find("\n      This")
+            .expect("the status line");
+    let parameter =
+        kestrel_micheline::parse::parse_expression(&expected[start..end]).expect("Micheline");
+    let parameter = kestrel_micheline::json::to_json_string(&parameter);
+    let json = r#"[{"kind":"transaction","source":"B1","fee":"880","counter":"2","gas_limit":"3726",
+      "storage_limit":"277","amount":"0","destination":"C1",
+      "parameters":{"entrypoint":"default","value":PARAMETER},
+      "metadata":{"balance_updates":[
+        {"kind":"contract","contract":"B1","change":"-880","origin":"block"},
+        {"kind":"accumulator","category":"block fees","change":"880","origin":"block"}],
+       "operation_result":{"status":"applied",
+        "storage":{"bytes":"0103fe5753baadb56a4836e34571ce4cbe82158ee40eba872b848f709699019725ba"},
+        "consumed_milligas":"1526689","storage_size":"578"},
+       "internal_operation_results":[{"kind":"transaction","source":"C1","nonce":0,
+        "amount":"1000000","destination":"B2",
+        "result":{"status":"applied","balance_updates":[
+          {"kind":"contract","contract":"C1","change":"-1000000","origin":"block"},
+          {"kind":"contract","contract":"B2","change":"1000000","origin":"block"},
+          {"kind":"contract","contract":"B1","change":"-64250","origin":"block"},
+          {"kind":"burned","category":"storage fees","change":"64250","origin":"block"}],
+         "consumed_milligas":"2100000","allocated_destination_contract":true}}]}}]"#;
+    let json = json
+        .replace("PARAMETER", &parameter)
+        .replace("B1", BOOTSTRAP1)
+        .replace("B2", "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN")
+        .replace("C1", CONTRACT);
+    assert_eq!(mask(&render_receipt(&receipt(&json))), expected);
+}

@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::consensus::ConsensusOperation;
 use crate::contents::Contents;
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
-use crate::field::{Field, Int31};
+use crate::field::{Field, Int31, Nullable};
 use crate::json::{self, write_string, ObjectWriter};
-use crate::receipt::balance::{read_member, BalanceUpdate};
+use crate::receipt::balance::BalanceUpdate;
 use crate::receipt::internal::InternalOperationResult;
 use crate::receipt::manager::{ManagerResult, ResultKind};
 use crate::record::{record, JsonFields};
@@ -32,13 +32,14 @@ pub struct ManagerMetadata<'a> {
     pub internal_operation_results: Vec<InternalOperationResult<'a>>,
 }
 
-/// A consensus operation's power (`Attesting_power.op_result_encoding`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConsensusPower {
-    /// The slots.
-    pub slots: Int31,
-    /// The baking power, when all-bakers-attest is active (`null` otherwise).
-    pub baking_power: Option<i64>,
+record! {
+    /// A consensus operation's power (`Attesting_power.op_result_encoding`).
+    pub struct ConsensusPower {
+        /// The slots.
+        slots: Int31 => "slots",
+        /// The baking power, when all-bakers-attest is active (`null` otherwise).
+        baking_power: Nullable<i64> => "baking_power",
+    }
 }
 
 record! {
@@ -364,34 +365,6 @@ impl<'a> Field<'a> for ContentsAndMetadata<'a> {
         let metadata =
             ContentsMetadata::read_json(&contents, metadata, &json::child(path, "metadata"))?;
         Ok(Self { contents, metadata })
-    }
-}
-
-impl<'a> Field<'a> for ConsensusPower {
-    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            slots: Int31::read(reader)?,
-            baking_power: Option::read(reader)?,
-        })
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        self.slots.write(out);
-        self.baking_power.write(out);
-    }
-    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
-        let mut object = ObjectWriter::new(out);
-        self.slots.write_json(object.key("slots"))?;
-        // `req "baking_power" (option int64)`: present, `null` when absent.
-        self.baking_power.write_json(object.key("baking_power"))?;
-        object.end();
-        Ok(())
-    }
-    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
-        let object = json::as_object(value, path)?;
-        Ok(Self {
-            slots: read_member(object, path, "slots")?,
-            baking_power: read_member(object, path, "baking_power")?,
-        })
     }
 }
 
