@@ -21,6 +21,19 @@ use std::path::{Path, PathBuf};
 /// Files whose every command matches the recording: raise it as more do.
 const PASSING: &[&str] = &[];
 
+/// Files whose every command matches the recording once gas figures (estimated and consumed
+/// gas, gas limits, and the fees computed from them) are set aside: raise it as more do.
+const PASSING_BUT_FOR_GAS: &[&str] = &[
+    "test_now.out",
+    "test_set_delegate.out",
+    "test_source.out",
+    "test_store_input.out",
+    "test_trace_origination_compare_big_type.out",
+    "test_trace_origination_compare_big_type2.out",
+    "test_transfer_amount.out",
+    "test_transfer_tokens.out",
+];
+
 /// Files the recording does not let us replay, with the reason.
 const NOT_REPLAYABLE: &[(&str, &str)] = &[
     (
@@ -144,6 +157,7 @@ fn recorded_mockup_sessions_replay_with_the_same_receipts() {
     assert_eq!(files.len(), 21, "recorded sessions");
     let scripts = format!("{}/", scripts.display());
     let mut passing = Vec::new();
+    let mut passing_but_gas = Vec::new();
     let mut failing = Vec::new();
     for file in &files {
         let name = file_name(file);
@@ -157,23 +171,38 @@ fn recorded_mockup_sessions_replay_with_the_same_receipts() {
             .map(|(_, values)| *values)
             .unwrap_or_else(|| panic!("{name}: neither in UNMASK nor in NOT_REPLAYABLE"));
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
-        match replay(&name, &text, values, &scripts) {
-            Ok(commands) => {
-                println!("PASS {name} ({commands} commands)");
-                passing.push(name);
-            }
-            Err(difference) => {
-                println!("DIFFERS {name}: {difference}");
-                failing.push(name);
-            }
+        let replayed = replay(&name, &text, values, &scripts);
+        println!(
+            "{name}: {}/{} commands identical, {}/{} identical but for gas",
+            replayed.identical, replayed.commands, replayed.identical_but_gas, replayed.commands
+        );
+        if let Some(difference) = &replayed.first_difference_beyond_gas {
+            println!("  first difference beyond gas: {difference}");
+        } else if let Some(difference) = &replayed.first_difference {
+            println!("  first difference (gas): {difference}");
+        }
+        if replayed.identical == replayed.commands {
+            passing.push(name.clone());
+        }
+        if replayed.identical_but_gas == replayed.commands {
+            passing_but_gas.push(name);
+        } else {
+            failing.push(name);
         }
     }
     println!(
-        "recorded mockup sessions: {}/{} replayable files identical, {} not replayable",
+        "recorded mockup sessions: {} of {} replayable files identical, {} identical but for gas; {} not replayable",
         passing.len(),
-        passing.len() + failing.len(),
+        passing_but_gas.len() + failing.len(),
+        passing_but_gas.len(),
         NOT_REPLAYABLE.len()
     );
+    for name in PASSING_BUT_FOR_GAS {
+        assert!(
+            passing_but_gas.iter().any(|p| p == name),
+            "{name} is listed as identical but for gas, and differs beyond gas"
+        );
+    }
     for name in PASSING {
         assert!(
             passing.iter().any(|p| p == name),
@@ -188,9 +217,22 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Replays one session on a fresh base directory; the number of commands when every output
-/// matches, else the first difference.
-fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Result<usize, String> {
+/// How one replayed session compared with its recording.
+struct Replayed {
+    /// Commands run.
+    commands: usize,
+    /// Commands whose whole output is the recorded one.
+    identical: usize,
+    /// Commands whose output is the recorded one once gas figures (and the fee and limits that
+    /// follow from them) are set aside.
+    identical_but_gas: usize,
+    /// The first difference of each kind: any, and beyond gas.
+    first_difference: Option<String>,
+    first_difference_beyond_gas: Option<String>,
+}
+
+/// Replays one session on a fresh base directory.
+fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
     let session = kestrel_testdata::parse_session(text);
     let masked: usize = session
         .commands
@@ -208,6 +250,13 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Result<usiz
         values.len(),
         "{name}: UNMASK must give one value per masked argument"
     );
+    let mut replayed = Replayed {
+        commands: session.commands.len(),
+        identical: 0,
+        identical_but_gas: 0,
+        first_difference: None,
+        first_difference_beyond_gas: None,
+    };
     let base_dir = fresh_base_dir(name);
     let base = base_dir.to_string_lossy().into_owned();
     let (code, _, stderr) = support::run_kestrel(
@@ -222,11 +271,8 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Result<usiz
         ],
         "",
     );
-    if code != 0 {
-        return Err(format!("create mockup failed: {stderr}"));
-    }
+    assert_eq!(code, 0, "create mockup failed: {stderr}");
     let mut pending = values.iter();
-    let mut result = Ok(session.commands.len());
     for (index, command) in session.commands.iter().enumerate() {
         let mut arguments = vec!["client".to_string(), "--base-dir".to_string(), base.clone()];
         for word in &command.argv {
@@ -237,33 +283,80 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Result<usiz
                 .min()
             {
                 let value = pending.next().expect("counted above");
-                let value = resolve(&base, value)?;
-                word.replace_range(at..at + mask.len(), &value);
+                word.replace_range(at..at + mask.len(), &resolve(&base, value));
             }
             arguments.push(word);
         }
         let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
         let (_, stdout, stderr) = support::run_kestrel(&arguments, "");
         let got = mask(&format!("{stdout}{stderr}"));
-        if got != command.output {
-            result = Err(format!(
-                "command {} ({}): {}",
-                index + 1,
-                command.line,
-                first_difference(&command.output, &got)
-            ));
-            break;
+        let at =
+            |difference: String| format!("command {} ({}): {difference}", index + 1, command.line);
+        if got == command.output {
+            replayed.identical += 1;
+            replayed.identical_but_gas += 1;
+            continue;
+        }
+        replayed
+            .first_difference
+            .get_or_insert_with(|| at(first_difference(&command.output, &got)));
+        let (want, got) = (without_gas(&command.output), without_gas(&got));
+        if want == got {
+            replayed.identical_but_gas += 1;
+        } else {
+            replayed
+                .first_difference_beyond_gas
+                .get_or_insert_with(|| at(first_difference(&want, &got)));
         }
     }
     let _ = std::fs::remove_dir_all(&base_dir);
-    result
+    replayed
+}
+
+/// `text` with the figures that follow from gas replaced by `#`: estimated and consumed gas,
+/// gas limits, and the fee (computed from the gas limit) where the receipt shows it.
+fn without_gas(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len());
+    for (index, line) in lines.iter().enumerate() {
+        let fee_debit = lines
+            .get(index + 1)
+            .is_some_and(|next| next.contains("payload fees"));
+        let gas_figure = [
+            "Estimated gas",
+            "Consumed gas",
+            "Gas limit",
+            "Fee to the baker",
+            "payload fees",
+        ]
+        .iter()
+        .any(|label| line.contains(label));
+        if gas_figure || fee_debit {
+            // A figure's length changes with it (ꜩ0.00044, ꜩ0.000441): each run of digits and
+            // points becomes one `#`.
+            let mut in_figure = false;
+            for c in line.chars() {
+                let figure = c.is_ascii_digit() || (in_figure && c == '.');
+                if !figure {
+                    out.push(c);
+                } else if !in_figure {
+                    out.push('#');
+                }
+                in_figure = figure;
+            }
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The address an `UNMASK` value names (`=TEXT` is the text itself), read from the base
 /// directory's wallet.
-fn resolve(base: &str, value: &str) -> Result<String, String> {
+fn resolve(base: &str, value: &str) -> String {
     if let Some(text) = value.strip_prefix('=') {
-        return Ok(text.to_string());
+        return text.to_string();
     }
     let (_, listed, _) = support::run_kestrel(
         &[
@@ -281,8 +374,7 @@ fn resolve(base: &str, value: &str) -> Result<String, String> {
     listed
         .lines()
         .find_map(|line| line.strip_prefix(&format!("{value}: ")))
-        .map(str::to_string)
-        .ok_or_else(|| format!("no alias {value} in the wallet"))
+        .map_or_else(|| format!("<no alias {value}>"), str::to_string)
 }
 
 fn fresh_base_dir(name: &str) -> PathBuf {

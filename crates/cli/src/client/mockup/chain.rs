@@ -2,8 +2,6 @@
 //! (Octez's mockup genesis with the bootstrap accounts; balances, counters, storages), kept as
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
 //! commit per injected operation; simulation and application of operations; the receipts' text.
-//!
-//! Application's metadata is converted to receipt types by [`bridge`](super::bridge).
 
 use kestrel_context::{
     CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
@@ -18,13 +16,17 @@ use kestrel_protocol::{
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{bridge, MockupError};
+use super::MockupError;
 
 /// The mockup's head: Octez's genesis block, the branch of every injected operation.
 pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
 
 /// The level operations are applied at: the genesis head's successor.
 const MOCKUP_LEVEL: u64 = 1;
+
+/// The timestamp operations are applied at, seconds since the epoch: Octez's mockup starts at
+/// the epoch (`initial_timestamp`) and its operations see `NOW` = 1 (`test_now.out` records it).
+const MOCKUP_TIMESTAMP_SECONDS: i64 = 1;
 
 /// The mockup's chain (`Mockup_args.Chain_id.dummy`), as `CHAIN_ID` shows it in Octez's
 /// mockup (`michelson-regression/opcodes/chain_id_store*`).
@@ -136,22 +138,22 @@ impl Chain {
         Ok(self.ledger.balance(contract)?)
     }
 
+    /// The code of `contract`, `None` when it has no script.
+    pub fn script(&self, contract: &ContractHash) -> Result<Option<Node>, MockupError> {
+        Ok(self.ledger.script(contract)?)
+    }
+
     /// The storage of `contract`, `None` when it has no script.
     pub fn storage(&self, contract: &ContractHash) -> Result<Option<Node>, MockupError> {
         Ok(self.ledger.storage(contract)?)
     }
 
     /// The block an operation is applied in: the head's successor (level 1: synchronous
-    /// injection never bakes), stamped now as Octez's mockup stamps it, on the mockup's chain.
+    /// injection never bakes), on the mockup's chain.
     fn block(&self) -> BlockContext {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| {
-                i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-            });
         BlockContext {
             level: MOCKUP_LEVEL,
-            timestamp_seconds: now,
+            timestamp_seconds: MOCKUP_TIMESTAMP_SECONDS,
             chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
                 .expect("the mockup chain id is valid"),
             payload_producer: Genesis::mockup().accounts[0].public_key.hash(),
@@ -205,9 +207,8 @@ fn apply(
     let bytes = operation.encode();
     let signed = SignedOperation::decode(&bytes)
         .map_err(|error| MockupError::Forge(format!("{error:?}")))?;
-    let metadata = validate_and_apply(ledger, &signed, block, mode)
-        .map_err(|error| MockupError::State(format!("{error:?}")))?;
-    Ok(bridge::contents_metadata(&metadata))
+    validate_and_apply(ledger, &signed, block, mode)
+        .map_err(|error| MockupError::State(format!("{error:?}")))
 }
 
 /// The receipt of `operation` with `metadata` as octez-client prints it (`Manager signed

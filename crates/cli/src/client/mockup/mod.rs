@@ -4,11 +4,10 @@
 //! syntax and output, so recorded octez-client mockup sessions replay unchanged.
 //!
 //! Map: [`wallet`] (the base directory and its aliases), [`chain`] (the state and the only calls
-//! into the protocol layer), [`bridge`] (application's metadata as receipts), [`forge`] (building and signing operations), [`estimate`] (limits
+//! into the protocol layer), [`forge`] (building and signing operations), [`estimate`] (limits
 //! and fees as octez-client sets them). Output goes where octez-client sends it: messages and
 //! answers to standard output, warnings and errors to standard error.
 
-mod bridge;
 mod chain;
 mod estimate;
 mod forge;
@@ -245,10 +244,7 @@ impl Session {
             "get contract storage for" => {
                 let contract = self.contract(invocation.param("src"))?;
                 let storage = match contract.0 {
-                    Destination::Originated(hash) => self
-                        .chain()?
-                        .storage(&hash)
-                        .map_err(MockupError::into_client_error)?,
+                    Destination::Originated(hash) => self.readable_storage(&hash)?,
                     _ => None,
                 };
                 let storage = storage.ok_or_else(|| {
@@ -273,6 +269,31 @@ impl Session {
             .map_err(MockupError::into_client_error)
     }
 
+    /// The storage of `contract` in readable form (addresses, keys and timestamps as strings),
+    /// as the node's `…/storage` RPC answers; as stored when it does not typecheck alone (big
+    /// maps, which are ids in the stored form).
+    fn readable_storage(
+        &mut self,
+        contract: &kestrel_crypto::ContractHash,
+    ) -> Result<Option<kestrel_micheline::Node>, ClientError> {
+        let chain = self.chain()?;
+        let fail = MockupError::into_client_error;
+        let (Some(storage), Some(code)) = (
+            chain.storage(contract).map_err(fail)?,
+            chain.script(contract).map_err(fail)?,
+        ) else {
+            return Ok(None);
+        };
+        let checker = super::engine::Checker::new(true);
+        let readable = storage_type(&code)
+            .and_then(|ty| checker.parse_type(ty).ok())
+            .and_then(|(ty, _)| checker.parse_data(&storage, &ty).ok())
+            .map(|(typed, _)| {
+                super::engine::unparse_typed(&typed, super::engine::UnparsingMode::Readable)
+            });
+        Ok(Some(readable.unwrap_or(storage)))
+    }
+
     /// `rpc get`: the context RPCs the recorded sessions read.
     fn rpc_get(&mut self, url: &str, printed: &mut Printed) -> Result<(), ClientError> {
         let unknown = || {
@@ -287,11 +308,7 @@ impl Session {
         let contract = self.contract(id)?;
         let answer = match (what, contract.0) {
             ("storage", Destination::Originated(hash)) => {
-                let storage = self
-                    .chain()?
-                    .storage(&hash)
-                    .map_err(MockupError::into_client_error)?
-                    .ok_or_else(unknown)?;
+                let storage = self.readable_storage(&hash)?.ok_or_else(unknown)?;
                 json_text(&kestrel_micheline::json::to_json_string(&storage))
             }
             ("balance", _) => {
@@ -618,6 +635,19 @@ fn originated_contracts(metadata: &[ContentsMetadata<'_>]) -> Vec<kestrel_crypto
         }
     }
     contracts
+}
+
+/// The `storage` type of a script's code (`{ parameter …; storage …; code … }`).
+fn storage_type(code: &kestrel_micheline::Node) -> Option<&kestrel_micheline::Node> {
+    let kestrel_micheline::NodeKind::Seq(sections) = &code.kind else {
+        return None;
+    };
+    sections.iter().find_map(|section| match &section.kind {
+        kestrel_micheline::NodeKind::Prim { name, args, .. } if name.as_str() == "storage" => {
+            args.first()
+        }
+        _ => None,
+    })
 }
 
 /// Expands the macros of Micheline read from `origin`.
