@@ -23,11 +23,16 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
         &["kestrel-micheline", "kestrel-michelson"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
-    // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with
-    // application and state.
+    // The operation layer, application through the VM, and state in a context tree.
     (
         "kestrel-protocol",
-        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+        &[
+            "kestrel-encoding",
+            "kestrel-micheline",
+            "kestrel-crypto",
+            "kestrel-michelson",
+            "kestrel-context",
+        ],
     ),
 ];
 

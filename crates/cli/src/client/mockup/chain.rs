@@ -232,14 +232,6 @@ pub fn render(operation: &Operation<'_>, metadata: &[ContentsMetadata<'_>]) -> S
     }
 }
 
-/// An error trace as octez-client prints it after a failed simulation (`Runtime error in
-/// contract …`, the numbered script, `At line …`, the error's words).
-pub fn render_errors(
-    _errors: &[kestrel_protocol::receipt::ProtocolError],
-) -> Result<String, MockupError> {
-    Err(MockupError::ProtocolUnavailable)
-}
-
 fn commit_info(message: &str) -> CommitInfo {
     CommitInfo {
         date_seconds: 0,

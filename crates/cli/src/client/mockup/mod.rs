@@ -5,12 +5,13 @@
 //!
 //! Map: [`wallet`] (the base directory and its aliases), [`chain`] (the state and the only calls
 //! into the protocol layer), [`forge`] (building and signing operations), [`estimate`] (limits
-//! and fees as octez-client sets them). Output goes where octez-client sends it: messages and
+//! and fees as octez-client sets them), [`trace`] (error traces). Output goes where octez-client sends it: messages and
 //! answers to standard output, warnings and errors to standard error.
 
 mod chain;
 mod estimate;
 mod forge;
+mod trace;
 mod wallet;
 
 use super::grammar::Invocation;
@@ -57,8 +58,6 @@ pub enum MockupError {
     BaseDir(String),
     /// The chain state could not be read or written.
     State(String),
-    /// The protocol's ledger, application and receipts are not part of this build yet.
-    ProtocolUnavailable,
     /// What octez-client reports as an error of the command itself.
     Command(String),
 }
@@ -85,10 +84,6 @@ impl MockupError {
             MockupError::AliasExists { name, value } => format!(
                 "The contract alias {name} already exists.\n  The current value is {value}.\n  Use --force to update"
             ),
-            MockupError::ProtocolUnavailable => {
-                "the mockup's ledger and operation application are not built into this kestrel yet"
-                    .to_string()
-            }
             MockupError::Command(text) => text.clone(),
         }
     }
@@ -415,9 +410,22 @@ impl Session {
                 printed.stdout.push_str(&chain::render(&trial, &simulated));
                 printed.stdout.push('\n');
                 printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-                printed
-                    .stderr
-                    .push_str(&chain::render_errors(&errors).map_err(fail)?);
+                let failed = match &kind {
+                    ManagerKind::Transaction(transaction) => match transaction.destination.0 {
+                        Destination::Originated(hash) => chain
+                            .script(&hash)
+                            .map_err(fail)?
+                            .map(|code| (hash.to_b58check(), code)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                printed.stderr.push_str(&trace::render(
+                    &errors,
+                    failed
+                        .as_ref()
+                        .map(|(address, code)| (address.as_str(), code)),
+                ));
                 let what = if is_origination {
                     "origination simulation failed"
                 } else {
