@@ -6,7 +6,7 @@
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
+    Address, CodeContext, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
 };
 
 use super::gas::{
@@ -72,6 +72,9 @@ pub fn call(
     let script = Script::typecheck(&code, &config)
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     let environment = environment(env, args)?;
+    if let Parameter::Untyped(node) = args.parameter {
+        refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
+    }
     let parameter = match args.parameter {
         Parameter::Untyped(node) => node.clone(),
         Parameter::Typed(value) => kestrel_michelson::normalize(value, UnparsingMode::Optimized),
@@ -133,6 +136,45 @@ pub fn call(
 /// A byte count as a receipt's `Z`.
 pub fn z64(bytes: u64) -> Z64 {
     Z64(i64::try_from(bytes).unwrap_or(i64::MAX))
+}
+
+/// An implicit account's argument may not name stored big maps: checked when the entrypoint's
+/// type has big maps (the run parses the argument again, as Octez's does once).
+fn refuse_forged_argument(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    entrypoint: &str,
+    argument: &Node,
+) -> Result<(), Fault> {
+    let declared = script
+        .entrypoints()
+        .into_iter()
+        .find(|(name, _)| name == entrypoint)
+        .map(|(_, ty)| ty);
+    let ty = match declared {
+        Some(ty) => ty,
+        None if entrypoint == "default" => script.parameter_type().clone(),
+        None => return Ok(()),
+    };
+    if !ty.has_big_map() {
+        return Ok(());
+    }
+    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
+    let context = CodeContext {
+        environment,
+        self_parameter: script.parameter_node(),
+        host: &mut host,
+        legacy: false,
+    };
+    // An ill-typed argument is reported by the run itself.
+    if let Ok(value) = kestrel_michelson::typecheck_data(argument, &ty, &context) {
+        super::forged::refuse_forged_big_maps(&value)?;
+    }
+    match host.take_error() {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
 }
 
 /// The contract's code and storage; a contract without them does not exist.

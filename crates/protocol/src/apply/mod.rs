@@ -11,6 +11,7 @@
 
 mod call;
 mod error;
+mod forged;
 mod gas;
 mod internal;
 mod lazy_storage;

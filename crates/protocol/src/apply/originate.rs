@@ -60,6 +60,7 @@ pub fn external(
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     meter.consume(script.typecheck_gas_milli())?;
     let storage = typecheck_storage(env, &script, &storage, meter)?;
+    super::forged::refuse_forged_big_maps(&storage)?;
     let contract = NewContract {
         address,
         sender: Destination::Implicit(source),
