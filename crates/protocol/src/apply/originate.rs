@@ -116,6 +116,8 @@ pub fn originate(
         }
         extracted
     };
+    meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
+    meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
     let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);
     let code = kestrel_michelson::normalize_code(contract.code);
     let (code_size, storage_size) = (
