@@ -42,7 +42,10 @@ mod value;
 pub use big_map_diff::{
     extract_origination_big_maps, BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate,
 };
-pub use data::{normalize, pack, pack_metered, unpack, UnparsingMode};
+pub use data::{
+    normalize, pack, pack_metered, unpack, unparse_code_cost_milli, unparse_data_cost_milli,
+    UnparsingMode,
+};
 pub use error::ExecutionError;
 pub use execute::{
     execute, execute_traced, expand_macros, run_code, run_view, typecheck_code, typecheck_data,

@@ -3,12 +3,16 @@
 //! big-map ids (`big_maps/next`) and origination addresses (the operation's origination nonce).
 //!
 //! `Host`'s methods cannot fail, so a ledger error is kept ([`LedgerHost::take_error`]) and
-//! answered as "absent"; the caller checks for it after the run and fails the operation.
+//! answered as "absent"; the caller checks for it after the run and fails the operation. Reads
+//! Octez pays gas for outside the interpreter (another contract's code, for `CONTRACT` and
+//! `contract` values) are added up in [`LedgerHost::charged_milli`] for the caller to charge.
 
 use kestrel_micheline::{Node, NodeKind, Prim};
 use kestrel_michelson::{BigMapTypes, Destination, Host, HostView, Int, KeyHash};
 
-use crate::apply::OriginationNonce;
+use std::cell::Cell;
+
+use crate::apply::{contract_code_read_milli, OriginationNonce};
 use crate::ledger::{Ledger, LedgerError};
 
 /// The ledger as a running contract sees it.
@@ -17,6 +21,7 @@ pub struct LedgerHost<'a> {
     nonce: &'a mut OriginationNonce,
     registry: Vec<Destination>,
     error: Option<LedgerError>,
+    charged_milli: Cell<u64>,
 }
 
 impl<'a> LedgerHost<'a> {
@@ -27,7 +32,13 @@ impl<'a> LedgerHost<'a> {
             nonce,
             registry: Vec::new(),
             error: None,
+            charged_milli: Cell::new(0),
         }
+    }
+
+    /// Milligas of the reads the run made that Octez charges to the operation.
+    pub fn charged_milli(&self) -> u64 {
+        self.charged_milli.get()
     }
 
     /// The first ledger error met during the run, if any.
@@ -65,6 +76,9 @@ impl Host for LedgerHost<'_> {
 
     fn contract_parameter(&self, contract: &Destination) -> Option<Node> {
         let code = self.script_of(contract).ok()??;
+        let read = contract_code_read_milli(&code);
+        self.charged_milli
+            .set(self.charged_milli.get().saturating_add(read));
         section(&code, Prim::K_parameter).and_then(|node| node.children().first().cloned())
     }
 

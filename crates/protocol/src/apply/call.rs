@@ -6,12 +6,13 @@
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
+    Address, CodeContext, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
 };
 
 use super::gas::{
-    deserialization_milli, read_access_milli, write_access_milli, GasMeter,
-    CONTRACT_FIELD_PATH_LENGTH,
+    cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
+    type_has_tickets_milli, write_access_milli, GasMeter, CONTRACT_FIELD_PATH_LENGTH,
+    MINIMAL_CACHED_CONTRACT_BYTES,
 };
 use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
@@ -72,6 +73,9 @@ pub fn call(
     let script = Script::typecheck(&code, &config)
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     let environment = environment(env, args)?;
+    if let Parameter::Untyped(node) = args.parameter {
+        refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
+    }
     let parameter = match args.parameter {
         Parameter::Untyped(node) => node.clone(),
         Parameter::Typed(value) => kestrel_michelson::normalize(value, UnparsingMode::Optimized),
@@ -89,8 +93,10 @@ pub fn call(
     if let Some(error) = host.take_error() {
         return Err(error.into());
     }
+    meter.consume(host.charged_milli())?;
     let execution = run.map_err(ApplyError::Execution)?;
     meter.consume(execution.consumed_milligas)?;
+    charge_after_run(meter, &script, &execution.storage)?;
     let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
     let new_length = encoded_length(&new_storage);
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
@@ -135,6 +141,45 @@ pub fn z64(bytes: u64) -> Z64 {
     Z64(i64::try_from(bytes).unwrap_or(i64::MAX))
 }
 
+/// An implicit account's argument may not name stored big maps: checked when the entrypoint's
+/// type has big maps (the run parses the argument again, as Octez's does once).
+fn refuse_forged_argument(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    entrypoint: &str,
+    argument: &Node,
+) -> Result<(), Fault> {
+    let declared = script
+        .entrypoints()
+        .into_iter()
+        .find(|(name, _)| name == entrypoint)
+        .map(|(_, ty)| ty);
+    let ty = match declared {
+        Some(ty) => ty,
+        None if entrypoint == "default" => script.parameter_type().clone(),
+        None => return Ok(()),
+    };
+    if !ty.has_big_map() {
+        return Ok(());
+    }
+    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
+    let context = CodeContext {
+        environment,
+        self_parameter: script.parameter_node(),
+        host: &mut host,
+        legacy: false,
+    };
+    // An ill-typed argument is reported by the run itself.
+    if let Ok(value) = kestrel_michelson::typecheck_data(argument, &ty, &context) {
+        super::forged::refuse_forged_big_maps(&value)?;
+    }
+    match host.take_error() {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
+}
+
 /// The contract's code and storage; a contract without them does not exist.
 fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     let destination = Destination::Originated(*contract);
@@ -152,18 +197,64 @@ fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     Ok((code, storage))
 }
 
-/// `Script_cache.find` on a miss: finding the code and the storage (`Contract.get_script`: a
-/// carbonated `find` pays a membership check, then the read) and decoding them.
+/// `Script_cache.find` on a miss: finding the code and the storage (`Contract.get_script`) and
+/// decoding them.
 fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
-    for length in [code_length, storage_length] {
-        meter.consume(read_access_milli(CONTRACT_FIELD_PATH_LENGTH, 0))?;
-        meter.consume(read_access_milli(
+    meter.consume(find_and_decode_milli(code_length))?;
+    meter.consume(find_and_decode_milli(storage_length))?;
+    Ok(())
+}
+
+/// A carbonated `find` of a contract's code or storage of `length` bytes (a membership check,
+/// then the read) and its decoding.
+fn find_and_decode_milli(length: u64) -> u64 {
+    read_access_milli(CONTRACT_FIELD_PATH_LENGTH, 0)
+        .saturating_add(read_access_milli(
             CONTRACT_FIELD_PATH_LENGTH,
             length + LAZY_EXPR_PREFIX_BYTES,
-        ))?;
-        meter.consume(deserialization_milli(length))?;
+        ))
+        .saturating_add(deserialization_milli(length))
+}
+
+/// What reading another contract's code costs (`Contract.get_script_code`, for `CONTRACT` and
+/// `contract` values).
+pub fn contract_code_read_milli(code: &Node) -> u64 {
+    find_and_decode_milli(encoded_length(code))
+}
+
+/// What Octez charges around the run that the VM does not: the script cache's lookup and two
+/// updates (the cache starts each block empty, as in Octez's mockup mode, so every call misses
+/// and inserts), the size of the loaded storage, the ticket scans of the parameter and storage
+/// types, and unparsing the new storage.
+fn charge_after_run(meter: &mut GasMeter, script: &Script, storage: &Value) -> Result<(), Fault> {
+    let inserted_bytes = MINIMAL_CACHED_CONTRACT_BYTES;
+    let storage_nodes = encoded_nodes(&kestrel_michelson::normalize(
+        storage,
+        UnparsingMode::Optimized,
+    ));
+    for cost in [
+        cache_access_milli(0),
+        cache_access_milli(0),
+        cache_access_milli(inserted_bytes),
+        size_nodes_milli(storage_nodes),
+        type_has_tickets_milli(script.parameter_type().size() as u64),
+        type_has_tickets_milli(script.storage_type().size() as u64),
+        kestrel_michelson::unparse_data_cost_milli(storage),
+    ] {
+        meter.consume(cost)?;
     }
     Ok(())
+}
+
+/// The nodes of a Micheline expression.
+fn encoded_nodes(node: &Node) -> u64 {
+    let mut count = 0;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        count += 1;
+        pending.extend(node.children());
+    }
+    count
 }
 
 /// What the code's context instructions push.

@@ -40,6 +40,9 @@ pub enum ApplyError {
     UnsupportedKind(&'static str),
     /// The script or storage does not parse or typecheck (`michelson_v1.ill_typed_contract`).
     IllTypedContract(String),
+    /// A big-map id in an operation's storage or argument (`michelson_v1.unexpected_forged_value`):
+    /// only contracts may pass stored big maps.
+    UnexpectedForgedValue,
     /// The run failed (`michelson_v1.script_rejected`, `runtime_error`, …).
     Execution(ExecutionError),
     /// Increase of paid storage by a non-positive amount (`contract.negative_storage_input`).
@@ -91,6 +94,7 @@ impl ApplyError {
                 ("operation.not_supported", Map::new())
             }
             Self::IllTypedContract(_) => ("michelson_v1.ill_typed_contract", Map::new()),
+            Self::UnexpectedForgedValue => ("michelson_v1.unexpected_forged_value", Map::new()),
             Self::Execution(error) => execution_error(error),
             Self::NegativeStorageInput => ("contract.negative_storage_input", Map::new()),
         }

@@ -75,6 +75,28 @@ pub fn deserialization_milli(length_bytes: u64) -> u64 {
     length_bytes.saturating_mul(20).max(10)
 }
 
+/// `Cache_repr` `cache_find` / `cache_update` (`cost_CACHE_UPDATE`): `600 + 43 · log2(card + 1)`
+/// milligas, the cardinal estimated from the cache's size at 688 bytes a contract, Octez's
+/// `log2 x` being `1 + numbits x`.
+pub fn cache_access_milli(cache_size_bytes: u64) -> u64 {
+    let cardinal = cache_size_bytes / MINIMAL_CACHED_CONTRACT_BYTES;
+    let log2 = 1 + u64::from(u64::BITS - (cardinal + 1).leading_zeros());
+    log2.saturating_mul(43).saturating_add(600)
+}
+
+/// `Cache_costs.minimal_size_of_typed_contract_in_bytes`.
+pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
+
+/// `Ticket_costs.has_tickets_of_ty_cost` (`cost_TYPE_HAS_TICKETS`): `10 + 6 · type size`.
+pub fn type_has_tickets_milli(type_size: u64) -> u64 {
+    type_size.saturating_mul(6).saturating_add(10)
+}
+
+/// `Script_typed_ir_size_costs.nodes_cost`: 45 milligas per node measured.
+pub fn size_nodes_milli(nodes: u64) -> u64 {
+    nodes.saturating_mul(45)
+}
+
 /// `Storage_costs.read_access`.
 pub fn read_access_milli(path_length: u64, read_bytes: u64) -> u64 {
     200_000u64
@@ -107,5 +129,8 @@ mod tests {
         assert_eq!(deserialization_milli(30), 600);
         assert_eq!(read_access_milli(5, 34), 225_068);
         assert_eq!(write_access_milli(34), 200_136);
+        // An empty cache: log2(1) = 1 + numbits(1) = 2.
+        assert_eq!(cache_access_milli(0), 686);
+        assert_eq!(cache_access_milli(688), 729);
     }
 }

@@ -11,6 +11,7 @@
 
 mod call;
 mod error;
+mod forged;
 mod gas;
 mod internal;
 mod lazy_storage;
@@ -26,6 +27,7 @@ use kestrel_crypto::{ChainId, PublicKeyHash};
 use crate::ledger::{Ledger, LedgerError};
 use crate::operation::SignedOperation;
 use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
+pub use call::contract_code_read_milli;
 pub use error::{ApplyError, ERROR_ID_PREFIX};
 pub use nonce::OriginationNonce;
 pub use validate::ValidationError;

@@ -60,6 +60,7 @@ pub fn external(
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     meter.consume(script.typecheck_gas_milli())?;
     let storage = typecheck_storage(env, &script, &storage, meter)?;
+    super::forged::refuse_forged_big_maps(&storage)?;
     let contract = NewContract {
         address,
         sender: Destination::Implicit(source),
@@ -115,6 +116,8 @@ pub fn originate(
         }
         extracted
     };
+    meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
+    meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
     let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);
     let code = kestrel_michelson::normalize_code(contract.code);
     let (code_size, storage_size) = (
