@@ -492,3 +492,83 @@ fn masks_follow_the_recorder() {
         "{ \"string\": \"[TIMESTAMP]\" } 0x0000e7670f32038107a59a2b9cfefae36ea21f5aa63c"
     );
 }
+
+/// State persists in the base directory between commands: an originated contract's views run
+/// on its storage and balance, with `run_script_view`'s defaults (`SENDER` the contract,
+/// `SOURCE` the zero key hash) and `--payer`; a base directory that is not a mockup one gets
+/// an in-memory mockup and is left untouched.
+#[test]
+fn views_run_on_the_persisted_state() {
+    let Some(scripts) = kestrel_testdata::require("michelson", "views_run_on_the_persisted_state")
+    else {
+        return;
+    };
+    let dir = fresh_base_dir("views");
+    let base = dir.to_string_lossy().into_owned();
+    let client = |words: &[&str]| {
+        let mut arguments = vec!["client", "--mode", "mockup", "--base-dir", &base];
+        arguments.extend_from_slice(words);
+        support::run_kestrel(&arguments, "")
+    };
+    assert_eq!(client(&["create", "mockup"]).0, 0);
+    let script = scripts.join("opcodes/view_toplevel_lib.tz");
+    let script = script.to_string_lossy();
+    let (code, _, stderr) = client(&[
+        "--wait",
+        "none",
+        "originate",
+        "contract",
+        "lib",
+        "transferring",
+        "3",
+        "from",
+        "bootstrap1",
+        "running",
+        &script,
+        "--init",
+        "5",
+        "--burn-cap",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, address, _) = client(&["show", "known", "contract", "lib"]);
+    let address = address.trim();
+    assert_eq!(
+        client(&["run", "view", "add", "on", "contract", "lib", "with", "input", "10"]).1,
+        "15\n"
+    );
+    let zero = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
+    assert_eq!(
+        client(&["run", "view", "step_constants", "on", "contract", "lib"]).1,
+        format!(
+            "Pair (Pair 0 3000000)\n     (Pair \"{address}\" \"{address}\")\n     \"{zero}\"\n"
+        )
+    );
+    let bootstrap2 = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
+    assert_eq!(
+        client(&["run", "view", "step_constants", "on", "contract", "lib", "--payer", "bootstrap2"]).1,
+        format!("Pair (Pair 0 3000000)\n     (Pair \"{address}\" \"{bootstrap2}\")\n     \"{bootstrap2}\"\n")
+    );
+    assert_eq!(client(&["get", "balance", "for", "lib"]).1, "3 \u{a729}\n");
+    let (_, genesis_balance, _) = client(&["get", "balance", "for", "bootstrap2"]);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let absent = fresh_base_dir("absent");
+    let absent_text = absent.to_string_lossy().into_owned();
+    let (code, stdout, _) = support::run_kestrel(
+        &[
+            "client",
+            "--mode",
+            "mockup",
+            "--base-dir",
+            &absent_text,
+            "get",
+            "balance",
+            "for",
+            "bootstrap2",
+        ],
+        "",
+    );
+    assert_eq!((code, stdout), (0, genesis_balance));
+    assert!(!absent.exists());
+}

@@ -249,6 +249,7 @@ impl Session {
                 Ok(())
             }
             "rpc get" => self.rpc_get(invocation.param("url"), printed),
+            "run view" => self.run_view(invocation, printed),
             "originate contract" => self.originate(invocation, printed),
             "transfer" | "call" => self.transfer(invocation, printed),
             _ => Err(MockupError::Command(format!(
@@ -287,6 +288,88 @@ impl Session {
                 super::engine::unparse_typed(&typed, super::engine::UnparsingMode::Readable)
             });
         Ok(Some(readable.unwrap_or(storage)))
+    }
+
+    /// `run view VIEW on contract CONTRACT [with input INPUT]`: the view's result, readable
+    /// unless `--unparsing-mode` says otherwise (`Client_proto_programs.print_view_result`).
+    fn run_view(
+        &mut self,
+        invocation: &Invocation,
+        printed: &mut Printed,
+    ) -> Result<(), ClientError> {
+        let fail = MockupError::into_client_error;
+        let Destination::Originated(contract) = self.contract(invocation.param("contract"))?.0
+        else {
+            return Err(fail(MockupError::Command(format!(
+                "{} is not a smart contract",
+                invocation.param("contract")
+            ))));
+        };
+        let input_text = match invocation.param("input") {
+            "" => "Unit",
+            text => text,
+        };
+        let input = kestrel_micheline::parse_expression(input_text)
+            .map_err(|error| ClientError::parse_in("command line", input_text, &error))?;
+        let input = expand(&input, "command line", input_text)?;
+        let sender = invocation
+            .option("--source")
+            .map(|name| self.contract(name).map(|c| c.0))
+            .transpose()?;
+        let payer = match invocation.option("--payer") {
+            Some(name) => match self.contract(name)?.0 {
+                Destination::Implicit(hash) => Some(hash),
+                _ => {
+                    return Err(fail(MockupError::Command(format!(
+                        "{name} is not an implicit account"
+                    ))))
+                }
+            },
+            None => None,
+        };
+        let gas_limit_milli = match invocation.option("--gas") {
+            Some(text) => text
+                .parse::<u64>()
+                .ok()
+                .and_then(|gas| gas.checked_mul(1000))
+                .ok_or_else(|| ClientError::option("--gas", &format!("Invalid gas {text}.")))?,
+            None => kestrel_michelson::HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+        };
+        let now_seconds = invocation
+            .option("--now")
+            .map(super::parse_now)
+            .transpose()?;
+        let level = invocation
+            .option("--level")
+            .map(|text| {
+                text.parse::<u64>()
+                    .map_err(|_| ClientError::option("--level", &format!("Invalid level {text}.")))
+            })
+            .transpose()?;
+        let mode = match invocation.option("--unparsing-mode") {
+            Some("Optimized") => kestrel_michelson::UnparsingMode::Optimized,
+            Some("Optimized_legacy") => kestrel_michelson::UnparsingMode::OptimizedLegacy,
+            _ => kestrel_michelson::UnparsingMode::Readable,
+        };
+        let result = self
+            .chain()?
+            .run_view(&chain::ViewRequest {
+                contract: &contract,
+                name: invocation.param("view"),
+                input: &input,
+                sender: sender.as_ref(),
+                payer: payer.as_ref(),
+                gas_limit_milli,
+                now_seconds,
+                level,
+            })
+            .map_err(fail)?;
+        printed
+            .stdout
+            .push_str(&super::text_line(&kestrel_michelson::normalize(
+                &result, mode,
+            )));
+        Ok(())
     }
 
     /// `rpc get`: the context RPCs the recorded sessions read.
