@@ -49,7 +49,6 @@ const VALUED: &[(&str, Option<&str>)] = &[
     ("--gas-limit", None),
     ("--storage-limit", Some("-S")),
     ("--delegate", None),
-    ("--fee-cap", None),
 ];
 
 /// Switches.
@@ -63,7 +62,6 @@ const SWITCHES: &[(&str, Option<&str>)] = &[
     ("--zero-loc", None),
     ("--for-script", None),
     ("--force", None),
-    ("--dry-run", Some("-D")),
 ];
 
 const RUN_OPTIONS: &[&str] = &[
@@ -234,9 +232,7 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
             "--fee",
             "--gas-limit",
             "--storage-limit",
-            "--fee-cap",
             "--force",
-            "--dry-run",
             "--no-print-source",
         ],
     },
@@ -250,32 +246,12 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
             Word("to"),
             Param("dst"),
         ],
-        options: &[
-            "--arg",
-            "--entrypoint",
-            "--burn-cap",
-            "--fee",
-            "--gas-limit",
-            "--storage-limit",
-            "--fee-cap",
-            "--force",
-            "--dry-run",
-        ],
+        options: TRANSFER_OPTIONS,
     },
     CommandSpec {
         name: "call",
         pattern: &[Word("call"), Param("dst"), Word("from"), Param("src")],
-        options: &[
-            "--arg",
-            "--entrypoint",
-            "--burn-cap",
-            "--fee",
-            "--gas-limit",
-            "--storage-limit",
-            "--fee-cap",
-            "--force",
-            "--dry-run",
-        ],
+        options: TRANSFER_OPTIONS,
     },
     CommandSpec {
         name: "get balance for",
@@ -346,6 +322,16 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
         ],
         options: VIEW_OPTIONS,
     },
+];
+
+/// The options of `transfer` and `call`.
+const TRANSFER_OPTIONS: &[&str] = &[
+    "--arg",
+    "--entrypoint",
+    "--burn-cap",
+    "--fee",
+    "--gas-limit",
+    "--storage-limit",
 ];
 
 /// The options of `run view`.

@@ -457,7 +457,6 @@ impl Session {
         };
         let fail = MockupError::into_client_error;
         let key = self.wallet.signer(source).map_err(fail)?.clone();
-        let is_origination = matches!(kind, ManagerKind::Origination(_));
         let mut chain = match self.chain.take() {
             Some(chain) => chain,
             None => Chain::open(self.mockup_dir.as_deref()).map_err(fail)?,
@@ -465,15 +464,121 @@ impl Session {
         let constants = *chain.constants();
         let counter = chain.counter(source).map_err(fail)? + 1;
         let branch = chain.branch();
+        // `--gas-limit` and `--storage-limit` within the hard limits are kept; others are
+        // estimated (`user_gas_limit_needs_patching`); a given `--fee` is kept.
+        let limit = |name: &str, hard: u64| -> Result<Option<u64>, ClientError> {
+            match invocation.option(name) {
+                None => Ok(None),
+                Some(text) => text
+                    .parse::<u64>()
+                    .map(|value| (value <= hard).then_some(value))
+                    .map_err(|_| ClientError::option(name, &format!("Invalid {name} {text}."))),
+            }
+        };
+        let user_gas = limit("--gas-limit", constants.hard_gas_limit_per_operation)?;
+        let user_storage = limit(
+            "--storage-limit",
+            constants.hard_storage_limit_per_operation,
+        )?;
+        let user_fee = invocation
+            .option("--fee")
+            .map(|text| super::parse_tez("--fee", text).map(i64::unsigned_abs))
+            .transpose()?;
         printed.stdout.push_str("Node is bootstrapped.\n");
+        let (gas, storage_bytes) = match (user_gas, user_storage, user_fee) {
+            (Some(gas), Some(storage), Some(_)) => (gas, storage),
+            _ => {
+                let estimated = self.estimate(
+                    &mut chain,
+                    &Estimation {
+                        source,
+                        counter,
+                        kind: &kind,
+                        fee: user_fee.unwrap_or(0),
+                        gas: user_gas.unwrap_or(constants.hard_gas_limit_per_operation),
+                        storage: user_storage.unwrap_or(constants.hard_storage_limit_per_operation),
+                        guardless,
+                        burn_cap,
+                    },
+                    printed,
+                )?;
+                let Some(limits) = estimated else {
+                    return Ok(Vec::new());
+                };
+                (
+                    user_gas.unwrap_or(limits.gas),
+                    user_storage.unwrap_or(limits.storage_bytes),
+                )
+            }
+        };
+        let with_fee = |fee| {
+            forge::operation(
+                branch,
+                forge::header(source, counter, fee, gas, storage_bytes),
+                kind.clone(),
+            )
+        };
+        let fee = user_fee.unwrap_or_else(|| {
+            estimate::patch_fee(gas, |fee| forge::signed_size_bytes(&with_fee(fee)))
+        });
+        let signed = forge::sign(with_fee(fee), &key);
+        let hash = signed.hash().to_b58check();
+        let metadata = chain.inject(&signed).map_err(fail)?;
+        let receipt = chain::render(&signed, &metadata);
+        chain.save(&hash).map_err(fail)?;
+        printed.stdout.push_str(&format!(
+            "Operation successfully injected in the node.\nOperation hash is '{hash}'\n"
+        ));
+        if self.wait_none {
+            printed.stdout.push_str(&format!(
+                "NOT waiting for the operation to be included.\nUse command\n  octez-client wait for {hash} to be included --confirmations 1 --branch {}\nand/or an external block explorer to make sure that it has been included.\n",
+                branch.to_b58check()
+            ));
+        }
+        printed
+            .stdout
+            .push_str("This sequence of operations was run:\n");
+        printed.stdout.push_str(&receipt);
+        printed.stdout.push('\n');
+        let originated = originated_contracts(&metadata);
+        for contract in &originated {
+            printed.stdout.push_str(&format!(
+                "New contract {} originated.\n",
+                contract.to_b58check()
+            ));
+        }
+        printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
+        Ok(originated)
+    }
+
+    /// The simulation of `may_patch_limits`: runs the operation with the given (or hard)
+    /// limits, prints a failure and its trace (then `None`), checks the burn against the burn
+    /// cap, and prints and returns the estimated limits.
+    fn estimate(
+        &self,
+        chain: &mut Chain,
+        estimation: &Estimation<'_>,
+        printed: &mut Printed,
+    ) -> Result<Option<estimate::Limits>, ClientError> {
+        let fail = MockupError::into_client_error;
+        let constants = *chain.constants();
+        let Estimation {
+            source,
+            counter,
+            kind,
+            guardless,
+            burn_cap,
+            ..
+        } = *estimation;
+        let is_origination = matches!(kind, ManagerKind::Origination(_));
         let trial = forge::operation(
-            branch,
+            chain.branch(),
             forge::header(
                 source,
                 counter,
-                0,
-                constants.hard_gas_limit_per_operation,
-                constants.hard_storage_limit_per_operation,
+                estimation.fee,
+                estimation.gas,
+                estimation.storage,
             ),
             kind.clone(),
         );
@@ -493,7 +598,7 @@ impl Session {
                 printed.stdout.push_str(&chain::render(&trial, &simulated));
                 printed.stdout.push('\n');
                 printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-                let failed = match &kind {
+                let failed = match kind {
                     ManagerKind::Transaction(transaction) => match transaction.destination.0 {
                         Destination::Originated(hash) => chain
                             .script(&hash)
@@ -518,7 +623,7 @@ impl Session {
                     .stderr
                     .push_str(&format!("Fatal error:\n  {what}\n"));
                 printed.exit_code = EXIT_FAILURE;
-                return Ok(Vec::new());
+                return Ok(None);
             }
             Err(estimate::Unestimated::Kind(kind)) => {
                 return Err(fail(MockupError::State(format!(
@@ -566,43 +671,23 @@ impl Session {
                 estimate::STORAGE_SAFETY_BYTES
             ));
         }
-        let with_fee = |fee| {
-            forge::operation(
-                branch,
-                forge::header(source, counter, fee, limits.gas, limits.storage_bytes),
-                kind.clone(),
-            )
-        };
-        let fee = estimate::patch_fee(limits.gas, |fee| forge::signed_size_bytes(&with_fee(fee)));
-        let signed = forge::sign(with_fee(fee), &key);
-        let hash = signed.hash().to_b58check();
-        let metadata = chain.inject(&signed).map_err(fail)?;
-        let receipt = chain::render(&signed, &metadata);
-        chain.save(&hash).map_err(fail)?;
-        printed.stdout.push_str(&format!(
-            "Operation successfully injected in the node.\nOperation hash is '{hash}'\n"
-        ));
-        if self.wait_none {
-            printed.stdout.push_str(&format!(
-                "NOT waiting for the operation to be included.\nUse command\n  octez-client wait for {hash} to be included --confirmations 1 --branch {}\nand/or an external block explorer to make sure that it has been included.\n",
-                branch.to_b58check()
-            ));
-        }
-        printed
-            .stdout
-            .push_str("This sequence of operations was run:\n");
-        printed.stdout.push_str(&receipt);
-        printed.stdout.push('\n');
-        let originated = originated_contracts(&metadata);
-        for contract in &originated {
-            printed.stdout.push_str(&format!(
-                "New contract {} originated.\n",
-                contract.to_b58check()
-            ));
-        }
-        printed.stderr.push_str(MEMPOOL_FILTER_WARNING);
-        Ok(originated)
+        Ok(Some(limits))
     }
+}
+
+/// What the simulation of an operation needs.
+struct Estimation<'a> {
+    source: &'a kestrel_crypto::PublicKeyHash,
+    counter: u128,
+    kind: &'a ManagerKind<'static>,
+    /// The fee, gas limit and storage limit it is simulated with.
+    fee: u64,
+    gas: u64,
+    storage: u64,
+    /// Whether no gas safety guard is added.
+    guardless: bool,
+    /// `--burn-cap`, in mutez.
+    burn_cap: u64,
 }
 
 /// The manager operation a command asks for, before its counter, limits and fee are known.
