@@ -233,7 +233,6 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
             "--gas-limit",
             "--storage-limit",
             "--force",
-            "--no-print-source",
         ],
     },
     CommandSpec {
