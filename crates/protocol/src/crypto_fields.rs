@@ -6,8 +6,8 @@
 
 use kestrel_crypto::base58::{self, Prefix};
 use kestrel_crypto::{
-    BlockHash, ContextHash, ContractHash, Destination, ProtocolHash, PublicKey, PublicKeyHash,
-    Signature, SignatureScheme, SmartRollupAddress,
+    BlockHash, ContextHash, ContractHash, Destination, OperationHash, ProtocolHash, PublicKey,
+    PublicKeyHash, ScriptExprHash, Signature, SignatureScheme, SmartRollupAddress,
 };
 use kestrel_encoding::Reader;
 use serde_json::Value;
@@ -232,6 +232,8 @@ crypto_hash_field!(BlockHash, 32);
 crypto_hash_field!(ProtocolHash, 32);
 crypto_hash_field!(ContextHash, 32);
 crypto_hash_field!(SmartRollupAddress, 20);
+crypto_hash_field!(OperationHash, 32);
+crypto_hash_field!(ScriptExprHash, 32);
 
 /// Declares a fixed-size hash whose text form is base58check with `prefix`.
 macro_rules! protocol_hash {
@@ -300,6 +302,17 @@ protocol_hash!(
 protocol_hash!(
     /// A DAL commitment or shard proof, a compressed G1 point (`sh…`, Octez's `slot_header`).
     DalCommitment, [2, 116, 180], 48
+);
+
+protocol_hash!(
+    /// A blinded public key hash of a fundraiser commitment (`btz1…`;
+    /// `lib_protocol/blinded_public_key_hash.ml`).
+    BlindedPublicKeyHash, [1, 2, 49, 223], 20
+);
+
+protocol_hash!(
+    /// A zk rollup address (`epx1…`; `lib_protocol/zk_rollup_repr.ml`).
+    ZkRollupAddress, [1, 23, 224, 125], 20
 );
 
 /// An ed25519 public key hash as `Ed25519.Public_key_hash.encoding` writes it: the 20 bytes,

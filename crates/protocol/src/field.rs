@@ -272,6 +272,87 @@ integer_field!(u8, 1);
 integer_field!(u16, 2);
 integer_field!(i32, 4);
 
+/// data-encoding's `int64`: 8 bytes, big-endian; a decimal string in JSON.
+impl<'a> Field<'a> for i64 {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(i64::from_be_bytes(reader.take_array::<8>()?))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_be_bytes());
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        out.push('"');
+        out.push_str(&self.to_string());
+        out.push('"');
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        let text = json::as_str(value, path)?;
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Err(JsonError::new(path, "expected a decimal integer"));
+        }
+        text.parse::<i64>()
+            .map_err(|_| JsonError::new(path, format!("{text} is outside the int64 range")))
+    }
+}
+
+/// Gas in milligas (`Gas.Arith.n_fp_encoding`: a natural `n`), within `u64` (Octez's gas values
+/// are bounded by the block's hard gas limit times 1000, far below 2^64); a decimal string in
+/// JSON. A larger value is refused with an offset rather than truncated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Milligas(pub u64);
+
+impl<'a> Field<'a> for Milligas {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let start = reader.offset();
+        let value = read_bounded_n(reader, BOUNDED_N_MAX_BYTES)?;
+        u64::try_from(value)
+            .map(Milligas)
+            .map_err(|_| DecodeError::invalid("milligas", "above 2^64 - 1", start))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        write_n_u128(u128::from(self.0), out);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        out.push('"');
+        out.push_str(&self.0.to_string());
+        out.push('"');
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        parse_decimal_u128(value, path, u128::from(u64::MAX)).map(|gas| Milligas(gas as u64))
+    }
+}
+
+/// A data-encoding `z` whose values fit an `i64` (storage sizes and their diffs, big map and
+/// sapling ids in receipts: Octez's `Z.t`, bounded in practice by the chain's storage); a
+/// decimal string in JSON. A larger value is refused with an offset rather than truncated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Z64(pub i64);
+
+impl<'a> Field<'a> for Z64 {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let start = reader.offset();
+        let Zarith(value) = Zarith::read(reader)?;
+        i64::try_from(&value)
+            .map(Z64)
+            .map_err(|_| DecodeError::invalid("integer", "outside the int64 range", start))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        kestrel_encoding::zarith::write_z(&BigInt::from(self.0), out);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        out.push('"');
+        out.push_str(&self.0.to_string());
+        out.push('"');
+        Ok(())
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        i64::read_json(value, path).map(Z64)
+    }
+}
+
 /// data-encoding's `int31`: a 4-byte signed integer within [-2^30, 2^30 - 1].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Int31(pub i32);
@@ -412,6 +493,44 @@ impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     }
     fn json_missing() -> Option<Self> {
         Some(None)
+    }
+}
+
+/// data-encoding's `option t` (as in `req name (option t)`): a union on a one-byte tag, 0 for
+/// none and 1 for some (unlike an `opt` field's `00`/`ff` presence byte); in JSON always present,
+/// `null` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Nullable<T>(pub Option<T>);
+
+impl<'a, T: Field<'a>> Field<'a> for Nullable<T> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let offset = reader.offset();
+        match reader.take_u8()? {
+            0 => Ok(Nullable(None)),
+            1 => T::read(reader).map(|value| Nullable(Some(value))),
+            tag => Err(DecodeError::new(
+                DecodeErrorKind::UnknownTag {
+                    what: "option",
+                    tag: u16::from(tag),
+                },
+                offset,
+            )),
+        }
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            None => out.push(0),
+            Some(value) => {
+                out.push(1);
+                value.write(out);
+            }
+        }
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        self.0.write_json(out)
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        Option::read_json(value, path).map(Nullable)
     }
 }
 

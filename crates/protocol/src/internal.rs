@@ -1,7 +1,7 @@
 //! Internal operations (`apply_internal_results.ml`, `internal_operation_encoding`): what a
 //! contract's execution emits — transactions, originations, delegations and events — with the
-//! emitting contract and a nonce. Their results belong to receipts, which this crate does not
-//! encode yet.
+//! emitting contract and a nonce. Their results are in
+//! [`receipt::internal`](crate::receipt::internal).
 //!
 //! Binary: source (a destination: implicit, originated or smart rollup), nonce (`uint16`), then
 //! a one-byte kind tag (1 transaction, 2 origination, 3 delegation, 4 event) and its fields.
@@ -172,16 +172,18 @@ pub struct InternalOperation<'a> {
     pub operation: InternalKind<'a>,
 }
 
-impl<'a> Field<'a> for InternalOperation<'a> {
-    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let source = TransactionDestination::read(reader)?;
-        let nonce = u16::read(reader)?;
-        let offset = reader.offset();
-        let operation = match reader.take_u8()? {
-            1 => InternalKind::Transaction(InternalTransaction::read(reader)?),
-            2 => InternalKind::Origination(InternalOrigination::read(reader)?),
-            3 => InternalKind::Delegation(Delegation::read(reader)?),
-            4 => InternalKind::Event(Event::read(reader)?),
+impl<'a> InternalKind<'a> {
+    /// Reads the fields of the kind `tag` (already read, at `offset`).
+    pub(crate) fn read_body(
+        tag: u8,
+        offset: usize,
+        reader: &mut Reader<'a>,
+    ) -> Result<Self, DecodeError> {
+        Ok(match tag {
+            1 => Self::Transaction(InternalTransaction::read(reader)?),
+            2 => Self::Origination(InternalOrigination::read(reader)?),
+            3 => Self::Delegation(Delegation::read(reader)?),
+            4 => Self::Event(Event::read(reader)?),
             tag => {
                 return Err(DecodeError::new(
                     DecodeErrorKind::UnknownTag {
@@ -191,7 +193,27 @@ impl<'a> Field<'a> for InternalOperation<'a> {
                     offset,
                 ))
             }
-        };
+        })
+    }
+
+    /// Writes the fields (without the tag).
+    pub(crate) fn write_body(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Transaction(fields) => fields.write(out),
+            Self::Origination(fields) => fields.write(out),
+            Self::Delegation(fields) => fields.write(out),
+            Self::Event(fields) => fields.write(out),
+        }
+    }
+}
+
+impl<'a> Field<'a> for InternalOperation<'a> {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let source = TransactionDestination::read(reader)?;
+        let nonce = u16::read(reader)?;
+        let offset = reader.offset();
+        let tag = reader.take_u8()?;
+        let operation = InternalKind::read_body(tag, offset, reader)?;
         Ok(Self {
             source,
             nonce,
@@ -202,12 +224,7 @@ impl<'a> Field<'a> for InternalOperation<'a> {
         self.source.write(out);
         self.nonce.write(out);
         out.push(self.operation.tag());
-        match &self.operation {
-            InternalKind::Transaction(fields) => fields.write(out),
-            InternalKind::Origination(fields) => fields.write(out),
-            InternalKind::Delegation(fields) => fields.write(out),
-            InternalKind::Event(fields) => fields.write(out),
-        }
+        self.operation.write_body(out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
         let mut object = ObjectWriter::new(out);

@@ -3,7 +3,8 @@
 //! and JSON (an object with the given names, absent options left out). Records merge into a
 //! larger object (`merge_objs`) through `write_json_fields` / `read_json_fields`, which is how a
 //! kind's fields sit beside `"kind"` and the manager header; inside a record, a field whose JSON
-//! name is `_` is such a merged record.
+//! name is `_` is such a merged record. A field named `(dft "name")` is data-encoding's `dft`:
+//! left out of JSON when it holds its type's default.
 
 /// See the module documentation.
 macro_rules! record {
@@ -37,6 +38,13 @@ macro_rules! record {
     (@write_json $self:ident, $object:ident, $field:ident, _) => {
         $self.$field.write_json_fields($object)?
     };
+    // `(dft "name")`: data-encoding's `dft` — the same binary as `req`; in JSON, left out when
+    // the value is the default and the default when absent.
+    (@write_json $self:ident, $object:ident, $field:ident, (dft $json:literal)) => {
+        if !$crate::record::is_default(&$self.$field) {
+            $crate::field::Field::write_json(&$self.$field, $object.key($json))?;
+        }
+    };
     (@write_json $self:ident, $object:ident, $field:ident, $json:literal) => {
         if $crate::field::Field::json_present(&$self.$field) {
             $crate::field::Field::write_json(&$self.$field, $object.key($json))?;
@@ -44,6 +52,15 @@ macro_rules! record {
     };
     (@read_json $object:ident, $path:ident, $type:ty, _) => {
         <$type>::read_json_fields($object, $path)?
+    };
+    (@read_json $object:ident, $path:ident, $type:ty, (dft $json:literal)) => {
+        match $object.get($json) {
+            Some(value) => <$type as $crate::field::Field>::read_json(
+                value,
+                &$crate::json::child($path, $json),
+            )?,
+            None => Default::default(),
+        }
     };
     (@read_json $object:ident, $path:ident, $type:ty, $json:literal) => {
         match $object.get($json) {
@@ -77,6 +94,18 @@ macro_rules! record {
             }
         }
 
+        impl<$lt> $crate::record::JsonFields for $($self_type)+ {
+            fn write_fields(&self, object: &mut $crate::json::ObjectWriter<'_>) -> Result<(), $crate::error::JsonError> {
+                self.write_json_fields(object)
+            }
+            fn read_fields(
+                object: &serde_json::Map<String, serde_json::Value>,
+                path: &str,
+            ) -> Result<Self, $crate::error::JsonError> {
+                Self::read_json_fields(object, path)
+            }
+        }
+
         impl<$lt> $crate::field::Field<$lt> for $($self_type)+ {
             #[allow(unused_variables)]
             fn read(
@@ -107,3 +136,23 @@ macro_rules! record {
 }
 
 pub(crate) use record;
+
+/// Whether a `dft` field holds its default (and is left out of JSON).
+pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// A value whose JSON form is fields merged into an enclosing object (`merge_objs`): every
+/// `record!` struct, so generic wrappers (operation results) can merge them.
+pub(crate) trait JsonFields: Sized {
+    /// Writes the fields into an open JSON object.
+    fn write_fields(
+        &self,
+        object: &mut crate::json::ObjectWriter<'_>,
+    ) -> Result<(), crate::error::JsonError>;
+    /// Reads the fields from a JSON object at `path`.
+    fn read_fields(
+        object: &serde_json::Map<String, serde_json::Value>,
+        path: &str,
+    ) -> Result<Self, crate::error::JsonError>;
+}

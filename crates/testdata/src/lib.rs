@@ -9,6 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod session;
+
+pub use session::{parse_session, shell_words, RecordedCommand, Session, COMMAND_PREFIX};
+
 /// The environment variable that overrides where the shared test data lives.
 pub const TESTDATA_VARIABLE: &str = "KESTREL_TESTDATA";
 
