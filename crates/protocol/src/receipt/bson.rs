@@ -222,9 +222,7 @@ fn write_element(value: &Value, out: &mut Vec<u8>) -> Result<u8, &'static str> {
             DOUBLE
         }
         Value::String(text) => {
-            if text.as_bytes().contains(&0) {
-                return Err("a BSON string cannot contain NUL");
-            }
+            // Length-prefixed: unlike a key, a string value may contain NUL.
             let size = i32::try_from(text.len() + 1).map_err(|_| "BSON string too large")?;
             out.extend_from_slice(&size.to_le_bytes());
             out.extend_from_slice(text.as_bytes());
@@ -251,7 +249,7 @@ mod tests {
     fn round_trips_every_element_type() {
         let value = serde_json::json!({
             "kind": "permanent", "id": "proto.x", "n": 7, "f": 1.5, "ok": true,
-            "none": null, "list": ["a", {"b": [1, 2]}]
+            "none": null, "list": ["a", {"b": [1, 2]}], "nul": "a\u{0}b"
         });
         let mut out = Vec::new();
         write_document(&value, &mut out).expect("an object");

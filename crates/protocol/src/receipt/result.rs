@@ -81,9 +81,9 @@ impl<'a> Field<'a> for ProtocolError {
     }
     fn write(&self, out: &mut Vec<u8>) {
         write_sized(out, |out| {
-            // Every `Value` holds in BSON except NUL bytes inside keys or strings, which the
-            // error constructors never put there; an error that has one is written without
-            // fields rather than as invalid bytes.
+            // Every `Value` holds in BSON except a key with a NUL byte (only JSON input can
+            // have one; Octez's errors never do): such an error is written without its fields
+            // rather than as invalid bytes.
             let start = out.len();
             if bson::write_document(&self.to_json_value(), out).is_err() {
                 out.truncate(start);
