@@ -220,8 +220,14 @@ fn long_parameter_wide_storage_and_an_allocating_internal_transfer() {
         + expected[start..]
             .find("\n      This")
             .expect("the status line");
-    let parameter =
-        kestrel_micheline::parse::parse_expression(&expected[start..end]).expect("Micheline");
+    // Indented to its column in the receipt, so that its later lines stay aligned as the
+    // parser requires.
+    let column = start
+        - expected[..start]
+            .rfind('\n')
+            .map_or(0, |newline| newline + 1);
+    let source = format!("{}{}", " ".repeat(column), &expected[start..end]);
+    let parameter = kestrel_micheline::parse::parse_expression(&source).expect("Micheline");
     let parameter = kestrel_micheline::json::to_json_string(&parameter);
     let json = r#"[{"kind":"transaction","source":"B1","fee":"880","counter":"2","gas_limit":"3726",
       "storage_limit":"277","amount":"0","destination":"C1",
