@@ -9,8 +9,8 @@
 //! directory, which NOMT cannot express, reads the directory's own key); copy of a subtree has no
 //! NOMT equivalent and is skipped for NOMT (0.1 % of operations).
 
-use kestrel_context::workload::{apply, Generator, Operation};
 use kestrel_context::{Store, StoreOptions, SyncMode, Tree};
+use kestrel_context_replay::workload::{apply, Generator, Operation};
 use nomt::hasher::Blake3Hasher;
 use nomt::{KeyReadWrite, Nomt, Options, SessionParams};
 use std::collections::BTreeMap;
