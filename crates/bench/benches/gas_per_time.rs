@@ -39,6 +39,15 @@ fn classes() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "apply: APPLYs capturing lambdas (each typechecked again)",
+            wrap(
+                "LAMBDA unit unit { } ; PUSH int 500000 ; DUP ; GT ; \
+                 LOOP { PUSH int 1 ; SWAP ; SUB ; \
+                 DIP { LAMBDA (pair (lambda unit unit) unit) unit { CDR } ; SWAP ; APPLY } ; \
+                 DUP ; GT } ; DROP 2",
+            ),
+        ),
+        (
             "set: UPDATE a growing set of nats",
             wrap(
                 "EMPTY_SET nat ; PUSH nat 0 ; PUSH bool True ; \
@@ -109,6 +118,7 @@ fn run_class(name: &str, script: &str) {
     let (gas_milli, ended) = match outcome {
         Ok(execution) => (execution.consumed_milligas, "done"),
         Err(ExecutionError::GasExhaustion) => (gas_limit, "out of gas"),
+        Err(ExecutionError::InvalidConstant(_)) => (gas_limit, "out of gas in a constant"),
         Err(_) => (0, "failed"),
     };
     let gas = gas_milli as f64 / 1_000.0;

@@ -82,12 +82,18 @@ pub(crate) struct Lookup<'a> {
 /// Calls `f` with a lookup over an [`crate::host::EmptyHost`]: no contracts, no big maps, `SELF`
 /// of type `unit` at TZT's default address (for data that names no stored state).
 pub(crate) fn with_empty_lookup<R>(f: impl FnOnce(Lookup<'_>) -> R) -> R {
+    thread_local! {
+        // Decoded once per thread: unparsing lambdas calls this at every level it typechecks
+        // again, and a base58check decode (SHA-256 twice) dominated that work.
+        static DEFAULT_SELF_ADDRESS: Address = Environment::default().self_address;
+    }
     let host = crate::host::EmptyHost::default();
-    let self_address = Environment::default().self_address;
     let self_param = Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
-    f(Lookup {
-        self_address: &self_address,
-        self_param: &self_param,
-        host: &host,
+    DEFAULT_SELF_ADDRESS.with(|self_address| {
+        f(Lookup {
+            self_address,
+            self_param: &self_param,
+            host: &host,
+        })
     })
 }

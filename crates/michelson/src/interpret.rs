@@ -1689,12 +1689,10 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     Value::Some(v) => Some(unwrap_rc(v)),
                     _ => None,
                 };
-                let map_mut = Rc::make_mut(&mut map);
-                if new.is_none() && map_mut.id.is_none() {
-                    map_mut.overlay.remove(&key);
-                } else {
-                    map_mut.overlay.insert(key, new);
-                }
+                // Octez's overlay keeps a removal as a binding to nothing, in a fresh big map
+                // too (`Script_big_map.update_by_hash`): it counts in the overlay's size, which
+                // later accesses pay for, and it is in the big map's diff.
+                Rc::make_mut(&mut map).overlay.insert(key, new);
                 stack.push(Value::BigMap(map));
                 if matches!(instr, Instr::GetAndUpdateBigMap) {
                     stack.push(match old {

@@ -303,6 +303,16 @@ fn big_map_diffs_in_octez_shape() {
         "storage 0\nbig_map 0 existing\nbig_map 0 unset 1\nbig_map 0 set 3 \"three\"",
     );
     assert_eq!(host.reads.get(), 0, "UPDATE reads nothing");
+    // A fresh big map keeps a removed binding as `Unset` (Octez's overlay binds it to
+    // nothing rather than dropping it).
+    check(
+        "parameter unit; storage (big_map nat string); \
+         code { DROP; EMPTY_BIG_MAP nat string; PUSH (option string) (Some \"two\"); \
+                PUSH nat 2; UPDATE; NONE string; PUSH nat 2; UPDATE; NIL operation; PAIR }",
+        "0",
+        "Unit",
+        "storage 10\nbig_map 10 alloc\nbig_map 10 unset 2\nbig_map 0 remove",
+    );
     // Replaced by a new one: the old one is removed.
     check(
         "parameter unit; storage (big_map nat string); \

@@ -147,3 +147,55 @@ impl Typechecker<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Type;
+
+    /// The unparsing cost of the code of the lambda written as `text`, of type `lambda nat nat`.
+    fn code_cost(text: &str, budget_milli: u64) -> Result<u64, UnparseExhausted> {
+        let node = kestrel_micheline::parse::parse_expression(text).expect("valid Micheline");
+        let lambda = crate::context::with_empty_lookup(|lookup| {
+            Typechecker::new(lookup).parse_data(&node, &Type::lambda(Type::Nat, Type::Nat))
+        });
+        let Ok(Value::Lambda(lambda)) = lambda else {
+            panic!("{text} is a lambda nat nat");
+        };
+        lambda_unparse_cost(&lambda, budget_milli)
+    }
+
+    #[test]
+    fn pushed_constants_are_parsed_and_unparsed_again() {
+        // `{ ADD ; ... }`-like code without PUSH: a cycle per node (the sequence, two
+        // instructions).
+        assert_eq!(code_cost("{ DUP ; ADD }", 10_000).ok(), Some(3 * 115));
+        // The sequence, PUSH and ADD cycles; `nat` parsed as a type (60), `1` parsed (100) and
+        // unparsed (65) as data, instead of two more node cycles (Octez's `hash data` of this
+        // lambda: 1039995.858 gas remaining).
+        assert_eq!(
+            code_cost("{ PUSH nat 1 ; ADD }", 10_000).ok(),
+            Some(3 * 115 + 60 + 100 + 65)
+        );
+    }
+
+    #[test]
+    fn running_out_inside_a_pushed_lambda_is_a_static_error() {
+        let nested =
+            "{ PUSH (lambda nat nat) { PUSH (lambda nat nat) { DUP ; ADD } ; SWAP ; EXEC } ; \
+                      SWAP ; EXEC }";
+        let full = code_cost(nested, 1_000_000).expect("fits");
+        // Out of gas at the first node: plain; deep inside the inner lambda's typechecking:
+        // under the constant.
+        assert!(matches!(
+            code_cost(nested, 100),
+            Err(UnparseExhausted::Plain)
+        ));
+        assert!(matches!(
+            code_cost(nested, 115 * 2 + 60 * 3 + 100 + 300),
+            Err(UnparseExhausted::InConstant(_))
+        ));
+        assert!(code_cost(nested, full).is_ok());
+        assert!(code_cost(nested, full - 1).is_err());
+    }
+}
