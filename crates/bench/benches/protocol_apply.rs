@@ -78,11 +78,14 @@ fn header(key: &SecretKey, counter: u128, gas: u128, storage: u128) -> ManagerHe
     }
 }
 
-fn lazy(text: &str) -> LazyExpr<'static> {
-    let node = kestrel_micheline::parse_toplevel(text)
-        .or_else(|_| kestrel_micheline::parse_expression(text))
-        .expect("Micheline");
-    let node = kestrel_michelson::expand_macros(&node).expect("macros");
+/// A script's text (`toplevel`) or a value's, as binary Micheline with macros expanded.
+fn lazy(text: &str, toplevel: bool) -> LazyExpr<'static> {
+    let node = if toplevel {
+        kestrel_micheline::parse_toplevel(text)
+    } else {
+        kestrel_micheline::parse_expression(text)
+    };
+    let node = kestrel_michelson::expand_macros(&node.expect("Micheline")).expect("macros");
     LazyExpr(std::borrow::Cow::Owned(
         kestrel_micheline::binary::encode(&node).expect("encodes"),
     ))
@@ -153,8 +156,8 @@ fn originate_token(ledger: &mut Ledger, accounts: &[SecretKey]) -> Destination {
         balance: Mutez(0),
         delegate: None,
         script: Script {
-            code: lazy(&code),
-            storage: lazy(&storage),
+            code: lazy(&code, true),
+            storage: lazy(&storage, false),
         },
     });
     let contents = vec![Contents::Manager(ManagerOperation {
@@ -193,7 +196,7 @@ fn signed_block(chain: &Chain) -> Vec<Vec<u8>> {
                 destination: Contract(chain.token),
                 parameters: Some(Parameters {
                     entrypoint: Entrypoint::try_new("transfer").expect("entrypoint"),
-                    value: lazy(&argument),
+                    value: lazy(&argument, false),
                 }),
             });
             let contents = vec![Contents::Manager(ManagerOperation {
