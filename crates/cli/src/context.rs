@@ -2,23 +2,26 @@
 //! replay benchmark of the context store (crates/context).
 
 use crate::output::{print_json, CommandResult};
+use crate::temporary::TemporaryDirectory;
 use clap::Subcommand;
 use kestrel_context::cache::CachePolicy;
-use kestrel_context::workload::{self, ReplayOptions};
 use kestrel_context::{
     CommitInfo, ContextHash, GcPolicy, GcReport, InMemory, Kind, Store, StoreOptions, SyncMode,
     Tree, VerifyScope,
 };
+use kestrel_context_replay::workload::{self, ReplayOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The verbs of `kestrel context`.
 #[derive(Subcommand)]
 pub enum ContextCommand {
     /// Print the Tezos context hash of a file (as contents) or a directory (as a tree).
     Hash {
-        /// The file or directory.
+        /// The file or directory (`-`: standard input, hashed as contents).
         path: PathBuf,
         /// Print as JSON.
         #[arg(long)]
@@ -99,10 +102,12 @@ pub enum ContextCommand {
         /// Stop after this many seconds of replay (the report covers the blocks done).
         #[arg(long)]
         time_limit_seconds: Option<u64>,
-        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload.
+        /// Replay this Irmin replayable trace (`IrmRepBT`) instead of the synthetic workload
+        /// (`-`: standard input).
         #[arg(long, conflicts_with = "write_trace")]
         trace: Option<PathBuf>,
-        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop.
+        /// Write the synthetic workload to this file as an Irmin replayable trace, and stop (`-`:
+        /// standard output).
         #[arg(long)]
         write_trace: Option<PathBuf>,
         /// Write each block's times to this file as CSV
@@ -463,7 +468,7 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
                 );
             }
             println!(
-                "child hashes held by entries and pointers: {} bytes; names in irmin's total: {} bytes",
+                "child hashes held by directory entries: {} bytes; names in irmin's total: {} bytes",
                 census.child_hash_bytes, census.irmin_names_bytes
             );
         }
@@ -599,13 +604,13 @@ fn tree_of_directory(root: &Path) -> Result<(Tree, u64), String> {
 }
 
 fn hash(path: &Path, json: bool) -> CommandResult {
-    let metadata =
-        std::fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    let (hash, kind, files) = if metadata.is_dir() {
+    let (hash, kind, files) = if path.is_dir() {
         let (tree, files) = tree_of_directory(path)?;
         (tree.hash(), Kind::Node, files)
     } else {
-        let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        // `-` is standard input; a path must be a regular file (a FIFO would never end).
+        let bytes = crate::input::read_bytes(&path.display().to_string())
+            .map_err(|error| error.to_string())?;
         (Tree::of_contents(&bytes).hash(), Kind::Contents, 1)
     };
     let kind_name = match kind {
@@ -661,25 +666,80 @@ fn commit_hash(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A one-line progress bar on stderr when it is a terminal; otherwise a plain line per percent.
+/// A replay's progress on stderr: while genesis writes the initial contracts (seconds before the
+/// first block), a line a second saying so; then a one-line progress bar when stderr is a
+/// terminal, otherwise a plain line per percent.
 struct Progress {
     total: u64,
     enabled: bool,
     last_percent: u64,
     start: std::time::Instant,
+    /// The thread printing genesis's lines, and the flag that stops it at the first block.
+    genesis: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
 }
 
+/// How often the genesis line is printed.
+const GENESIS_TICK: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Progress {
-    fn new(total: u64) -> Progress {
+    fn new(total: u64, initial_contracts: u64) -> Progress {
+        let enabled = std::io::stderr().is_terminal();
+        let genesis_line = move |seconds: u64| {
+            let line = format!("genesis: {initial_contracts} contracts, {seconds} s");
+            let mut stderr = std::io::stderr();
+            let _ = if enabled {
+                write!(stderr, "\r{line} ")
+            } else {
+                writeln!(stderr, "{line}")
+            };
+            let _ = stderr.flush();
+        };
+        // The first line before anything else is written, then one a tick from a thread.
+        genesis_line(0);
+        let finished = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&finished);
+        let ticker = std::thread::Builder::new()
+            .name("genesis-progress".into())
+            .spawn(move || {
+                let start = std::time::Instant::now();
+                let mut ticks: u32 = 1;
+                loop {
+                    // Sleep a tick in small steps, so the first block is not kept waiting.
+                    while !seen.load(Ordering::Relaxed) && start.elapsed() < GENESIS_TICK * ticks {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    if seen.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    genesis_line(start.elapsed().as_secs());
+                    ticks = ticks.saturating_add(1);
+                }
+                if enabled {
+                    let _ = writeln!(std::io::stderr());
+                }
+            })
+            .ok();
         Progress {
             total,
-            enabled: std::io::stderr().is_terminal(),
+            enabled,
             last_percent: u64::MAX,
             start: std::time::Instant::now(),
+            genesis: ticker.map(|thread| (finished, thread)),
+        }
+    }
+
+    /// Stops the genesis line (at the first block, or when the replay ends before it).
+    fn end_genesis(&mut self) {
+        if let Some((finished, thread)) = self.genesis.take() {
+            finished.store(true, Ordering::Relaxed);
+            let _ = thread.join();
+            // Block times and the time left count from the first block.
+            self.start = std::time::Instant::now();
         }
     }
 
     fn update(&mut self, done: u64) {
+        self.end_genesis();
         let percent = done * 100 / self.total.max(1);
         if percent == self.last_percent && done != self.total {
             return;
@@ -719,6 +779,12 @@ impl Progress {
     }
 }
 
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.end_genesis();
+    }
+}
+
 /// A replay starts from genesis: its `--store` must be absent or an empty directory (checked
 /// before anything is opened, so a store in use or a damaged one is left as it is).
 fn require_empty_directory(directory: &Path) -> Result<(), String> {
@@ -735,6 +801,25 @@ fn require_empty_directory(directory: &Path) -> Result<(), String> {
     }
 }
 
+/// The store a replay writes: `--store` (which must be empty or absent), or a temporary directory
+/// named after `prefix`, removed when the guard returned with it is dropped or a signal ends the
+/// process.
+fn store_directory(
+    store: Option<PathBuf>,
+    prefix: &str,
+) -> Result<(PathBuf, Option<TemporaryDirectory>), String> {
+    match store {
+        Some(directory) => {
+            require_empty_directory(&directory)?;
+            Ok((directory, None))
+        }
+        None => {
+            let temporary = TemporaryDirectory::try_new(prefix)?;
+            Ok((temporary.path().to_path_buf(), Some(temporary)))
+        }
+    }
+}
+
 fn replay(
     options: &ReplayOptions,
     store: Option<PathBuf>,
@@ -742,21 +827,10 @@ fn replay(
     memory_samples: Option<&Path>,
     json: bool,
 ) -> CommandResult {
-    let (directory, temporary) = match store {
-        Some(directory) => {
-            require_empty_directory(&directory)?;
-            (directory, false)
-        }
-        None => (
-            std::env::temp_dir().join(format!("kestrel-replay-{}", std::process::id())),
-            true,
-        ),
-    };
-    let mut progress = Progress::new(options.blocks);
+    let (directory, temporary) = store_directory(store, "kestrel-replay")?;
+    let mut progress = Progress::new(options.blocks, options.initial_contracts);
     let result = workload::replay(&directory, options, |done| progress.update(done));
-    if temporary {
-        let _ = std::fs::remove_dir_all(&directory);
-    }
+    drop(temporary);
     let report = result.map_err(|error| error.to_string())?;
     if let Some(path) = block_times {
         write_block_times(&report, path)?;
@@ -981,11 +1055,18 @@ fn slowest_blocks_by(
 }
 
 fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
-    let file = std::fs::File::create(output)
-        .map_err(|error| format!("create {}: {error}", output.display()))?;
-    let mut writer = kestrel_context::trace::TraceWriter::try_new(std::io::BufWriter::new(file))
+    let to_stdout = output == Path::new("-");
+    let sink: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(
+            std::fs::File::create(output)
+                .map_err(|error| format!("create {}: {error}", output.display()))?,
+        )
+    };
+    let mut writer = kestrel_context_replay::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
         .map_err(|error| format!("write {}: {error}", output.display()))?;
-    kestrel_context::trace::write_synthetic_trace(
+    kestrel_context_replay::trace::write_synthetic_trace(
         &mut writer,
         options.seed,
         options.initial_contracts,
@@ -996,12 +1077,22 @@ fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
     writer
         .finish()
         .map_err(|error| format!("write {}: {error}", output.display()))?;
-    println!(
+    let message = format!(
         "wrote {} blocks of {} operations to {}",
         options.blocks,
         options.operations_per_block,
-        output.display()
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            output.display().to_string()
+        }
     );
+    // Standard output carries the trace itself when it is the destination.
+    if to_stdout {
+        eprintln!("{message}");
+    } else {
+        println!("{message}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1011,31 +1102,26 @@ fn replay_trace_file(
     store: Option<PathBuf>,
     json: bool,
 ) -> CommandResult {
-    let (directory, temporary) = match store {
-        Some(directory) => {
-            require_empty_directory(&directory)?;
-            (directory, false)
-        }
-        None => (
-            std::env::temp_dir().join(format!("kestrel-trace-replay-{}", std::process::id())),
-            true,
-        ),
+    let (directory, temporary) = store_directory(store, "kestrel-trace-replay")?;
+    let source: Box<dyn std::io::Read> = if input == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(input)
+                .map_err(|error| format!("open {}: {error}", input.display()))?,
+        )
     };
-    let file =
-        std::fs::File::open(input).map_err(|error| format!("open {}: {error}", input.display()))?;
     let result = (|| {
         let mut store = kestrel_context::Store::open(&directory, options.store_options.clone())?;
-        let mut reader = kestrel_context::trace::TraceReader::try_new(
-            std::io::BufReader::new(file),
+        let mut reader = kestrel_context_replay::trace::TraceReader::try_new(
+            std::io::BufReader::new(source),
             input.to_path_buf(),
         )?;
-        let report = kestrel_context::trace::replay_trace(&mut store, &mut reader, |_| {})?;
+        let report = kestrel_context_replay::trace::replay_trace(&mut store, &mut reader, |_| {})?;
         store.close()?;
         Ok::<_, kestrel_context::ContextError>(report)
     })();
-    if temporary {
-        let _ = std::fs::remove_dir_all(&directory);
-    }
+    drop(temporary);
     let report = result.map_err(|error| error.to_string())?;
     let as_replay = workload::ReplayReport {
         blocks: report.commits,

@@ -11,6 +11,7 @@ mod micheline;
 mod michelson;
 mod output;
 mod solana;
+mod temporary;
 mod tx;
 
 use clap::{Parser, Subcommand};

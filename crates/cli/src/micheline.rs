@@ -69,7 +69,7 @@ pub fn run(command: MichelineCommand) -> CommandResult {
     match command {
         MichelineCommand::Pack { expression, json } => {
             let node = parse_text(&expression)?;
-            let packed = pack::pack(&node).map_err(|e| e.to_string())?;
+            let packed = with_macros_expanded(&node, pack::pack)?;
             let hex = to_hex(&packed);
             if json {
                 println!("{{\"packed\":\"{hex}\"}}");
@@ -106,17 +106,14 @@ pub fn run(command: MichelineCommand) -> CommandResult {
             match to {
                 Form::Text => print_text(&node)?,
                 Form::Binary => {
-                    println!(
-                        "{}",
-                        to_hex(&binary::encode(&node).map_err(|e| e.to_string())?)
-                    )
+                    println!("{}", to_hex(&with_macros_expanded(&node, binary::encode)?))
                 }
                 Form::Json => println!("{}", json::to_json_string(&node)),
             }
         }
         MichelineCommand::Hash { expression, json } => {
             let node = parse_text(&expression)?;
-            let packed = pack::pack(&node).map_err(|e| e.to_string())?;
+            let packed = with_macros_expanded(&node, pack::pack)?;
             let hash = pack::expression_hash_of_packed(&packed);
             if json {
                 println!("{{\"hash\":\"{hash}\",\"packed\":\"{}\"}}", to_hex(&packed));
@@ -126,6 +123,19 @@ pub fn run(command: MichelineCommand) -> CommandResult {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `encode` (binary or PACK) of `node`. Michelson's macros (`ASSERT_EQ`, `DUUP`, ...) have no
+/// binary tag: a node holding them is encoded expanded, as octez-client's `convert` and `hash
+/// data` do; a node whose unknown primitives are no macros keeps its encoding error.
+fn with_macros_expanded<E: std::fmt::Display>(
+    node: &Node,
+    encode: impl Fn(&Node) -> Result<Vec<u8>, E>,
+) -> Result<Vec<u8>, String> {
+    encode(node).or_else(|error| {
+        let expanded = kestrel_michelson::expand_macros(node).map_err(|_| error.to_string())?;
+        encode(&expanded).map_err(|_| error.to_string())
+    })
 }
 
 /// Streams `node` in octez-client's layout to standard output, never holding the whole text.

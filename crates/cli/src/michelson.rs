@@ -1,8 +1,10 @@
 //! `kestrel michelson ...`: the TZT runner, `run-script` (octez-client's `run script`),
 //! `typecheck` and typed `pack`.
 
+use crate::client as engine;
 use crate::output::{print_json, CommandResult};
 use clap::Subcommand;
+use kestrel_michelson::ExecutionError;
 use kestrel_michelson_conformance::run_script::{self, RunScriptError, RunScriptOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,9 +16,13 @@ use std::process::ExitCode;
 pub enum MichelsonCommand {
     /// Run TZT unit tests (files or directories); prints one line per file and a summary.
     Tzt {
-        /// TZT files or directories holding them.
+        /// TZT files or directories holding them (`-`: one test on standard input).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Run every test in legacy mode, accepting the deprecated instructions and types that
+        /// contracts originated under earlier protocols may use (the suite's `legacy/` tests).
+        #[arg(long)]
+        legacy: bool,
         /// Print a JSON report.
         #[arg(long)]
         json: bool,
@@ -68,8 +74,12 @@ pub enum MichelsonCommand {
     },
     /// Typecheck a script.
     Typecheck {
-        /// The script file.
+        /// The script file (`-` for standard input).
         script: PathBuf,
+        /// Legacy mode, as for a contract originated under an earlier protocol: accept the
+        /// deprecated instructions and types (octez-client's `--legacy`).
+        #[arg(long)]
+        legacy: bool,
         /// Print a JSON report.
         #[arg(long)]
         json: bool,
@@ -88,7 +98,11 @@ pub enum MichelsonCommand {
 /// Runs a `kestrel michelson` command.
 pub fn run(command: MichelsonCommand) -> CommandResult {
     match command {
-        MichelsonCommand::Tzt { paths, json } => tzt(&paths, json),
+        MichelsonCommand::Tzt {
+            paths,
+            legacy,
+            json,
+        } => tzt(&paths, legacy, json),
         MichelsonCommand::RunScript {
             script,
             storage,
@@ -131,7 +145,11 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
             };
             run_script_command(&script, &options, json)
         }
-        MichelsonCommand::Typecheck { script, json } => typecheck(&script, json),
+        MichelsonCommand::Typecheck {
+            script,
+            legacy,
+            json,
+        } => typecheck(&script, legacy, json),
         MichelsonCommand::Pack { ty, value } => pack(&ty, &value),
     }
 }
@@ -172,7 +190,7 @@ fn collect_tzt(paths: &[PathBuf]) -> Vec<PathBuf> {
     files
 }
 
-fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
+fn tzt(paths: &[PathBuf], legacy: bool, json: bool) -> CommandResult {
     let files = collect_tzt(paths);
     if files.is_empty() {
         return Err("no .tzt file found in the paths given".to_string());
@@ -180,14 +198,10 @@ fn tzt(paths: &[PathBuf], json: bool) -> CommandResult {
     let mut passed = 0;
     let mut reports = Vec::new();
     for file in &files {
-        let result = match std::fs::read_to_string(file) {
-            Ok(source) => {
-                let legacy = file.components().any(|c| c.as_os_str() == "legacy");
-                kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
-                    .map_err(|e| e.to_string())
-            }
-            Err(e) => Err(format!("cannot read: {e}")),
-        };
+        let result = read(file).and_then(|source| {
+            kestrel_michelson_conformance::tzt::run_tzt_with(&source, legacy)
+                .map_err(|e| e.to_string())
+        });
         if result.is_ok() {
             passed += 1;
         }
@@ -255,16 +269,45 @@ fn run_script_command(script: &Path, options: &RunScriptOptions, json: bool) -> 
                     "ill-typed script or data: {}",
                     crate::client::describe_typecheck_error(&e.kind)
                 ),
+                // The storage or the input does not have its type: say which, at its line and
+                // column.
+                RunScriptError::Execution {
+                    error: ExecutionError::IllTypedData(e),
+                    ..
+                } => {
+                    let (name, text) = match engine::ill_typed_text(&source, &options.storage) {
+                        engine::Part::Storage => ("storage", &options.storage),
+                        _ => ("input", &options.input),
+                    };
+                    let (line, column) = e.span.line_column(text);
+                    format!(
+                        "ill-typed {name} at line {line}, column {column}: {}",
+                        crate::client::describe_typecheck_error(&e.kind)
+                    )
+                }
+                // A failure while running: where the failing instruction is in the script.
+                RunScriptError::Execution {
+                    error,
+                    location: Some(location),
+                    ..
+                } => match engine::failure_span(&source, *location) {
+                    Some(span) => format!("{}, {error}", span.location_text(&source)),
+                    None => error.to_string(),
+                },
                 _ => error.to_string(),
             })
         }
     }
 }
 
-fn typecheck(script: &Path, json: bool) -> CommandResult {
+fn typecheck(script: &Path, legacy: bool, json: bool) -> CommandResult {
     let source = read(script)?;
     let node = kestrel_micheline::parse_toplevel(&source).map_err(|e| e.describe(&source))?;
-    match kestrel_michelson::Script::typecheck(&node, &kestrel_michelson::Config::default()) {
+    let config = kestrel_michelson::Config {
+        legacy,
+        ..kestrel_michelson::Config::default()
+    };
+    match kestrel_michelson::Script::typecheck(&node, &config) {
         Ok(_) => {
             if json {
                 print_json(&serde_json::json!({ "well_typed": true }));

@@ -18,7 +18,7 @@ use kestrel_scheduler::{BlockhashSource, NoAddressTables, SchedulerConfig, Stage
 use kestrel_txview::{Hash, UnsanitizedTransactionView};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// `kestrel solana` verbs.
@@ -134,15 +134,7 @@ fn pack(args: &PackArgs) -> CommandResult {
     if args.workers == 0 || args.packets_per_block == 0 {
         return Err("--workers and --packets-per-block must be at least 1".to_string());
     }
-    let mut raw = Vec::new();
-    if args.input == "-" {
-        std::io::stdin()
-            .read_to_end(&mut raw)
-            .map_err(|error| format!("cannot read standard input: {error}"))?;
-    } else {
-        raw = std::fs::read(&args.input)
-            .map_err(|error| format!("cannot read {}: {error}", args.input))?;
-    }
+    let raw = crate::input::read_bytes(&args.input).map_err(|error| error.to_string())?;
     let packets = read_packets(&raw, args.binary)?;
     drop(raw);
     let config = StageConfig {

@@ -225,3 +225,98 @@ fn gc_verify_and_info() {
     assert!(failed["offset"].as_u64().unwrap() <= position as u64);
     let _ = std::fs::remove_dir_all(&store);
 }
+
+/// A replay into the default temporary store, ended by SIGINT or SIGTERM, leaves nothing in the
+/// temporary directory and exits as the signal's number says (130, 143); genesis, seconds
+/// before the first block, says what it is doing before anything else.
+#[test]
+fn an_interrupted_replay_removes_its_temporary_store() {
+    let tmpdir = temporary("tmpdir");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    for (signal, expected_code) in [("INT", 130), ("TERM", 143)] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+            .args(["context", "replay", "--blocks", "100000000"])
+            .args(["--ops-per-block", "50", "--initial-contracts", "300"])
+            .env("TMPDIR", &tmpdir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut first_line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut first_line).unwrap();
+        // Blocks are being written: the store exists (the progress line of a block came).
+        let mut second_line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut second_line).unwrap();
+        let stored = std::fs::read_dir(&tmpdir).unwrap().count();
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // Keep reading stderr so the child never blocks on a full pipe while it exits.
+        std::io::copy(&mut stderr, &mut std::io::sink()).unwrap();
+        let status = child.wait().unwrap();
+        let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().flatten().collect();
+        assert!(
+            first_line.starts_with("genesis: 300 contracts"),
+            "{first_line}"
+        );
+        assert_eq!(stored, 1, "{signal}: the temporary store was never made");
+        assert_eq!(status.code(), Some(expected_code), "{signal}");
+        assert!(left.is_empty(), "{signal}: left behind {left:?}");
+    }
+    let _ = std::fs::remove_dir_all(&tmpdir);
+}
+
+/// `-` stands for standard input (standard output for `--write-trace`) wherever a context verb
+/// takes a file: a trace written to standard output and read from standard input replays to the
+/// head of the same workload.
+#[test]
+fn dash_is_standard_input_or_output_for_file_arguments() {
+    let (code, stdout, stderr) = support::run_kestrel(&["context", "hash", "--json", "-"], "\u{1}");
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json["hex"],
+        "407f958990678e2e9fb06758bc6520dae46d838d39948a4c51a5b19bd079293d"
+    );
+    let workload = [
+        "--blocks",
+        "3",
+        "--ops-per-block",
+        "20",
+        "--initial-contracts",
+        "100",
+    ];
+    let mut arguments = vec!["context", "replay", "--write-trace", "-"];
+    arguments.extend_from_slice(&workload);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(&arguments)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stdout.starts_with(b"IrmRepBT"),
+        "not a trace on stdout"
+    );
+    // The trace is binary: hand it over as bytes.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["context", "replay", "--trace", "-", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &output.stdout).unwrap();
+    let replayed = child.wait_with_output().unwrap();
+    assert_eq!(replayed.status.code(), Some(0));
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    let mut arguments = vec!["context", "replay", "--json"];
+    arguments.extend_from_slice(&workload);
+    let (code, stdout, _) = kestrel(&arguments);
+    assert_eq!(code, 0);
+    let direct: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(replayed["head"], direct["head"]);
+    assert_eq!(replayed["read_mismatches"], 0);
+}

@@ -378,3 +378,179 @@ fn deeply_nested_values_print_in_bounded_space() {
     assert!(stdout.starts_with("Pair (Pair (Pair"), "{}", &stdout[..40]);
     assert!(stdout.len() <= 10_100_000, "{} bytes", stdout.len());
 }
+
+#[test]
+fn the_two_ill_typed_scripts_once_accepted_are_refused_in_octez_client_words() {
+    let Some(ill_typed) = kestrel_testdata::require("michelson/ill_typed", "defects") else {
+        return;
+    };
+    let cases = [
+        (
+            "badly_indented.tz",
+            "At line 2 characters 2 to 16, misaligned expression",
+        ),
+        (
+            "create_contract_rootname.tz",
+            "At line 9 characters 11 to 31,\nunexpected annotation.",
+        ),
+    ];
+    for (name, words) in cases {
+        let path = ill_typed.join(name);
+        let path = path.to_str().unwrap_or_default();
+        let (code, _, stderr) = run(&["client", "typecheck", "script", path], "");
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert!(stderr.contains(words), "{name}: {stderr}");
+        let (code, _, stderr) = run(&["michelson", "typecheck", path], "");
+        assert_eq!(code, 1, "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn legacy_mode_is_a_flag_not_a_directory_name() {
+    let Some(protocol) = kestrel_testdata::require("michelson/protocol", "defects") else {
+        return;
+    };
+    // The Liquidity Baking CPMM subtracts mutez with `SUB`, deprecated since it was originated.
+    let cpmm = protocol.join("cpmm.tz");
+    let cpmm = cpmm.to_str().unwrap_or_default();
+    let (code, _, stderr) = run(&["michelson", "typecheck", cpmm], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("SUB"), "{stderr}");
+    let (code, stdout, stderr) = run(&["michelson", "typecheck", "--legacy", cpmm], "");
+    assert_eq!((code, stdout.as_str()), (0, "Well typed\n"), "{stderr}");
+
+    // A TZT test needing legacy mode, in a directory that happens to be named `legacy`.
+    let directory = std::env::temp_dir()
+        .join(format!("kestrel-defects-legacy-{}", std::process::id()))
+        .join("legacy");
+    std::fs::create_dir_all(&directory).unwrap_or_else(|error| panic!("{error}"));
+    std::fs::write(
+        directory.join("sub_mutez.tzt"),
+        "code { SUB } ;\ninput { Stack_elt mutez 5 ; Stack_elt mutez 3 } ;\noutput { Stack_elt mutez 2 }",
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let dir = directory.to_str().unwrap_or_default().to_string();
+    // `-` reads one test from standard input.
+    let (code, stdout, _) = run(
+        &["michelson", "tzt", "--legacy", "-"],
+        "code { SUB } ; input { Stack_elt mutez 5 ; Stack_elt mutez 3 } ; output { Stack_elt mutez 2 }",
+    );
+    assert_eq!((code, stdout.as_str()), (0, "PASS -\n1 passed, 0 failed\n"));
+    let current = run(&["michelson", "tzt", &dir], "");
+    let legacy = run(&["michelson", "tzt", "--legacy", &dir], "");
+    let _ = std::fs::remove_dir_all(directory.parent().unwrap_or(&directory));
+    assert_eq!(current.0, 1, "{}", current.1);
+    assert!(current.1.contains("0 passed, 1 failed"), "{}", current.1);
+    assert_eq!(legacy.0, 0, "{}", legacy.1);
+    assert!(legacy.1.contains("1 passed, 0 failed"), "{}", legacy.1);
+}
+
+#[test]
+fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
+    let Some(scripts) = scripts() else { return };
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "\"x\"",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        "At line 1 characters 0 to 3,\nInvalid data: expected a value of type int, got \"x\".\nFatal error:\n  error running script\n"
+    );
+    let (code, _, stderr) = run(
+        &[
+            "client", "run", "script", cons, "on", "storage", "Unit", "and", "input", "1",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("Runtime error"), "{stderr}");
+    assert!(!stderr.contains("byte"), "{stderr}");
+    assert!(
+        stderr.starts_with("At line 1 characters 0 to 4,\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_script_errors_give_lines_and_columns_and_binary_takes_macros() {
+    let Some(scripts) = scripts() else { return };
+    let cons = scripts.join("cons.tz");
+    let cons = cons.to_str().unwrap_or_default();
+    let run_script = |storage: &str, input: &str| {
+        run(
+            &[
+                "michelson",
+                "run-script",
+                cons,
+                "--storage",
+                storage,
+                "--input",
+                input,
+            ],
+            "",
+        )
+    };
+    let (code, _, stderr) = run_script("{}", "\"x\"");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("ill-typed input at line 1, column 0: Invalid data"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run_script("{ \"y\" }", "1");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("ill-typed storage at line 1, column 2:"),
+        "{stderr}"
+    );
+    let shifts = scripts.join("shifts.tz");
+    let (code, _, stderr) = run(
+        &[
+            "michelson",
+            "run-script",
+            shifts.to_str().unwrap_or_default(),
+            "--storage",
+            "None",
+            "--input",
+            "(Left (Pair 1 257))",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("At line 10 characters 25 to 28, unexpected arithmetic overflow"),
+        "{stderr}"
+    );
+    // Macros have no binary tag: `convert` expands them, as octez-client's `convert data` does.
+    let (code, stdout, stderr) = run(
+        &[
+            "micheline",
+            "convert",
+            "--from",
+            "text",
+            "--to",
+            "binary",
+            "-",
+        ],
+        "{ ASSERT_EQ }",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (_, client, _) = run(
+        &[
+            "client",
+            "convert",
+            "data",
+            "{ ASSERT_EQ }",
+            "from",
+            "michelson",
+            "to",
+            "binary",
+        ],
+        "",
+    );
+    assert_eq!(format!("0x{stdout}"), client);
+}

@@ -23,11 +23,18 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
         &["kestrel-micheline", "kestrel-michelson"],
     ),
     ("kestrel-context", &["kestrel-crypto"]),
-    // The operation layer so far; `kestrel-michelson` and `kestrel-context` join with
-    // application and state.
+    // The replay workload and trace tools measure the store through its public API.
+    ("kestrel-context-replay", &["kestrel-context"]),
+    // The operation layer, application through the VM, and state in a context tree.
     (
         "kestrel-protocol",
-        &["kestrel-encoding", "kestrel-micheline", "kestrel-crypto"],
+        &[
+            "kestrel-encoding",
+            "kestrel-micheline",
+            "kestrel-crypto",
+            "kestrel-michelson",
+            "kestrel-context",
+        ],
     ),
 ];
 

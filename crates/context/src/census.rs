@@ -57,7 +57,8 @@ pub struct Census {
     pub by_tag: [RecordCost; 8],
     /// Of `irmin_bytes`, the names' bytes (length and bytes).
     pub irmin_names_bytes: u64,
-    /// Of this pack's bytes, the 32-byte child hashes entries and pointers hold.
+    /// Of this pack's bytes, the 32-byte child hashes entries hold (inode tree pointers hold
+    /// none since pack version 3).
     pub child_hash_bytes: u64,
 }
 
@@ -132,29 +133,26 @@ pub(crate) fn census(file: &File, path: &Path, pack_length: u64) -> Result<Censu
                     entries(0, crate::hash::FLAT_NODE_MAX_ENTRIES, &mut census).map_err(position)?
             }
             pack::TAG_INODE_VALUES | pack::TAG_FLAT_PART => {
-                let start = usize::from(tag == pack::TAG_FLAT_PART);
+                // An inode value starts with its own hash; a part with its index.
+                let start = if tag == pack::TAG_FLAT_PART {
+                    1
+                } else {
+                    crate::hash::HASH_BYTES
+                };
                 irmin += entries(start, crate::hash::FLAT_NODE_MAX_ENTRIES, &mut census)
                     .map_err(position)?
             }
             pack::TAG_INODE_TREE => {
-                let object = pack::read_node(tag, body, offset, pack::DirectoryForm::Compact)
-                    .map_err(position)?;
-                if let crate::node::NodeBody::Tree {
-                    depth,
-                    length,
-                    pointers,
-                } = &object.body
-                {
-                    census.child_hash_bytes += 32 * pointers.len() as u64;
-                    irmin += 1
-                        + leb128_bytes(u64::from(*depth))
-                        + leb128_bytes(*length)
-                        + leb128_bytes(pointers.len() as u64)
-                        + pointers
-                            .iter()
-                            .map(|(index, _)| leb128_bytes(u64::from(*index)) + IRMIN_ADDRESS_BYTES)
-                            .sum::<u64>();
-                }
+                let record = pack::read_tree(body, offset).map_err(position)?;
+                irmin += 1
+                    + leb128_bytes(u64::from(record.depth))
+                    + leb128_bytes(record.length)
+                    + leb128_bytes(record.pointers.len() as u64)
+                    + record
+                        .pointers
+                        .iter()
+                        .map(|(index, _)| leb128_bytes(u64::from(*index)) + IRMIN_ADDRESS_BYTES)
+                        .sum::<u64>();
             }
             pack::TAG_FLAT_SPLIT => {
                 let (count, parts) = pack::read_flat_split(body, offset).map_err(position)?;

@@ -174,6 +174,8 @@ mod tests {
 
     /// Where the test objects claim to be stored: child offsets must be below it.
     const OBJECT_OFFSET: u64 = 1 << 20;
+    /// The hash the test inode values record of themselves.
+    const OWN_HASH: ContextHash = ContextHash([5; 32]);
 
     /// What an entry says, comparable: (name, kind code, hash, inline bytes, length, offset).
     type Plain = (Vec<u8>, u8, [u8; 32], Vec<u8>, u64, u64);
@@ -236,13 +238,21 @@ mod tests {
 
     /// The object body of a flat node (`values == false`) or inode value with `entries`.
     fn encode(values: bool, entries: Vec<Entry>) -> (u8, Vec<u8>) {
+        encode_with_hash(values, entries, OWN_HASH)
+    }
+
+    /// [`encode`] of an inode value recording `hash` as its own.
+    fn encode_with_hash(values: bool, entries: Vec<Entry>, hash: ContextHash) -> (u8, Vec<u8>) {
         let body = if values {
             NodeBody::Values(entries)
         } else {
             NodeBody::Flat(entries)
         };
         let mut out = Vec::new();
-        write_node(&mut out, &NodeObject::new(body));
+        let object = NodeObject::new(body);
+        // An inode value's record starts with its own hash.
+        let _ = object.hash.set(hash);
+        write_node(&mut out, &object);
         let (tag, header_length, _) = read_frame_header(&out).unwrap();
         (tag, out[header_length..].to_vec())
     }
@@ -296,17 +306,20 @@ mod tests {
             );
         }
         // Round trip: the vector form written again is the same body.
-        let (_, again) = encode(tag == TAG_INODE_VALUES, compact.to_entries());
+        let own = object.hash.get().copied().unwrap_or(OWN_HASH);
+        let (_, again) = encode_with_hash(tag == TAG_INODE_VALUES, compact.to_entries(), own);
         prop_assert_eq!(&again[..], body);
         // The cache's copy (a hit moved back to the young generation) is the same object in
         // memory of its own; without a known hash and offset there is no copy.
         prop_assert!(object.copy_of_stored().is_none());
-        let _ = object.hash.set(ContextHash([7; 32]));
+        // An inode value knows its hash from its record already.
+        let hash = *object.hash.get_or_init(|| ContextHash([7; 32]));
+        prop_assert_eq!(hash == ContextHash([7; 32]), tag == TAG_FLAT_NODE);
         let _ = object.offset.set(OBJECT_OFFSET);
         let copy = object
             .copy_of_stored()
             .expect("a decoded directory is copied");
-        prop_assert_eq!(copy.hash.get(), Some(&ContextHash([7; 32])));
+        prop_assert_eq!(copy.hash.get(), Some(&hash));
         prop_assert_eq!(copy.offset.get(), Some(&OBJECT_OFFSET));
         let copied = match (&object.body, &copy.body) {
             (NodeBody::CompactFlat(_), NodeBody::CompactFlat(copied))
@@ -416,12 +429,16 @@ mod tests {
             value: value_of(kind, 7, b"abc"),
         };
         let (_, valid) = encode(false, vec![entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)]);
+        // An inode value's body: its own hash, then its entries.
+        let values = |entries: &[u8]| [&OWN_HASH.0[..], entries].concat();
         let mut cases: Vec<(u8, Vec<u8>)> = vec![
             // Empty inode value; empty flat node (valid).
-            (TAG_INODE_VALUES, vec![0]),
+            (TAG_INODE_VALUES, values(&[0])),
             (TAG_FLAT_NODE, vec![0]),
             // Counts over the limits.
-            (TAG_INODE_VALUES, vec![33]),
+            (TAG_INODE_VALUES, values(&[33])),
+            // An inode value cut inside its own hash.
+            (TAG_INODE_VALUES, values(&[])[..20].to_vec()),
             (TAG_FLAT_NODE, vec![0x81, 0x02]),
             // Truncated and overlong integers.
             (TAG_FLAT_NODE, vec![0x80]),

@@ -5,7 +5,10 @@
 //! - [`Tree`]: immutable trees with structural sharing (`find`, `add`, `remove`, `copy`, ...).
 //! - [`Store`]: the pack file, commit index and control file (docs/formats/*.md); the only
 //!   library code in Kestrel that does file I/O.
-//! - [`workload`] and [`trace`]: the synthetic replay workload and Irmin's trace format.
+//! - [`leb128`]: the unsigned LEB128 integers of the pack format (also Irmin's trace format's,
+//!   read by the replay crate, `kestrel-context-replay`).
+//!
+//! The replay workload and Irmin's trace format live in `kestrel-context-replay`.
 
 #![forbid(unsafe_code)]
 
@@ -16,7 +19,7 @@ mod control;
 pub mod error;
 mod gc;
 pub mod hash;
-mod leb128;
+pub mod leb128;
 mod node;
 pub mod ocaml_hash;
 pub mod pack;
@@ -28,11 +31,9 @@ pub mod store_constants {
         INDEX_MAGIC, INDEX_RECORD_BYTES, INDEX_VERSION, PACK_FILE_NAME,
     };
 }
-pub mod trace;
 mod tree;
 mod verify;
 mod walk;
-pub mod workload;
 mod writer;
 
 pub use census::{Census, RecordCost};

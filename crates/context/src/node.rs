@@ -1157,16 +1157,16 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
     }
 }
 
-/// [`ensure_hash`] of a memory object, calling `before_level` with each level of objects it
-/// hashes just before hashing it, children's levels before their parents' (so the children of
-/// every object handed over are hashed). The store encodes and hands each level to its writer
-/// thread there: an object's pack record holds its children's hashes, not its own, so the
-/// writer can copy a level into the page cache while that level is hashed. An error from
-/// `before_level` stops the hashing and is returned.
+/// [`ensure_hash`] of a memory object, calling `after_level` with each level of objects it
+/// hashes just after hashing it, children's levels before their parents' (so every object handed
+/// over and its children are hashed). The store encodes and hands each level to its writer
+/// thread there (inode records hold their own hash), so the writer copies a level into the page
+/// cache while the next level is hashed. An error from `after_level` stops the hashing and is
+/// returned.
 pub(crate) fn ensure_hash_by_level<E>(
     root: &Arc<NodeObject>,
     buffer: &mut Vec<u8>,
-    mut before_level: impl FnMut(&[Arc<NodeObject>]) -> Result<(), E>,
+    mut after_level: impl FnMut(&[Arc<NodeObject>]) -> Result<(), E>,
 ) -> Result<ContextHash, E> {
     if let Some(hash) = root.hash.get() {
         return Ok(*hash);
@@ -1174,10 +1174,10 @@ pub(crate) fn ensure_hash_by_level<E>(
     let params = blake2b_params();
     let mut batch = HashBatch::default();
     for level in unhashed_by_height(root) {
-        before_level(&level)?;
         for chunk in level.chunks(HASH_BATCH_OBJECTS) {
             batch.hash_level(&params, chunk, buffer);
         }
+        after_level(&level)?;
     }
     Ok(*root.hash.get().expect("hashed above"))
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 /// The first 8 bytes of every pack file.
 pub const PACK_MAGIC: [u8; 8] = *b"KSTRLPCK";
 /// The pack format version this code writes and reads.
-pub const PACK_VERSION: u32 = 2;
+pub const PACK_VERSION: u32 = 3;
 /// Magic (8) + version (4) + reserved (4).
 pub const PACK_HEADER_BYTES: u64 = 16;
 
@@ -196,6 +196,7 @@ pub(crate) fn write_node(out: &mut Vec<u8>, object: &NodeObject) {
             }
         }),
         NodeBody::Values(entries) => write_object(out, TAG_INODE_VALUES, |body| {
+            body.extend_from_slice(&own_hash(object).0);
             leb128::write_u64(body, entries.len() as u64);
             for entry in entries {
                 write_entry(body, entry);
@@ -206,17 +207,119 @@ pub(crate) fn write_node(out: &mut Vec<u8>, object: &NodeObject) {
             length,
             pointers,
         } => write_object(out, TAG_INODE_TREE, |body| {
+            body.extend_from_slice(&own_hash(object).0);
             leb128::write_u64(body, u64::from(*depth));
             leb128::write_u64(body, *length);
             body.push(pointers.len() as u8);
             for (index, pointer) in pointers {
                 body.push(*index);
-                let (offset, hash) = stored_location(pointer);
-                body.extend_from_slice(&hash.0);
+                let (offset, _) = stored_location(pointer);
                 leb128::write_u64(body, offset);
             }
         }),
     }
+}
+
+/// The hash an inode value or inode tree record starts with: its own (the children of an inode
+/// tree are named by offset alone; a reader takes each child's hash from the child's record).
+fn own_hash(object: &NodeObject) -> &ContextHash {
+    object
+        .hash
+        .get()
+        .expect("inode objects are hashed before they are written")
+}
+
+/// A decoded inode tree record (tag 3): its own hash, depth, entry count and pointers (inode
+/// index, child offset) by strictly increasing index. The children's hashes are in their own
+/// records ([`read_own_hash`]).
+pub(crate) struct TreeRecord {
+    pub(crate) hash: ContextHash,
+    pub(crate) depth: u32,
+    pub(crate) length: u64,
+    pub(crate) pointers: Vec<(u8, u64)>,
+}
+
+/// Decodes the body of an inode tree record stored at `object_offset`.
+pub(crate) fn read_tree(body: &[u8], object_offset: u64) -> Result<TreeRecord, PackError> {
+    let mut reader = Reader {
+        bytes: body,
+        offset: 0,
+    };
+    let hash = reader.hash()?;
+    let depth_start = reader.offset;
+    let depth = reader.integer()?;
+    if depth >= u64::from(INODE_DEPTH_MAX) {
+        return fail(
+            depth_start,
+            crate::CorruptionKind::LimitExceeded("INODE_DEPTH_MAX"),
+        );
+    }
+    let length_start = reader.offset;
+    let length = reader.integer()?;
+    if length <= INODE_ENTRIES_MAX as u64 {
+        return fail(
+            length_start,
+            crate::CorruptionKind::NotCanonical("an inode tree holds more than 32 entries"),
+        );
+    }
+    let count_start = reader.offset;
+    let count = usize::from(reader.byte()?);
+    if count == 0 || count > INODE_ENTRIES_MAX {
+        return fail(
+            count_start,
+            crate::CorruptionKind::LimitExceeded("INODE_ENTRIES_MAX"),
+        );
+    }
+    let mut pointers: Vec<(u8, u64)> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let index_start = reader.offset;
+        let index = reader.byte()?;
+        if usize::from(index) >= INODE_ENTRIES_MAX
+            || pointers
+                .last()
+                .is_some_and(|(previous, _)| *previous >= index)
+        {
+            return fail(
+                index_start,
+                crate::CorruptionKind::NotCanonical("pointer indices increasing, below 32"),
+            );
+        }
+        pointers.push((index, reader.child_offset(object_offset)?));
+    }
+    reader.finish()?;
+    Ok(TreeRecord {
+        hash,
+        depth: depth as u32,
+        length,
+        pointers,
+    })
+}
+
+/// Bytes that always hold the frame header and own hash of an inode value or inode tree: the tag,
+/// a LEB128 body length of at most 5 bytes (`OBJECT_BODY_MAX_BYTES` is 2^30) and the hash.
+pub const OWN_HASH_PREFIX_MAX_BYTES: usize = 1 + 5 + HASH_BYTES;
+const _: () = assert!(OBJECT_BODY_MAX_BYTES < 1 << 35);
+
+/// The own hash of the inode value or inode tree whose record starts `prefix` (at least the
+/// record's first [`OWN_HASH_PREFIX_MAX_BYTES`] bytes, or the whole record if shorter), with
+/// `available` bytes of pack from the record's start; errors at offsets from the record's start.
+pub(crate) fn read_own_hash(prefix: &[u8], available: u64) -> Result<ContextHash, PackError> {
+    let (tag, header_length, body_length) = read_frame_header(prefix)?;
+    if tag != TAG_INODE_VALUES && tag != TAG_INODE_TREE {
+        return fail(
+            0,
+            crate::CorruptionKind::UnexpectedObject("an inode value or inode tree"),
+        );
+    }
+    if header_length as u64 + body_length > available
+        || body_length < HASH_BYTES as u64
+        || prefix.len() < header_length + HASH_BYTES
+    {
+        return fail(0, crate::CorruptionKind::Truncated);
+    }
+    let mut hash = [0u8; HASH_BYTES];
+    hash.copy_from_slice(&prefix[header_length..header_length + HASH_BYTES]);
+    Ok(ContextHash(hash))
 }
 
 /// Appends one part of a split flat directory: the `entries` (sorted, all of inode index
@@ -792,9 +895,13 @@ pub(crate) fn read_node(
         bytes: body,
         offset: 0,
     };
+    let mut own = None;
     let node_body = match (tag, form) {
         (TAG_FLAT_NODE | TAG_INODE_VALUES, form) => {
             let flat = tag == TAG_FLAT_NODE;
+            if !flat {
+                own = Some(reader.hash()?);
+            }
             let (limit, limit_name) = if flat {
                 (FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES")
             } else {
@@ -838,60 +945,12 @@ pub(crate) fn read_node(
             }
             node_body
         }
-        (TAG_INODE_TREE, _) => {
-            let depth_start = reader.offset;
-            let depth = reader.integer()?;
-            if depth >= u64::from(INODE_DEPTH_MAX) {
-                return fail(
-                    depth_start,
-                    crate::CorruptionKind::LimitExceeded("INODE_DEPTH_MAX"),
-                );
-            }
-            let length_start = reader.offset;
-            let length = reader.integer()?;
-            if length <= INODE_ENTRIES_MAX as u64 {
-                return fail(
-                    length_start,
-                    crate::CorruptionKind::NotCanonical("an inode tree holds more than 32 entries"),
-                );
-            }
-            let count_start = reader.offset;
-            let count = usize::from(reader.byte()?);
-            if count == 0 || count > INODE_ENTRIES_MAX {
-                return fail(
-                    count_start,
-                    crate::CorruptionKind::LimitExceeded("INODE_ENTRIES_MAX"),
-                );
-            }
-            let mut pointers: Vec<(u8, NodeRef)> = Vec::with_capacity(count);
-            for _ in 0..count {
-                let index_start = reader.offset;
-                let index = reader.byte()?;
-                if usize::from(index) >= INODE_ENTRIES_MAX
-                    || pointers
-                        .last()
-                        .is_some_and(|(previous, _)| *previous >= index)
-                {
-                    return fail(
-                        index_start,
-                        crate::CorruptionKind::NotCanonical("pointer indices increasing, below 32"),
-                    );
-                }
-                let hash = reader.hash()?;
-                let offset = reader.child_offset(object_offset)?;
-                pointers.push((index, NodeRef::Stored { offset, hash }));
-            }
-            NodeBody::Tree {
-                depth: depth as u32,
-                length,
-                pointers,
-            }
-        }
         (other, _) => {
             return fail(
                 0,
                 crate::CorruptionKind::UnexpectedObject(match other {
                     TAG_CONTENTS => "a node object, found contents",
+                    TAG_INODE_TREE => "a directory object, found an inode tree",
                     TAG_FLAT_PART => "a node object, found a part of one",
                     _ => "a node object, found a commit",
                 }),
@@ -899,7 +958,11 @@ pub(crate) fn read_node(
         }
     };
     reader.finish()?;
-    Ok(NodeObject::new(node_body))
+    let object = NodeObject::new(node_body);
+    if let Some(hash) = own {
+        let _ = object.hash.set(hash);
+    }
+    Ok(object)
 }
 
 /// Appends to `children` the offset of every object that the object with tag `tag`, body `body`,
@@ -933,16 +996,13 @@ pub(crate) fn child_offsets(
     };
     match tag {
         TAG_FLAT_NODE => entry_list(0, FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES", children),
-        TAG_INODE_VALUES => entry_list(0, INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX", children),
+        TAG_INODE_VALUES => {
+            entry_list(HASH_BYTES, INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX", children)
+        }
         TAG_FLAT_PART => entry_list(1, FLAT_NODE_MAX_ENTRIES, "FLAT_NODE_MAX_ENTRIES", children),
         TAG_INODE_TREE => {
-            let object = read_node(tag, body, object_offset, DirectoryForm::Compact)?;
-            if let NodeBody::Tree { pointers, .. } = &object.body {
-                children.extend(pointers.iter().map(|(_, pointer)| match pointer {
-                    NodeRef::Stored { offset, .. } => *offset,
-                    NodeRef::Memory(_) => unreachable!("decoded pointers are stored"),
-                }));
-            }
+            let record = read_tree(body, object_offset)?;
+            children.extend(record.pointers.iter().map(|(_, offset)| *offset));
             Ok(())
         }
         TAG_FLAT_SPLIT => {

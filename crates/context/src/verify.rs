@@ -1,6 +1,7 @@
 //! `verify`: re-hashes every object reachable from the head (or from every kept commit) and
-//! compares each hash with the one its referrer records, trusting no hash stored with an object
-//! itself; checks each commit against its index record and, for the commits after the last GC,
+//! compares each hash with the one its referrer records (an inode tree's children record their
+//! own hashes, docs/formats/pack-file.md tag 3: such a hash is only a label until its object is
+//! re-hashed, and an inode object's own hash must also equal its computed one); checks each commit against its index record and, for the commits after the last GC,
 //! the region checksums. The first mismatch is a typed [`ContextError::Corrupt`] naming the file
 //! and offset (never a wrong hash handed to a reader).
 //!
@@ -11,12 +12,10 @@
 use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::{
     commit_hash, contents_hash, encode_flat_node, encode_inode_tree, encode_inode_value,
-    hash_encoding, ContextHash, Kind, FLAT_NODE_MAX_ENTRIES, INODE_ENTRIES_MAX,
+    hash_encoding, ContextHash, Kind, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX,
 };
-use crate::node::NodeBody;
-use crate::node::NodeRef;
 use crate::pack::{self, EntryList, ValueView};
-use crate::walk::{corrupt_pack, read_frame, walk, Visit};
+use crate::walk::{corrupt_pack, read_frame, read_own_hash, walk, Visit};
 use std::fs::File;
 use std::path::Path;
 
@@ -185,6 +184,7 @@ pub(crate) fn verify(
                 )
             };
             encoding.clear();
+            let mut own: Option<Result<ContextHash, pack::PackError>> = None;
             let computed = match visit.frame.tag {
                 pack::TAG_CONTENTS => contents_hash(body),
                 pack::TAG_FLAT_NODE | pack::TAG_INODE_VALUES => {
@@ -194,8 +194,27 @@ pub(crate) fn verify(
                     } else {
                         (INODE_ENTRIES_MAX, "INODE_ENTRIES_MAX")
                     };
-                    let entries = entry_views(body, 0, visit.offset, limit, limit_name, &mut *push)
-                        .map_err(position)?;
+                    // An inode value starts with its own hash: checked against the computed
+                    // one below.
+                    let start = if flat {
+                        0
+                    } else {
+                        own = Some(match body.get(..HASH_BYTES) {
+                            Some(bytes) => {
+                                let mut hash = ContextHash::default();
+                                hash.0.copy_from_slice(bytes);
+                                Ok(hash)
+                            }
+                            None => Err(pack::PackError {
+                                body_offset_bytes: body.len(),
+                                kind: CorruptionKind::Truncated,
+                            }),
+                        });
+                        HASH_BYTES
+                    };
+                    let entries =
+                        entry_views(body, start, visit.offset, limit, limit_name, &mut *push)
+                            .map_err(position)?;
                     let views = entries
                         .iter()
                         .map(|(name, kind, hash)| (*name, *kind, hash));
@@ -207,32 +226,25 @@ pub(crate) fn verify(
                     hash_encoding(&encoding)
                 }
                 pack::TAG_INODE_TREE => {
-                    let object = pack::read_node(
-                        visit.frame.tag,
-                        body,
-                        visit.offset,
-                        pack::DirectoryForm::Compact,
-                    )
-                    .map_err(position)?;
-                    let NodeBody::Tree {
-                        depth,
-                        length,
-                        pointers,
-                    } = &object.body
-                    else {
-                        unreachable!("tag 3 decodes to an inode tree")
-                    };
-                    let mut hashes = Vec::with_capacity(pointers.len());
-                    for (index, pointer) in pointers {
-                        if let NodeRef::Stored { offset, hash } = pointer {
-                            push(*offset, *hash);
-                            hashes.push((*index, *hash));
-                        }
+                    let record = pack::read_tree(body, visit.offset).map_err(position)?;
+                    // The children's hashes are in their own records; each child checks its
+                    // own when it is visited.
+                    let mut hashes = Vec::with_capacity(record.pointers.len());
+                    for (index, offset) in &record.pointers {
+                        let hash = read_own_hash(
+                            files.pack,
+                            files.pack_path,
+                            files.pack_length_bytes,
+                            *offset,
+                        )?;
+                        push(*offset, hash);
+                        hashes.push((*index, hash));
                     }
+                    own = Some(Ok(record.hash));
                     encode_inode_tree(
                         &mut encoding,
-                        *depth,
-                        *length,
+                        record.depth,
+                        record.length,
                         hashes.iter().map(|(index, hash)| (*index, hash)),
                     );
                     hash_encoding(&encoding)
@@ -306,6 +318,15 @@ pub(crate) fn verify(
                     ))
                 }
             };
+            if let Some(own) = own {
+                if own.map_err(position)? != computed {
+                    return Err(corrupt_pack(
+                        files.pack_path,
+                        visit.frame.body_position(visit.offset, 0),
+                        CorruptionKind::HashMismatch,
+                    ));
+                }
+            }
             if computed != *visit.label {
                 return Err(corrupt_pack(
                     files.pack_path,

@@ -10,7 +10,8 @@
 //! through [`read_frame`].
 
 use crate::error::{ContextError, CorruptionKind, StoreFile};
-use crate::pack::{read_frame_header, PACK_HEADER_BYTES};
+use crate::hash::ContextHash;
+use crate::pack::{read_frame_header, OWN_HASH_PREFIX_MAX_BYTES, PACK_HEADER_BYTES};
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -109,6 +110,35 @@ pub(crate) fn read_frame(
         length: total as u64,
         bytes_read: first.max(total) as u64,
     })
+}
+
+/// Reads the hash that the inode value or inode tree at `offset` of the pack `file` (at `path`,
+/// valid up to `pack_length`) records of itself ([`crate::pack::read_own_hash`]): how a reader
+/// learns the hashes of an inode tree's children, which the tree names by offset alone.
+pub(crate) fn read_own_hash(
+    file: &File,
+    path: &Path,
+    pack_length: u64,
+    offset: u64,
+) -> Result<ContextHash, ContextError> {
+    if offset < PACK_HEADER_BYTES || offset >= pack_length {
+        return Err(corrupt_pack(
+            path,
+            offset,
+            CorruptionKind::BadChildOffset(offset),
+        ));
+    }
+    let available = pack_length - offset;
+    let mut prefix = [0u8; OWN_HASH_PREFIX_MAX_BYTES];
+    let length = (OWN_HASH_PREFIX_MAX_BYTES as u64).min(available) as usize;
+    file.read_exact_at(&mut prefix[..length], offset)
+        .map_err(|source| ContextError::Io {
+            path: path.to_path_buf(),
+            action: "read",
+            source,
+        })?;
+    crate::pack::read_own_hash(&prefix[..length], available)
+        .map_err(|error| corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind))
 }
 
 /// Bytes a walk reads at once: it visits objects in decreasing offset order, and live objects

@@ -3,34 +3,8 @@
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use kestrel_context::{pack, store_constants as store, trace};
-use std::collections::BTreeMap;
-
-/// The `| name | value |` rows after the `<!-- constants` marker of a format document.
-fn documented(document: &str) -> BTreeMap<String, String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docs/formats")
-        .join(document);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path:?}: {error}"));
-    let start = text.find("<!-- constants").expect("constants marker");
-    text[start..]
-        .lines()
-        .filter_map(|line| {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            (cells.len() == 4 && cells[1] != "name" && !cells[1].starts_with("---"))
-                .then(|| (cells[1].to_owned(), cells[2].to_owned()))
-        })
-        .collect()
-}
-
-fn check(document: &str, code: &[(&str, String)]) {
-    let documented = documented(document);
-    let in_code: BTreeMap<String, String> = code
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), value.clone()))
-        .collect();
-    assert_eq!(documented, in_code, "{document} and the code disagree");
-}
+use kestrel_context::{pack, store_constants as store};
+use kestrel_testdata::check_documented_constants as check;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()
@@ -83,6 +57,10 @@ fn pack_file_constants() {
                 "INODE_DEPTH_MAX",
                 kestrel_context::INODE_DEPTH_MAX.to_string(),
             ),
+            (
+                "OWN_HASH_PREFIX_MAX_BYTES",
+                pack::OWN_HASH_PREFIX_MAX_BYTES.to_string(),
+            ),
         ],
     );
 }
@@ -111,34 +89,6 @@ fn control_and_index_constants() {
                 "CHECKPOINT_INTERVAL_COMMITS",
                 store::CHECKPOINT_INTERVAL_COMMITS.to_string(),
             ),
-        ],
-    );
-}
-
-#[test]
-fn trace_constants() {
-    check(
-        "trace-format.md",
-        &[
-            ("TRACE_MAGIC", text(&trace::TRACE_MAGIC)),
-            ("TRACE_VERSION", trace::TRACE_VERSION.to_string()),
-            ("ROW_CHECKOUT", trace::ROW_CHECKOUT.to_string()),
-            ("ROW_ADD", trace::ROW_ADD.to_string()),
-            ("ROW_REMOVE", trace::ROW_REMOVE.to_string()),
-            ("ROW_COPY", trace::ROW_COPY.to_string()),
-            ("ROW_FIND", trace::ROW_FIND.to_string()),
-            ("ROW_MEM", trace::ROW_MEM.to_string()),
-            ("ROW_MEM_TREE", trace::ROW_MEM_TREE.to_string()),
-            ("ROW_COMMIT", trace::ROW_COMMIT.to_string()),
-            (
-                "TRACE_ROW_MAX_BYTES",
-                trace::TRACE_ROW_MAX_BYTES.to_string(),
-            ),
-            (
-                "TRACE_KEY_MAX_COMPONENTS",
-                trace::TRACE_KEY_MAX_COMPONENTS.to_string(),
-            ),
-            ("TRACE_PARENTS_MAX", trace::TRACE_PARENTS_MAX.to_string()),
         ],
     );
 }

@@ -503,6 +503,27 @@ fn corrupted_files_give_typed_errors() {
         assert!(error.to_string().contains(name), "{error}");
         std::fs::write(&path, &original).unwrap();
     }
+    // A pack of version 2 (inode trees holding their children's hashes) is refused by version.
+    let pack_path = directory.join(PACK_FILE_NAME);
+    let original = std::fs::read(&pack_path).unwrap();
+    let mut old = original.clone();
+    old[8..12].copy_from_slice(&2u32.to_be_bytes());
+    std::fs::write(&pack_path, &old).unwrap();
+    let error = Store::open(&directory, StoreOptions::default())
+        .err()
+        .expect("a version 2 pack is refused");
+    assert!(
+        matches!(
+            error,
+            ContextError::Corrupt {
+                offset_bytes: 8,
+                kind: kestrel_context::CorruptionKind::UnsupportedVersion(2),
+                ..
+            }
+        ),
+        "{error}"
+    );
+    std::fs::write(&pack_path, &original).unwrap();
     // Flipping bytes inside objects: opening works (the checkpoint covers them), reading gives
     // a typed error or, if the flip lands in a value, different bytes; never a panic.
     let pack_path = directory.join(PACK_FILE_NAME);

@@ -64,6 +64,10 @@ prefixes! {
     P256_PUBLIC_KEY = [3, 178, 139, 127], 33;
     /// `BLpk...` (76): BLS12-381 public keys (compressed G1 point).
     BLS12_381_PUBLIC_KEY = [6, 149, 135, 204], 48;
+    /// `edsk...` (54): ed25519 secret keys as their 32-byte seed.
+    ED25519_SEED = [13, 15, 58, 7], 32;
+    /// `edsk...` (98): ed25519 secret keys as seed and public key (64 bytes).
+    ED25519_SECRET_KEY = [43, 246, 78, 7], 64;
     /// `edsig...` (99): ed25519 signatures.
     ED25519_SIGNATURE = [9, 245, 205, 134, 18], 64;
     /// `spsig1...` (99): secp256k1 signatures (`r ‖ s`, big-endian).
@@ -213,6 +217,8 @@ mod tests {
             CONTRACT_HASH,
             SMART_ROLLUP_ADDRESS,
             ED25519_PUBLIC_KEY,
+            ED25519_SEED,
+            ED25519_SECRET_KEY,
             SECP256K1_PUBLIC_KEY,
             P256_PUBLIC_KEY,
             BLS12_381_PUBLIC_KEY,

@@ -8,7 +8,8 @@
 //!
 //! Map: [`hash`] (digests), [`base58`] (prefixes, base58check), [`hashes`] (fixed-size hashes:
 //! chain id, `KT1`, `sr1`, block/operation/protocol/expression hashes), [`keys`] (key hashes,
-//! keys, signatures, verification), [`address`] (Michelson `address` with entrypoint), [`bls`]
+//! keys, signatures, verification), [`secret_key`] (ed25519 secret keys, signing), [`address`]
+//! (Michelson `address` with entrypoint), [`bls`]
 //! (BLS12-381 scalars, points, pairing check).
 //!
 //! ```
@@ -39,6 +40,7 @@ pub mod error;
 pub mod hash;
 pub mod hashes;
 pub mod keys;
+pub mod secret_key;
 #[cfg(test)]
 mod testing;
 
@@ -49,3 +51,4 @@ pub use hashes::{
     SmartRollupAddress,
 };
 pub use keys::{check_batch, PublicKey, PublicKeyHash, Signature, SignatureScheme};
+pub use secret_key::SecretKey;

@@ -18,5 +18,7 @@ pub mod prim;
 pub mod print;
 
 pub use node::{Node, NodeKind, Span};
-pub use parse::{parse_expression, parse_toplevel, Limits, ParseError, ParseErrorKind};
+pub use parse::{
+    parse_expression, parse_toplevel, parse_toplevel_any_layout, Limits, ParseError, ParseErrorKind,
+};
 pub use prim::{Prim, PrimName};

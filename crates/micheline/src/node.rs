@@ -34,6 +34,23 @@ impl Span {
     pub fn line_column(&self, source: &str) -> (usize, usize) {
         position_of(source, self.start as usize)
     }
+
+    /// The span in the words of Octez's `Micheline_parser.print_location`: `At line L characters
+    /// A to B`, `At line L character A` when it is empty, `From line L character A to line M
+    /// character B` when it spans lines.
+    pub fn location_text(&self, source: &str) -> String {
+        let (start_line, start_column) = position_of(source, self.start as usize);
+        let (stop_line, stop_column) = position_of(source, self.end as usize);
+        if start_line != stop_line {
+            format!(
+                "From line {start_line} character {start_column} to line {stop_line} character {stop_column}"
+            )
+        } else if start_column == stop_column {
+            format!("At line {start_line} character {start_column}")
+        } else {
+            format!("At line {start_line} characters {start_column} to {stop_column}")
+        }
+    }
 }
 
 /// The 1-based line and 0-based character column of byte `offset` in `source`.

@@ -3,6 +3,12 @@
 //!
 //! Nesting is tracked on an explicit stack of open frames, never by host recursion, and bounded
 //! by [`Limits`]; every error carries the byte span where it was found.
+//!
+//! As Octez's `Micheline_parser` does by default, the parser also enforces Micheline's layout rule
+//! (`do_check` there): a node may not end at or left of the column it starts in; a sequence's first
+//! item and an application's first argument start right of the node; and every later item either
+//! ends on the line where the item before it started or starts in the first item's column.
+//! Columns count characters, lines count `\n`.
 
 use crate::node::{position_of, Node, NodeKind, Span};
 use crate::prim::PrimName;
@@ -64,6 +70,9 @@ pub enum ParseErrorKind {
     TooManyNodes,
     /// An expression was expected but the input (or parenthesis) was empty.
     Empty,
+    /// A node laid out against Micheline's indentation rule (see the module documentation); the
+    /// span is the node's, as Octez locates it.
+    Misaligned,
 }
 
 /// A parse failure and where it happened.
@@ -82,12 +91,7 @@ impl ParseError {
 
     /// The error with its line and column in `source`, the way octez-client reports positions.
     pub fn describe(&self, source: &str) -> String {
-        let (line, column) = position_of(source, self.span.start as usize);
-        let (_, end_column) = position_of(source, self.span.end as usize);
-        format!(
-            "At line {line} characters {column} to {end_column}, {}",
-            self.kind
-        )
+        format!("{}, {}", self.span.location_text(source), self.kind)
     }
 }
 
@@ -107,6 +111,7 @@ impl fmt::Display for ParseErrorKind {
             ParseErrorKind::TooDeep => f.write_str("expression nested too deeply"),
             ParseErrorKind::TooManyNodes => f.write_str("expression has too many nodes"),
             ParseErrorKind::Empty => f.write_str("empty expression"),
+            ParseErrorKind::Misaligned => f.write_str("misaligned expression"),
         }
     }
 }
@@ -139,9 +144,10 @@ pub fn parse_expression(source: &str) -> Result<Node, ParseError> {
 
 /// Parses one expression with the given limits.
 pub fn parse_expression_with(source: &str, limits: Limits) -> Result<Node, ParseError> {
-    Parser::new(source, limits).run(Frame::Paren {
+    Parser::new(source, limits, true).run(Frame::Paren {
         content: None,
         closed_by_paren: false,
+        open: None,
     })
 }
 
@@ -157,12 +163,28 @@ pub fn parse_toplevel(source: &str) -> Result<Node, ParseError> {
 /// (`{ parameter ..; storage ..; code .. }`, the form `octez-client` prints scripts in) stands for
 /// that sequence's items, so both spellings of a script give the same tree.
 pub fn parse_toplevel_with(source: &str, limits: Limits) -> Result<Node, ParseError> {
-    let mut toplevel = Parser::new(source, limits).run(Frame::Seq {
+    parse_toplevel_in(source, limits, true)
+}
+
+/// Parses a toplevel sequence with default limits, without Micheline's layout rule (Octez's
+/// `~check:false`): for formats whose corpora do not follow it, such as TZT files.
+pub fn parse_toplevel_any_layout(source: &str) -> Result<Node, ParseError> {
+    parse_toplevel_in(source, Limits::default(), false)
+}
+
+fn parse_toplevel_in(source: &str, limits: Limits, check_layout: bool) -> Result<Node, ParseError> {
+    let mut toplevel = Parser::new(source, limits, check_layout).run(Frame::Seq {
         start: 0,
         items: Vec::new(),
         needs_separator: false,
         may_separate: false,
         braced: false,
+        open: Point {
+            offset: 0,
+            line: 1,
+            column: 0,
+        },
+        alignment: Alignment::default(),
     })?;
     if let NodeKind::Seq(items) = &mut toplevel.kind {
         if items.len() == 1 && matches!(items[0].kind, NodeKind::Seq(_)) {
@@ -209,6 +231,118 @@ impl Token {
     }
 }
 
+/// A place in the source: byte offset, 1-based line and 0-based column in characters (the
+/// `point` of Octez's parser).
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+/// Where a node starts and stops as Octez's parser locates it: an application from its name (or
+/// the parenthesis before it) to the end of its last argument (its name when it has none, the
+/// annotations not included), a sequence from `{` to `}`, a literal over its token.
+#[derive(Debug, Clone, Copy)]
+struct Location {
+    start: Point,
+    stop: Point,
+}
+
+impl Location {
+    fn span(&self) -> Span {
+        Span::new(self.start.offset, self.stop.offset)
+    }
+}
+
+/// The layout rule's bookkeeping for the children of one open sequence or application.
+#[derive(Default)]
+struct Alignment {
+    /// Where the first child starts.
+    first: Option<Point>,
+    /// The line the latest child started on.
+    previous_start_line: usize,
+    /// Where the latest child stops.
+    last_stop: Option<Point>,
+    /// The first child that is neither aligned with the first nor on the line of its elder.
+    misaligned: Option<Location>,
+}
+
+impl Alignment {
+    fn add(&mut self, child: Location) {
+        match self.first {
+            None => self.first = Some(child.start),
+            Some(first) => {
+                let aligned = child.stop.line == self.previous_start_line
+                    || child.start.column == first.column;
+                if !aligned && self.misaligned.is_none() {
+                    self.misaligned = Some(child);
+                }
+            }
+        }
+        self.previous_start_line = child.start.line;
+        self.last_stop = Some(child.stop);
+    }
+
+    /// The misaligned node, if any, of a finished node at `node` holding these children: the
+    /// node itself when it ends at or left of its start column or (`toplevel` aside) starts at
+    /// or right of its first child, else the first misaligned child. Childless applications are
+    /// never misaligned; an empty sequence is when it ends at or left of its start column.
+    fn check(&self, node: Location, toplevel: bool, sequence: bool) -> Result<(), ParseError> {
+        let misaligned =
+            |location: Location| ParseError::new(ParseErrorKind::Misaligned, location.span());
+        let Some(first) = self.first else {
+            if sequence && node.start.column >= node.stop.column {
+                return Err(misaligned(node));
+            }
+            return Ok(());
+        };
+        if node.start.column >= node.stop.column || (!toplevel && node.start.column >= first.column)
+        {
+            return Err(misaligned(node));
+        }
+        match self.misaligned {
+            Some(child) => Err(misaligned(child)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Line and column of byte offsets met in increasing order, each byte scanned once.
+struct Cursor {
+    point: Point,
+}
+
+impl Cursor {
+    fn point_at(&mut self, bytes: &[u8], offset: usize) -> Point {
+        match bytes.get(self.point.offset..offset) {
+            Some(run) => {
+                for &byte in run {
+                    if byte == b'\n' {
+                        self.point.line += 1;
+                        self.point.column = 0;
+                    } else if byte & 0xC0 != 0x80 {
+                        // Not a UTF-8 continuation byte: a character starts here.
+                        self.point.column += 1;
+                    }
+                }
+                self.point.offset = offset;
+                self.point
+            }
+            // Never reached (tokens come in order); stay correct anyway.
+            None => {
+                let source = std::str::from_utf8(bytes).unwrap_or_default();
+                let (line, column) = position_of(source, offset);
+                Point {
+                    offset,
+                    line,
+                    column,
+                }
+            }
+        }
+    }
+}
+
 /// An open construct waiting for its end.
 enum Frame {
     /// A sequence, braced or toplevel.
@@ -218,11 +352,16 @@ enum Frame {
         needs_separator: bool,
         may_separate: bool,
         braced: bool,
+        /// Where its `{` starts (the input's start for the toplevel).
+        open: Point,
+        alignment: Alignment,
     },
     /// A parenthesised expression, or the whole input for [`parse_expression`].
     Paren {
-        content: Option<Node>,
+        content: Option<(Node, Location)>,
         closed_by_paren: bool,
+        /// Where its `(` starts (`None` for the whole input).
+        open: Option<Point>,
     },
     /// A primitive application collecting annotations and arguments.
     App {
@@ -231,6 +370,11 @@ enum Frame {
         name: PrimName,
         annots: Vec<String>,
         args: Vec<Node>,
+        /// Where Octez locates it: its name, or the parenthesis right before its name.
+        location_start: Point,
+        /// Where its name stops.
+        name_stop: Point,
+        alignment: Alignment,
     },
 }
 
@@ -240,16 +384,27 @@ struct Parser<'a> {
     position: usize,
     limits: Limits,
     node_count: usize,
+    cursor: Cursor,
+    /// Whether misaligned nodes are errors.
+    check_layout: bool,
 }
 
 impl<'a> Parser<'a> {
-    fn new(source: &'a str, limits: Limits) -> Parser<'a> {
+    fn new(source: &'a str, limits: Limits, check_layout: bool) -> Parser<'a> {
         Parser {
             source,
             bytes: source.as_bytes(),
             position: 0,
             limits,
             node_count: 0,
+            check_layout,
+            cursor: Cursor {
+                point: Point {
+                    offset: 0,
+                    line: 1,
+                    column: 0,
+                },
+            },
         }
     }
 
@@ -261,14 +416,35 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    fn check_layout(
+        &self,
+        alignment: &Alignment,
+        node: Location,
+        toplevel: bool,
+        sequence: bool,
+    ) -> Result<(), ParseError> {
+        if self.check_layout {
+            alignment.check(node, toplevel, sequence)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn next_located_token(&mut self) -> Result<(Token, Span, Location), ParseError> {
+        let (token, span) = self.next_token()?;
+        let start = self.cursor.point_at(self.bytes, span.start as usize);
+        let stop = self.cursor.point_at(self.bytes, span.end as usize);
+        Ok((token, span, Location { start, stop }))
+    }
+
     fn run(mut self, root: Frame) -> Result<Node, ParseError> {
         let mut stack = vec![root];
         // A token read but not yet consumed (it closed an application and belongs to the parent).
-        let mut lookahead: Option<(Token, Span)> = None;
+        let mut lookahead: Option<(Token, Span, Location)> = None;
         loop {
-            let (token, span) = match lookahead.take() {
+            let (token, span, location) = match lookahead.take() {
                 Some(pending) => pending,
-                None => self.next_token()?,
+                None => self.next_located_token()?,
             };
             let Some(top) = stack.last_mut() else {
                 unreachable!("the root frame stays on the stack until the parse returns")
@@ -293,11 +469,11 @@ impl<'a> Parser<'a> {
                     Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
                         atom = Some(Self::leaf(token))
                     }
-                    Token::OpenBrace => open = Some(Self::open_seq(span)),
-                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::OpenBrace => open = Some(Self::open_seq(span, location)),
+                    Token::OpenParen => open = Some(Self::open_paren(location)),
                     Token::Semicolon | Token::CloseBrace | Token::CloseParen | Token::End => {
                         finish = true;
-                        lookahead = Some((token, span));
+                        lookahead = Some((token, span, location));
                     }
                 },
                 Frame::Seq {
@@ -317,9 +493,9 @@ impl<'a> Parser<'a> {
                     Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
                         atom = Some(Self::leaf(token))
                     }
-                    Token::Ident(name) => open = Some(Self::open_app(name, span)),
-                    Token::OpenBrace => open = Some(Self::open_seq(span)),
-                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::Ident(name) => open = Some(Self::open_app(name, span, location, None)),
+                    Token::OpenBrace => open = Some(Self::open_seq(span, location)),
+                    Token::OpenParen => open = Some(Self::open_paren(location)),
                     Token::Annot(_) => {
                         return Err(ParseError::new(ParseErrorKind::MisplacedAnnotation, span))
                     }
@@ -328,7 +504,7 @@ impl<'a> Parser<'a> {
                 Frame::Paren {
                     content,
                     closed_by_paren,
-                    ..
+                    open: paren_open,
                 } => match token {
                     Token::CloseParen if *closed_by_paren && content.is_some() => finish = true,
                     Token::End if !*closed_by_paren && content.is_some() => finish = true,
@@ -343,9 +519,11 @@ impl<'a> Parser<'a> {
                     Token::Int(_) | Token::String(_) | Token::Bytes(_) => {
                         atom = Some(Self::leaf(token))
                     }
-                    Token::Ident(name) => open = Some(Self::open_app(name, span)),
-                    Token::OpenBrace => open = Some(Self::open_seq(span)),
-                    Token::OpenParen => open = Some(Self::open_paren()),
+                    Token::Ident(name) => {
+                        open = Some(Self::open_app(name, span, location, *paren_open))
+                    }
+                    Token::OpenBrace => open = Some(Self::open_seq(span, location)),
+                    Token::OpenParen => open = Some(Self::open_paren(location)),
                     Token::Annot(_) => {
                         return Err(ParseError::new(ParseErrorKind::MisplacedAnnotation, span))
                     }
@@ -354,7 +532,7 @@ impl<'a> Parser<'a> {
             }
             if let Some(node) = atom {
                 self.count_node(span)?;
-                Self::deliver(&mut stack, node.with_span(span));
+                Self::deliver(&mut stack, node.with_span(span), location);
             } else if let Some(frame) = open {
                 if stack.len() >= self.limits.max_depth {
                     return Err(ParseError::new(ParseErrorKind::TooDeep, span));
@@ -364,24 +542,42 @@ impl<'a> Parser<'a> {
                 let Some(frame) = stack.pop() else {
                     unreachable!("finish applies to the frame just inspected")
                 };
-                let node = match frame {
+                let (node, node_location) = match frame {
                     Frame::Seq {
                         start,
                         items,
                         braced,
+                        open,
+                        alignment,
                         ..
                     } => {
-                        let end = if braced { span.end as usize } else { start };
-                        let span = if braced {
-                            Span::new(start, end)
+                        let (span, node_location) = if braced {
+                            let node_location = Location {
+                                start: open,
+                                stop: location.stop,
+                            };
+                            self.check_layout(&alignment, node_location, false, true)?;
+                            (Span::new(start, span.end as usize), node_location)
                         } else {
-                            Span::new(0, self.source.len())
+                            let node_location = Location {
+                                start: alignment.first.unwrap_or(open),
+                                stop: alignment.last_stop.unwrap_or(open),
+                            };
+                            // Octez's parser checks an empty toplevel too (and finds it
+                            // misaligned at line 0); it is left to the caller to reject.
+                            if alignment.first.is_some() {
+                                self.check_layout(&alignment, node_location, true, true)?;
+                            }
+                            (Span::new(0, self.source.len()), node_location)
                         };
                         self.count_node(span)?;
-                        Node::new(NodeKind::Seq(items)).with_span(span)
+                        (
+                            Node::new(NodeKind::Seq(items)).with_span(span),
+                            node_location,
+                        )
                     }
                     Frame::Paren { content, .. } => match content {
-                        Some(node) => node,
+                        Some(located) => located,
                         None => unreachable!("a parenthesis finishes only with content"),
                     },
                     Frame::App {
@@ -390,17 +586,28 @@ impl<'a> Parser<'a> {
                         name,
                         annots,
                         args,
+                        location_start,
+                        name_stop,
+                        alignment,
                     } => {
+                        let node_location = Location {
+                            start: location_start,
+                            stop: alignment.last_stop.unwrap_or(name_stop),
+                        };
+                        self.check_layout(&alignment, node_location, false, false)?;
                         let end = args.last().map(|arg| arg.span.end as usize).unwrap_or(end);
                         let span = Span::new(start, end);
                         self.count_node(span)?;
-                        Node::new(NodeKind::Prim { name, args, annots }).with_span(span)
+                        (
+                            Node::new(NodeKind::Prim { name, args, annots }).with_span(span),
+                            node_location,
+                        )
                     }
                 };
                 if stack.is_empty() {
                     return Ok(node);
                 }
-                Self::deliver(&mut stack, node);
+                Self::deliver(&mut stack, node, node_location);
             } else if let Some(Frame::App { end, .. }) = stack.last_mut() {
                 // An annotation extends the application's span.
                 *end = span.end as usize;
@@ -408,30 +615,38 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn open_seq(span: Span) -> Frame {
+    fn open_seq(span: Span, location: Location) -> Frame {
         Frame::Seq {
             start: span.start as usize,
             items: Vec::new(),
             needs_separator: false,
             may_separate: false,
             braced: true,
+            open: location.start,
+            alignment: Alignment::default(),
         }
     }
 
-    fn open_paren() -> Frame {
+    fn open_paren(location: Location) -> Frame {
         Frame::Paren {
             content: None,
             closed_by_paren: true,
+            open: Some(location.start),
         }
     }
 
-    fn open_app(name: PrimName, span: Span) -> Frame {
+    /// An application named at `location`; `paren` is where the parenthesis right before its
+    /// name starts, if there is one (Octez's location starts there).
+    fn open_app(name: PrimName, span: Span, location: Location, paren: Option<Point>) -> Frame {
         Frame::App {
             start: span.start as usize,
             end: span.end as usize,
             name,
             annots: Vec::new(),
             args: Vec::new(),
+            location_start: paren.unwrap_or(location.start),
+            name_stop: location.stop,
+            alignment: Alignment::default(),
         }
     }
 
@@ -452,23 +667,30 @@ impl<'a> Parser<'a> {
         ParseError::new(kind, span)
     }
 
-    /// Hands a finished node to the frame below it.
-    fn deliver(stack: &mut [Frame], node: Node) {
+    /// Hands a finished node, located at `location`, to the frame below it.
+    fn deliver(stack: &mut [Frame], node: Node, location: Location) {
         match stack.last_mut() {
-            Some(Frame::App { args, .. }) => args.push(node),
+            Some(Frame::App {
+                args, alignment, ..
+            }) => {
+                alignment.add(location);
+                args.push(node);
+            }
             Some(Frame::Seq {
                 items,
                 needs_separator,
                 may_separate,
+                alignment,
                 ..
             }) => {
                 // Octez accepts a braced sequence followed by the next item without `;`
                 // (`{ ... } SWAP`), so only other items require a separator.
                 *needs_separator = !matches!(node.kind, NodeKind::Seq(_));
                 *may_separate = true;
+                alignment.add(location);
                 items.push(node);
             }
-            Some(Frame::Paren { content, .. }) => *content = Some(node),
+            Some(Frame::Paren { content, .. }) => *content = Some((node, location)),
             None => unreachable!("a node is delivered only while a frame is open"),
         }
     }
@@ -809,6 +1031,52 @@ mod tests {
             error.describe("{ DROP ;\n  ~ }"),
             "At line 2 characters 2 to 3, unexpected character '~'"
         );
+    }
+
+    /// Octez's layout rule, as data: (source, `None` when it parses, else the error's words).
+    #[test]
+    fn misaligned_layouts_are_refused_as_octez_refuses_them() {
+        let cases: &[(&str, Option<&str>)] = &[
+            // `ill_typed/badly_indented.tz`: toplevel fields must start in one column.
+            (
+                "parameter string;\n  storage string;\n code {CAR; NIL operation; PAIR}",
+                Some("At line 2 characters 2 to 16, misaligned expression"),
+            ),
+            (
+                "parameter unit;\nstorage unit;\ncode { CAR ;\n       IF_LEFT\n         { DROP }\n         { DROP } ;\n       NIL operation ; PAIR }",
+                None,
+            ),
+            ("Pair 1\n     2", None),
+            // A parenthesised argument starts at its parenthesis.
+            ("Pair 1\n     (Some 2)", None),
+            ("Pair 1\n  2", Some("At line 2 characters 2 to 3, misaligned expression")),
+            // Items after the first may share the line their elder starts on.
+            ("{ DROP ; DROP ;\n  DROP }", None),
+            ("{ DROP ;\n   DROP }", Some("At line 2 characters 3 to 7, misaligned expression")),
+            // The first argument starts right of the application.
+            (
+                "  PUSH\n nat 1",
+                Some("From line 1 character 2 to line 2 character 6, misaligned expression"),
+            ),
+            // A node ends right of the column it starts in.
+            ("{ DROP ;\n}", None),
+            (
+                "  { DROP ;\n}",
+                Some("From line 1 character 2 to line 2 character 1, misaligned expression"),
+            ),
+            (
+                "  {\n }",
+                Some("From line 1 character 2 to line 2 character 2, misaligned expression"),
+            ),
+            // Columns count characters, not bytes.
+            ("Pair \"\u{e9}\" 1\n     2", None),
+        ];
+        for (source, expected) in cases {
+            let got = parse_toplevel(source)
+                .err()
+                .map(|error| error.describe(source));
+            assert_eq!(got.as_deref(), *expected, "{source:?}");
+        }
     }
 
     #[test]

@@ -1,10 +1,15 @@
-//! Every `.tz` contract of the shared test data parses, prints (Octez layout and script layout),
+//! Every `.tz` contract of the shared test data (but the misaligned one) parses, prints (Octez layout and script layout),
 //! re-parses to the same tree, and round-trips through JSON; every contract whose primitives are
 //! all in the Michelson table (i.e. without unexpanded macros such as `CMPEQ` or `DUUP`) also
 //! round-trips through binary and PACK.
 
 use kestrel_micheline::print::{to_script_text, to_text_indented, to_text_single_line};
-use kestrel_micheline::{binary, json, location, pack, parse_expression, parse_toplevel, Node};
+use kestrel_micheline::{
+    binary, json, location, pack, parse_expression, parse_toplevel, Node, ParseErrorKind,
+};
+
+/// The one contract whose layout Micheline's indentation rule refuses.
+const MISALIGNED: &str = "ill_typed/badly_indented.tz";
 
 fn all_prims_known(node: &Node) -> bool {
     location::prefix_order(node).all(|(_, node)| match &node.kind {
@@ -29,6 +34,17 @@ fn every_contract_round_trips_through_text_json_and_binary() {
         let name = file.display().to_string();
         let source = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{name}: {e}"));
         let script = match parse_toplevel(&source) {
+            // Octez's parser refuses this one's layout too.
+            Err(error) if name.ends_with(MISALIGNED) => {
+                if error.kind != ParseErrorKind::Misaligned {
+                    failures.push(format!("{name}: {}", error.describe(&source)));
+                }
+                continue;
+            }
+            Ok(_) if name.ends_with(MISALIGNED) => {
+                failures.push(format!("{name}: misaligned, yet parsed"));
+                continue;
+            }
             Ok(script) => script,
             Err(error) => {
                 failures.push(format!("{name}: {}", error.describe(&source)));

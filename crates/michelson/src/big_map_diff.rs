@@ -196,3 +196,15 @@ impl Extraction<'_> {
         }))
     }
 }
+
+/// A new contract's storage with its big maps stored, as an origination stores it (Octez's
+/// `extract_lazy_storage_diff` with nothing to update): big maps without an id are allocated,
+/// big maps with one (a `CREATE_CONTRACT` passing a stored map) are copied, each under a fresh
+/// id from `host`. Returns the storage and the diff.
+pub fn extract_origination_big_maps(
+    storage: &Value,
+    ty: &Type,
+    host: &mut dyn Host,
+) -> (Value, Vec<BigMapDiff>) {
+    extract_big_map_diff(&Value::Unit, storage, ty, host)
+}

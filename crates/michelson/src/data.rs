@@ -46,6 +46,19 @@ pub fn pack_metered(
     crate::pack::pack_with_cost(value)
 }
 
+/// What Octez charges to unparse `value` as a contract's storage (`unparse_data`, then the
+/// stripping and serialization it accounts for, as after a call or an origination): `PACK`'s
+/// cost, in milligas.
+pub fn unparse_data_cost_milli(value: &Value) -> u64 {
+    crate::pack::pack_cost(value)
+}
+
+/// What Octez charges to unparse a contract's code as an origination stores it
+/// (`unparse_code` in optimized mode, then the stripping and serialization), in milligas.
+pub fn unparse_code_cost_milli(code: &Node) -> u64 {
+    crate::typecheck::charges::normalize_lambda(code)
+}
+
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if they hold one (`contract` values and
 /// big map ids are checked against `context`'s host).
 pub fn unpack<H: Host>(bytes: &[u8], ty: &Type, context: &CodeContext<'_, H>) -> Option<Value> {

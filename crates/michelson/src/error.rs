@@ -35,6 +35,10 @@ pub enum ExecutionError {
     IllTypedStoredValue,
     /// The code of a view the host gave does not typecheck.
     IllTypedView(TcError),
+    /// A constant Octez typechecks again while running — the code of a lambda `APPLY`
+    /// captures, with its `PUSH`ed constants — failed there, in practice by running out of gas
+    /// (Octez reports it as `Invalid_constant`, a static error, not as a gas exhaustion).
+    InvalidConstant(TcError),
     /// Another runtime error.
     Runtime(String),
     /// The environment is impossible (a negative amount or balance).
@@ -50,6 +54,7 @@ impl From<RunError> for ExecutionError {
             RunError::GasExhaustion => ExecutionError::GasExhaustion,
             RunError::IllTypedStoredValue => ExecutionError::IllTypedStoredValue,
             RunError::IllTypedView(error) => ExecutionError::IllTypedView(*error),
+            RunError::InvalidConstant(error) => ExecutionError::InvalidConstant(*error),
             RunError::Other(message) => ExecutionError::Runtime(message),
         }
     }
@@ -84,6 +89,7 @@ impl fmt::Display for ExecutionError {
                 write!(f, "a value read from the context is ill-typed")
             }
             ExecutionError::IllTypedView(error) => write!(f, "Ill typed view {error}"),
+            ExecutionError::InvalidConstant(error) => write!(f, "Invalid constant {error}"),
             ExecutionError::Runtime(message) => write!(f, "runtime error: {message}"),
             ExecutionError::InvalidEnvironment(why) => write!(f, "invalid environment: {why}"),
         }

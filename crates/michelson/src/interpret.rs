@@ -17,6 +17,7 @@ use crate::gas::interpreter as cost;
 use crate::int::Int;
 use crate::ir::{Code, Instr, IterKind};
 use crate::literals::{Address, Destination};
+use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Operation, Ticket, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +40,9 @@ pub enum RunError {
     IllTypedStoredValue,
     /// The code of a view the host gave does not typecheck.
     IllTypedView(Box<crate::typecheck::TcError>),
+    /// A constant Octez typechecks again while unparsing a lambda (`APPLY`) failed there,
+    /// in practice by running out of gas (Octez's `Invalid_constant`).
+    InvalidConstant(Box<crate::typecheck::TcError>),
 }
 
 /// Observes a run step by step (for `--trace-stack`).
@@ -686,12 +690,21 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     let Type::Pair(captured_type, rest) = &lambda.arg else {
                         return Err(bad());
                     };
-                    // Octez unparses the captured value and its type into the new code.
-                    charge!(
-                        cost::cost_apply(lambda.recursive)
-                            + crate::pack::pack_cost(&captured)
-                            + crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
-                    );
+                    // Octez unparses the captured value and its type into the new code; a
+                    // captured lambda's `PUSH`ed constants are typechecked again.
+                    charge!(cost::cost_apply(lambda.recursive));
+                    let unparse = match crate::pack::pack_cost_within(&captured, gas as u64) {
+                        Ok(unparse) => unparse,
+                        Err(UnparseExhausted::Plain) => crate::gas::arith::SATURATED,
+                        Err(UnparseExhausted::InConstant(error)) => {
+                            self.gas_milli_remaining = 0;
+                            return Err(RunError::InvalidConstant(Box::new(error)));
+                        }
+                    };
+                    charge!(crate::gas::arith::add(
+                        unparse,
+                        crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
+                    ));
                     let mut applied = lambda.applied.clone();
                     applied.push(((**captured_type).clone(), captured));
                     stack.push(Value::Lambda(Rc::new(Lambda {

@@ -39,14 +39,20 @@ mod types;
 mod unparse;
 mod value;
 
-pub use big_map_diff::{BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate};
-pub use data::{normalize, pack, pack_metered, unpack, UnparsingMode};
+pub use big_map_diff::{
+    extract_origination_big_maps, BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate,
+};
+pub use data::{
+    normalize, pack, pack_metered, unpack, unparse_code_cost_milli, unparse_data_cost_milli,
+    UnparsingMode,
+};
 pub use error::ExecutionError;
 pub use execute::{
     execute, execute_traced, expand_macros, run_code, run_view, typecheck_code, typecheck_data,
     typecheck_data_metered, typecheck_type, Call, CodeContext, Execution, InternalOperation,
     TypedCode, ViewExecution,
 };
+pub use gas::interpreter::cost_check_signature_scheme;
 pub use host::{
     placeholder_contract_address, BigMapTypes, Config, EmptyHost, Environment, FreshIds, Host,
     HostView, DEFAULT_CHAIN_ID, DEFAULT_SELF, DEFAULT_SENDER, HARD_GAS_LIMIT_PER_OPERATION,

@@ -6,10 +6,12 @@
 
 use crate::context::Lookup;
 use crate::literals::{Key, Signature};
+use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::unparse::{unparse, Mode};
-use crate::value::Value;
+use crate::value::{Lambda, Value};
 use kestrel_crypto::keys::{PublicKey, Signature as CryptoSignature, SignatureScheme};
+use std::rc::Rc;
 
 /// `PACK`: the serialized optimized form of `value`.
 pub fn pack_value(
@@ -33,8 +35,38 @@ pub fn pack_with_cost(
     Ok((kestrel_micheline::pack::pack(&node)?, cost))
 }
 
-/// What packing `value` costs, without the bytes (`APPLY` unparses its captured value the same
-/// way).
+/// What `APPLY` pays to unparse the value it captures ([`pack_cost`]) within `budget_milli`:
+/// unparsing a lambda can run out of gas inside a constant it typechecks again, which Octez
+/// reports as a static error ([`UnparseExhausted`]).
+pub fn pack_cost_within(value: &Value, budget_milli: u64) -> Result<u64, UnparseExhausted> {
+    let mut exhausted = None;
+    let unparse_milli =
+        unparse_cost_with(
+            value,
+            |lambda| match crate::typecheck::unparse_code::lambda_unparse_cost(lambda, budget_milli)
+            {
+                Ok(cost) => cost,
+                Err(error) => {
+                    exhausted.get_or_insert(error);
+                    crate::gas::arith::SATURATED
+                }
+            },
+        );
+    if let Some(error) = exhausted {
+        return Err(error);
+    }
+    let node = unparse(value, Mode::OptimizedLegacy);
+    let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
+    Ok(crate::gas::typecheck::cost_pack(
+        unparse_milli,
+        nodes,
+        int_bytes,
+        string_bytes,
+    ))
+}
+
+/// What packing `value` costs, without the bytes (`EMIT`, `CREATE_CONTRACT` and the final
+/// storage unparse it the same way).
 pub fn pack_cost(value: &Value) -> u64 {
     let node = unparse(value, Mode::OptimizedLegacy);
     let (nodes, int_bytes, string_bytes) = micheline_counts(&node);
@@ -157,8 +189,21 @@ fn zarith_length(bits: u64) -> u64 {
 /// `unparse_data` of a value in optimized mode (`Michelson_v1_gas.Cost_of.Unparsing`): one
 /// `unparse_data_cycle` per value node (map bindings are not nodes of their own), the optimized
 /// encoding of keys, key hashes, addresses, contracts, signatures, chain ids and BLS values,
-/// and for a lambda one `unparse_instr_cycle` per node of its code.
+/// and for a lambda its code's `unparse_code_rec` (`typecheck::unparse_code`: one
+/// `unparse_instr_cycle` per node, its `PUSH`ed constants typechecked and unparsed again).
 pub fn unparse_cost(value: &Value) -> u64 {
+    unparse_cost_with(value, |lambda| {
+        crate::typecheck::unparse_code::lambda_unparse_cost(
+            lambda,
+            crate::host::HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+        )
+        .unwrap_or(crate::gas::arith::SATURATED)
+    })
+}
+
+/// [`unparse_cost`] with the cost of each lambda's code given by `lambda_cost` (the data
+/// cycle of the lambda itself is counted here).
+pub fn unparse_cost_with(value: &Value, mut lambda_cost: impl FnMut(&Rc<Lambda>) -> u64) -> u64 {
     use crate::gas::typecheck as cost;
     let mut total = 0u64;
     let mut pending = vec![value];
@@ -173,10 +218,7 @@ pub fn unparse_cost(value: &Value) -> u64 {
             Value::Bls12381Fr(_) => cost::COST_ENCODE_BLS12_381_FR,
             Value::Bls12381G1(_) => cost::COST_ENCODE_BLS12_381_G1,
             Value::Bls12381G2(_) => cost::COST_ENCODE_BLS12_381_G2,
-            Value::Lambda(_) => {
-                crate::typecheck::charges::micheline_nodes(&unparse(value, Mode::OptimizedLegacy))
-                    .saturating_mul(cost::COST_UNPARSE_INSTRUCTION_CYCLE)
-            }
+            Value::Lambda(lambda) => lambda_cost(lambda),
             Value::Pair(pair) => {
                 pending.push(&pair.1);
                 pending.push(&pair.0);
@@ -277,7 +319,9 @@ pub fn big_map_key_hash(key: &Value, key_type: &Type) -> [u8; 32] {
     kestrel_crypto::hash::blake2b_256(&packed)
 }
 
-/// `CHECK_SIGNATURE`: whether `signature` by `key` is valid for `message`.
+/// `CHECK_SIGNATURE`: whether `signature` by `key` is valid for `message`, as the protocol
+/// environment checks it (`Signature.check`, environment V16: BLS with the proof-of-possession
+/// scheme, the message not prefixed by the key).
 pub fn check_signature(key: &Key, signature: &Signature, message: &[u8]) -> bool {
     let Ok(public_key) = PublicKey::try_from_bytes(&key.to_bytes()) else {
         return false;
@@ -286,7 +330,7 @@ pub fn check_signature(key: &Key, signature: &Signature, message: &[u8]) -> bool
     let Ok(signature) = CryptoSignature::try_new(scheme, &signature.bytes) else {
         return false;
     };
-    public_key.verify(&signature, message)
+    public_key.check(&signature, message)
 }
 
 #[cfg(test)]
@@ -294,6 +338,28 @@ mod tests {
     use super::*;
     use crate::int::Int;
     use std::rc::Rc;
+
+    /// A tz4 `CHECK_SIGNATURE` accepts a signature made with the proof-of-possession scheme
+    /// (Octez's `Bls.check`) and rejects one made with message augmentation.
+    #[test]
+    fn bls_signatures_are_checked_with_the_proof_of_possession_scheme() {
+        let secret = blst::min_pk::SecretKey::key_gen(&[9u8; 32], &[]).expect("key");
+        let key_bytes = secret.sk_to_pk().compress();
+        let key = Key {
+            kind: 3,
+            bytes: key_bytes.to_vec(),
+        };
+        let message = b"\x05\x01\x00\x00\x00\x02hi";
+        let sign = |dst: &[u8], augmentation: &[u8]| Signature {
+            bytes: secret.sign(message, dst, augmentation).compress().to_vec(),
+            kind: Some(3),
+        };
+        let pop = sign(kestrel_crypto::keys::BLS_POP_SCHEME_SIGNATURE_DST, &[]);
+        let augmented = sign(kestrel_crypto::keys::BLS_SIGNATURE_DST, &key_bytes);
+        assert!(check_signature(&key, &pop, message));
+        assert!(!check_signature(&key, &pop, b"other"));
+        assert!(!check_signature(&key, &augmented, message));
+    }
 
     /// The profile measured on the value agrees with packing it for real.
     #[test]

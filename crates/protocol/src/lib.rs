@@ -33,6 +33,7 @@
 #![forbid(unsafe_code)]
 
 pub mod anonymous;
+pub mod apply;
 pub mod block_header;
 pub mod consensus;
 pub mod contents;
@@ -40,8 +41,10 @@ pub mod crypto_fields;
 pub mod dal;
 pub mod error;
 pub mod field;
+pub mod host;
 pub mod internal;
 mod json;
+pub mod ledger;
 pub mod manager;
 pub mod operation;
 pub mod receipt;
@@ -52,9 +55,11 @@ pub mod signature;
 pub mod values;
 pub mod voting;
 
+pub use apply::{validate_and_apply, BlockContext, Mode, ValidationError};
 pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};
+pub use ledger::{Constants, Genesis, Ledger, LedgerError};
 pub use operation::{Operation, RawOperation, SignedOperation};
 pub use receipt::{
     Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, DelegationResult, EventResult,

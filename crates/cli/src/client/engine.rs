@@ -73,7 +73,8 @@ pub fn describe(kind: &TcErrorKind) -> String {
         TcErrorKind::Macro(name) => format!("unexpected arity for macro {name}."),
         TcErrorKind::Unsupported(what) => format!("unsupported feature: {what}."),
         TcErrorKind::BadEntrypoint(what) => format!("invalid entrypoint: {what}."),
-        TcErrorKind::BadAnnotation(what) => format!("unexpected annotation {what}."),
+        // Octez names no annotation: `unexpected annotation.`
+        TcErrorKind::BadAnnotation(_) => "unexpected annotation.".into(),
         TcErrorKind::BadScript(what) => format!("ill-formed script: {what}."),
         TcErrorKind::GasExhaustion => {
             "Gas limit exceeded during typechecking or execution.".into()
@@ -268,14 +269,19 @@ pub enum Part {
 /// Which text of a run that did not typecheck is ill-typed (the script, else the storage, else
 /// the parameter, as `run script` checks them), so an error's position is read in that text.
 fn ill_typed_part(request: &RunRequest) -> Part {
+    ill_typed_text(&request.source, &request.storage)
+}
+
+/// [`ill_typed_part`] of a run of the script `source` on `storage`.
+pub fn ill_typed_text(source: &str, storage: &str) -> Part {
     let checker = Checker::new(false);
-    let script = kestrel_micheline::parse_toplevel(&request.source)
+    let script = kestrel_micheline::parse_toplevel(source)
         .ok()
         .and_then(|node| Script::typecheck(&node, &checker.config()).ok());
     let Some(script) = script else {
         return Part::Script;
     };
-    let storage_ok = kestrel_micheline::parse_expression(&request.storage)
+    let storage_ok = kestrel_micheline::parse_expression(storage)
         .ok()
         .is_some_and(|node| checker.parse_data(&node, script.storage_type()).is_ok());
     if storage_ok {
@@ -333,6 +339,15 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
             Failure::of(&error),
         )),
         Err(RunScriptError::BadOption(message)) => Err(RunFailure::BadOption(message)),
+        // The storage or the parameter does not have its type: a typing error in that text,
+        // not a failure of the running script.
+        Err(RunScriptError::Execution {
+            error: ExecutionError::IllTypedData(error),
+            ..
+        }) => Err(RunFailure::Typecheck(
+            ill_typed_part(request),
+            Failure::of(&error),
+        )),
         Err(RunScriptError::Execution {
             error,
             trace,
@@ -355,7 +370,7 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
                 ),
                 other => other.to_string(),
             };
-            let span = location.and_then(|location| failure_span(request, location));
+            let span = location.and_then(|location| failure_span(&request.source, location));
             Err(RunFailure::Runtime {
                 message,
                 span,
@@ -365,10 +380,10 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
     }
 }
 
-/// Where the failing instruction is in the script's text: its location mapped to the
+/// Where the failing instruction is in the script's text `source`: its location mapped to the
 /// macro-expanded script's node, whose span is the text it came from.
-fn failure_span(request: &RunRequest, location: u32) -> Option<Span> {
-    let parsed = kestrel_micheline::parse_toplevel(&request.source).ok()?;
+pub fn failure_span(source: &str, location: u32) -> Option<Span> {
+    let parsed = kestrel_micheline::parse_toplevel(source).ok()?;
     let expanded = kestrel_michelson::expand_macros(&parsed).ok()?;
     let node = kestrel_micheline::location::node_at(&expanded, location as usize)?;
     Some(node.span)

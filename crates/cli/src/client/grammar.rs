@@ -41,6 +41,14 @@ const VALUED: &[(&str, Option<&str>)] = &[
     ("--type", None),
     ("--other-contracts", None),
     ("--extra-big-maps", None),
+    // The mockup mode's operation commands.
+    ("--burn-cap", None),
+    ("--init", None),
+    ("--arg", None),
+    ("--fee", None),
+    ("--gas-limit", None),
+    ("--storage-limit", Some("-S")),
+    ("--delegate", None),
 ];
 
 /// Switches.
@@ -53,6 +61,7 @@ const SWITCHES: &[(&str, Option<&str>)] = &[
     ("--display-names", None),
     ("--zero-loc", None),
     ("--for-script", None),
+    ("--force", None),
 ];
 
 const RUN_OPTIONS: &[&str] = &[
@@ -196,6 +205,144 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
+/// The stateful commands of octez-client's mockup mode (`client::mockup` runs them).
+pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "create mockup",
+        pattern: &[Word("create"), Word("mockup")],
+        options: &[],
+    },
+    CommandSpec {
+        name: "originate contract",
+        pattern: &[
+            Word("originate"),
+            Word("contract"),
+            Param("new"),
+            Word("transferring"),
+            Param("qty"),
+            Word("from"),
+            Param("src"),
+            Word("running"),
+            Param("prg"),
+        ],
+        options: &[
+            "--init",
+            "--delegate",
+            "--burn-cap",
+            "--fee",
+            "--gas-limit",
+            "--storage-limit",
+            "--force",
+        ],
+    },
+    CommandSpec {
+        name: "transfer",
+        pattern: &[
+            Word("transfer"),
+            Param("qty"),
+            Word("from"),
+            Param("src"),
+            Word("to"),
+            Param("dst"),
+        ],
+        options: TRANSFER_OPTIONS,
+    },
+    CommandSpec {
+        name: "call",
+        pattern: &[Word("call"), Param("dst"), Word("from"), Param("src")],
+        options: TRANSFER_OPTIONS,
+    },
+    CommandSpec {
+        name: "get balance for",
+        pattern: &[Word("get"), Word("balance"), Word("for"), Param("src")],
+        options: &[],
+    },
+    CommandSpec {
+        name: "get contract storage for",
+        pattern: &[
+            Word("get"),
+            Word("contract"),
+            Word("storage"),
+            Word("for"),
+            Param("src"),
+        ],
+        options: &["--unparsing-mode"],
+    },
+    CommandSpec {
+        name: "list known contracts",
+        pattern: &[Word("list"), Word("known"), Word("contracts")],
+        options: &[],
+    },
+    CommandSpec {
+        name: "show known contract",
+        pattern: &[Word("show"), Word("known"), Word("contract"), Param("name")],
+        options: &[],
+    },
+    CommandSpec {
+        name: "rpc get",
+        pattern: &[Word("rpc"), Word("get"), Param("url")],
+        options: &[],
+    },
+    CommandSpec {
+        name: "rpc post",
+        pattern: &[
+            Word("rpc"),
+            Word("post"),
+            Param("url"),
+            Word("with"),
+            Param("input"),
+        ],
+        options: &[],
+    },
+    CommandSpec {
+        name: "run view",
+        pattern: &[
+            Word("run"),
+            Word("view"),
+            Param("view"),
+            Word("on"),
+            Word("contract"),
+            Param("contract"),
+        ],
+        options: VIEW_OPTIONS,
+    },
+    CommandSpec {
+        name: "run view",
+        pattern: &[
+            Word("run"),
+            Word("view"),
+            Param("view"),
+            Word("on"),
+            Word("contract"),
+            Param("contract"),
+            Word("with"),
+            Word("input"),
+            Param("input"),
+        ],
+        options: VIEW_OPTIONS,
+    },
+];
+
+/// The options of `transfer` and `call`.
+const TRANSFER_OPTIONS: &[&str] = &[
+    "--arg",
+    "--entrypoint",
+    "--burn-cap",
+    "--fee",
+    "--gas-limit",
+    "--storage-limit",
+];
+
+/// The options of `run view`.
+const VIEW_OPTIONS: &[&str] = &[
+    "--source",
+    "--payer",
+    "--gas",
+    "--unparsing-mode",
+    "--now",
+    "--level",
+];
+
 /// The global options octez-client takes before the command (accepted; offline commands do not
 /// depend on them). Each: long name, short alias, whether it takes a value.
 const GLOBAL: &[(&str, Option<&str>, bool)] = &[
@@ -222,6 +369,8 @@ pub struct Invocation {
     pub params: BTreeMap<&'static str, (usize, String)>,
     /// Its options: long name to value (switches map to an empty string).
     pub options: BTreeMap<&'static str, String>,
+    /// The global options given in front: long name to value (switches map to "").
+    pub globals: BTreeMap<&'static str, String>,
 }
 
 impl Invocation {
@@ -297,7 +446,7 @@ pub fn usage() -> String {
     let mut out = String::from(
         "Usage: kestrel client [--mode mockup] [--protocol HASH] [--base-dir DIR] [--no-base-dir-warnings] COMMAND [--json]\n\nCommands (octez-client's offline commands):\n",
     );
-    for spec in COMMANDS {
+    for spec in COMMANDS.iter().chain(MOCKUP_COMMANDS) {
         out.push_str("  ");
         let words: Vec<String> = spec
             .pattern
@@ -399,6 +548,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
 
     let command = COMMANDS
         .iter()
+        .chain(MOCKUP_COMMANDS)
         .find(|spec| matches(spec, &words))
         .ok_or_else(|| UsageError::UnknownCommand(words.join(" ")))?;
     for name in options.keys() {
@@ -419,6 +569,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         command,
         params,
         options,
+        globals,
     })
 }
 
@@ -475,7 +626,7 @@ mod tests {
         );
         assert_eq!(
             text.lines().filter(|l| l.starts_with("  ")).count(),
-            COMMANDS.len()
+            COMMANDS.len() + MOCKUP_COMMANDS.len()
         );
         assert!(asks_for_usage(&args("--mode mockup man")));
         assert!(!asks_for_usage(&args("hash data 1 of type int")));

@@ -3,17 +3,20 @@
 //! command lines run unchanged (`kestrel client --mode mockup hash data 1 of type int`).
 //!
 //! Map: [`grammar`] (the command line), [`engine`] (the only calls into the Michelson crate),
+//! [`mockup`] (the mockup mode's stateful commands: base directory, operations, receipts),
 //! [`stack`] (typed stacks of `normalize
 //! stack`), [`report`] (errors in octez-client's words). `--json` prints one JSON object
 //! instead, on success and on failure.
 
 mod engine;
 mod grammar;
+mod mockup;
 mod report;
 mod stack;
 
 use crate::input;
 pub use engine::describe as describe_typecheck_error;
+pub use engine::{failure_span, ill_typed_text, Part};
 use engine::{Checker, RunFailure, RunRequest, UnparsingMode};
 use kestrel_micheline::print::{write_indented, Wrapping};
 use kestrel_micheline::Node;
@@ -42,9 +45,13 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    let result = grammar::parse(&args)
-        .map_err(ClientError::usage)
-        .and_then(|invocation| dispatch(&invocation));
+    let invocation = grammar::parse(&args).map_err(ClientError::usage);
+    if let Ok(invocation) = &invocation {
+        if mockup::handles(invocation.command.name) {
+            return run_mockup(invocation, json);
+        }
+    }
+    let result = invocation.and_then(|invocation| dispatch(&invocation));
     match result {
         Ok(success) => {
             if json {
@@ -63,6 +70,23 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// Runs one of the mockup mode's stateful commands; with `--json`, prints what it printed as
+/// `{"stdout", "stderr", "exit_code"}`.
+fn run_mockup(invocation: &grammar::Invocation, json: bool) -> ExitCode {
+    let printed = mockup::run(invocation);
+    if json {
+        crate::output::print_json(&serde_json::json!({
+            "stdout": printed.stdout,
+            "stderr": printed.stderr,
+            "exit_code": printed.exit_code,
+        }));
+    } else {
+        print!("{}", printed.stdout);
+        eprint!("{}", printed.stderr);
+    }
+    ExitCode::from(printed.exit_code)
 }
 
 fn dispatch(invocation: &grammar::Invocation) -> Result<Success, ClientError> {
@@ -261,11 +285,15 @@ fn run_failure(
             engine::Part::Script => {
                 ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
             }
-            engine::Part::Storage => {
-                ClientError::typecheck("storage", &request.storage, &failure, "ill-typed storage")
-            }
+            // octez-client ends these with `error running script`.
+            engine::Part::Storage => ClientError::typecheck(
+                "storage",
+                &request.storage,
+                &failure,
+                "error running script",
+            ),
             engine::Part::Input => {
-                ClientError::typecheck("input", &request.input, &failure, "ill-typed parameter")
+                ClientError::typecheck("input", &request.input, &failure, "error running script")
             }
         },
         RunFailure::Runtime {

@@ -961,6 +961,28 @@ pub const fn cost_unpack(length: u64) -> u64 {
 /// running as the value's unparsing plus the serialization (see [`super::typecheck`]).
 pub const COST_PACK: u64 = 0;
 
+/// What Octez charges to check a signature of `scheme` over `message_length` bytes
+/// (`Michelson_v1_gas.Cost_of.Interpreter.check_signature_on_algo`), as the protocol charges it
+/// for an operation's signature. ML-DSA-44's model (`cost_N_ICheck_signature_mldsa44`) is
+/// ed25519's: `65800 + 1.125 · length`.
+pub const fn cost_check_signature_scheme(
+    scheme: kestrel_crypto::SignatureScheme,
+    message_length: u64,
+) -> u64 {
+    match scheme {
+        kestrel_crypto::SignatureScheme::Ed25519 | kestrel_crypto::SignatureScheme::MlDsa44 => {
+            cost_check_signature(Curve::Ed25519, message_length)
+        }
+        kestrel_crypto::SignatureScheme::Secp256k1 => {
+            cost_check_signature(Curve::Secp256k1, message_length)
+        }
+        kestrel_crypto::SignatureScheme::P256 => cost_check_signature(Curve::P256, message_length),
+        kestrel_crypto::SignatureScheme::Bls => {
+            cost_check_signature(Curve::Bls12_381, message_length)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,23 +242,19 @@ pub const fn cost_strip_locations(nodes: u64) -> u64 {
     mul(safe(nodes), 51)
 }
 
-/// Normalizing the code of a lambda written as data (`Script_ir_translator.normalized_lam`):
-/// `unparse_code` in optimized mode visits each of its `nodes` Micheline nodes
-/// ([`COST_UNPARSE_INSTRUCTION_CYCLE`]), then `account_for_future_serialization_cost` strips
-/// the locations of those nodes and charges the encoding of the result, whose size counts each
-/// annotation as a string node (`Script_repr.Micheline_size`): `serialized_nodes`, `int_bytes`
-/// and `string_bytes` include them.
-pub const fn cost_normalize_lambda(
+/// What `account_for_future_serialization_cost` charges after `unparse_code` has normalized
+/// the code of a lambda written as data (`Script_ir_translator.normalized_lam`; the walk itself
+/// is `typecheck::unparse_code`): stripping the locations of its `nodes` nodes, then encoding
+/// the result, whose size counts each annotation as a string node (`Script_repr.
+/// Micheline_size`): `serialized_nodes`, `int_bytes` and `string_bytes` include them.
+pub const fn cost_serialize_normalized_lambda(
     nodes: u64,
     serialized_nodes: u64,
     int_bytes: u64,
     string_bytes: u64,
 ) -> u64 {
     add(
-        add(
-            mul(safe(nodes), COST_UNPARSE_INSTRUCTION_CYCLE),
-            cost_strip_locations(nodes),
-        ),
+        cost_strip_locations(nodes),
         cost_encode_micheline(serialized_nodes, int_bytes, string_bytes),
     )
 }
@@ -283,7 +279,8 @@ pub const fn cost_typed_ir_size_nodes(nodes: u64) -> u64 {
 /// for its captured value, and big-map key hashing before its `BLAKE2B`): unparsing the value
 /// (`unparse_cost`: one
 /// [`COST_UNPARSE_DATA_CYCLE`] per data node, `Elt` excluded, one
-/// [`COST_UNPARSE_INSTRUCTION_CYCLE`] per instruction node of a lambda, plus the optimized
+/// [`COST_UNPARSE_INSTRUCTION_CYCLE`] per instruction node of a lambda — its `PUSH`ed
+/// constants typechecked and unparsed again, `typecheck::unparse_code` —, plus the optimized
 /// encoding of keys, key hashes/addresses, signatures, chain ids and BLS values), then
 /// stripping locations and serializing the optimized expression, whose `nodes`, `int_bytes` and
 /// `string_bytes` are counted as in [`cost_encode_micheline`]. Checked on every `PACK` of the
@@ -380,14 +377,15 @@ mod tests {
 
     #[test]
     fn lambda_normalization_spot_values() {
-        // `{ PACK }` given as a `lambda string bytes` (packunpack_rev_cty): two nodes unparsed
-        // (2 · 115), their locations stripped (2 · 51), their encoding (2 · 100).
-        assert_eq!(cost_normalize_lambda(2, 2, 0, 0), 532);
+        // `{ PACK }` given as a `lambda string bytes` (packunpack_rev_cty): after its two
+        // nodes are unparsed (2 · 115), their locations stripped (2 · 51), their encoding
+        // (2 · 100).
+        assert_eq!(2 * 115 + cost_serialize_normalized_lambda(2, 2, 0, 0), 532);
         // `{ PUSH @x int 300 ; DROP }`: 5 nodes, the annotation `@x` serialized as a 2-byte
         // string node, `300` as 2 integer bytes.
         assert_eq!(
-            cost_normalize_lambda(5, 6, 2, 2),
-            5 * 115 + 5 * 51 + 6 * 100 + 2 * 25 + 2 * 10
+            cost_serialize_normalized_lambda(5, 6, 2, 2),
+            5 * 51 + 6 * 100 + 2 * 25 + 2 * 10
         );
     }
 }

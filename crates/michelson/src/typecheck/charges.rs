@@ -150,10 +150,10 @@ pub fn micheline_nodes(node: &Node) -> u64 {
     count
 }
 
-/// What normalizing the code of a lambda written as data costs
-/// ([`crate::gas::typecheck::cost_normalize_lambda`]): its nodes, and its serialized size with
-/// each annotation counted as a string.
-pub fn normalize_lambda(code: &Node) -> u64 {
+/// What serializing the normalized code of a lambda written as data costs
+/// ([`crate::gas::typecheck::cost_serialize_normalized_lambda`]): its nodes, and its
+/// serialized size with each annotation counted as a string.
+pub fn serialize_normalized_lambda(code: &Node) -> u64 {
     let (nodes, int_bytes, string_bytes) = crate::pack::micheline_counts(code);
     let (mut annotations, mut annotation_bytes) = (0u64, 0u64);
     let mut pending = vec![code];
@@ -168,7 +168,7 @@ pub fn normalize_lambda(code: &Node) -> u64 {
             _ => {}
         }
     }
-    crate::gas::typecheck::cost_normalize_lambda(
+    crate::gas::typecheck::cost_serialize_normalized_lambda(
         nodes,
         nodes.saturating_add(annotations),
         int_bytes,

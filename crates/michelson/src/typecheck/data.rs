@@ -79,6 +79,15 @@ impl Typechecker<'_> {
     pub fn parse_data(&mut self, node: &Node, ty: &Type) -> Result<Value, TcError> {
         self.charge_gas(crate::gas::typecheck::COST_PARSE_DATA_CYCLE + leaf_cost(ty, node));
         self.check_gas(node.span)?;
+        self.traced_depth += 1;
+        let value = self.parse_data_traced(node, ty);
+        self.traced_depth -= 1;
+        value
+    }
+
+    /// [`Typechecker::parse_data`] past its first cycle, where Octez traces errors under the
+    /// data.
+    fn parse_data_traced(&mut self, node: &Node, ty: &Type) -> Result<Value, TcError> {
         let bad = || invalid(node, ty);
         match ty {
             Type::Unit => prim_args(node, Prim::D_Unit)
@@ -516,8 +525,6 @@ impl Typechecker<'_> {
         let (mut compiled, out) = self.typecheck_code(code, stack)?;
         compiled.location = self.location_of(code);
         self.charge_body_end(&out, None);
-        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`).
-        self.charge_gas(super::charges::normalize_lambda(code));
         match out {
             None => {}
             Some(out) if out.len() == 1 && &out[0] == ret => {
@@ -532,6 +539,25 @@ impl Typechecker<'_> {
                     },
                 ))
             }
+        }
+        // Octez keeps the lambda's code normalized: it unparses it (`normalized_lam`),
+        // typechecking its `PUSH`ed constants again, after the lambda's own parse (so errors
+        // there are not traced under this lambda, except for a `Lambda_rec`, parsed whole
+        // under its trace); outside another unparsing it also charges the result's
+        // serialization.
+        let traced = !recursive && self.traced_depth > 0;
+        if traced {
+            self.traced_depth -= 1;
+        }
+        let serialize = self.unparse_depth == 0;
+        let normalized = self.charge_unparse_code(code);
+        if traced {
+            self.traced_depth += 1;
+        }
+        normalized?;
+        if serialize {
+            self.charge_gas(super::charges::serialize_normalized_lambda(code));
+            self.check_gas(code.span)?;
         }
         Ok(Lambda {
             node: code.clone(),

@@ -9,6 +9,7 @@ pub mod charges;
 pub mod data;
 pub mod entrypoints;
 pub mod operators;
+pub mod unparse_code;
 
 use crate::context::Lookup;
 use crate::ir::{Code, Instr, IterKind};
@@ -189,6 +190,14 @@ pub struct Typechecker<'a> {
     pub self_param_override: Option<Node>,
     /// Current nesting of data lambdas and `CREATE_CONTRACT` scripts.
     pub nesting: usize,
+    /// How many `unparse_code` walks ([`unparse_code`]) enclose the current step: inside one,
+    /// Octez normalizes a lambda written as data without charging its serialization.
+    pub unparse_depth: u32,
+    /// How many data parses enclose the current step past their first cycle: Octez traces
+    /// errors raised there under the data (`Invalid_constant`).
+    pub traced_depth: u32,
+    /// Whether the gas ran out inside a traced data parse (see [`unparse_code`]).
+    pub exhausted_in_constant: std::cell::Cell<bool>,
     /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
     /// canonical locations it should record (for traces).
     pub record_locations: bool,
@@ -275,6 +284,9 @@ impl<'a> Typechecker<'a> {
             self_param_override: None,
             record_locations: false,
             nesting: 0,
+            unparse_depth: 0,
+            traced_depth: 0,
+            exhausted_in_constant: std::cell::Cell::new(false),
             locations: std::collections::HashMap::new(),
         }
     }
@@ -307,6 +319,7 @@ impl<'a> Typechecker<'a> {
     /// (and memory) typechecking can take is bounded by gas.
     pub fn check_gas(&self, span: Span) -> Result<(), TcError> {
         if self.gas_consumed_milli > self.gas_limit_milli {
+            self.exhausted_in_constant.set(self.traced_depth > 0);
             return Err(TcError::new(span, TcErrorKind::GasExhaustion));
         }
         Ok(())
@@ -1851,14 +1864,31 @@ impl<'a> Typechecker<'a> {
                     TcErrorKind::BadScript("duplicate or malformed field".into()),
                 ));
             }
-            *slot = Some(&args[0]);
+            *slot = Some((item, &args[0]));
         }
-        let (Some(param_node), Some(storage_node), Some(code_node)) = (param, storage, code) else {
+        let (
+            Some((param_field, param_node)),
+            Some((storage_field, storage_node)),
+            Some((code_field, code_node)),
+        ) = (param, storage, code)
+        else {
             return Err(TcError::new(
                 node.span,
                 TcErrorKind::BadScript("missing field".into()),
             ));
         };
+        // Octez's `parse_toplevel` refuses annotations on the three fields themselves (e.g.
+        // `parameter %root unit`: a root name goes on the type), in this order.
+        for field in [param_field, code_field, storage_field] {
+            if let NodeKind::Prim { annots, .. } = &field.kind {
+                if let Some(annot) = annots.first() {
+                    return Err(TcError::new(
+                        field.span,
+                        TcErrorKind::BadAnnotation(annot.clone()),
+                    ));
+                }
+            }
+        }
         let param_type = self.parse_type(param_node)?;
         let storage_type = self.parse_type(storage_node)?;
         if !param_type.is_passable() {

@@ -9,10 +9,10 @@
 //! written as an Irmin trace. [`replay`] runs blocks against a [`Store`]: checkout of the previous
 //! commit, the operations, one commit; only that is timed (generation is not).
 
-use crate::error::ContextError;
-use crate::hash::{CommitInfo, ContextHash};
-use crate::store::{Store, StoreOptions};
-use crate::tree::Tree;
+use kestrel_context::ContextError;
+use kestrel_context::Tree;
+use kestrel_context::{CommitInfo, ContextHash};
+use kestrel_context::{Store, StoreOptions};
 use std::path::Path;
 use std::time::Instant;
 
@@ -429,7 +429,7 @@ pub struct MemorySample {
     /// `RssAnon` of /proc/self/status (the heap and other private memory), in bytes.
     pub resident_anonymous_bytes: u64,
     /// The store's estimates.
-    pub store: crate::store::MemoryStatistics,
+    pub store: kestrel_context::MemoryStatistics,
 }
 
 /// What a replay measured.
@@ -460,7 +460,7 @@ pub struct ReplayReport {
     /// The last commit.
     pub head: Option<ContextHash>,
     /// The store's counters.
-    pub statistics: crate::store::StoreStatistics,
+    pub statistics: kestrel_context::StoreStatistics,
     /// Nanoseconds this thread ran on a CPU during the timed blocks, and nanoseconds it waited
     /// runnable for one (from /proc/thread-self/schedstat; `None` where unavailable). On a shared
     /// machine the wall-clock block time is CPU time + run-queue wait + I/O wait.
@@ -474,7 +474,7 @@ pub struct ReplayReport {
     /// blocks: (level, bytes).
     pub disk_samples: Vec<(u64, u64)>,
     /// Each GC that completed during the replay, with the level after which it was seen done.
-    pub gc_reports: Vec<(u64, crate::GcReport)>,
+    pub gc_reports: Vec<(u64, kestrel_context::GcReport)>,
 }
 
 /// Blocks between two samples of the store's disk use in a replay.

@@ -4,11 +4,11 @@
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use kestrel_context::trace::{
+use kestrel_context::{ContextError, Store, StoreOptions, SyncMode};
+use kestrel_context_replay::trace::{
     replay_trace, write_synthetic_trace, Scoped, TraceReader, TraceRow, TraceWriter,
 };
-use kestrel_context::workload::{replay, ReplayOptions};
-use kestrel_context::{ContextError, Store, StoreOptions, SyncMode};
+use kestrel_context_replay::workload::{replay, ReplayOptions};
 use std::path::PathBuf;
 
 fn temporary_directory(name: &str) -> PathBuf {

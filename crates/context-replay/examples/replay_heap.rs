@@ -1,19 +1,19 @@
 //! Diagnostics: where a replay's resident memory goes. Runs the synthetic replay
-//! (`kestrel_context::workload::replay`) under mimalloc (the `kestrel` binary's allocator) wrapped
+//! (`kestrel_context_replay::workload::replay`) under mimalloc (the `kestrel` binary's allocator) wrapped
 //! in a counter of the bytes the program has asked for and not freed yet (the live heap), and
 //! every `INTERVAL` blocks prints, side by side: the resident set (`VmRSS`), the live heap, and
 //! the store's own estimates of what it holds (object cache, retired objects, retained tree,
 //! buffers). Live heap against estimates is the estimate's error; resident set against live heap
 //! is the allocator's overhead and fragmentation.
 //!
-//! Usage: `cargo run --release -p kestrel-context --example replay_heap -- BLOCKS [INTERVAL]
+//! Usage: `cargo run --release -p kestrel-context-replay --example replay_heap -- BLOCKS [INTERVAL]
 //! [CACHE_MIB] [clock|lru|two-generations] [unified|separate] [RETAIN_MIB]` (store in a temporary directory, removed).
 
 #![allow(unsafe_code)]
 
 use kestrel_context::cache::CachePolicy;
-use kestrel_context::workload::{self, ReplayOptions};
 use kestrel_context::{StoreOptions, SyncMode};
+use kestrel_context_replay::workload::{self, ReplayOptions};
 use std::alloc::{GlobalAlloc, Layout};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,12 +9,12 @@
 //! lists are varint-length-prefixed; `int64` is 8 bytes big-endian; `bool` is one byte.
 //! The reader bounds every length (rows, keys, strings) and reports errors with the byte offset.
 
-use crate::error::{ContextError, CorruptionKind, StoreFile};
-use crate::hash::{CommitInfo, ContextHash};
-use crate::leb128;
-use crate::store::Store;
-use crate::tree::Tree;
 use crate::workload::{Generator, Operation};
+use kestrel_context::leb128;
+use kestrel_context::Store;
+use kestrel_context::Tree;
+use kestrel_context::{CommitInfo, ContextHash};
+use kestrel_context::{ContextError, CorruptionKind, StoreFile};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -629,7 +629,7 @@ pub fn write_synthetic_trace<W: Write>(
             let input = *context;
             let row = match operation {
                 Operation::Find(key) | Operation::Mem(key) | Operation::MemTree(key) => {
-                    let source = &crate::node::InMemory;
+                    let source = &kestrel_context::InMemory;
                     let context = Scoped {
                         value: input,
                         keep: true,
@@ -654,7 +654,7 @@ pub fn write_synthetic_trace<W: Write>(
                     }
                 }
                 Operation::Add(key, value) => {
-                    *tree = tree.add(&crate::node::InMemory, key, value)?;
+                    *tree = tree.add(&kestrel_context::InMemory, key, value)?;
                     *context += 1;
                     TraceRow::Add {
                         key: key_bytes(key),
@@ -670,7 +670,7 @@ pub fn write_synthetic_trace<W: Write>(
                     }
                 }
                 Operation::Remove(key) => {
-                    *tree = tree.remove(&crate::node::InMemory, key)?;
+                    *tree = tree.remove(&kestrel_context::InMemory, key)?;
                     *context += 1;
                     TraceRow::Remove {
                         key: key_bytes(key),
@@ -685,7 +685,7 @@ pub fn write_synthetic_trace<W: Write>(
                     }
                 }
                 Operation::Copy(from, to) => {
-                    if let Some(copied) = tree.copy(&crate::node::InMemory, from, to)? {
+                    if let Some(copied) = tree.copy(&kestrel_context::InMemory, from, to)? {
                         *tree = copied;
                     }
                     *context += 1;

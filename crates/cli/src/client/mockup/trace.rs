@@ -1,0 +1,87 @@
+//! The error trace octez-client prints after a failed simulation
+//! (`src/proto_025_PsUshuai/lib_client/michelson_v1_error_reporter.ml`), for the errors the
+//! protocol's application reports: a rejected script (`Runtime error in contract …`, the
+//! contract's code with numbered lines, `script reached FAILWITH instruction`, `with VALUE`), a
+//! bad parameter, an ill-typed contract; other errors by their id.
+//!
+//! Not yet printed: the `At line L characters A to B,` line of a rejected script. Octez maps
+//! the error's location (a node of the code) to the printed code with macros unexpanded
+//! (`ASSERT_SOME`), which the receipts' printer does not do yet.
+
+use kestrel_micheline::Node;
+use kestrel_protocol::receipt::ProtocolError;
+
+/// The trace of `errors`, raised while running `contract` (its address and code) when known.
+pub fn render(errors: &[ProtocolError], contract: Option<(&str, &Node)>) -> String {
+    let mut out = String::new();
+    for error in errors {
+        let id = error
+            .id
+            .rsplit_once("025-PsUshuai.")
+            .map_or(error.id.as_str(), |(_, id)| id);
+        let address = contract.map_or("", |(address, _)| address);
+        match id {
+            "michelson_v1.script_rejected" => {
+                out.push_str(&format!("Runtime error in contract {address}:\n"));
+                if let Some((_, code)) = contract {
+                    out.push_str(&numbered(&kestrel_micheline::print::to_text_indented(code)));
+                }
+                out.push_str("script reached FAILWITH instruction\n");
+                if let Some(with) = error.fields.get("with").and_then(|value| {
+                    kestrel_micheline::json::from_json_str(&value.to_string()).ok()
+                }) {
+                    out.push_str(&format!(
+                        "with {}\n",
+                        kestrel_micheline::print::to_text_indented(&with)
+                    ));
+                }
+            }
+            "michelson_v1.bad_contract_parameter" => {
+                out.push_str(&format!("Invalid argument passed to contract {address}.\n"));
+            }
+            "michelson_v1.ill_typed_contract" => out.push_str("Ill typed contract.\n"),
+            other => out.push_str(&format!("Error: {other}\n")),
+        }
+    }
+    out
+}
+
+/// `text` with its lines numbered as octez-client numbers a contract's code: `  1: …`, with
+/// the numbers zero-padded to the width of the last one.
+fn numbered(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let width = lines.len().to_string().len();
+    lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| format!("  {:0width$}: {line}\n", index + 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recorded trace of `test_contract_fails.out` but its `At line …` line.
+    #[test]
+    fn a_rejected_script_prints_its_numbered_code_and_value() {
+        let code = kestrel_micheline::parse_toplevel(
+            "{ parameter address ; storage unit ; code { CAR ; CONTRACT unit ; ASSERT_SOME ; DROP ; UNIT ; NIL operation ; PAIR } }",
+        )
+        .expect("Micheline");
+        let mut fields = serde_json::Map::new();
+        fields.insert("with".into(), serde_json::json!({"prim": "Unit"}));
+        let error = ProtocolError {
+            category: "temporary".into(),
+            id: "proto.025-PsUshuai.michelson_v1.script_rejected".into(),
+            fields,
+        };
+        let text = render(&[error], Some(("KT1X", &code)));
+        assert!(text.starts_with("Runtime error in contract KT1X:\n  1: { parameter address ;\n  2:   storage unit ;\n"), "{text}");
+        assert!(
+            text.ends_with("script reached FAILWITH instruction\nwith Unit\n"),
+            "{text}"
+        );
+        assert_eq!(numbered(&"x\n".repeat(10)).lines().next(), Some("  01: x"));
+    }
+}

@@ -1,0 +1,138 @@
+//! Why an operation that passed validation fails when applied (it keeps its fee; its batch is
+//! backtracked): Octez's error ids, turned into the receipts' [`ProtocolError`]s.
+
+use kestrel_crypto::Destination;
+use kestrel_michelson::ExecutionError;
+use serde_json::{json, Map, Value};
+
+use crate::receipt::ProtocolError;
+
+/// Octez's prefix of protocol 025's error ids.
+pub const ERROR_ID_PREFIX: &str = "proto.025-PsUshuai.";
+
+/// Why an operation failed.
+#[derive(Debug, Clone)]
+pub enum ApplyError {
+    /// Out of gas (`gas_exhausted.operation`).
+    GasExhausted,
+    /// Not enough tez (`contract.balance_too_low`).
+    BalanceTooLow {
+        /// Who pays.
+        contract: Destination,
+        /// Its balance, mutez.
+        balance: u64,
+        /// What it must pay, mutez.
+        amount: u64,
+    },
+    /// A balance would overflow (`tez.addition_overflow`).
+    BalanceOverflow,
+    /// Zero tez to an implicit account (`contract.empty_transaction`).
+    EmptyTransaction(Destination),
+    /// The destination contract does not exist (`contract.non_existing_contract`).
+    NonExistingContract(Destination),
+    /// A parameter other than `Unit` to an implicit account (`michelson_v1.bad_contract_parameter`).
+    BadContractParameter(Destination),
+    /// More storage than the operation's limit (`storage_exhausted.operation`).
+    StorageExhausted,
+    /// An entrypoint of an implicit account that this model does not implement (staking).
+    UnsupportedEntrypoint(String),
+    /// A manager operation kind that this model does not apply.
+    UnsupportedKind(&'static str),
+    /// The script or storage does not parse or typecheck (`michelson_v1.ill_typed_contract`).
+    IllTypedContract(String),
+    /// A big-map id in an operation's storage or argument (`michelson_v1.unexpected_forged_value`):
+    /// only contracts may pass stored big maps.
+    UnexpectedForgedValue,
+    /// The run failed (`michelson_v1.script_rejected`, `runtime_error`, …).
+    Execution(ExecutionError),
+    /// Increase of paid storage by a non-positive amount (`contract.negative_storage_input`).
+    NegativeStorageInput,
+}
+
+impl ApplyError {
+    /// The errors the receipt shows, outermost first, ids prefixed.
+    pub fn to_protocol_errors(&self) -> Vec<ProtocolError> {
+        let (id, fields) = self.id_and_fields();
+        let mut error = ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields);
+        if id.starts_with("gas_exhausted") {
+            error.category = "temporary".to_owned();
+        }
+        vec![error]
+    }
+
+    fn id_and_fields(&self) -> (&'static str, Map<String, Value>) {
+        let object = |value: Value| match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        match self {
+            Self::GasExhausted => ("gas_exhausted.operation", Map::new()),
+            Self::BalanceTooLow {
+                contract,
+                balance,
+                amount,
+            } => (
+                "contract.balance_too_low",
+                object(json!({"contract": contract.to_b58check(),
+                    "balance": balance.to_string(), "amount": amount.to_string()})),
+            ),
+            Self::BalanceOverflow => ("tez.addition_overflow", Map::new()),
+            Self::EmptyTransaction(contract) => (
+                "contract.empty_transaction",
+                object(json!({"contract": contract.to_b58check()})),
+            ),
+            Self::NonExistingContract(contract) => (
+                "contract.non_existing_contract",
+                object(json!({"contract": contract.to_b58check()})),
+            ),
+            Self::BadContractParameter(contract) => (
+                "michelson_v1.bad_contract_parameter",
+                object(json!({"contract": contract.to_b58check()})),
+            ),
+            Self::StorageExhausted => ("storage_exhausted.operation", Map::new()),
+            Self::UnsupportedEntrypoint(_) | Self::UnsupportedKind(_) => {
+                ("operation.not_supported", Map::new())
+            }
+            Self::IllTypedContract(_) => ("michelson_v1.ill_typed_contract", Map::new()),
+            Self::UnexpectedForgedValue => ("michelson_v1.unexpected_forged_value", Map::new()),
+            Self::Execution(error) => execution_error(error),
+            Self::NegativeStorageInput => ("contract.negative_storage_input", Map::new()),
+        }
+    }
+}
+
+fn execution_error(error: &ExecutionError) -> (&'static str, Map<String, Value>) {
+    match error {
+        ExecutionError::Failed { value, location } => {
+            let with =
+                kestrel_michelson::normalize(value, kestrel_michelson::UnparsingMode::Optimized);
+            let mut fields = Map::new();
+            fields.insert("location".into(), json!(location));
+            fields.insert(
+                "with".into(),
+                serde_json::from_str(&kestrel_micheline::json::to_json_string(&with))
+                    .unwrap_or(Value::Null),
+            );
+            ("michelson_v1.script_rejected", fields)
+        }
+        ExecutionError::GasExhaustion => ("gas_exhausted.operation", Map::new()),
+        ExecutionError::NoSuchEntrypoint(_) => ("michelson_v1.no_such_entrypoint", Map::new()),
+        ExecutionError::IllTypedData(_) => ("michelson_v1.bad_contract_parameter", Map::new()),
+        ExecutionError::Overflow | ExecutionError::MutezUnderflow => {
+            ("michelson_v1.script_overflow", Map::new())
+        }
+        _ => ("michelson_v1.runtime_error", Map::new()),
+    }
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Execution(error) => write!(f, "{error}"),
+            Self::IllTypedContract(message) => write!(f, "ill-typed contract: {message}"),
+            other => f.write_str(other.id_and_fields().0),
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}

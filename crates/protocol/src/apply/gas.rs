@@ -1,0 +1,136 @@
+//! The gas of manager operations outside the Michelson interpreter, in milligas, as protocol 025
+//! charges it: the fixed cost of an operation (`Michelson_v1_gas.Cost_of.manager_operation`) and
+//! of its batch's signature check (`Operation_costs.check_signature_cost`), the transfer to an
+//! implicit account (`transfer_operation`), decoding lazy Micheline (`Script_repr`
+//! `deserialization_cost_estimated_from_bytes`), and carbonated storage accesses
+//! (`Storage_costs.read_access` / `write_access`, `storage_functors.ml`).
+
+use kestrel_crypto::SignatureScheme;
+
+/// `manager_operation`: 100 gas per manager operation, internal ones included.
+pub const MANAGER_OPERATION_MILLI: u64 = 100_000;
+/// `transfer_operation`: 2,000 gas per transfer to an implicit account.
+pub const TRANSFER_OPERATION_MILLI: u64 = 2_000_000;
+/// The path length of a contract's carbonated fields (`contracts/index/<id>/<field>` and the
+/// `len`/`data` leaf under it).
+pub const CONTRACT_FIELD_PATH_LENGTH: u64 = 5;
+
+/// The operation ran out of gas (`Gas.Operation_quota_exceeded`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GasExhausted;
+
+/// The gas of one operation: what its limit leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GasMeter {
+    limit_milli: u64,
+    remaining_milli: u64,
+}
+
+impl GasMeter {
+    /// A meter holding `limit_milli`.
+    pub fn new(limit_milli: u64) -> GasMeter {
+        GasMeter {
+            limit_milli,
+            remaining_milli: limit_milli,
+        }
+    }
+
+    /// Takes `cost_milli`, or fails leaving nothing.
+    pub fn consume(&mut self, cost_milli: u64) -> Result<(), GasExhausted> {
+        match self.remaining_milli.checked_sub(cost_milli) {
+            Some(remaining) => {
+                self.remaining_milli = remaining;
+                Ok(())
+            }
+            None => {
+                self.remaining_milli = 0;
+                Err(GasExhausted)
+            }
+        }
+    }
+
+    /// Milligas left.
+    pub fn remaining_milli(&self) -> u64 {
+        self.remaining_milli
+    }
+
+    /// Milligas consumed since the meter was made.
+    pub fn consumed_milli(&self) -> u64 {
+        self.limit_milli - self.remaining_milli
+    }
+}
+
+/// `check_signature_cost`: serializing the unsigned operation (32 milligas per byte) and
+/// checking the signature over it.
+pub fn signature_check_milli(scheme: SignatureScheme, unsigned_length_bytes: u64) -> u64 {
+    (unsigned_length_bytes << 5).saturating_add(kestrel_michelson::cost_check_signature_scheme(
+        scheme,
+        unsigned_length_bytes,
+    ))
+}
+
+/// `deserialization_cost_estimated_from_bytes` (`cost_DECODING_MICHELINE_bytes`): 20 milligas per
+/// byte, at least 10.
+pub fn deserialization_milli(length_bytes: u64) -> u64 {
+    length_bytes.saturating_mul(20).max(10)
+}
+
+/// `Cache_repr` `cache_find` / `cache_update` (`cost_CACHE_UPDATE`): `600 + 43 · log2(card + 1)`
+/// milligas, the cardinal estimated from the cache's size at 688 bytes a contract, Octez's
+/// `log2 x` being `1 + numbits x`.
+pub fn cache_access_milli(cache_size_bytes: u64) -> u64 {
+    let cardinal = cache_size_bytes / MINIMAL_CACHED_CONTRACT_BYTES;
+    let log2 = 1 + u64::from(u64::BITS - (cardinal + 1).leading_zeros());
+    log2.saturating_mul(43).saturating_add(600)
+}
+
+/// `Cache_costs.minimal_size_of_typed_contract_in_bytes`.
+pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
+
+/// `Ticket_costs.has_tickets_of_ty_cost` (`cost_TYPE_HAS_TICKETS`): `10 + 6 · type size`.
+pub fn type_has_tickets_milli(type_size: u64) -> u64 {
+    type_size.saturating_mul(6).saturating_add(10)
+}
+
+/// `Script_typed_ir_size_costs.nodes_cost`: 45 milligas per node measured.
+pub fn size_nodes_milli(nodes: u64) -> u64 {
+    nodes.saturating_mul(45)
+}
+
+/// `Storage_costs.read_access`.
+pub fn read_access_milli(path_length: u64, read_bytes: u64) -> u64 {
+    200_000u64
+        .saturating_add(path_length.saturating_mul(5000))
+        .saturating_add(read_bytes.saturating_mul(2))
+}
+
+/// `Storage_costs.write_access`.
+pub fn write_access_milli(written_bytes: u64) -> u64 {
+    200_000u64.saturating_add(written_bytes.saturating_mul(4))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_stops_at_its_limit() {
+        let mut meter = GasMeter::new(1_000);
+        assert_eq!(meter.consume(600), Ok(()));
+        assert_eq!(meter.consume(401), Err(GasExhausted));
+        assert_eq!(meter.consumed_milli(), 1_000);
+    }
+
+    #[test]
+    fn costs_follow_octez_models() {
+        // 103 bytes: 3296 to serialize, 65800 + 103 + 12 to check.
+        assert_eq!(signature_check_milli(SignatureScheme::Ed25519, 103), 69_211);
+        assert_eq!(deserialization_milli(0), 10);
+        assert_eq!(deserialization_milli(30), 600);
+        assert_eq!(read_access_milli(5, 34), 225_068);
+        assert_eq!(write_access_milli(34), 200_136);
+        // An empty cache: log2(1) = 1 + numbits(1) = 2.
+        assert_eq!(cache_access_milli(0), 686);
+        assert_eq!(cache_access_milli(688), 729);
+    }
+}

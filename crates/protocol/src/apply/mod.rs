@@ -1,0 +1,163 @@
+//! Application of manager operations as protocol 025 applies them (`apply.ml`): validation
+//! ([`validate`]), the fees taken and counters advanced for the whole batch, then each content
+//! applied in turn with its gas limit — reveals, transfers to accounts and contracts (calls
+//! through `kestrel_michelson::execute`), originations, delegations, paid storage — with the
+//! internal operations its contract calls emit, the storage burns, and the receipt. A failed
+//! content keeps its fee; its batch's earlier contents become backtracked and later ones skipped,
+//! and the state returns to what it was after the fees.
+//!
+//! Gas follows Octez's mockup mode, whose script cache is empty at each block: every call pays
+//! for loading and typechecking its script. Kestrel keeps typechecked scripts across operations
+//! all the same (`script_cache`), which saves time, not gas.
+
+mod call;
+mod error;
+mod forged;
+mod gas;
+mod internal;
+mod lazy_storage;
+mod manager;
+mod nonce;
+mod originate;
+mod paid_storage;
+mod script_cache;
+mod token;
+mod validate;
+
+use kestrel_crypto::{ChainId, PublicKeyHash};
+
+use crate::ledger::{Ledger, LedgerError};
+use crate::operation::SignedOperation;
+use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
+pub use call::contract_code_read_milli;
+pub use error::{ApplyError, ERROR_ID_PREFIX};
+pub use nonce::OriginationNonce;
+pub use validate::ValidationError;
+
+/// The block an operation is applied in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockContext {
+    /// Its level (`LEVEL`).
+    pub level: u64,
+    /// Its timestamp, seconds since the epoch (`NOW`).
+    pub timestamp_seconds: i64,
+    /// The chain (`CHAIN_ID`, and signatures of consensus operations).
+    pub chain_id: ChainId,
+    /// The baker credited with the block's fees.
+    pub payload_producer: PublicKeyHash,
+}
+
+/// How an operation is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// For a block: the signature is checked.
+    Apply,
+    /// `run_operation` / `simulate_operation`: no signature check, the receipt as if applied.
+    Simulate,
+}
+
+/// Why applying stopped: the operation failed (it keeps its fee), or the state is unreadable
+/// (nothing can be decided).
+#[derive(Debug)]
+pub(crate) enum Fault {
+    Operation(ApplyError),
+    Ledger(LedgerError),
+}
+
+impl From<ApplyError> for Fault {
+    fn from(error: ApplyError) -> Fault {
+        Fault::Operation(error)
+    }
+}
+
+impl From<LedgerError> for Fault {
+    fn from(error: LedgerError) -> Fault {
+        Fault::Ledger(error)
+    }
+}
+
+impl From<gas::GasExhausted> for Fault {
+    fn from(_: gas::GasExhausted) -> Fault {
+        Fault::Operation(ApplyError::GasExhausted)
+    }
+}
+
+/// What every step of one operation's application shares.
+pub(crate) struct Env<'l> {
+    ledger: &'l mut Ledger,
+    block: BlockContext,
+    nonce: OriginationNonce,
+    origin: UpdateOrigin,
+    /// The implicit account that signed the operation and pays its burns.
+    payer: PublicKeyHash,
+    /// The next internal operation nonce of the operation.
+    next_internal_nonce: u64,
+}
+
+/// Validates `operation` against `ledger` and applies it: the receipt of each content. On a
+/// validation error nothing changes; otherwise the fees are taken and each content applied or
+/// marked failed, backtracked or skipped.
+pub fn validate_and_apply(
+    ledger: &mut Ledger,
+    operation: &SignedOperation<'_>,
+    block: &BlockContext,
+    mode: Mode,
+) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
+    let batch = validate::validate(ledger, operation, block.chain_id, mode)?;
+    let before = ledger.clone();
+    let result = apply_batch(ledger, operation, &batch, block);
+    match result {
+        Ok(metadata) => Ok(metadata),
+        Err(error) => {
+            *ledger = before;
+            Err(ValidationError::Ledger(error))
+        }
+    }
+}
+
+fn apply_batch(
+    ledger: &mut Ledger,
+    operation: &SignedOperation<'_>,
+    batch: &validate::ValidBatch<'_, '_>,
+    block: &BlockContext,
+) -> Result<Vec<ContentsMetadata<'static>>, LedgerError> {
+    let origin = UpdateOrigin::Block;
+    let mut fee_updates = Vec::with_capacity(batch.contents.len());
+    for content in &batch.contents {
+        fee_updates.push(manager::take_fees(ledger, content, origin)?);
+    }
+    let after_fees = ledger.clone();
+    let mut env = Env {
+        ledger,
+        block: *block,
+        nonce: OriginationNonce::new(*operation.hash().as_bytes()),
+        origin,
+        payer: batch.source,
+        next_internal_nonce: 0,
+    };
+    let mut results = Vec::with_capacity(batch.contents.len());
+    let mut failed = false;
+    for (index, (content, balance_updates)) in batch.contents.iter().zip(fee_updates).enumerate() {
+        let (operation_result, internal_operation_results, success) = if failed {
+            (manager::skipped(content), Vec::new(), false)
+        } else {
+            let signature_check = if index == 0 {
+                batch.signature_check_milli
+            } else {
+                0
+            };
+            manager::apply_content(&mut env, content, signature_check)?
+        };
+        failed |= !success;
+        results.push(ManagerMetadata {
+            balance_updates,
+            operation_result,
+            internal_operation_results,
+        });
+    }
+    if failed {
+        *env.ledger = after_fees;
+        results.iter_mut().for_each(manager::backtrack);
+    }
+    Ok(results.into_iter().map(ContentsMetadata::Manager).collect())
+}
