@@ -1064,8 +1064,9 @@ fn write_trace_file(options: &ReplayOptions, output: &Path) -> CommandResult {
                 .map_err(|error| format!("create {}: {error}", output.display()))?,
         )
     };
-    let mut writer = kestrel_context_replay::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
-        .map_err(|error| format!("write {}: {error}", output.display()))?;
+    let mut writer =
+        kestrel_context_replay::trace::TraceWriter::try_new(std::io::BufWriter::new(sink))
+            .map_err(|error| format!("write {}: {error}", output.display()))?;
     kestrel_context_replay::trace::write_synthetic_trace(
         &mut writer,
         options.seed,

@@ -56,7 +56,7 @@ pub fn unparse_data_cost_milli(value: &Value) -> u64 {
 /// What Octez charges to unparse a contract's code as an origination stores it
 /// (`unparse_code` in optimized mode, then the stripping and serialization), in milligas.
 pub fn unparse_code_cost_milli(code: &Node) -> u64 {
-    crate::typecheck::charges::normalize_lambda(code)
+    crate::typecheck::charges::serialize_normalized_lambda(code)
 }
 
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if they hold one (`contract` values and
