@@ -21,7 +21,7 @@ use crate::receipt::internal::InternalOperationResult;
 use crate::receipt::lazy_storage::{LazyStorageDiff, LazyStorageItem, StorageDiff};
 use crate::receipt::manager::{ManagerResult, TransactionOutcome};
 use crate::receipt::result::OperationResult;
-use crate::script::LazyExpr;
+use crate::script::{LazyExpr, Parameters};
 
 /// The tez symbol octez-client prints (`ꜩ`).
 pub const TEZ_SYMBOL: &str = "\u{a729}";
@@ -124,17 +124,14 @@ fn manager(
     let result_indent = match &operation.operation {
         ManagerKind::Transaction(transaction) => {
             text.line(inner, "Transaction:");
-            let parameters = transaction
-                .parameters
-                .as_ref()
-                .map(|p| (p.entrypoint.as_str(), p.value.bytes()));
+            let destination = transaction.destination.0.to_b58check();
             transfer(
                 text,
                 body,
                 transaction.amount.0,
                 &source,
-                &transaction.destination.0.to_b58check(),
-                parameters,
+                &destination,
+                &transaction.parameters,
             );
             body
         }
@@ -203,7 +200,7 @@ fn transfer(
     amount: u64,
     from: &str,
     to: &str,
-    parameters: Option<(&str, &[u8])>,
+    parameters: &Option<Parameters<'_>>,
 ) {
     text.line(
         indent,
@@ -211,7 +208,8 @@ fn transfer(
     );
     text.line(indent, &format!("From: {from}"));
     text.line(indent, &format!("To: {to}"));
-    if let Some((entrypoint, value)) = parameters {
+    if let Some(parameters) = parameters {
+        let (entrypoint, value) = (parameters.entrypoint.as_str(), parameters.value.bytes());
         if entrypoint != "default" {
             text.line(indent, &format!("Entrypoint: {entrypoint}"));
         }
@@ -482,17 +480,14 @@ fn internal(text: &mut Text, indent: usize, operation: &InternalOperation<'_>) {
     match &operation.operation {
         InternalKind::Transaction(transaction) => {
             text.line(indent, "Internal Transaction:");
-            let parameters = transaction
-                .parameters
-                .as_ref()
-                .map(|p| (p.entrypoint.as_str(), p.value.bytes()));
+            let destination = transaction.destination.0.to_b58check();
             transfer(
                 text,
                 body,
                 transaction.amount.0,
                 &source,
-                &transaction.destination.0.to_b58check(),
-                parameters,
+                &destination,
+                &transaction.parameters,
             );
         }
         InternalKind::Origination(origination) => {

@@ -29,32 +29,42 @@ record! {
     }
 }
 
-/// A round (`Round_repr.encoding`): an `int32` that must not be negative.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Round(pub i32);
+/// Declares a newtype over a signed integer field whose values must not be negative (Octez's
+/// `conv_with_guard` / `with_decoding_guard`), refused with Octez's message.
+macro_rules! non_negative {
+    ($(#[$doc:meta])* $name:ident($inner:ty), $what:literal, $message:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $name(pub $inner);
 
-impl<'a> Field<'a> for Round {
-    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let offset = reader.offset();
-        match i32::read(reader)? {
-            round if round >= 0 => Ok(Round(round)),
-            _ => Err(DecodeError::invalid(
-                "round",
-                "Round_repr.encoding: negative round",
-                offset,
-            )),
+        impl<'a> Field<'a> for $name {
+            fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+                let offset = reader.offset();
+                match <$inner>::read(reader)? {
+                    value if value >= 0 => Ok($name(value)),
+                    _ => Err(DecodeError::invalid($what, $message, offset)),
+                }
+            }
+            fn write(&self, out: &mut Vec<u8>) {
+                self.0.write(out);
+            }
+            fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+                self.0.write_json(out)
+            }
+            fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+                match <$inner>::read_json(value, path)? {
+                    value if value >= 0 => Ok($name(value)),
+                    _ => Err(JsonError::new(path, $message)),
+                }
+            }
         }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        self.0.write(out);
-    }
-    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
-        self.0.write_json(out)
-    }
-    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
-        json::as_integer(value, path, 0, i64::from(i32::MAX)).map(|round| Round(round as i32))
-    }
+    };
 }
+
+non_negative!(
+    /// A round (`Round_repr.encoding`): an `int32` that must not be negative.
+    Round(i32), "round", "Round_repr.encoding: negative round"
+);
 
 /// A block's fitness (`Fitness_repr.encoding`); a locked round must be below the round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,35 +201,10 @@ pub type Nonce = FixedHex<32>;
 /// A random seed (`Seed_repr.seed_encoding`, 32 bytes).
 pub type Seed = FixedHex<32>;
 
-/// A duration in seconds (`Period_repr.encoding`: an `int64` that must not be negative).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Period(pub i64);
-
-impl<'a> Field<'a> for Period {
-    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let offset = reader.offset();
-        match i64::read(reader)? {
-            seconds if seconds >= 0 => Ok(Period(seconds)),
-            _ => Err(DecodeError::invalid(
-                "period",
-                "Positive int64 required",
-                offset,
-            )),
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        self.0.write(out);
-    }
-    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
-        self.0.write_json(out)
-    }
-    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
-        match i64::read_json(value, path)? {
-            seconds if seconds >= 0 => Ok(Period(seconds)),
-            _ => Err(JsonError::new(path, "Positive int64 required")),
-        }
-    }
-}
+non_negative!(
+    /// A duration in seconds (`Period_repr.encoding`: an `int64` that must not be negative).
+    Period(i64), "period", "Positive int64 required"
+);
 
 /// The kind of a voting period (`Voting_period_repr.kind_encoding`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

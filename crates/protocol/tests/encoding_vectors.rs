@@ -1,7 +1,9 @@
 //! Octez's protocol-025 encoding regression vectors (`octez-protocol/encoding/*.out`, one
 //! `name: hex` per line): every operation vector (signed, unsigned, raw, BLS-mode, internal), block
 //! header, contract and tez vector decodes, re-encodes to the same bytes, and survives the JSON
-//! form (binary → JSON → binary) unchanged.
+//! form (binary → JSON → binary) unchanged; so do the receipts (operations with metadata, internal
+//! operations with their results, lazy storage diffs) and the protocol's small values (levels,
+//! fitness, gas, seeds, periods, voting periods, ballots).
 //! Vectors of kinds the crate declares unsupported must fail with `UnsupportedKind`, never
 //! decode to something else.
 
@@ -11,7 +13,11 @@ use kestrel_encoding::Reader;
 use kestrel_protocol::block_header::{BlockHeader, RawBlockHeader, UnsignedBlockHeader};
 use kestrel_protocol::crypto_fields::Contract;
 use kestrel_protocol::internal::InternalOperation;
-use kestrel_protocol::{DecodeErrorKind, Field, Mutez, Operation, RawOperation, SignedOperation};
+use kestrel_protocol::receipt::lazy_storage::LazyStorageDiff;
+use kestrel_protocol::{
+    DecodeErrorKind, Field, InternalOperationResult, Mutez, Operation, OperationWithMetadata,
+    RawOperation, SignedOperation,
+};
 
 /// The `name: hex` lines of a vector file.
 fn vectors(path: &Path) -> Vec<(String, Vec<u8>)> {
@@ -123,8 +129,11 @@ fn check_value<'a, T: Field<'a> + std::fmt::Debug>(name: &str, bytes: &'a [u8]) 
     assert_eq!(again, bytes, "{name}: from JSON {json}");
 }
 
+/// A check of one vector.
+type Check = fn(&str, &[u8]);
+
 /// Runs `check` on every vector of `file`.
-fn check_values(file: &str, check: fn(&str, &[u8])) {
+fn check_values(file: &str, check: Check) {
     let Some(path) = kestrel_testdata::require(
         &format!("octez-protocol/encoding/{file}"),
         "protocol encoding vectors",
@@ -187,4 +196,62 @@ fn bls_mode_unsigned_operations() {
         // The slot-carrying tags are not BLS-mode contents.
         assert!(Operation::decode_bls_mode_unsigned(&ordinary).is_err());
     });
+}
+
+#[test]
+fn operations_with_metadata() {
+    check_values("operation.data_and_metadata.out", |name, bytes| {
+        check_value::<OperationWithMetadata>(name, bytes);
+    });
+}
+
+#[test]
+fn internal_operations_with_results() {
+    check_values("operation.internal_and_metadata.out", |name, bytes| {
+        check_value::<InternalOperationResult>(name, bytes);
+    });
+}
+
+#[test]
+fn lazy_storage_diffs() {
+    check_values("lazy_storage_diff.out", |name, bytes| {
+        check_value::<LazyStorageDiff>(name, bytes);
+    });
+}
+
+/// The value files of the protocol layer, each with its type.
+#[test]
+fn protocol_values() {
+    use kestrel_protocol::block_header::Timestamp;
+    use kestrel_protocol::values::{
+        BallotTally, Fitness, Gas, GasCost, Level, Listing, Nonce, Period, Seed, VotingPeriod,
+        VotingPeriodKind,
+    };
+    use kestrel_protocol::voting::Ballot;
+    let files: [(&str, Check); 15] = [
+        ("cycle.out", |n, b| check_value::<i32>(n, b)),
+        ("raw_level.out", |n, b| check_value::<i32>(n, b)),
+        ("level.out", |n, b| check_value::<Level>(n, b)),
+        ("fitness.out", |n, b| check_value::<Fitness>(n, b)),
+        ("gas.out", |n, b| check_value::<Gas>(n, b)),
+        ("gas.cost.out", |n, b| check_value::<GasCost>(n, b)),
+        ("nonce.out", |n, b| check_value::<Nonce>(n, b)),
+        ("seed.out", |n, b| check_value::<Seed>(n, b)),
+        ("period.out", |n, b| check_value::<Period>(n, b)),
+        ("timestamp.out", |n, b| check_value::<Timestamp>(n, b)),
+        ("vote.ballot.out", |n, b| check_value::<Ballot>(n, b)),
+        ("vote.ballots.out", |n, b| check_value::<BallotTally>(n, b)),
+        ("vote.listings.out", |n, b| {
+            check_value::<Vec<Listing>>(n, b)
+        }),
+        ("voting_period.kind.out", |n, b| {
+            check_value::<VotingPeriodKind>(n, b)
+        }),
+        ("voting_period.out", |n, b| {
+            check_value::<VotingPeriod>(n, b)
+        }),
+    ];
+    for (file, check) in files {
+        check_values(file, check);
+    }
 }
