@@ -6,7 +6,7 @@
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, CodeContext, Config, Environment, InternalOperation, Script, UnparsingMode, Value,
+    Address, CodeContext, Environment, InternalOperation, Script, UnparsingMode, Value,
 };
 
 use super::gas::{
@@ -66,11 +66,9 @@ pub fn call(
         args.amount,
         env.origin,
     )?;
-    let config = Config {
-        legacy: true,
-        gas_limit_milli: meter.remaining_milli(),
-    };
-    let script = Script::typecheck(&code, &config)
+    let code_bytes = kestrel_micheline::binary::encode(&code)
+        .map_err(|error| ApplyError::IllTypedContract(format!("{error:?}")))?;
+    let script = super::script_cache::typechecked(&code, &code_bytes, meter.remaining_milli())
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {

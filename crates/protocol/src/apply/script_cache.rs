@@ -1,0 +1,48 @@
+//! Typechecked scripts kept across operations (DESIGN.md principle 7), keyed by the BLAKE2b of
+//! the code's binary form: a contract called again is not typechecked again. This only saves
+//! time — the gas charged is Octez's for loading and typechecking the script (its script cache
+//! is empty at each mockup block, see `call.rs`), whether or not the script came from here.
+//!
+//! Scripts share structure with `Rc`, so the cache is per thread; it holds at most
+//! [`CACHED_SCRIPTS_MAX`] scripts and is emptied when full.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use kestrel_micheline::Node;
+use kestrel_michelson::{Config, Script, TypecheckError};
+
+/// Scripts kept per thread before the cache is emptied.
+pub const CACHED_SCRIPTS_MAX: usize = 1024;
+
+thread_local! {
+    static SCRIPTS: RefCell<HashMap<[u8; 32], Rc<Script>>> = RefCell::new(HashMap::new());
+}
+
+/// The typechecked `code` (legacy mode, as Octez loads stored scripts), from the cache when it
+/// was typechecked before with at least as much gas as it needs.
+pub fn typechecked(
+    code: &Node,
+    code_bytes: &[u8],
+    gas_limit_milli: u64,
+) -> Result<Rc<Script>, TypecheckError> {
+    let key = kestrel_crypto::hash::blake2b_256(code_bytes);
+    let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key).cloned());
+    if let Some(script) = cached.filter(|script| script.typecheck_gas_milli() <= gas_limit_milli) {
+        return Ok(script);
+    }
+    let config = Config {
+        legacy: true,
+        gas_limit_milli,
+    };
+    let script = Rc::new(Script::typecheck(code, &config)?);
+    SCRIPTS.with(|scripts| {
+        let mut scripts = scripts.borrow_mut();
+        if scripts.len() >= CACHED_SCRIPTS_MAX {
+            scripts.clear();
+        }
+        scripts.insert(key, Rc::clone(&script));
+    });
+    Ok(script)
+}
