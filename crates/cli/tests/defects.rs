@@ -13,6 +13,59 @@ fn scripts() -> Option<std::path::PathBuf> {
     kestrel_testdata::require("michelson/opcodes", "defects")
 }
 
+/// The path of `michelson/opcodes/<name>`, or `None` (the test is skipped) without test data.
+fn opcode_script(name: &str) -> Option<String> {
+    scripts().map(|dir| dir.join(name).to_string_lossy().into_owned())
+}
+
+/// The arguments of `kestrel micheline convert` from text to `to`, reading `input`.
+fn convert_text_to<'a>(to: &'a str, input: &'a str) -> [&'a str; 7] {
+    ["micheline", "convert", "--from", "text", "--to", to, input]
+}
+
+/// An empty directory of its own for the test `name` under the temporary directory.
+fn scratch_directory(name: &str) -> std::path::PathBuf {
+    let directory =
+        std::env::temp_dir().join(format!("kestrel-defects-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap_or_else(|error| panic!("{error}"));
+    directory
+}
+
+/// `kestrel client run script SCRIPT on storage STORAGE and input INPUT OPTIONS...`.
+fn client_run_script(
+    script: &str,
+    storage: &str,
+    input: &str,
+    options: &[&str],
+) -> (i32, String, String) {
+    let mut arguments = vec![
+        "client", "run", "script", script, "on", "storage", storage, "and", "input", input,
+    ];
+    arguments.extend_from_slice(options);
+    run(&arguments, "")
+}
+
+/// `kestrel michelson run-script SCRIPT --storage STORAGE --input INPUT OPTIONS...`.
+fn michelson_run_script(
+    script: &str,
+    storage: &str,
+    input: &str,
+    options: &[&str],
+) -> (i32, String, String) {
+    let mut arguments = vec![
+        "michelson",
+        "run-script",
+        script,
+        "--storage",
+        storage,
+        "--input",
+        input,
+    ];
+    arguments.extend_from_slice(options);
+    run(&arguments, "")
+}
+
 #[test]
 fn values_starting_with_a_dash_are_values() {
     let (code, stdout, stderr) = run(&["micheline", "pack", "-1"], "");
@@ -46,29 +99,13 @@ fn values_starting_with_a_dash_are_values() {
         "",
     );
     assert_eq!(code, 0, "{stderr}");
-    let Some(scripts) = scripts() else { return };
-    let cons = scripts.join("cons.tz");
-    let cons = cons.to_str().unwrap_or_default();
-    let (code, stdout, stderr) = run(
-        &[
-            "michelson",
-            "run-script",
-            cons,
-            "--storage",
-            "{ -1 }",
-            "--input",
-            "-12",
-        ],
-        "",
-    );
+    let Some(cons) = opcode_script("cons.tz") else {
+        return;
+    };
+    let (code, stdout, stderr) = michelson_run_script(&cons, "{ -1 }", "-12", &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("storage\n  { -12 ; -1 }\n"), "{stdout}");
-    let (code, stdout, stderr) = run(
-        &[
-            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "-12",
-        ],
-        "",
-    );
+    let (code, stdout, stderr) = client_run_script(&cons, "{}", "-12", &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("storage\n  { -12 }\n"), "{stdout}");
 }
@@ -78,15 +115,7 @@ fn a_closed_pipe_ends_the_command_quietly() {
     // A sequence this long prints one item per line, far more than a pipe buffers.
     let sequence = format!("{{ {} }}", vec!["1"; 200_000].join(" ; "));
     let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args([
-            "micheline",
-            "convert",
-            "--from",
-            "text",
-            "--to",
-            "text",
-            "-",
-        ])
+        .args(convert_text_to("text", "-"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -134,34 +163,16 @@ fn negative_amounts_and_non_packable_types_are_refused() {
     );
     assert_eq!(code, 1);
     assert!(stderr.contains("not packable"), "{stderr}");
-    let Some(scripts) = scripts() else { return };
-    let abs = scripts.join("abs.tz");
-    let abs = abs.to_str().unwrap_or_default();
-    let (code, _, stderr) = run(
-        &[
-            "client", "run", "script", abs, "on", "storage", "Unit", "and", "input", "1",
-            "--amount", "-5",
-        ],
-        "",
-    );
+    let Some(abs) = opcode_script("abs.tz") else {
+        return;
+    };
+    let (code, _, stderr) = client_run_script(&abs, "Unit", "1", &["--amount", "-5"]);
     assert_eq!(code, 2);
     assert!(
         stderr.contains("Invalid \u{a729} notation in parameter amount"),
         "{stderr}"
     );
-    let (code, _, stderr) = run(
-        &[
-            "michelson",
-            "run-script",
-            abs,
-            "--storage",
-            "Unit",
-            "--input",
-            "1",
-            "--amount=-5",
-        ],
-        "",
-    );
+    let (code, _, stderr) = michelson_run_script(&abs, "Unit", "1", &["--amount=-5"]);
     assert_ne!(code, 0);
     assert!(stderr.contains("--amount"), "{stderr}");
 }
@@ -222,23 +233,10 @@ fn errors_name_line_and_column_in_octez_client_words_and_json() {
 
 #[test]
 fn runtime_errors_show_the_failing_instruction() {
-    let Some(scripts) = scripts() else { return };
-    let shifts = scripts.join("shifts.tz");
-    let (code, _, stderr) = run(
-        &[
-            "client",
-            "run",
-            "script",
-            shifts.to_str().unwrap_or_default(),
-            "on",
-            "storage",
-            "None",
-            "and",
-            "input",
-            "(Left (Pair 1 257))",
-        ],
-        "",
-    );
+    let Some(shifts) = opcode_script("shifts.tz") else {
+        return;
+    };
+    let (code, _, stderr) = client_run_script(&shifts, "None", "(Left (Pair 1 257))", &[]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("At line 10 characters 25 to 28,\nunexpected arithmetic overflow\n"),
@@ -323,10 +321,7 @@ fn version_prints_build_information() {
 
 #[test]
 fn tzt_refuses_unknown_fields_and_empty_directories() {
-    let directory =
-        std::env::temp_dir().join(format!("kestrel-defects-tzt-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap_or_else(|error| panic!("{error}"));
+    let directory = scratch_directory("tzt");
     let dir = directory.to_str().unwrap_or_default().to_string();
     let (code, _, stderr) = run(&["michelson", "tzt", &dir], "");
     assert_eq!(code, 1);
@@ -342,27 +337,17 @@ fn tzt_refuses_unknown_fields_and_empty_directories() {
 
 #[test]
 fn devices_and_fifos_given_as_files_are_refused() {
-    let (code, _, stderr) = run(
-        &[
-            "micheline",
-            "convert",
-            "--from",
-            "text",
-            "--to",
-            "text",
-            "/dev/zero",
-        ],
-        "",
-    );
+    let (code, _, stderr) = run(&convert_text_to("text", "/dev/zero"), "");
     assert_eq!(code, 1);
     assert!(stderr.contains("not a regular file"), "{stderr}");
-    let fifo = std::env::temp_dir().join(format!("kestrel-defects-fifo-{}", std::process::id()));
+    let scratch = scratch_directory("fifo");
+    let fifo = scratch.join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status();
     if made.is_ok_and(|status| status.success()) {
         let path = fifo.to_str().unwrap_or_default().to_string();
         let (code, _, stderr) = run(&["tx", "check", &path], "");
         let (client_code, _, _) = run(&["client", "typecheck", "script", &path], "");
-        let _ = std::fs::remove_file(&fifo);
+        let _ = std::fs::remove_dir_all(&scratch);
         assert_eq!(code, 1);
         assert!(stderr.contains("not a regular file"), "{stderr}");
         assert_eq!(client_code, 1);
@@ -420,9 +405,8 @@ fn legacy_mode_is_a_flag_not_a_directory_name() {
     assert_eq!((code, stdout.as_str()), (0, "Well typed\n"), "{stderr}");
 
     // A TZT test needing legacy mode, in a directory that happens to be named `legacy`.
-    let directory = std::env::temp_dir()
-        .join(format!("kestrel-defects-legacy-{}", std::process::id()))
-        .join("legacy");
+    let scratch = scratch_directory("legacy");
+    let directory = scratch.join("legacy");
     std::fs::create_dir_all(&directory).unwrap_or_else(|error| panic!("{error}"));
     std::fs::write(
         directory.join("sub_mutez.tzt"),
@@ -438,7 +422,7 @@ fn legacy_mode_is_a_flag_not_a_directory_name() {
     assert_eq!((code, stdout.as_str()), (0, "PASS -\n1 passed, 0 failed\n"));
     let current = run(&["michelson", "tzt", &dir], "");
     let legacy = run(&["michelson", "tzt", "--legacy", &dir], "");
-    let _ = std::fs::remove_dir_all(directory.parent().unwrap_or(&directory));
+    let _ = std::fs::remove_dir_all(&scratch);
     assert_eq!(current.0, 1, "{}", current.1);
     assert!(current.1.contains("0 passed, 1 failed"), "{}", current.1);
     assert_eq!(legacy.0, 0, "{}", legacy.1);
@@ -447,26 +431,16 @@ fn legacy_mode_is_a_flag_not_a_directory_name() {
 
 #[test]
 fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
-    let Some(scripts) = scripts() else { return };
-    let cons = scripts.join("cons.tz");
-    let cons = cons.to_str().unwrap_or_default();
-    let (code, _, stderr) = run(
-        &[
-            "client", "run", "script", cons, "on", "storage", "{}", "and", "input", "\"x\"",
-        ],
-        "",
-    );
+    let Some(cons) = opcode_script("cons.tz") else {
+        return;
+    };
+    let (code, _, stderr) = client_run_script(&cons, "{}", "\"x\"", &[]);
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
         "At line 1 characters 0 to 3,\nInvalid data: expected a value of type int, got \"x\".\nFatal error:\n  error running script\n"
     );
-    let (code, _, stderr) = run(
-        &[
-            "client", "run", "script", cons, "on", "storage", "Unit", "and", "input", "1",
-        ],
-        "",
-    );
+    let (code, _, stderr) = client_run_script(&cons, "Unit", "1", &[]);
     assert_eq!(code, 1, "{stderr}");
     assert!(!stderr.contains("Runtime error"), "{stderr}");
     assert!(!stderr.contains("byte"), "{stderr}");
@@ -478,66 +452,29 @@ fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
 
 #[test]
 fn run_script_errors_give_lines_and_columns_and_binary_takes_macros() {
-    let Some(scripts) = scripts() else { return };
-    let cons = scripts.join("cons.tz");
-    let cons = cons.to_str().unwrap_or_default();
-    let run_script = |storage: &str, input: &str| {
-        run(
-            &[
-                "michelson",
-                "run-script",
-                cons,
-                "--storage",
-                storage,
-                "--input",
-                input,
-            ],
-            "",
-        )
+    let (Some(cons), Some(shifts)) = (opcode_script("cons.tz"), opcode_script("shifts.tz")) else {
+        return;
     };
-    let (code, _, stderr) = run_script("{}", "\"x\"");
+    let (code, _, stderr) = michelson_run_script(&cons, "{}", "\"x\"", &[]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("ill-typed input at line 1, column 0: Invalid data"),
         "{stderr}"
     );
-    let (code, _, stderr) = run_script("{ \"y\" }", "1");
+    let (code, _, stderr) = michelson_run_script(&cons, "{ \"y\" }", "1", &[]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("ill-typed storage at line 1, column 2:"),
         "{stderr}"
     );
-    let shifts = scripts.join("shifts.tz");
-    let (code, _, stderr) = run(
-        &[
-            "michelson",
-            "run-script",
-            shifts.to_str().unwrap_or_default(),
-            "--storage",
-            "None",
-            "--input",
-            "(Left (Pair 1 257))",
-        ],
-        "",
-    );
+    let (code, _, stderr) = michelson_run_script(&shifts, "None", "(Left (Pair 1 257))", &[]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("At line 10 characters 25 to 28, unexpected arithmetic overflow"),
         "{stderr}"
     );
     // Macros have no binary tag: `convert` expands them, as octez-client's `convert data` does.
-    let (code, stdout, stderr) = run(
-        &[
-            "micheline",
-            "convert",
-            "--from",
-            "text",
-            "--to",
-            "binary",
-            "-",
-        ],
-        "{ ASSERT_EQ }",
-    );
+    let (code, stdout, stderr) = run(&convert_text_to("binary", "-"), "{ ASSERT_EQ }");
     assert_eq!(code, 0, "{stderr}");
     let (_, client, _) = run(
         &[
