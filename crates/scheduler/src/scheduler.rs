@@ -17,15 +17,16 @@
 //! its reserving transaction leaves. Lock checks are array indexes: accounts are interned once
 //! when a transaction enters (`accounts`).
 //!
-//! Limits: a transaction whose cost exceeds the block or account limit is refused at insertion;
-//! one that does not fit in what is left of the block waits (deferred) for the next block; one
+//! Limits: a transaction whose cost exceeds the block or account limit, or whose possible account
+//! data allocation exceeds the block's growth limit, is refused at insertion; one that does not
+//! fit in what is left of the block (units or data growth) waits (deferred) for the next block; one
 //! whose blockhash expired is dropped when it reaches the top. The container holds `capacity`
 //! queued transactions and evicts the lowest-priority one for a better newcomer.
 
 use crate::accounts::{AccountId, AccountTable, NONE};
 use crate::limits::{
-    DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS,
-    MAX_WRITABLE_ACCOUNT_UNITS,
+    DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
+    MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
 };
 use core::cmp::Reverse;
 use core::fmt;
@@ -42,6 +43,8 @@ pub struct BlockLimits {
     pub block_units: u64,
     /// Units per writable account per block.
     pub account_units: u64,
+    /// Bytes of account data the block's transactions may allocate.
+    pub account_data_bytes: u64,
 }
 
 impl Default for BlockLimits {
@@ -49,6 +52,7 @@ impl Default for BlockLimits {
         Self {
             block_units: MAX_BLOCK_UNITS,
             account_units: MAX_WRITABLE_ACCOUNT_UNITS,
+            account_data_bytes: MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
         }
     }
 }
@@ -91,6 +95,8 @@ pub struct TransactionMeta {
     pub reward: u64,
     /// Last slot in which the blockhash is valid.
     pub last_valid_slot: u64,
+    /// Bytes of account data its System instructions may allocate.
+    pub allocated_data_bytes: u64,
     /// The caller's handle of the transaction's bytes.
     pub packet: u32,
 }
@@ -110,6 +116,11 @@ pub enum InsertError {
         /// The cost.
         cost: u64,
     },
+    /// It may allocate more account data than a block may grow by.
+    AccountDataExceedsLimit {
+        /// The bytes it may allocate.
+        bytes: u64,
+    },
     /// The container is full of transactions with at least this one's priority.
     ContainerFull,
 }
@@ -127,6 +138,10 @@ impl fmt::Display for InsertError {
             Self::CostExceedsLimit { cost } => {
                 write!(formatter, "cost {cost} exceeds the block or account limit")
             }
+            Self::AccountDataExceedsLimit { bytes } => write!(
+                formatter,
+                "may allocate {bytes} bytes of account data, more than a block may"
+            ),
             Self::ContainerFull => write!(formatter, "container full of better transactions"),
         }
     }
@@ -236,6 +251,8 @@ pub struct SchedulerCounts {
     pub in_flight: usize,
     /// Compute units scheduled in the current block.
     pub block_units: u64,
+    /// Account data bytes the current block's transactions may allocate.
+    pub block_data_bytes: u64,
     /// Accounts named by queued or in-flight transactions.
     pub accounts: usize,
 }
@@ -260,6 +277,7 @@ pub struct Scheduler {
     queued: usize,
     in_flight: usize,
     block_units: u64,
+    block_data_bytes: u64,
     /// Accounts with units in this block.
     touched: Vec<AccountId>,
     next_sequence: u32,
@@ -294,6 +312,7 @@ impl Scheduler {
             queued: 0,
             in_flight: 0,
             block_units: 0,
+            block_data_bytes: 0,
             touched: Vec::new(),
             next_sequence: 0,
             next_stamp: 0,
@@ -312,6 +331,7 @@ impl Scheduler {
             queued: self.queued,
             in_flight: self.in_flight,
             block_units: self.block_units,
+            block_data_bytes: self.block_data_bytes,
             accounts: self.accounts.referenced(),
         }
     }
@@ -333,6 +353,11 @@ impl Scheduler {
         let limits = self.config.limits;
         if meta.cost > limits.block_units || meta.cost > limits.account_units {
             return Err(InsertError::CostExceedsLimit { cost: meta.cost });
+        }
+        if meta.allocated_data_bytes > limits.account_data_bytes {
+            return Err(InsertError::AccountDataExceedsLimit {
+                bytes: meta.allocated_data_bytes,
+            });
         }
         let id = match self.free_entries.pop() {
             Some(id) => id,
@@ -593,7 +618,9 @@ impl Scheduler {
         }
         let cost = entry.meta.cost;
         let limits = self.config.limits;
-        let over_block = self.block_units + cost > limits.block_units;
+        let allocated = entry.meta.allocated_data_bytes;
+        let over_block = self.block_units + cost > limits.block_units
+            || self.block_data_bytes + allocated > limits.account_data_bytes;
         let over_account = self.lists[entry.account_range()].iter().any(|&account| {
             account & 1 == 1
                 && self.accounts.states[(account >> 1) as usize].block_units + cost
@@ -607,6 +634,7 @@ impl Scheduler {
             return Attempt::Waiting;
         }
         self.block_units += cost;
+        self.block_data_bytes += allocated;
         let entry = &mut self.entries[id as usize];
         entry.state = State::InFlight;
         for &account in &self.lists[entry.account_range()] {
@@ -788,6 +816,7 @@ impl Scheduler {
     /// Starts a new block: the compute-unit totals restart and deferred transactions queue again.
     pub fn new_block(&mut self) {
         self.block_units = 0;
+        self.block_data_bytes = 0;
         for account in core::mem::take(&mut self.touched) {
             self.accounts.states[account as usize].block_units = 0;
         }
