@@ -190,10 +190,11 @@ enum State {
     InFlight,
 }
 
-/// One transaction's slot.
+/// One transaction's slot: what lock checks and wait lists read (40 bytes); the rest of its meta
+/// lives apart, in `Scheduler::metas`.
 #[derive(Clone)]
 struct Entry {
-    meta: TransactionMeta,
+    priority: u64,
     /// Insertion number: tie-break among equal priorities (first in, first out) and the
     /// identity that heap keys carry.
     sequence: u32,
@@ -215,7 +216,7 @@ struct Entry {
 impl Entry {
     #[inline]
     fn key(&self, id: TransactionId) -> u128 {
-        heap_key(self.meta.priority, self.sequence, id)
+        heap_key(self.priority, self.sequence, id)
     }
 
     #[inline]
@@ -224,6 +225,8 @@ impl Entry {
         start..start + usize::from(self.num_accounts)
     }
 }
+
+const _: () = assert!(core::mem::size_of::<Entry>() <= 40);
 
 /// Priority, then earlier insertion, then the id (which the key carries).
 #[inline]
@@ -262,6 +265,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     accounts: AccountTable,
     entries: Vec<Entry>,
+    /// Each entry's meta, by the same index.
+    metas: Vec<TransactionMeta>,
     free_entries: Vec<TransactionId>,
     /// Every live transaction's accounts, `account id << 1 | writable`, back to back (dense: a
     /// transaction costs 4 bytes per account); compacted when half is garbage.
@@ -301,6 +306,7 @@ impl Scheduler {
             config,
             accounts: AccountTable::new(),
             entries: Vec::new(),
+            metas: Vec::new(),
             free_entries: Vec::new(),
             lists: Vec::new(),
             garbage: 0,
@@ -340,7 +346,7 @@ impl Scheduler {
     pub fn meta(&self, id: TransactionId) -> &TransactionMeta {
         let entry = &self.entries[id as usize];
         assert!(entry.state != State::Free, "transaction {id} is not live");
-        &entry.meta
+        &self.metas[id as usize]
     }
 
     /// Queues a transaction that names `accounts` (address, writable), evicting the
@@ -362,8 +368,9 @@ impl Scheduler {
         let id = match self.free_entries.pop() {
             Some(id) => id,
             None => {
+                self.metas.push(meta);
                 self.entries.push(Entry {
-                    meta,
+                    priority: meta.priority,
                     sequence: 0,
                     state: State::Free,
                     previous: NONE,
@@ -384,7 +391,8 @@ impl Scheduler {
         let sequence = self.next_sequence;
         self.next_sequence = self.next_sequence.wrapping_add(1);
         let entry = &mut self.entries[id as usize];
-        entry.meta = meta;
+        entry.priority = meta.priority;
+        self.metas[id as usize] = meta;
         entry.sequence = sequence;
         let key = entry.key(id);
         let mut evicted_packet = None;
@@ -505,7 +513,7 @@ impl Scheduler {
                 return None;
             }
             self.eviction.pop();
-            let packet = entry.meta.packet;
+            let packet = self.metas[id as usize].packet;
             self.remove_queued(id);
             return Some(packet);
         }
@@ -555,8 +563,9 @@ impl Scheduler {
                 if entry.state != State::Ready || entry.sequence != sequence {
                     continue;
                 }
-                if entry.meta.last_valid_slot < slot {
-                    let packet = entry.meta.packet;
+                let meta = &self.metas[id as usize];
+                if meta.last_valid_slot < slot {
+                    let packet = meta.packet;
                     self.remove_queued(id);
                     self.dropped.push((packet, DropReason::Expired));
                     continue;
@@ -616,9 +625,10 @@ impl Scheduler {
                 return Attempt::Waiting;
             }
         }
-        let cost = entry.meta.cost;
+        let meta = &self.metas[id as usize];
+        let cost = meta.cost;
         let limits = self.config.limits;
-        let allocated = entry.meta.allocated_data_bytes;
+        let allocated = meta.allocated_data_bytes;
         let over_block = self.block_units + cost > limits.block_units
             || self.block_data_bytes + allocated > limits.account_data_bytes;
         let over_account = self.lists[entry.account_range()].iter().any(|&account| {
@@ -796,7 +806,9 @@ impl Scheduler {
                 entry.state == State::InFlight,
                 "transaction {id} is not in flight"
             );
-            for index in entry.account_range() {
+            // Unlock, drop the reference and offer the account in one pass.
+            let range = entry.account_range();
+            for index in range.clone() {
                 let account = self.lists[index];
                 let state = &mut self.accounts.states[(account >> 1) as usize];
                 if account & 1 == 1 {
@@ -804,10 +816,13 @@ impl Scheduler {
                 } else {
                     state.readers -= 1;
                 }
+                self.accounts.release(account >> 1);
                 self.maybe_wake(account >> 1);
             }
-            self.entries[id as usize].state = State::Free;
-            self.release_accounts(id);
+            let entry = &mut self.entries[id as usize];
+            entry.state = State::Free;
+            entry.num_accounts = 0;
+            self.garbage += range.len();
             self.free_entries.push(id);
             self.in_flight -= 1;
         }
