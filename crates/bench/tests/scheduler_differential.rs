@@ -59,14 +59,15 @@ fn cases() -> usize {
         .unwrap_or(3_000)
 }
 
-/// The one blockhash the generator uses is known; every durable nonce is vouched for.
+/// Every blockhash is known but `UNKNOWN_BLOCKHASH`; every durable nonce is vouched for.
 const BLOCKHASH: Hash = [9; 32];
+const UNKNOWN_BLOCKHASH: Hash = [8; 32];
 
 struct KnownBlockhash;
 
 impl BlockhashSource for KnownBlockhash {
     fn last_valid_slot(&mut self, blockhash: &Hash, _: u64) -> Option<u64> {
-        (*blockhash == BLOCKHASH).then_some(u64::MAX)
+        (*blockhash != UNKNOWN_BLOCKHASH).then_some(u64::MAX)
     }
 
     fn durable_nonce_last_valid_slot(&mut self, _: &Address, _: &Hash, _: u64) -> Option<u64> {
@@ -241,7 +242,8 @@ fn oracle(
     if unique.len() != account_keys.len() {
         return Verdict::Reject("account_locks");
     }
-    if resolved.recent_blockhash().to_bytes() != BLOCKHASH && resolved.get_durable_nonce().is_none()
+    if resolved.recent_blockhash().to_bytes() == UNKNOWN_BLOCKHASH
+        && resolved.get_durable_nonce().is_none()
     {
         return Verdict::Reject("blockhash");
     }
@@ -691,7 +693,11 @@ fn generate(rng: &mut Rng, signers: &[SigningKey]) -> Vec<u8> {
             }];
         }
     }
-    let blockhash = if rng.chance(4) { [8; 32] } else { BLOCKHASH };
+    let blockhash = if rng.chance(4) {
+        UNKNOWN_BLOCKHASH
+    } else {
+        BLOCKHASH
+    };
     let mut transaction = Transaction::new(version, header, account_keys, blockhash, instructions);
     transaction.address_table_lookups = lookups;
     if version == TransactionVersion::V1 {
