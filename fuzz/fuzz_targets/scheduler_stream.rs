@@ -21,6 +21,15 @@ impl BlockhashSource for FuzzClock {
     fn last_valid_slot(&mut self, blockhash: &Hash, slot: u64) -> Option<u64> {
         (blockhash[0] != 0).then_some(slot + u64::from(blockhash[1]))
     }
+
+    fn durable_nonce_last_valid_slot(
+        &mut self,
+        nonce_account: &[u8; 32],
+        _: &Hash,
+        slot: u64,
+    ) -> Option<u64> {
+        (nonce_account[0] & 1 == 0).then_some(slot)
+    }
 }
 
 fn stage_stream(mut bytes: &[u8]) {
@@ -62,6 +71,7 @@ fn scheduler_ops(bytes: &[u8]) {
     let limits = BlockLimits {
         block_units: 2_000,
         account_units: 700,
+        account_data_bytes: 500,
     };
     let mut scheduler = Scheduler::new(SchedulerConfig {
         workers: 2,
@@ -90,6 +100,7 @@ fn scheduler_ops(bytes: &[u8]) {
                     cost: u64::from(b) * 3,
                     reward: 0,
                     last_valid_slot: u64::from(c % 4) + step as u64 / 16,
+                    allocated_data_bytes: u64::from(a & 0x7F) * 4,
                     packet: step as u32,
                 };
                 let addresses: Vec<([u8; 32], bool)> = accounts

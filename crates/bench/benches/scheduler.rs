@@ -39,28 +39,8 @@ const BATCH: usize = 64;
 
 #[path = "measurement_support/thread_cpu_time.rs"]
 mod thread_cpu_time;
+use kestrel_bench::rng::Rng;
 use thread_cpu_time::ThreadCpuTime;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-    fn address(&mut self) -> Address {
-        let mut key = [0u8; 32];
-        for chunk in key.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        key
-    }
-}
 
 /// One transaction of a window.
 struct Tx {
@@ -116,6 +96,7 @@ fn unlimited() -> BlockLimits {
     BlockLimits {
         block_units: u64::MAX / 2,
         account_units: u64::MAX / 2,
+        account_data_bytes: u64::MAX / 2,
     }
 }
 
@@ -134,6 +115,7 @@ fn run_kestrel(window: &[Tx], limits: BlockLimits) -> u64 {
             cost: tx.cost,
             reward: tx.reward,
             last_valid_slot: u64::MAX,
+            allocated_data_bytes: 0,
             packet: index as u32,
         };
         let inserted = scheduler.insert(meta, tx.accounts.iter().map(|(a, w)| (a, *w)));
@@ -314,6 +296,10 @@ impl BlockhashSource for AnyBlockhash {
     fn last_valid_slot(&mut self, _: &Hash, _: u64) -> Option<u64> {
         Some(u64::MAX)
     }
+
+    fn durable_nonce_last_valid_slot(&mut self, _: &Address, _: &Hash, _: u64) -> Option<u64> {
+        Some(u64::MAX)
+    }
 }
 
 /// Signed transfers with a compute-unit price: from distinct payers, or all from one.
@@ -376,9 +362,14 @@ fn transfers(count: usize, one_payer: bool) -> Vec<Vec<u8>> {
 /// The Kestrel stage with one verify thread beside the caller: ingest, then schedule to
 /// completion; returns the transactions scheduled.
 fn kestrel_stage(packets: &[&[u8]]) -> usize {
+    // No block limits, as on the peer's side: every transfer from one payer fits.
     let mut stage = Stage::new(StageConfig {
         verify_threads: 1,
         max_ingest_packets: packets.len(),
+        scheduler: SchedulerConfig {
+            limits: unlimited(),
+            ..SchedulerConfig::default()
+        },
         ..StageConfig::default()
     });
     stage.ingest(packets, &NoAddressTables, &mut AnyBlockhash, |_, _| {});

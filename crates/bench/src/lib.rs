@@ -5,4 +5,5 @@
 // single `getrusage(2)` call reads the CPU time of the pipe modes' client and server.
 #![deny(unsafe_code)]
 
+pub mod rng;
 pub mod serialization;

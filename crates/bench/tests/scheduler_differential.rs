@@ -6,11 +6,18 @@
 //! whose first signature was not accepted before — and every such packet is accepted. For accepted
 //! packets the cost and the reward must be those computed from Agave's answers: the compute-unit
 //! limit, price and loaded-data limit from its compute-budget rules, the write locks from its
-//! resolved view with the reserved keys of `solana-sdk-ids`.
+//! resolved view with the reserved keys of `solana-sdk-ids`. A packet whose blockhash is unknown
+//! is accepted only as a durable-nonce transaction (`SVMMessage::get_durable_nonce` of
+//! `solana-svm-transaction` 5; the test's nonce source vouches for every nonce); a simple vote
+//! (`solana-transaction`'s `is_simple_vote_transaction_impl`) costs `SIMPLE_VOTE_USAGE_COST`; the
+//! account data a transaction may allocate is its System instructions decoded as
+//! `solana-system-interface`'s `SystemInstruction` by bincode with Agave's options, summed as
+//! `CostModel::calculate_allocated_accounts_data_size` does.
 //!
 //! Inputs: the 308 mainnet transactions; generated legacy/v0/v1 transactions signed with real keys
 //! whose compute-budget instructions are drawn from valid, duplicate, truncated, unknown and
-//! out-of-range requests; byte-level mutants of both, re-signed when their signers are known (so
+//! out-of-range requests, some with an unknown blockhash and an AdvanceNonceAccount instruction,
+//! some shaped as simple votes, some creating or allocating accounts; byte-level mutants of both, re-signed when their signers are known (so
 //! they reach the rules behind the signature check) or left as they are.
 //! `KESTREL_DIFF_CASES` sets the number of generated and of mutated inputs (default 3,000 each).
 
@@ -22,6 +29,7 @@ use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_version::TransactionVersion as AgaveVersion;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use kestrel_bench::rng::Rng;
 use kestrel_scheduler::{
     program_id, AddressTableSource, BlockhashSource, LookupError, RejectReason, SchedulerConfig,
     Stage, StageConfig,
@@ -44,31 +52,6 @@ const AGAVE_CONFIG: AgaveConfig = AgaveConfig {
     max_accounts_per_instruction: 255,
 };
 
-/// xorshift64*: failures reproduce from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-    fn address(&mut self) -> Address {
-        let mut key = [0u8; 32];
-        for chunk in key.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        key
-    }
-}
-
 fn cases() -> usize {
     std::env::var("KESTREL_DIFF_CASES")
         .ok()
@@ -76,13 +59,61 @@ fn cases() -> usize {
         .unwrap_or(3_000)
 }
 
-/// Every blockhash is valid.
-struct AnyBlockhash;
+/// Every blockhash is known but `UNKNOWN_BLOCKHASH`; every durable nonce is vouched for.
+const BLOCKHASH: Hash = [9; 32];
+const UNKNOWN_BLOCKHASH: Hash = [8; 32];
 
-impl BlockhashSource for AnyBlockhash {
-    fn last_valid_slot(&mut self, _: &Hash, _: u64) -> Option<u64> {
+struct KnownBlockhash;
+
+impl BlockhashSource for KnownBlockhash {
+    fn last_valid_slot(&mut self, blockhash: &Hash, _: u64) -> Option<u64> {
+        (*blockhash != UNKNOWN_BLOCKHASH).then_some(u64::MAX)
+    }
+
+    fn durable_nonce_last_valid_slot(&mut self, _: &Address, _: &Hash, _: u64) -> Option<u64> {
         Some(u64::MAX)
     }
+}
+
+/// Agave's `SIMPLE_VOTE_USAGE_COST` (`solana-cost-model` `transaction_cost.rs`, a private constant).
+const SIMPLE_VOTE_USAGE_COST: u64 = 3_428;
+
+/// Account data the System instructions may allocate (`CostModel::
+/// calculate_allocated_accounts_data_size`): decoded with `limited_deserialize`'s options
+/// (`PACKET_DATA_SIZE` limit, fixed-width integers, trailing bytes allowed); an undecodable or
+/// over-10-MiB one makes it 0; capped at 20 MiB.
+fn oracle_allocated_data_bytes<'a>(
+    instructions: impl Iterator<Item = (&'a Pubkey, &'a [u8])>,
+) -> u64 {
+    use bincode::Options;
+    use solana_system_interface::instruction::SystemInstruction;
+    const MAX_PERMITTED_DATA_LENGTH: u64 = 10 * 1024 * 1024;
+    let mut total = 0u64;
+    for (program, data) in instructions {
+        if program.to_bytes() != solana_sdk_ids::system_program::ID.to_bytes() {
+            continue;
+        }
+        let decoded: Result<SystemInstruction, _> = bincode::options()
+            .with_limit(1_232)
+            .with_fixint_encoding()
+            .allow_trailing_bytes()
+            .deserialize(data);
+        let space = match decoded {
+            Err(_) => return 0,
+            Ok(
+                SystemInstruction::CreateAccount { space, .. }
+                | SystemInstruction::CreateAccountWithSeed { space, .. }
+                | SystemInstruction::Allocate { space }
+                | SystemInstruction::AllocateWithSeed { space, .. },
+            ) => space,
+            Ok(_) => 0,
+        };
+        if space > MAX_PERMITTED_DATA_LENGTH {
+            return 0;
+        }
+        total = total.saturating_add(space);
+    }
+    total.min(2 * MAX_PERMITTED_DATA_LENGTH)
 }
 
 const TABLE: Address = [0x7A; 32];
@@ -152,7 +183,11 @@ fn reserved_keys_are_agaves() {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Verdict {
     Reject(&'static str),
-    Accept { cost: u64, reward: u64 },
+    Accept {
+        cost: u64,
+        reward: u64,
+        allocated_data_bytes: u64,
+    },
 }
 
 /// Agave's answer, with the cost and reward computed from its compute budget and write locks.
@@ -206,6 +241,11 @@ fn oracle(
     let unique: HashSet<&Pubkey> = account_keys.iter().collect();
     if unique.len() != account_keys.len() {
         return Verdict::Reject("account_locks");
+    }
+    if resolved.recent_blockhash().to_bytes() == UNKNOWN_BLOCKHASH
+        && resolved.get_durable_nonce().is_none()
+    {
+        return Verdict::Reject("blockhash");
     }
     let num_write_locks = (0..account_keys.len())
         .filter(|&index| resolved.is_writable(index))
@@ -282,6 +322,19 @@ fn oracle(
     let num_signatures = u64::from(resolved.num_signatures());
     // Cost model constants: solana-cost-model block_cost_limits.rs (720, 6,690, 2,400, 4,800, 300,
     // 4 bytes per unit, 8 units per 32 KiB page).
+    let is_simple_vote =
+        solana_transaction::simple_vote_transaction_checker::is_simple_vote_transaction_impl(
+            resolved.signatures(),
+            matches!(version, AgaveVersion::Legacy),
+            resolved
+                .program_instructions_iter()
+                .map(|(program, _)| program),
+        );
+    let allocated_data_bytes = oracle_allocated_data_bytes(
+        resolved
+            .program_instructions_iter()
+            .map(|(program, instruction)| (program, instruction.data)),
+    );
     let cost = num_signatures * 720
         + precompile_signatures[0] * 2_400
         + precompile_signatures[1] * 6_690
@@ -290,6 +343,11 @@ fn oracle(
         + u64::from(data_bytes) / 4
         + compute_unit_limit
         + loaded_bytes.div_ceil(32 * 1024) * 8;
+    let cost = if is_simple_vote {
+        SIMPLE_VOTE_USAGE_COST
+    } else {
+        cost
+    };
     if cost > 24_000_000 {
         return Verdict::Reject("cost");
     }
@@ -297,6 +355,7 @@ fn oracle(
     Verdict::Accept {
         cost,
         reward: (signature_fee - signature_fee / 2).saturating_add(priority_fee),
+        allocated_data_bytes,
     }
 }
 
@@ -329,10 +388,10 @@ fn compare(inputs: &[Vec<u8>]) -> (usize, usize) {
         expected.push(verdict);
     }
     let mut rejected_by_stage: HashMap<usize, RejectReason> = HashMap::new();
-    let mut scheduled: HashMap<[u8; 64], (u64, u64)> = HashMap::new();
+    let mut scheduled: HashMap<[u8; 64], (u64, u64, u64)> = HashMap::new();
     for (chunk_index, chunk) in inputs.chunks(512).enumerate() {
         let slices: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-        stage.ingest(&slices, &tables, &mut AnyBlockhash, |index, reason| {
+        stage.ingest(&slices, &tables, &mut KnownBlockhash, |index, reason| {
             rejected_by_stage.insert(chunk_index * 512 + index, reason);
         });
         loop {
@@ -345,7 +404,10 @@ fn compare(inputs: &[Vec<u8>]) -> (usize, usize) {
                 for &id in batch.transactions() {
                     let meta = stage.meta(id);
                     let signature = stage.transaction(id).signatures()[0];
-                    scheduled.insert(signature, (meta.cost, meta.reward));
+                    scheduled.insert(
+                        signature,
+                        (meta.cost, meta.reward, meta.allocated_data_bytes),
+                    );
                 }
                 stage.complete(batch);
             }
@@ -371,12 +433,19 @@ fn compare(inputs: &[Vec<u8>]) -> (usize, usize) {
                     context()
                 )
             }
-            (Verdict::Accept { cost, reward }, None) => {
+            (
+                Verdict::Accept {
+                    cost,
+                    reward,
+                    allocated_data_bytes,
+                },
+                None,
+            ) => {
                 let signature: [u8; 64] = bytes_signature(bytes);
                 assert_eq!(
                     scheduled.get(&signature),
-                    Some(&(*cost, *reward)),
-                    "cost and reward of {}",
+                    Some(&(*cost, *reward, *allocated_data_bytes)),
+                    "cost, reward and allocated data of {}",
                     context()
                 );
                 accepted += 1;
@@ -436,6 +505,60 @@ fn compute_budget_data(rng: &mut Rng) -> Vec<u8> {
         _ => vec![1 + rng.below(4) as u8, 1],
     };
     if rng.chance(6) {
+        data.push(0xEE);
+    }
+    data
+}
+
+/// System instruction data: allocating kinds with sizes around Agave's limits, seeds (some not
+/// UTF-8), other kinds, truncations and random bytes.
+fn system_data(rng: &mut Rng) -> Vec<u8> {
+    let spaces = [0u64, 1, 10 << 20, (10 << 20) + 1, 7 << 20, u64::MAX];
+    let space = spaces[rng.below(spaces.len())];
+    let seed = |rng: &mut Rng| {
+        let text: Vec<u8> = if rng.chance(5) {
+            vec![0xFF, 0xC0]
+        } else {
+            b"seed"[..rng.below(5)].to_vec()
+        };
+        let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(text);
+        bytes
+    };
+    let mut data = match rng.below(10) {
+        0 | 1 => [
+            0u32.to_le_bytes().to_vec(),
+            1u64.to_le_bytes().to_vec(),
+            space.to_le_bytes().to_vec(),
+            vec![3; 32],
+        ]
+        .concat(),
+        2 => [
+            3u32.to_le_bytes().to_vec(),
+            vec![1; 32],
+            seed(rng),
+            1u64.to_le_bytes().to_vec(),
+            space.to_le_bytes().to_vec(),
+            vec![3; 32],
+        ]
+        .concat(),
+        3 | 4 => [8u32.to_le_bytes().to_vec(), space.to_le_bytes().to_vec()].concat(),
+        5 => [
+            9u32.to_le_bytes().to_vec(),
+            vec![1; 32],
+            seed(rng),
+            space.to_le_bytes().to_vec(),
+            vec![3; 32],
+        ]
+        .concat(),
+        6 => [2u32.to_le_bytes().to_vec(), 5u64.to_le_bytes().to_vec()].concat(),
+        7 => (rng.below(16) as u32).to_le_bytes().to_vec(),
+        _ => (0..rng.below(30)).map(|_| rng.next_u64() as u8).collect(),
+    };
+    if rng.chance(5) {
+        let length = data.len();
+        data.truncate(rng.below(length + 1));
+    } else if rng.chance(5) {
         data.push(0xEE);
     }
     data
@@ -506,7 +629,7 @@ fn generate(rng: &mut Rng, signers: &[SigningKey]) -> Vec<u8> {
     } else {
         vec![]
     };
-    let instructions = (0..rng.below(6))
+    let mut instructions: Vec<InstructionSpec> = (0..rng.below(6))
         .map(|_| {
             let program = used_programs[rng.below(used_programs.len())];
             let program_id_index = (first_program
@@ -518,8 +641,10 @@ fn generate(rng: &mut Rng, signers: &[SigningKey]) -> Vec<u8> {
                 compute_budget_data(rng)
             } else if program == program_id::ED25519 || program == program_id::SECP256K1 {
                 vec![rng.below(3) as u8, 0]
+            } else if program == program_id::SYSTEM {
+                system_data(rng)
             } else {
-                (0..rng.below(30)).map(|_| rng.next() as u8).collect()
+                (0..rng.below(30)).map(|_| rng.next_u64() as u8).collect()
             };
             InstructionSpec {
                 program_id_index,
@@ -530,15 +655,58 @@ fn generate(rng: &mut Rng, signers: &[SigningKey]) -> Vec<u8> {
             }
         })
         .collect();
-    let mut transaction = Transaction::new(version, header, account_keys, [9; 32], instructions);
+    // A durable-nonce transaction: AdvanceNonceAccount first (its nonce account may be readonly
+    // or a loaded address, and the marker may be another System instruction).
+    if rng.chance(5) {
+        if let Some(position) = account_keys[first_program..]
+            .iter()
+            .position(|key| *key == program_id::SYSTEM)
+        {
+            let mut data = if rng.chance(6) { 5u32 } else { 4u32 }
+                .to_le_bytes()
+                .to_vec();
+            if rng.chance(4) {
+                data.push(0xEE);
+            }
+            instructions.insert(
+                0,
+                InstructionSpec {
+                    program_id_index: (first_program + position) as u8,
+                    accounts: (0..rng.below(3))
+                        .map(|_| rng.below(num_static + 2) as u8)
+                        .collect(),
+                    data,
+                },
+            );
+        }
+    }
+    // A simple vote: legacy, one instruction, of the vote program.
+    if version == TransactionVersion::Legacy && rng.chance(8) {
+        if let Some(position) = account_keys[first_program..]
+            .iter()
+            .position(|key| *key == program_id::VOTE)
+        {
+            instructions = vec![InstructionSpec {
+                program_id_index: (first_program + position) as u8,
+                accounts: vec![0, rng.below(num_static) as u8],
+                data: (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect(),
+            }];
+        }
+    }
+    let blockhash = if rng.chance(4) {
+        UNKNOWN_BLOCKHASH
+    } else {
+        BLOCKHASH
+    };
+    let mut transaction = Transaction::new(version, header, account_keys, blockhash, instructions);
     transaction.address_table_lookups = lookups;
     if version == TransactionVersion::V1 {
         transaction.config = TransactionConfig {
-            priority_fee_lamports: rng.chance(2).then(|| rng.next() % 100_000),
-            compute_unit_limit: rng.chance(2).then(|| (rng.next() % 2_000_000) as u32),
+            priority_fee_lamports: rng.chance(2).then(|| rng.next_u64() % 100_000),
+            compute_unit_limit: rng.chance(2).then(|| (rng.next_u64() % 2_000_000) as u32),
             loaded_accounts_data_size_limit: rng
                 .chance(2)
-                .then(|| (rng.next() % (80 << 20)) as u32),
+                .then(|| (rng.next_u64() % (80 << 20)) as u32),
             requested_heap_size: rng.chance(4).then_some(64 * 1_024),
         };
     }
@@ -565,7 +733,7 @@ fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
                 let position = rng.below(length);
                 bytes.remove(position);
             }
-            _ => bytes.push(rng.next() as u8),
+            _ => bytes.push(rng.next_u64() as u8),
         }
     }
     bytes

@@ -18,6 +18,7 @@ use agave_transaction_view::result::TransactionViewError as AgaveError;
 use agave_transaction_view::sanitize::SanitizeConfig as AgaveConfig;
 use agave_transaction_view::transaction_version::TransactionVersion as AgaveVersion;
 use agave_transaction_view::transaction_view::TransactionView as AgaveView;
+use kestrel_bench::rng::Rng;
 use kestrel_txview::{
     limits, Address, AddressTableLookupSpec, ErrorClass, InstructionSpec, LoadedAddresses,
     MessageHeader, ResolvedTransactionView, SanitizeConfig, SanitizedTransactionView, Transaction,
@@ -35,37 +36,6 @@ const AGAVE_CONFIG: AgaveConfig = AgaveConfig {
     max_accounts_per_instruction: 255,
 };
 const CONFIG: SanitizeConfig = SanitizeConfig::MAINNET;
-
-/// A small deterministic generator (xorshift64*), so failures reproduce from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
-    fn address(&mut self) -> Address {
-        let mut key = [0u8; 32];
-        for chunk in key.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        key
-    }
-    fn bytes(&mut self, length: usize) -> Vec<u8> {
-        (0..length).map(|_| self.byte()).collect()
-    }
-}
 
 fn cases() -> usize {
     std::env::var("KESTREL_DIFF_CASES")
@@ -519,9 +489,9 @@ fn generate(rng: &mut Rng) -> Transaction {
         .collect();
     let config = if version == TransactionVersion::V1 {
         TransactionConfig {
-            priority_fee_lamports: rng.chance(2).then(|| rng.next()),
-            compute_unit_limit: rng.chance(2).then(|| rng.next() as u32),
-            loaded_accounts_data_size_limit: rng.chance(3).then(|| rng.next() as u32),
+            priority_fee_lamports: rng.chance(2).then(|| rng.next_u64()),
+            compute_unit_limit: rng.chance(2).then(|| rng.next_u64() as u32),
+            loaded_accounts_data_size_limit: rng.chance(3).then(|| rng.next_u64() as u32),
             requested_heap_size: rng.chance(3).then(|| match rng.below(5) {
                 0 => 32 * 1024,
                 1 => 256 * 1024,
@@ -542,7 +512,7 @@ fn generate(rng: &mut Rng) -> Transaction {
         .map(|_| {
             let mut signature = [0u8; 64];
             for chunk in signature.chunks_mut(8) {
-                chunk.copy_from_slice(&rng.next().to_le_bytes());
+                chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
             }
             signature
         })

@@ -62,6 +62,16 @@ impl BlockhashSource for FirstSeenClock {
     fn last_valid_slot(&mut self, blockhash: &Hash, slot: u64) -> Option<u64> {
         Some(*self.0.entry(*blockhash).or_insert(slot) + MAX_PROCESSING_AGE_SLOTS)
     }
+
+    /// Every blockhash is known here, so no transaction reaches the nonce check.
+    fn durable_nonce_last_valid_slot(
+        &mut self,
+        _: &[u8; 32],
+        nonce: &Hash,
+        slot: u64,
+    ) -> Option<u64> {
+        self.last_valid_slot(nonce, slot)
+    }
 }
 
 /// One line's bytes: hex, then base58 or base64 — whichever gives bytes that frame as a

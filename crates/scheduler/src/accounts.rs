@@ -24,11 +24,12 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
 
-/// One account's state.
+const _: () = assert!(core::mem::size_of::<AccountState>() <= 48);
+
+/// One account's state: what every lock check reads, kept small (48 bytes) so that the states of
+/// a window's accounts stay in cache; the address lives apart.
 #[derive(Clone, Debug)]
 pub(crate) struct AccountState {
-    /// The address (to remove it from the map when the id is freed).
-    pub(crate) address: Address,
     /// Queued and in-flight transactions naming the account.
     pub(crate) references: u32,
     /// An in-flight transaction holds the account writable.
@@ -57,6 +58,8 @@ pub(crate) struct AccountState {
 pub(crate) struct AccountTable {
     ids: HashMap<Address, AccountId, SeededState>,
     pub(crate) states: Vec<AccountState>,
+    /// Each id's address (to remove it from the map when the id is freed).
+    addresses: Vec<Address>,
     free: Vec<AccountId>,
     /// Accounts some transaction names.
     referenced: usize,
@@ -69,6 +72,7 @@ impl AccountTable {
         Self {
             ids: HashMap::with_hasher(SeededState::new()),
             states: Vec::new(),
+            addresses: Vec::new(),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,
@@ -87,10 +91,10 @@ impl AccountTable {
             self.sweep();
         }
         let states = &mut self.states;
+        let addresses = &mut self.addresses;
         let free = &mut self.free;
         let id = *self.ids.entry(*address).or_insert_with(|| {
             let state = AccountState {
-                address: *address,
                 references: 0,
                 write_locked: false,
                 readers: 0,
@@ -106,10 +110,12 @@ impl AccountTable {
             match free.pop() {
                 Some(id) => {
                     states[id as usize] = state;
+                    addresses[id as usize] = *address;
                     id
                 }
                 None => {
                     states.push(state);
+                    addresses.push(*address);
                     (states.len() - 1) as AccountId
                 }
             }
@@ -134,14 +140,14 @@ impl AccountTable {
 
     /// Removes the accounts nobody names and that have no units in this block.
     fn sweep(&mut self) {
-        for (id, state) in self.states.iter().enumerate() {
+        for (id, (state, address)) in self.states.iter().zip(&self.addresses).enumerate() {
             let id = id as AccountId;
             // A freed slot keeps its old address, which may since map to another id.
             let idle = state.references == 0
                 && state.block_units == 0
-                && self.ids.get(&state.address) == Some(&id);
+                && self.ids.get(address) == Some(&id);
             if idle {
-                self.ids.remove(&state.address);
+                self.ids.remove(address);
                 debug_assert!(!state.write_locked && state.readers == 0);
                 debug_assert_eq!(state.waiters_head, NONE);
                 self.free.push(id);

@@ -5,7 +5,10 @@
 //! signature, 2,400 per ed25519-precompile signature, 6,690 per secp256k1 one and 4,800 per
 //! secp256r1 one (that precompile is active), 300 per write lock (after demotion), instruction
 //! data bytes / 4, the compute-unit limit, and 8 per 32 KiB page of the loaded-accounts data limit.
-//! Simple vote transactions are not singled out (they are costed like any other).
+//! A simple vote transaction (`solana-transaction` `is_simple_vote_transaction_impl`: legacy,
+//! fewer than 3 signatures, exactly one instruction, of the vote program) costs a fixed
+//! `SIMPLE_VOTE_USAGE_COST` instead (`CostModel::calculate_cost`, `remove_simple_vote_from_cost_model`
+//! inactive on mainnet).
 //!
 //! Reward (Agave `Bank::calculate_reward_for_transaction`): 5,000 lamports per signature (those of
 //! the transaction and of the precompiles) less the 50 % burned, plus the whole priority fee.
@@ -15,8 +18,11 @@ use crate::compute_budget::InstructionDetails;
 use crate::limits::{
     ACCOUNT_DATA_COST_PAGE_SIZE, BURN_PERCENT, DEFAULT_HEAP_COST, ED25519_VERIFY_STRICT_COST,
     INSTRUCTION_DATA_BYTES_COST, LAMPORTS_PER_SIGNATURE, PRIORITY_MULTIPLIER,
-    SECP256K1_VERIFY_COST, SECP256R1_VERIFY_COST, SIGNATURE_COST, WRITE_LOCK_UNITS,
+    SECP256K1_VERIFY_COST, SECP256R1_VERIFY_COST, SIGNATURE_COST, SIMPLE_VOTE_USAGE_COST,
+    VOTE_PROGRAM_COMPUTE_UNITS, WRITE_LOCK_UNITS,
 };
+use crate::program_id;
+use kestrel_txview::{SanitizedTransactionView, TransactionVersion};
 
 /// The parts of a transaction's cost, in compute units.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -58,6 +64,19 @@ impl TransactionCost {
         }
     }
 
+    /// The fixed cost of a simple vote transaction, in Agave's parts.
+    pub fn simple_vote() -> Self {
+        let cost = Self {
+            signature: SIGNATURE_COST,
+            write_lock: 2 * WRITE_LOCK_UNITS,
+            data_bytes: 0,
+            programs_execution: VOTE_PROGRAM_COMPUTE_UNITS,
+            loaded_accounts_data_size: DEFAULT_HEAP_COST,
+        };
+        debug_assert_eq!(cost.sum(), SIMPLE_VOTE_USAGE_COST);
+        cost
+    }
+
     /// The total.
     pub fn sum(&self) -> u64 {
         self.signature
@@ -66,6 +85,16 @@ impl TransactionCost {
             .saturating_add(self.programs_execution)
             .saturating_add(self.loaded_accounts_data_size)
     }
+}
+
+/// Whether `view` is a simple vote transaction (legacy, 1 or 2 signatures, one instruction, of the
+/// vote program).
+pub fn is_simple_vote<D: AsRef<[u8]>>(view: &SanitizedTransactionView<D>) -> bool {
+    let mut programs = view.program_instructions_iter().map(|(program, _)| program);
+    view.version() == TransactionVersion::Legacy
+        && view.num_signatures() < 3
+        && programs.len() == 1
+        && programs.next() == Some(&program_id::VOTE)
 }
 
 /// Lamports the leader keeps: the unburned part of the signature fee plus the priority fee.
@@ -127,6 +156,11 @@ mod tests {
             720 + 2 * 2_400 + 6_690 + 4_800
         );
         assert_eq!(reward_lamports(&details, 1), 5 * 2_500);
+    }
+
+    #[test]
+    fn a_simple_vote_costs_3428() {
+        assert_eq!(TransactionCost::simple_vote().sum(), 3_428);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! batches to workers.
 //!
 //! Module map: `limits` (constants), `program_id` (builtins, precompiles, reserved keys),
-//! `compute_budget`, `cost`, `packet_arena`, `dedup`, `verify_pool` (the stage's threads),
+//! `compute_budget`, `cost`, `system_program` (durable-nonce marker, account allocations),
+//! `packet_arena`, `dedup`, `verify_pool` (the stage's threads),
 //! `accounts` (interned accounts and their locks), `scheduler` (container and batches), `stage`
 //! (the pipeline that ties them).
 
@@ -24,13 +25,14 @@ mod packet_arena;
 pub mod program_id;
 mod scheduler;
 mod stage;
+mod system_program;
 mod verify_pool;
 
 pub use compute_budget::{
     priority_fee_lamports, ComputeBudgetError, ComputeBudgetLimits, InstructionDetails,
     PrecompileSignatureCounts,
 };
-pub use cost::{priority, reward_lamports, TransactionCost};
+pub use cost::{is_simple_vote, priority, reward_lamports, TransactionCost};
 pub use scheduler::{
     Batch, BlockLimits, DropReason, InsertError, Inserted, Scheduler, SchedulerConfig,
     SchedulerCounts, TransactionId, TransactionMeta,

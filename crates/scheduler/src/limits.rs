@@ -28,6 +28,22 @@ pub const MAX_BLOCK_UNITS: u64 = 60_000_000;
 pub const MAX_WRITABLE_ACCOUNT_UNITS: u64 = 24_000_000;
 /// Account data growth per block, in bytes (`MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA`).
 pub const MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA: u64 = 100_000_000;
+/// Largest account data one instruction may allocate (`solana-system-interface`
+/// `MAX_PERMITTED_DATA_LENGTH`, 10 MiB).
+pub const MAX_PERMITTED_DATA_LENGTH: u64 = 10 * 1024 * 1024;
+/// Largest account data one transaction may allocate
+/// (`MAX_PERMITTED_ACCOUNTS_DATA_ALLOCATIONS_PER_TRANSACTION`, twice the per-instruction limit).
+pub const MAX_PERMITTED_ACCOUNTS_DATA_ALLOCATIONS_PER_TRANSACTION: u64 =
+    2 * MAX_PERMITTED_DATA_LENGTH;
+/// Most bytes the cost model reads when it decodes a System instruction (`limited_deserialize`
+/// with `PACKET_DATA_SIZE`).
+pub const PACKET_DATA_SIZE: usize = kestrel_txview::limits::PACKET_DATA_SIZE;
+/// Compute units of the vote program's instruction (`DEFAULT_COMPUTE_UNITS` of the vote program).
+pub const VOTE_PROGRAM_COMPUTE_UNITS: u64 = 2_100;
+/// Fixed cost of a simple vote transaction (`solana-cost-model` `SIMPLE_VOTE_USAGE_COST`): one
+/// signature, two write locks, the vote instruction and one page of loaded account data.
+pub const SIMPLE_VOTE_USAGE_COST: u64 =
+    SIGNATURE_COST + 2 * WRITE_LOCK_UNITS + VOTE_PROGRAM_COMPUTE_UNITS + DEFAULT_HEAP_COST;
 
 /// Largest compute-unit limit a transaction may have (`MAX_COMPUTE_UNIT_LIMIT`).
 pub const MAX_COMPUTE_UNIT_LIMIT: u32 = 1_400_000;
@@ -68,6 +84,8 @@ pub const MAX_PROCESSING_AGE_SLOTS: u64 = 150;
 
 const _: () = assert!(SIGNATURE_COST == 720);
 const _: () = assert!(WRITE_LOCK_UNITS == 300);
+const _: () = assert!(SIMPLE_VOTE_USAGE_COST == 3_428);
+const _: () = assert!(PACKET_DATA_SIZE == 1_232);
 const _: () = assert!(INSTRUCTION_DATA_BYTES_COST == 4);
 const _: () = assert!(MAX_WRITABLE_ACCOUNT_UNITS <= MAX_BLOCK_UNITS);
 const _: () = assert!(MAX_COMPUTE_UNIT_LIMIT as u64 <= MAX_WRITABLE_ACCOUNT_UNITS);

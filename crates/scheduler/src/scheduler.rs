@@ -17,15 +17,16 @@
 //! its reserving transaction leaves. Lock checks are array indexes: accounts are interned once
 //! when a transaction enters (`accounts`).
 //!
-//! Limits: a transaction whose cost exceeds the block or account limit is refused at insertion;
-//! one that does not fit in what is left of the block waits (deferred) for the next block; one
+//! Limits: a transaction whose cost exceeds the block or account limit, or whose possible account
+//! data allocation exceeds the block's growth limit, is refused at insertion; one that does not
+//! fit in what is left of the block (units or data growth) waits (deferred) for the next block; one
 //! whose blockhash expired is dropped when it reaches the top. The container holds `capacity`
 //! queued transactions and evicts the lowest-priority one for a better newcomer.
 
 use crate::accounts::{AccountId, AccountTable, NONE};
 use crate::limits::{
-    DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS,
-    MAX_WRITABLE_ACCOUNT_UNITS,
+    DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
+    MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
 };
 use core::cmp::Reverse;
 use core::fmt;
@@ -42,6 +43,8 @@ pub struct BlockLimits {
     pub block_units: u64,
     /// Units per writable account per block.
     pub account_units: u64,
+    /// Bytes of account data the block's transactions may allocate.
+    pub account_data_bytes: u64,
 }
 
 impl Default for BlockLimits {
@@ -49,6 +52,7 @@ impl Default for BlockLimits {
         Self {
             block_units: MAX_BLOCK_UNITS,
             account_units: MAX_WRITABLE_ACCOUNT_UNITS,
+            account_data_bytes: MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
         }
     }
 }
@@ -91,6 +95,8 @@ pub struct TransactionMeta {
     pub reward: u64,
     /// Last slot in which the blockhash is valid.
     pub last_valid_slot: u64,
+    /// Bytes of account data its System instructions may allocate.
+    pub allocated_data_bytes: u64,
     /// The caller's handle of the transaction's bytes.
     pub packet: u32,
 }
@@ -110,6 +116,11 @@ pub enum InsertError {
         /// The cost.
         cost: u64,
     },
+    /// It may allocate more account data than a block may grow by.
+    AccountDataExceedsLimit {
+        /// The bytes it may allocate.
+        bytes: u64,
+    },
     /// The container is full of transactions with at least this one's priority.
     ContainerFull,
 }
@@ -127,6 +138,10 @@ impl fmt::Display for InsertError {
             Self::CostExceedsLimit { cost } => {
                 write!(formatter, "cost {cost} exceeds the block or account limit")
             }
+            Self::AccountDataExceedsLimit { bytes } => write!(
+                formatter,
+                "may allocate {bytes} bytes of account data, more than a block may"
+            ),
             Self::ContainerFull => write!(formatter, "container full of better transactions"),
         }
     }
@@ -175,10 +190,11 @@ enum State {
     InFlight,
 }
 
-/// One transaction's slot.
+/// One transaction's slot: what lock checks and wait lists read (40 bytes); the rest of its meta
+/// lives apart, in `Scheduler::metas`.
 #[derive(Clone)]
 struct Entry {
-    meta: TransactionMeta,
+    priority: u64,
     /// Insertion number: tie-break among equal priorities (first in, first out) and the
     /// identity that heap keys carry.
     sequence: u32,
@@ -200,7 +216,7 @@ struct Entry {
 impl Entry {
     #[inline]
     fn key(&self, id: TransactionId) -> u128 {
-        heap_key(self.meta.priority, self.sequence, id)
+        heap_key(self.priority, self.sequence, id)
     }
 
     #[inline]
@@ -209,6 +225,8 @@ impl Entry {
         start..start + usize::from(self.num_accounts)
     }
 }
+
+const _: () = assert!(core::mem::size_of::<Entry>() <= 40);
 
 /// Priority, then earlier insertion, then the id (which the key carries).
 #[inline]
@@ -236,6 +254,8 @@ pub struct SchedulerCounts {
     pub in_flight: usize,
     /// Compute units scheduled in the current block.
     pub block_units: u64,
+    /// Account data bytes the current block's transactions may allocate.
+    pub block_data_bytes: u64,
     /// Accounts named by queued or in-flight transactions.
     pub accounts: usize,
 }
@@ -245,6 +265,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     accounts: AccountTable,
     entries: Vec<Entry>,
+    /// Each entry's meta, by the same index.
+    metas: Vec<TransactionMeta>,
     free_entries: Vec<TransactionId>,
     /// Every live transaction's accounts, `account id << 1 | writable`, back to back (dense: a
     /// transaction costs 4 bytes per account); compacted when half is garbage.
@@ -260,6 +282,7 @@ pub struct Scheduler {
     queued: usize,
     in_flight: usize,
     block_units: u64,
+    block_data_bytes: u64,
     /// Accounts with units in this block.
     touched: Vec<AccountId>,
     next_sequence: u32,
@@ -283,6 +306,7 @@ impl Scheduler {
             config,
             accounts: AccountTable::new(),
             entries: Vec::new(),
+            metas: Vec::new(),
             free_entries: Vec::new(),
             lists: Vec::new(),
             garbage: 0,
@@ -294,6 +318,7 @@ impl Scheduler {
             queued: 0,
             in_flight: 0,
             block_units: 0,
+            block_data_bytes: 0,
             touched: Vec::new(),
             next_sequence: 0,
             next_stamp: 0,
@@ -312,6 +337,7 @@ impl Scheduler {
             queued: self.queued,
             in_flight: self.in_flight,
             block_units: self.block_units,
+            block_data_bytes: self.block_data_bytes,
             accounts: self.accounts.referenced(),
         }
     }
@@ -320,7 +346,7 @@ impl Scheduler {
     pub fn meta(&self, id: TransactionId) -> &TransactionMeta {
         let entry = &self.entries[id as usize];
         assert!(entry.state != State::Free, "transaction {id} is not live");
-        &entry.meta
+        &self.metas[id as usize]
     }
 
     /// Queues a transaction that names `accounts` (address, writable), evicting the
@@ -334,11 +360,17 @@ impl Scheduler {
         if meta.cost > limits.block_units || meta.cost > limits.account_units {
             return Err(InsertError::CostExceedsLimit { cost: meta.cost });
         }
+        if meta.allocated_data_bytes > limits.account_data_bytes {
+            return Err(InsertError::AccountDataExceedsLimit {
+                bytes: meta.allocated_data_bytes,
+            });
+        }
         let id = match self.free_entries.pop() {
             Some(id) => id,
             None => {
+                self.metas.push(meta);
                 self.entries.push(Entry {
-                    meta,
+                    priority: meta.priority,
                     sequence: 0,
                     state: State::Free,
                     previous: NONE,
@@ -359,7 +391,8 @@ impl Scheduler {
         let sequence = self.next_sequence;
         self.next_sequence = self.next_sequence.wrapping_add(1);
         let entry = &mut self.entries[id as usize];
-        entry.meta = meta;
+        entry.priority = meta.priority;
+        self.metas[id as usize] = meta;
         entry.sequence = sequence;
         let key = entry.key(id);
         let mut evicted_packet = None;
@@ -480,7 +513,7 @@ impl Scheduler {
                 return None;
             }
             self.eviction.pop();
-            let packet = entry.meta.packet;
+            let packet = self.metas[id as usize].packet;
             self.remove_queued(id);
             return Some(packet);
         }
@@ -530,8 +563,9 @@ impl Scheduler {
                 if entry.state != State::Ready || entry.sequence != sequence {
                     continue;
                 }
-                if entry.meta.last_valid_slot < slot {
-                    let packet = entry.meta.packet;
+                let meta = &self.metas[id as usize];
+                if meta.last_valid_slot < slot {
+                    let packet = meta.packet;
                     self.remove_queued(id);
                     self.dropped.push((packet, DropReason::Expired));
                     continue;
@@ -591,9 +625,12 @@ impl Scheduler {
                 return Attempt::Waiting;
             }
         }
-        let cost = entry.meta.cost;
+        let meta = &self.metas[id as usize];
+        let cost = meta.cost;
         let limits = self.config.limits;
-        let over_block = self.block_units + cost > limits.block_units;
+        let allocated = meta.allocated_data_bytes;
+        let over_block = self.block_units + cost > limits.block_units
+            || self.block_data_bytes + allocated > limits.account_data_bytes;
         let over_account = self.lists[entry.account_range()].iter().any(|&account| {
             account & 1 == 1
                 && self.accounts.states[(account >> 1) as usize].block_units + cost
@@ -607,6 +644,7 @@ impl Scheduler {
             return Attempt::Waiting;
         }
         self.block_units += cost;
+        self.block_data_bytes += allocated;
         let entry = &mut self.entries[id as usize];
         entry.state = State::InFlight;
         for &account in &self.lists[entry.account_range()] {
@@ -768,7 +806,9 @@ impl Scheduler {
                 entry.state == State::InFlight,
                 "transaction {id} is not in flight"
             );
-            for index in entry.account_range() {
+            // Unlock, drop the reference and offer the account in one pass.
+            let range = entry.account_range();
+            for index in range.clone() {
                 let account = self.lists[index];
                 let state = &mut self.accounts.states[(account >> 1) as usize];
                 if account & 1 == 1 {
@@ -776,10 +816,13 @@ impl Scheduler {
                 } else {
                     state.readers -= 1;
                 }
+                self.accounts.release(account >> 1);
                 self.maybe_wake(account >> 1);
             }
-            self.entries[id as usize].state = State::Free;
-            self.release_accounts(id);
+            let entry = &mut self.entries[id as usize];
+            entry.state = State::Free;
+            entry.num_accounts = 0;
+            self.garbage += range.len();
             self.free_entries.push(id);
             self.in_flight -= 1;
         }
@@ -788,6 +831,7 @@ impl Scheduler {
     /// Starts a new block: the compute-unit totals restart and deferred transactions queue again.
     pub fn new_block(&mut self) {
         self.block_units = 0;
+        self.block_data_bytes = 0;
         for account in core::mem::take(&mut self.touched) {
             self.accounts.states[account as usize].block_units = 0;
         }

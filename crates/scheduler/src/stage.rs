@@ -3,10 +3,12 @@
 //! Per call to [`Stage::ingest`], in this order (cheap checks before the signature check, which
 //! costs tens of microseconds): size; copy into the packet arena; frame and sanitize
 //! (`kestrel-txview`, today's mainnet limits); a first signature already accepted is a duplicate;
-//! the blockhash must be known and unexpired (the caller's [`BlockhashSource`]); address table
+//! the blockhash must be known and unexpired (the caller's [`BlockhashSource`]), or else the
+//! transaction be a durable-nonce one whose nonce the caller vouches for; address table
 //! lookups are resolved through the caller's [`AddressTableSource`] (writable addresses of every
 //! table, then readonly ones, as Agave orders them) and reserved keys and programs demoted to
-//! readonly; the compute budget is read; cost, reward and priority computed; then the signatures
+//! readonly; the compute budget is read; cost (a simple vote's is fixed), the account data it may
+//! allocate, reward and priority computed; then the signatures
 //! of every surviving packet are checked by the verify pool at once; then, in packet order, the
 //! signature is remembered and the transaction enters the scheduler.
 //!
@@ -15,7 +17,7 @@
 //! [`Stage::transaction`].
 
 use crate::compute_budget::{ComputeBudgetError, InstructionDetails};
-use crate::cost::{priority, reward_lamports, TransactionCost};
+use crate::cost::{is_simple_vote, priority, reward_lamports, TransactionCost};
 use crate::dedup::SignatureDeduper;
 use crate::limits::{DEFAULT_CONTAINER_CAPACITY, MAX_TX_ACCOUNT_LOCKS};
 use crate::packet_arena::PacketArena;
@@ -23,6 +25,7 @@ use crate::program_id::is_reserved;
 use crate::scheduler::{
     Batch, DropReason, InsertError, Scheduler, SchedulerConfig, TransactionId, TransactionMeta,
 };
+use crate::system_program::{allocated_data_bytes, durable_nonce_account};
 use crate::verify_pool::VerifyPool;
 use core::fmt;
 use kestrel_txview::limits::MAX_TRANSACTION_SIZE_V1;
@@ -32,11 +35,22 @@ use kestrel_txview::{
 };
 use std::collections::HashMap;
 
-/// Tells the last slot in which a blockhash may be used (the node's blockhash queue, or a test
-/// clock).
+/// Tells the last slot in which a blockhash, or a durable nonce, may be used (the node's blockhash
+/// queue and nonce accounts, or a test clock).
 pub trait BlockhashSource {
     /// `None` when the blockhash is unknown at `slot`.
     fn last_valid_slot(&mut self, blockhash: &Hash, slot: u64) -> Option<u64>;
+
+    /// For a durable-nonce transaction whose recent-blockhash field is not a known blockhash: the
+    /// last slot in which it may be scheduled if `nonce_account` holds `durable_nonce` (Agave
+    /// checks the account's stored nonce and advances it on execution); `None` rejects it as
+    /// "blockhash not found".
+    fn durable_nonce_last_valid_slot(
+        &mut self,
+        nonce_account: &Address,
+        durable_nonce: &Hash,
+        slot: u64,
+    ) -> Option<u64>;
 }
 
 /// Why an address table lookup failed (Agave's `TransactionError` variants of the same names).
@@ -145,6 +159,9 @@ impl RejectReason {
             Self::Scheduler(InsertError::TooManyAccountLocks { .. }) => "too_many_account_locks",
             Self::Scheduler(InsertError::AccountLoadedTwice) => "account_loaded_twice",
             Self::Scheduler(InsertError::CostExceedsLimit { .. }) => "cost_exceeds_limit",
+            Self::Scheduler(InsertError::AccountDataExceedsLimit { .. }) => {
+                "account_data_exceeds_limit"
+            }
             Self::Scheduler(InsertError::ContainerFull) => "container_full",
             Self::Expired => "blockhash_expired",
             Self::Evicted => "evicted",
@@ -403,10 +420,10 @@ impl Stage {
         if self.deduper.contains(&signature) {
             return Err(RejectReason::Duplicate);
         }
-        let last_valid_slot = blockhashes
+        // An unknown blockhash may still be a durable nonce, which needs the resolved view.
+        let blockhash_last_valid_slot = blockhashes
             .last_valid_slot(view.recent_blockhash(), self.slot)
-            .filter(|&last| last >= self.slot)
-            .ok_or(RejectReason::BlockhashNotFound)?;
+            .filter(|&last| last >= self.slot);
         let num_accounts = usize::from(view.num_static_account_keys())
             + usize::from(view.total_writable_lookup_accounts())
             + usize::from(view.total_readonly_lookup_accounts());
@@ -446,6 +463,19 @@ impl Stage {
         let details = InstructionDetails::try_new(&view).map_err(RejectReason::ComputeBudget)?;
         let resolved = ResolvedTransactionView::try_new(view, loaded, is_reserved)
             .map_err(RejectReason::Resolve)?;
+        let last_valid_slot = match blockhash_last_valid_slot {
+            Some(last) => last,
+            None => durable_nonce_account(&resolved)
+                .and_then(|nonce_account| {
+                    blockhashes.durable_nonce_last_valid_slot(
+                        nonce_account,
+                        resolved.recent_blockhash(),
+                        self.slot,
+                    )
+                })
+                .filter(|&last| last >= self.slot)
+                .ok_or(RejectReason::BlockhashNotFound)?,
+        };
         let mut num_write_locks = 0u64;
         for (position, address) in resolved.account_keys().enumerate() {
             let writable = resolved.is_writable(position);
@@ -453,12 +483,25 @@ impl Stage {
             self.accounts.push((*address, writable));
         }
         let num_signatures = resolved.num_signatures();
-        let cost = TransactionCost::new(&details, num_signatures, num_write_locks).sum();
+        let cost = if is_simple_vote(&resolved) {
+            TransactionCost::simple_vote()
+        } else {
+            TransactionCost::new(&details, num_signatures, num_write_locks)
+        }
+        .sum();
+        let allocated_data_bytes = allocated_data_bytes(&resolved);
         let limits = self.config.scheduler.limits;
         if cost > limits.block_units || cost > limits.account_units {
             return Err(RejectReason::Scheduler(InsertError::CostExceedsLimit {
                 cost,
             }));
+        }
+        if allocated_data_bytes > limits.account_data_bytes {
+            return Err(RejectReason::Scheduler(
+                InsertError::AccountDataExceedsLimit {
+                    bytes: allocated_data_bytes,
+                },
+            ));
         }
         let reward = reward_lamports(&details, num_signatures);
         let meta = TransactionMeta {
@@ -466,6 +509,7 @@ impl Stage {
             cost,
             reward,
             last_valid_slot,
+            allocated_data_bytes,
             packet: handle,
         };
         Ok((meta, signature))

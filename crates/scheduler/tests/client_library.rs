@@ -21,6 +21,10 @@ impl BlockhashSource for AnyBlockhash {
     fn last_valid_slot(&mut self, _: &Hash, _: u64) -> Option<u64> {
         Some(1_000)
     }
+
+    fn durable_nonce_last_valid_slot(&mut self, _: &Address, _: &Hash, _: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// One client transaction: bytes, first signature, signatures, requested unit limit and price.

@@ -1,6 +1,7 @@
 //! Properties of the scheduler under random conflict patterns: no two transactions in flight
 //! conflict on an account (write/write or write/read, within or across batches); the block's and
-//! each writable account's compute units never exceed their limits; every transaction is
+//! each writable account's compute units, and the block's account data growth, never exceed their
+//! limits; every transaction is
 //! scheduled exactly once, in the end (none is lost in a wait list); the container's capacity
 //! holds.
 
@@ -17,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 struct Transaction {
     priority: u64,
     cost: u64,
+    allocated_data_bytes: u64,
     accounts: Vec<(u8, bool)>,
 }
 
@@ -24,14 +26,16 @@ fn transaction(accounts_in_pool: u8) -> impl Strategy<Value = Transaction> {
     (
         0u64..1_000,
         1u64..400,
+        prop_oneof![Just(0u64), 0u64..300],
         proptest::collection::vec((0..accounts_in_pool, any::<bool>()), 1..8),
     )
-        .prop_map(|(priority, cost, mut accounts)| {
+        .prop_map(|(priority, cost, allocated_data_bytes, mut accounts)| {
             let mut seen = HashSet::new();
             accounts.retain(|(account, _)| seen.insert(*account));
             Transaction {
                 priority,
                 cost,
+                allocated_data_bytes,
                 accounts,
             }
         })
@@ -64,7 +68,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             1usize..5,
             1usize..3,
             1usize..=64,
-            (400u64..4_000, 400u64..2_000),
+            (400u64..4_000, 400u64..2_000, 200u64..1_000),
             1usize..100,
             proptest::collection::vec(any::<usize>(), 64),
         )
@@ -74,7 +78,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     workers,
                     batches_per_worker,
                     batch_transactions,
-                    (block_units, account_units),
+                    (block_units, account_units, account_data_bytes),
                     arrivals_per_round,
                     completion_choices,
                 )| Scenario {
@@ -85,6 +89,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     limits: BlockLimits {
                         block_units,
                         account_units,
+                        account_data_bytes,
                     },
                     arrivals_per_round,
                     completion_choices,
@@ -108,6 +113,7 @@ fn run(scenario: &Scenario) -> Vec<usize> {
     let mut in_flight: Vec<Batch> = Vec::new();
     let mut scheduled = Vec::new();
     let mut block_units = 0u64;
+    let mut block_data_bytes = 0u64;
     let mut account_units: HashMap<u8, u64> = HashMap::new();
     let mut next = 0;
     let mut round = 0usize;
@@ -128,6 +134,7 @@ fn run(scenario: &Scenario) -> Vec<usize> {
                 cost: transaction.cost,
                 reward: 0,
                 last_valid_slot: u64::MAX,
+                allocated_data_bytes: transaction.allocated_data_bytes,
                 packet: index as u32,
             };
             match scheduler.insert(meta, addresses.iter().map(|(a, w)| (a, *w))) {
@@ -140,6 +147,9 @@ fn run(scenario: &Scenario) -> Vec<usize> {
                     assert!(
                         cost > scenario.limits.block_units || cost > scenario.limits.account_units
                     );
+                }
+                Err(InsertError::AccountDataExceedsLimit { bytes }) => {
+                    assert!(bytes > scenario.limits.account_data_bytes);
                 }
                 Err(error) => panic!("unexpected refusal {error}"),
             }
@@ -154,6 +164,7 @@ fn run(scenario: &Scenario) -> Vec<usize> {
                 let index = id_to_index[&id];
                 let transaction = &scenario.transactions[index];
                 block_units += transaction.cost;
+                block_data_bytes += transaction.allocated_data_bytes;
                 for &(account, writable) in &transaction.accounts {
                     if writable {
                         *account_units.entry(account).or_default() += transaction.cost;
@@ -165,6 +176,8 @@ fn run(scenario: &Scenario) -> Vec<usize> {
         in_flight.extend(emitted);
         // Limits hold.
         assert!(block_units <= scenario.limits.block_units);
+        assert!(block_data_bytes <= scenario.limits.account_data_bytes);
+        assert_eq!(scheduler.counts().block_data_bytes, block_data_bytes);
         for (&account, &units) in &account_units {
             assert!(
                 units <= scenario.limits.account_units,
@@ -200,6 +213,7 @@ fn run(scenario: &Scenario) -> Vec<usize> {
             }
             scheduler.new_block();
             block_units = 0;
+            block_data_bytes = 0;
             account_units.clear();
         } else {
             let choice = scenario.completion_choices[round % scenario.completion_choices.len()];
@@ -236,6 +250,7 @@ fn chain_scenario(length: usize, workers: usize) -> Scenario {
             .map(|index| Transaction {
                 priority: index as u64,
                 cost: 10,
+                allocated_data_bytes: 0,
                 accounts: vec![(0, true), ((index % 200) as u8 + 1, false)],
             })
             .collect(),
@@ -262,6 +277,7 @@ fn independent_transactions_fill_batches_in_priority_order() {
             .map(|index| Transaction {
                 priority: (index * 7 % 256) as u64,
                 cost: 10,
+                allocated_data_bytes: 0,
                 accounts: vec![(index as u8, true)],
             })
             .collect(),
@@ -294,6 +310,7 @@ fn a_full_container_evicts_the_lowest_priority() {
         cost: 1,
         reward: 0,
         last_valid_slot: u64::MAX,
+        allocated_data_bytes: 0,
         packet,
     };
     scheduler.insert(meta(5, 0), [(&key, true)]).unwrap();
@@ -316,6 +333,7 @@ fn expired_transactions_are_dropped() {
         cost: 1,
         reward: 0,
         last_valid_slot: 10,
+        allocated_data_bytes: 0,
         packet: 7,
     };
     scheduler.insert(meta, [(&key, true)]).unwrap();
@@ -383,6 +401,7 @@ fn a_million_transaction_window_stays_within_capacity() {
             cost: 1_000,
             reward: 0,
             last_valid_slot: u64::MAX,
+            allocated_data_bytes: 0,
             packet: index,
         };
         match scheduler.insert(meta, accounts.iter().map(|(a, w)| (a, *w))) {

@@ -12,8 +12,8 @@ use kestrel_scheduler::{
     LookupError, NoAddressTables, RejectReason, SchedulerConfig, Stage, StageConfig,
 };
 use kestrel_txview::{
-    AddressTableLookupSpec, Hash, InstructionSpec, MessageHeader, Transaction, TransactionConfig,
-    TransactionVersion,
+    Address, AddressTableLookupSpec, Hash, InstructionSpec, MessageHeader, Transaction,
+    TransactionConfig, TransactionVersion,
 };
 use std::collections::HashMap;
 
@@ -25,14 +25,30 @@ impl BlockhashSource for FirstSeenClock {
     fn last_valid_slot(&mut self, blockhash: &Hash, slot: u64) -> Option<u64> {
         Some(*self.0.entry(*blockhash).or_insert(slot) + 150)
     }
+
+    fn durable_nonce_last_valid_slot(&mut self, _: &Address, _: &Hash, _: u64) -> Option<u64> {
+        unreachable!("every blockhash is known")
+    }
 }
 
-/// Only one known blockhash.
+/// Only one known blockhash, and one nonce account, which holds `NONCE`.
 struct OneBlockhash(Hash);
+
+const NONCE_ACCOUNT: Address = [0x4A; 32];
+const NONCE: Hash = [0x4E; 32];
 
 impl BlockhashSource for OneBlockhash {
     fn last_valid_slot(&mut self, blockhash: &Hash, _slot: u64) -> Option<u64> {
         (*blockhash == self.0).then_some(150)
+    }
+
+    fn durable_nonce_last_valid_slot(
+        &mut self,
+        nonce_account: &Address,
+        nonce: &Hash,
+        _slot: u64,
+    ) -> Option<u64> {
+        (*nonce_account == NONCE_ACCOUNT && *nonce == NONCE).then_some(150)
     }
 }
 
@@ -58,6 +74,32 @@ fn unit_price(micro_lamports: u64) -> Vec<u8> {
     let mut data = vec![3];
     data.extend(micro_lamports.to_le_bytes());
     data
+}
+
+/// A signed v1 transaction whose config sets a 1,000-lamport priority fee and a 50,000-unit limit.
+fn v1_with_fee() -> Transaction {
+    let mut v1 = Transaction::new(
+        TransactionVersion::V1,
+        MessageHeader {
+            num_required_signatures: 1,
+            num_readonly_signed_accounts: 0,
+            num_readonly_unsigned_accounts: 1,
+        },
+        vec![key(3).verifying_key().to_bytes(), [0x56; 32]],
+        [9; 32],
+        vec![InstructionSpec {
+            program_id_index: 1,
+            accounts: vec![0],
+            data: vec![1, 2, 3, 4],
+        }],
+    );
+    v1.config = TransactionConfig {
+        priority_fee_lamports: Some(1_000),
+        compute_unit_limit: Some(50_000),
+        ..TransactionConfig::default()
+    };
+    v1.sign(&[key(3)]);
+    v1
 }
 
 /// A transfer-like legacy transaction from `payer` to `to`, with compute-budget instructions.
@@ -189,27 +231,7 @@ fn v0_lookups_resolve_through_the_table_source_and_v1_config_sets_the_budget() {
     let mut bad_index = v0.clone();
     bad_index.address_table_lookups[0].readonly_indexes = vec![9];
     bad_index.sign(std::slice::from_ref(&payer));
-    let mut v1 = Transaction::new(
-        TransactionVersion::V1,
-        MessageHeader {
-            num_required_signatures: 1,
-            num_readonly_signed_accounts: 0,
-            num_readonly_unsigned_accounts: 1,
-        },
-        vec![key(3).verifying_key().to_bytes(), [0x56; 32]],
-        [9; 32],
-        vec![InstructionSpec {
-            program_id_index: 1,
-            accounts: vec![0],
-            data: vec![1, 2, 3, 4],
-        }],
-    );
-    v1.config = TransactionConfig {
-        priority_fee_lamports: Some(1_000),
-        compute_unit_limit: Some(50_000),
-        ..TransactionConfig::default()
-    };
-    v1.sign(&[key(3)]);
+    let v1 = v1_with_fee();
     let packets = [
         v0.serialize(),
         missing_table.serialize(),
@@ -233,27 +255,7 @@ fn v0_lookups_resolve_through_the_table_source_and_v1_config_sets_the_budget() {
 #[test]
 fn v1_config_gives_cost_and_reward() {
     let mut stage = small_stage();
-    let mut v1 = Transaction::new(
-        TransactionVersion::V1,
-        MessageHeader {
-            num_required_signatures: 1,
-            num_readonly_signed_accounts: 0,
-            num_readonly_unsigned_accounts: 1,
-        },
-        vec![key(3).verifying_key().to_bytes(), [0x56; 32]],
-        [9; 32],
-        vec![InstructionSpec {
-            program_id_index: 1,
-            accounts: vec![0],
-            data: vec![1, 2, 3, 4],
-        }],
-    );
-    v1.config = TransactionConfig {
-        priority_fee_lamports: Some(1_000),
-        compute_unit_limit: Some(50_000),
-        ..TransactionConfig::default()
-    };
-    v1.sign(&[key(3)]);
+    let v1 = v1_with_fee();
     assert!(ingest(&mut stage, &[v1.serialize()], &NoAddressTables)
         .rejected
         .is_empty());
@@ -342,6 +344,192 @@ fn bad_packets_get_typed_rejections() {
     assert_eq!(stage.packets_held(), 1);
     drain(&mut stage);
     assert_eq!(stage.packets_held(), 0);
+}
+
+/// A signed legacy transaction from `payer` naming `keys` after it (the last
+/// `readonly_unsigned` of them readonly).
+fn signed_legacy(
+    payer: &SigningKey,
+    keys: &[Address],
+    readonly_unsigned: u8,
+    blockhash: Hash,
+    instructions: Vec<InstructionSpec>,
+) -> Vec<u8> {
+    let mut account_keys = vec![payer.verifying_key().to_bytes()];
+    account_keys.extend_from_slice(keys);
+    let mut transaction = Transaction::new(
+        TransactionVersion::Legacy,
+        MessageHeader {
+            num_required_signatures: 1,
+            num_readonly_signed_accounts: 0,
+            num_readonly_unsigned_accounts: readonly_unsigned,
+        },
+        account_keys,
+        blockhash,
+        instructions,
+    );
+    transaction.sign(std::slice::from_ref(payer));
+    transaction.serialize()
+}
+
+fn instruction(program_id_index: u8, accounts: Vec<u8>, data: Vec<u8>) -> InstructionSpec {
+    InstructionSpec {
+        program_id_index,
+        accounts,
+        data,
+    }
+}
+
+/// Agave's rule: AdvanceNonceAccount first, its nonce account a writable static key; the caller
+/// vouches for the nonce. Anything else with an unknown blockhash is "blockhash not found".
+#[test]
+fn durable_nonce_transactions_are_accepted_in_place_of_a_blockhash() {
+    let advance = || instruction(2, vec![1, 0], vec![4, 0, 0, 0]);
+    let transfer = || instruction(2, vec![0, 1], vec![2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+    let writable = [NONCE_ACCOUNT, program_id::SYSTEM];
+    let cases: Vec<(Vec<u8>, Option<RejectReason>)> = vec![
+        (
+            signed_legacy(&key(1), &writable, 1, NONCE, vec![advance(), transfer()]),
+            None,
+        ),
+        // Trailing bytes after the discriminant are allowed.
+        (
+            signed_legacy(
+                &key(2),
+                &writable,
+                1,
+                NONCE,
+                vec![instruction(2, vec![1], vec![4, 0, 0, 0, 9])],
+            ),
+            None,
+        ),
+        // The nonce account readonly.
+        (
+            signed_legacy(
+                &key(3),
+                &[program_id::SYSTEM, NONCE_ACCOUNT],
+                2,
+                NONCE,
+                vec![instruction(1, vec![2, 0], vec![4, 0, 0, 0])],
+            ),
+            Some(RejectReason::BlockhashNotFound),
+        ),
+        // Not the first instruction.
+        (
+            signed_legacy(&key(4), &writable, 1, NONCE, vec![transfer(), advance()]),
+            Some(RejectReason::BlockhashNotFound),
+        ),
+        // Another System instruction first.
+        (
+            signed_legacy(
+                &key(5),
+                &writable,
+                1,
+                NONCE,
+                vec![instruction(2, vec![1], vec![5, 0, 0, 0])],
+            ),
+            Some(RejectReason::BlockhashNotFound),
+        ),
+        // The nonce account does not hold this nonce.
+        (
+            signed_legacy(&key(6), &writable, 1, [0x4F; 32], vec![advance()]),
+            Some(RejectReason::BlockhashNotFound),
+        ),
+    ];
+    let mut stage = small_stage();
+    let packets: Vec<&[u8]> = cases.iter().map(|(bytes, _)| &bytes[..]).collect();
+    let mut rejected = vec![None; cases.len()];
+    stage.ingest(
+        &packets,
+        &NoAddressTables,
+        &mut OneBlockhash([8; 32]),
+        |index, reason| rejected[index] = Some(reason),
+    );
+    let expected: Vec<Option<RejectReason>> = cases.iter().map(|(_, reason)| *reason).collect();
+    assert_eq!(rejected, expected);
+    assert_eq!(stage.scheduler().counts().queued, 2);
+}
+
+/// Agave's cost model: a legacy transaction with 1 or 2 signatures and one vote instruction costs
+/// 3,428 units, whatever its data; a second instruction makes it an ordinary transaction.
+#[test]
+fn simple_votes_cost_3428_units() {
+    let vote = || instruction(2, vec![1, 0], vec![0xAB; 180]);
+    let packets = [
+        signed_legacy(
+            &key(1),
+            &[[0x66; 32], program_id::VOTE],
+            1,
+            [9; 32],
+            vec![vote()],
+        ),
+        signed_legacy(
+            &key(2),
+            &[[0x67; 32], program_id::VOTE],
+            1,
+            [9; 32],
+            vec![vote(), vote()],
+        ),
+    ];
+    let mut stage = small_stage();
+    assert!(ingest(&mut stage, &packets, &NoAddressTables)
+        .rejected
+        .is_empty());
+    let mut batches = Vec::new();
+    stage.schedule(|batch| batches.push(batch), |_| {});
+    let mut costs: Vec<(u64, u64)> = batches
+        .iter()
+        .flat_map(|batch| batch.transactions().to_vec())
+        .map(|id| (stage.meta(id).cost, stage.meta(id).reward))
+        .collect();
+    costs.sort_unstable();
+    // The second: 720 + 2 × 300 + 360 / 4 + 2 × 3,000 (builtin) + 64 MiB of loaded data
+    // (2,048 pages × 8).
+    assert_eq!(
+        costs,
+        [(3_428, 2_500), (720 + 600 + 90 + 6_000 + 16_384, 2_500)]
+    );
+}
+
+/// Each transaction creates two 10 MiB accounts (the most one may allocate, 20 MiB): four fit
+/// in a block's 100,000,000 bytes of growth, the fifth waits for the next block.
+#[test]
+fn account_data_growth_is_bounded_per_block() {
+    let ten_mib: u64 = 10 * 1024 * 1024;
+    let create = |new_account: u8| {
+        let mut data = 0u32.to_le_bytes().to_vec();
+        data.extend(1u64.to_le_bytes());
+        data.extend(ten_mib.to_le_bytes());
+        data.extend(program_id::SYSTEM);
+        instruction(3, vec![0, new_account], data)
+    };
+    let packets: Vec<Vec<u8>> = (0..6u8)
+        .map(|index| {
+            signed_legacy(
+                &key(10 + index),
+                &[[20 + index; 32], [40 + index; 32], program_id::SYSTEM],
+                1,
+                [9; 32],
+                vec![create(1), create(2)],
+            )
+        })
+        .collect();
+    let mut stage = small_stage();
+    assert!(ingest(&mut stage, &packets, &NoAddressTables)
+        .rejected
+        .is_empty());
+    let first_block: usize = drain(&mut stage)
+        .iter()
+        .map(|batch| batch.transactions().len())
+        .sum();
+    assert_eq!(first_block, 4);
+    assert_eq!(stage.scheduler().counts().block_data_bytes, 4 * 2 * ten_mib);
+    stage.new_block(1);
+    let second_block: usize = drain(&mut stage)
+        .iter()
+        .map(|batch| batch.transactions().len())
+        .sum();
+    assert_eq!(second_block, 2);
 }
 
 #[test]
