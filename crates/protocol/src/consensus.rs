@@ -208,24 +208,15 @@ impl<'a> Field<'a> for ConsensusOperation {
         self.write_body(out);
     }
     fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
-        let mut object = ObjectWriter::new(out);
-        json::write_string(object.key("kind"), self.kind_name());
-        self.write_json_fields(&mut object)?;
-        object.end();
-        Ok(())
+        json::write_kinded(out, self.kind_name(), |object| {
+            self.write_json_fields(object)
+        })
     }
     fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
-        let object = json::as_object(value, path)?;
-        let kind_path = json::child(path, "kind");
-        let kind = json::as_str(
-            object
-                .get("kind")
-                .ok_or_else(|| JsonError::new(path, "missing field \"kind\""))?,
-            &kind_path,
-        )?;
+        let (object, kind) = json::kinded_object(value, path)?;
         Self::read_json_fields(kind, object, path).unwrap_or_else(|| {
             Err(JsonError::new(
-                &kind_path,
+                &json::child(path, "kind"),
                 format!("not a consensus kind: {kind}"),
             ))
         })

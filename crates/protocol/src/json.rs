@@ -77,6 +77,31 @@ pub(crate) fn as_object<'v>(
         .ok_or_else(|| JsonError::new(path, "expected an object"))
 }
 
+/// Writes a `{"kind": …, fields…}` object, Octez's JSON for a tagged operation content.
+pub(crate) fn write_kinded(
+    out: &mut String,
+    kind: &str,
+    fields: impl FnOnce(&mut ObjectWriter<'_>) -> Result<(), JsonError>,
+) -> Result<(), JsonError> {
+    let mut object = ObjectWriter::new(out);
+    write_string(object.key("kind"), kind);
+    fields(&mut object)?;
+    object.end();
+    Ok(())
+}
+
+/// A `{"kind": …, fields…}` object's members and its kind.
+pub(crate) fn kinded_object<'v>(
+    value: &'v Value,
+    path: &str,
+) -> Result<(&'v Map<String, Value>, &'v str), JsonError> {
+    let object = as_object(value, path)?;
+    let kind = object
+        .get("kind")
+        .ok_or_else(|| JsonError::new(path, "missing field \"kind\""))?;
+    Ok((object, as_str(kind, &child(path, "kind"))?))
+}
+
 /// The value as a string.
 pub(crate) fn as_str<'v>(value: &'v Value, path: &str) -> Result<&'v str, JsonError> {
     value
