@@ -572,3 +572,69 @@ fn ill_typed_data_breaks_its_lines_where_octez_client_does() {
         "Ill typed data: 1: (Pair 1 \"x\") is not an expression of type pair int int\nAt line 1 characters 8 to 11, value \"x\" is invalid for type int.\nFatal error:\n  ill-formed data\n"
     );
 }
+
+#[test]
+fn run_script_takes_octez_client_units_defaults_and_addresses() {
+    let (Some(amount), Some(balance), Some(sender), Some(source)) = (
+        opcode_script("transfer_amount.tz"),
+        opcode_script("balance.tz"),
+        opcode_script("sender.tz"),
+        opcode_script("source.tz"),
+    ) else {
+        return;
+    };
+    let stored = |script: &str, storage: &str, options: &[&str]| {
+        let (code, stdout, stderr) = client_run_script(script, storage, "Unit", options);
+        assert_eq!(code, 0, "{script} {options:?}: {stderr}");
+        stdout.lines().nth(1).unwrap_or_default().trim().to_string()
+    };
+    // Amounts are in tez; octez-client's default amount is 0.05 tez.
+    assert_eq!(stored(&amount, "0", &[]), "50000");
+    assert_eq!(stored(&amount, "0", &["--amount", "1.5"]), "1500000");
+    assert_eq!(stored(&balance, "0", &["--balance", "3"]), "3000000");
+    // octez-client's `--source` is SENDER, its `--payer` is SOURCE.
+    let (implicit, originated) = (
+        "tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5",
+        "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi",
+    );
+    let initial = "\"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\"";
+    let options = ["--source", originated, "--payer", implicit];
+    assert_eq!(
+        stored(&sender, initial, &options),
+        format!("\"{originated}\"")
+    );
+    assert_eq!(
+        stored(&source, initial, &options),
+        format!("\"{implicit}\"")
+    );
+}
+
+#[test]
+fn tabs_and_carriage_returns_are_unexpected_characters_listed_together() {
+    // Octez's lexer skips only spaces and line feeds, and octez-client lists every character
+    // its lexer skipped.
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "typecheck",
+            "data",
+            "{ 1 ;\t2 ; ~ }",
+            "against",
+            "type",
+            "list int",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "Error:\n  Erroneous command line argument 3 ({ 1 ;\t2 ; ~ }).\n  At line 1 character 5, unexpected character \t\n  At line 1 character 10, unexpected character ~\n"
+    );
+    let script = "parameter unit;\r\nstorage unit;\r\ncode { CDR ; NIL operation ; PAIR }";
+    let (code, _, stderr) = run(&["client", "typecheck", "script", "-"], script);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("At line 1 character 15, unexpected character \r\n  At line 2 character 13, unexpected character \r\n"),
+        "{stderr:?}"
+    );
+}
