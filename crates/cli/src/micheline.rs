@@ -14,7 +14,8 @@ pub enum MichelineCommand {
     /// Pack an expression: print `05` followed by its binary Micheline, in hex (untyped PACK of
     /// the expression as written).
     Pack {
-        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1.
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1; - reads it from
+        /// standard input.
         #[arg(allow_hyphen_values = true)]
         expression: String,
         /// Print as JSON.
@@ -23,7 +24,8 @@ pub enum MichelineCommand {
     },
     /// Unpack hex bytes starting with 05 and print the expression in text.
     Unpack {
-        /// The packed bytes in hex (an optional 0x prefix is accepted).
+        /// The packed bytes in hex (an optional 0x prefix is accepted); - reads them from
+        /// standard input (for values beyond the system's limit on an argument's length).
         hex: String,
         /// Print as JSON (the expression in text and in Micheline JSON).
         #[arg(long)]
@@ -40,11 +42,15 @@ pub enum MichelineCommand {
         /// The file to read, or - (the default) for standard input.
         #[arg(default_value = "-", allow_hyphen_values = true)]
         input: String,
+        /// Print as JSON: `{"output": ...}`, the converted form as a string.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the script-expression hash (expr...) of an expression: base58check of blake2b-256
     /// of its untyped PACK.
     Hash {
-        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1.
+        /// The expression in Micheline text, e.g. 'Pair 1 "foo"' or -1; - reads it from
+        /// standard input.
         #[arg(allow_hyphen_values = true)]
         expression: String,
         /// Print as JSON (the hash and the packed bytes).
@@ -68,7 +74,7 @@ pub enum Form {
 pub fn run(command: MichelineCommand) -> CommandResult {
     match command {
         MichelineCommand::Pack { expression, json } => {
-            let node = parse_text(&expression)?;
+            let node = parse_text(&argument_or_input(expression)?)?;
             let packed = with_macros_expanded(&node, pack::pack)?;
             let hex = to_hex(&packed);
             if json {
@@ -78,7 +84,7 @@ pub fn run(command: MichelineCommand) -> CommandResult {
             }
         }
         MichelineCommand::Unpack { hex, json } => {
-            let bytes = from_hex(&hex)?;
+            let bytes = from_hex(&argument_or_input(hex)?)?;
             let node = pack::unpack(&bytes).map_err(|e| e.to_string())?;
             if json {
                 let text = print::to_text_indented(&node);
@@ -92,7 +98,12 @@ pub fn run(command: MichelineCommand) -> CommandResult {
                 print_text(&node)?;
             }
         }
-        MichelineCommand::Convert { from, to, input } => {
+        MichelineCommand::Convert {
+            from,
+            to,
+            input,
+            json,
+        } => {
             let source = read_input(&input)?;
             let node = match from {
                 Form::Text => parse_text_or_script(&source)?,
@@ -103,16 +114,17 @@ pub fn run(command: MichelineCommand) -> CommandResult {
                     format!("{error} (line {line}, column {column})")
                 })?,
             };
-            match to {
-                Form::Text => print_text(&node)?,
-                Form::Binary => {
-                    println!("{}", to_hex(&with_macros_expanded(&node, binary::encode)?))
+            match (to, json) {
+                (Form::Text, false) => print_text(&node)?,
+                (Form::Text, true) => print_output(&print::to_text_indented(&node), true),
+                (Form::Binary, _) => {
+                    print_output(&to_hex(&with_macros_expanded(&node, binary::encode)?), json)
                 }
-                Form::Json => println!("{}", json::to_json_string(&node)),
+                (Form::Json, _) => print_output(&json::to_json_string(&node), json),
             }
         }
         MichelineCommand::Hash { expression, json } => {
-            let node = parse_text(&expression)?;
+            let node = parse_text(&argument_or_input(expression)?)?;
             let packed = with_macros_expanded(&node, pack::pack)?;
             let hash = pack::expression_hash_of_packed(&packed);
             if json {
@@ -138,6 +150,15 @@ fn with_macros_expanded<E: std::fmt::Display>(
     })
 }
 
+/// Prints a converted form: the text, or `{"output": text}` with `--json`.
+fn print_output(text: &str, json: bool) {
+    if json {
+        crate::output::print_json(&serde_json::json!({ "output": text }));
+    } else {
+        println!("{text}");
+    }
+}
+
 /// Streams `node` in octez-client's layout to standard output, never holding the whole text.
 fn print_text(node: &Node) -> Result<(), String> {
     crate::output::written(print::write_indented_to(
@@ -158,6 +179,15 @@ fn parse_text_or_script(source: &str) -> Result<Node, String> {
     match parse::parse_expression(source) {
         Ok(node) => Ok(node),
         Err(error) => parse::parse_toplevel(source).map_err(|_| error.describe(source)),
+    }
+}
+
+/// `argument` itself, or standard input's text when it is `-` (no expression or hex is `-`).
+fn argument_or_input(argument: String) -> Result<String, String> {
+    if argument == "-" {
+        read_input("-")
+    } else {
+        Ok(argument)
     }
 }
 

@@ -92,6 +92,9 @@ pub enum MichelsonCommand {
         /// The value (Micheline).
         #[arg(allow_hyphen_values = true)]
         value: String,
+        /// Print as JSON (`{"packed": "0x..."}`).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -150,7 +153,7 @@ pub fn run(command: MichelsonCommand) -> CommandResult {
             legacy,
             json,
         } => typecheck(&script, legacy, json),
-        MichelsonCommand::Pack { ty, value } => pack(&ty, &value),
+        MichelsonCommand::Pack { ty, value, json } => pack(&ty, &value, json),
     }
 }
 
@@ -339,16 +342,17 @@ fn parse_tez_mutez(text: &str) -> Result<i64, String> {
     run_script::parse_tez(text).ok_or_else(|| format!("{text} is not a non-negative tez amount"))
 }
 
-fn pack(ty: &str, value: &str) -> CommandResult {
-    let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
-    let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
-    let value_node = kestrel_michelson::expand_macros(&value_node).map_err(|e| {
+fn pack(ty: &str, value: &str, json: bool) -> CommandResult {
+    let ill_typed = |e: kestrel_michelson::TypecheckError| {
         let (line, column) = e.span.line_column(value);
         format!(
             "ill-typed data at line {line}, column {column}: {}",
             crate::client::describe_typecheck_error(&e.kind)
         )
-    })?;
+    };
+    let ty_node = kestrel_micheline::parse_expression(ty).map_err(|e| e.describe(ty))?;
+    let value_node = kestrel_micheline::parse_expression(value).map_err(|e| e.describe(value))?;
+    let value_node = kestrel_michelson::expand_macros(&value_node).map_err(ill_typed)?;
     let ty = kestrel_michelson::parse_type(&ty_node).map_err(|e| e.to_string())?;
     if !ty.is_packable() {
         return Err(format!("type {ty} is not packable"));
@@ -362,15 +366,13 @@ fn pack(ty: &str, value: &str) -> CommandResult {
         host: &mut host,
         legacy: false,
     };
-    let value = kestrel_michelson::typecheck_data(&value_node, &ty, &context).map_err(|e| {
-        let (line, column) = e.span.line_column(value);
-        format!(
-            "ill-typed data at line {line}, column {column}: {}",
-            crate::client::describe_typecheck_error(&e.kind)
-        )
-    })?;
+    let value = kestrel_michelson::typecheck_data(&value_node, &ty, &context).map_err(ill_typed)?;
     let bytes = kestrel_michelson::pack(&value, &ty).map_err(|e| e.to_string())?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    println!("0x{hex}");
+    if json {
+        crate::output::print_json(&serde_json::json!({ "packed": format!("0x{hex}") }));
+    } else {
+        println!("0x{hex}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -192,9 +192,10 @@ fn errors_name_line_and_column_in_octez_client_words_and_json() {
         "",
     );
     assert_eq!(code, 1, "{stdout}");
-    assert!(
-        stderr.starts_with("At line 2 characters 2 to 5,\nInvalid data: expected a value of type nat, got \"x\".\n"),
-        "{stderr}"
+    // Octez reports the value as it prints it (`"x"` on line 1), the JSON below as given.
+    assert_eq!(
+        stderr,
+        "Ill typed data: 1: \"x\" is not an expression of type nat\nAt line 1 characters 0 to 3, value \"x\" is invalid for type nat.\nFatal error:\n  ill-typed data\n"
     );
     assert!(!stderr.contains("InvalidData {"), "{stderr}");
     let (code, _, stderr) = run(&["michelson", "pack", "--type", "nat", "\"x\""], "");
@@ -229,6 +230,18 @@ fn errors_name_line_and_column_in_octez_client_words_and_json() {
     assert!(value["error"]["message"]
         .as_str()
         .is_some_and(|m| m.contains("At line 1")));
+    // Every command takes `--json`, these two included.
+    let json_of = |arguments: &[&str], stdin: &str| {
+        let (code, stdout, stderr) = run(arguments, stdin);
+        assert_eq!(code, 0, "{arguments:?}: {stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout)
+            .unwrap_or_else(|error| panic!("{error}: {stdout}"))
+    };
+    let packed = json_of(&["michelson", "pack", "--type", "int", "-7", "--json"], "");
+    assert_eq!(packed["packed"], "0x050047");
+    let mut arguments = convert_text_to("binary", "-").to_vec();
+    arguments.push("--json");
+    assert_eq!(json_of(&arguments, "-1")["output"], "0041");
 }
 
 #[test]
@@ -281,6 +294,11 @@ fn standard_input_is_read_for_a_script_given_as_dash() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("storage\n  Unit\n"), "{stdout}");
+    // Values too long for an argument come from standard input too.
+    let (code, stdout, stderr) = run(&["micheline", "unpack", "-"], "050041\n");
+    assert_eq!((code, stdout.as_str()), (0, "-1\n"), "{stderr}");
+    let (code, stdout, stderr) = run(&["micheline", "pack", "-"], "-1");
+    assert_eq!((code, stdout.as_str()), (0, "050041\n"), "{stderr}");
 }
 
 #[test]
@@ -438,15 +456,15 @@ fn ill_typed_storage_in_run_script_is_a_typing_error_with_line_and_column() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
-        "At line 1 characters 0 to 3,\nInvalid data: expected a value of type int, got \"x\".\nFatal error:\n  error running script\n"
+        "Invalid argument passed to contract KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi.\nAt (unshown) location 0, value \"x\" is invalid for type int.\nFatal error:\n  error running script\n"
     );
     let (code, _, stderr) = client_run_script(&cons, "Unit", "1", &[]);
     assert_eq!(code, 1, "{stderr}");
     assert!(!stderr.contains("Runtime error"), "{stderr}");
     assert!(!stderr.contains("byte"), "{stderr}");
-    assert!(
-        stderr.starts_with("At line 1 characters 0 to 4,\n"),
-        "{stderr}"
+    assert_eq!(
+        stderr,
+        "Ill typed data: 1: Unit is not an expression of type list int\nAt line 1 characters 0 to 4, value Unit is invalid for type list int.\nFatal error:\n  error running script\n"
     );
 }
 
@@ -458,7 +476,8 @@ fn run_script_errors_give_lines_and_columns_and_binary_takes_macros() {
     let (code, _, stderr) = michelson_run_script(&cons, "{}", "\"x\"", &[]);
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("ill-typed input at line 1, column 0: Invalid data"),
+        stderr
+            .contains("ill-typed input at line 1, column 0: value \"x\" is invalid for type int."),
         "{stderr}"
     );
     let (code, _, stderr) = michelson_run_script(&cons, "{ \"y\" }", "1", &[]);
@@ -490,4 +509,132 @@ fn run_script_errors_give_lines_and_columns_and_binary_takes_macros() {
         "",
     );
     assert_eq!(format!("0x{stdout}"), client);
+}
+
+#[test]
+fn ill_typed_data_breaks_its_lines_where_octez_client_does() {
+    // Too long for one line of octez-client's 78 columns: each box goes on a line of its own.
+    let long = format!("\"{}\"", "a".repeat(60));
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "typecheck",
+            "data",
+            &long,
+            "against",
+            "type",
+            "nat",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        format!(
+            "Ill typed data:\n  1: {long}\nis not an expression of type nat\nAt line 1 characters 0 to 62, value {long}\nis invalid for type nat.\nFatal error:\n  ill-typed data\n"
+        )
+    );
+    // The failing node inside a value is located in the value as octez-client prints it.
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "typecheck",
+            "data",
+            "{1;\"x\"}",
+            "against",
+            "type",
+            "list int",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with("Ill typed data: 1: { 1 ; \"x\" } is not an expression of type list int\nAt line 1 characters 6 to 9, value \"x\" is invalid for type int.\n"),
+        "{stderr}"
+    );
+    // An application is printed in parentheses (octez-client's `print_expr`), and `hash data`
+    // ends with its own words.
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "hash",
+            "data",
+            "Pair 1 \"x\"",
+            "of",
+            "type",
+            "pair int int",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "Ill typed data: 1: (Pair 1 \"x\") is not an expression of type pair int int\nAt line 1 characters 8 to 11, value \"x\" is invalid for type int.\nFatal error:\n  ill-formed data\n"
+    );
+}
+
+#[test]
+fn run_script_takes_octez_client_units_defaults_and_addresses() {
+    let (Some(amount), Some(balance), Some(sender), Some(source)) = (
+        opcode_script("transfer_amount.tz"),
+        opcode_script("balance.tz"),
+        opcode_script("sender.tz"),
+        opcode_script("source.tz"),
+    ) else {
+        return;
+    };
+    let stored = |script: &str, storage: &str, options: &[&str]| {
+        let (code, stdout, stderr) = client_run_script(script, storage, "Unit", options);
+        assert_eq!(code, 0, "{script} {options:?}: {stderr}");
+        stdout.lines().nth(1).unwrap_or_default().trim().to_string()
+    };
+    // Amounts are in tez; octez-client's default amount is 0.05 tez.
+    assert_eq!(stored(&amount, "0", &[]), "50000");
+    assert_eq!(stored(&amount, "0", &["--amount", "1.5"]), "1500000");
+    assert_eq!(stored(&balance, "0", &["--balance", "3"]), "3000000");
+    // octez-client's `--source` is SENDER, its `--payer` is SOURCE.
+    let (implicit, originated) = (
+        "tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5",
+        "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi",
+    );
+    let initial = "\"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\"";
+    let options = ["--source", originated, "--payer", implicit];
+    assert_eq!(
+        stored(&sender, initial, &options),
+        format!("\"{originated}\"")
+    );
+    assert_eq!(
+        stored(&source, initial, &options),
+        format!("\"{implicit}\"")
+    );
+}
+
+#[test]
+fn tabs_and_carriage_returns_are_unexpected_characters_listed_together() {
+    // Octez's lexer skips only spaces and line feeds, and octez-client lists every character
+    // its lexer skipped.
+    let (code, _, stderr) = run(
+        &[
+            "client",
+            "typecheck",
+            "data",
+            "{ 1 ;\t2 ; ~ }",
+            "against",
+            "type",
+            "list int",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "Error:\n  Erroneous command line argument 3 ({ 1 ;\t2 ; ~ }).\n  At line 1 character 5, unexpected character \t\n  At line 1 character 10, unexpected character ~\n"
+    );
+    let script = "parameter unit;\r\nstorage unit;\r\ncode { CDR ; NIL operation ; PAIR }";
+    let (code, _, stderr) = run(&["client", "typecheck", "script", "-"], script);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("At line 1 character 15, unexpected character \r\n  At line 2 character 13, unexpected character \r\n"),
+        "{stderr:?}"
+    );
 }

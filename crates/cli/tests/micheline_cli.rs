@@ -100,7 +100,7 @@ fn errors_give_positions_and_exit_codes() {
         &["micheline", "pack", "{ DROP ;\n  ~ }"],
         "",
         1,
-        "error: At line 2 characters 2 to 3, unexpected character '~'",
+        "error: At line 2 character 2, unexpected character ~",
     );
     check_error(
         &["micheline", "unpack", "0503ff"],

@@ -101,29 +101,13 @@ pub enum TraceRow {
         /// Output context.
         output: Scoped<ContextId>,
     },
-    /// `find`, with whether it found something.
-    Find {
+    /// `find`, `mem` or `mem_tree`, with the recorded result.
+    Read {
+        /// Which read.
+        kind: ReadKind,
         /// Key.
         key: Vec<Vec<u8>>,
-        /// Recorded result.
-        found: bool,
-        /// Context.
-        context: Scoped<ContextId>,
-    },
-    /// `mem`.
-    Mem {
-        /// Key.
-        key: Vec<Vec<u8>>,
-        /// Recorded result.
-        found: bool,
-        /// Context.
-        context: Scoped<ContextId>,
-    },
-    /// `mem_tree`.
-    MemTree {
-        /// Key.
-        key: Vec<Vec<u8>>,
-        /// Recorded result.
+        /// Recorded result (for `find`, whether it found contents).
         found: bool,
         /// Context.
         context: Scoped<ContextId>,
@@ -141,6 +125,52 @@ pub enum TraceRow {
         /// The committed context.
         input: Scoped<ContextId>,
     },
+}
+
+/// The three reads of a trace, rows of the same payload (`key * bool * context_id scope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    /// `find`: whether the key holds contents (read in full).
+    Find,
+    /// `mem`: whether the key holds contents.
+    Mem,
+    /// `mem_tree`: whether the key holds anything.
+    MemTree,
+}
+
+impl ReadKind {
+    /// The row tag.
+    fn tag(self) -> u64 {
+        match self {
+            ReadKind::Find => ROW_FIND,
+            ReadKind::Mem => ROW_MEM,
+            ReadKind::MemTree => ROW_MEM_TREE,
+        }
+    }
+
+    /// The read of row tag `tag`, if it is one.
+    fn of_tag(tag: u64) -> Option<ReadKind> {
+        match tag {
+            ROW_FIND => Some(ReadKind::Find),
+            ROW_MEM => Some(ReadKind::Mem),
+            ROW_MEM_TREE => Some(ReadKind::MemTree),
+            _ => None,
+        }
+    }
+
+    /// Performs the read of `key` on `tree`.
+    fn perform<K: AsRef<[u8]>>(
+        self,
+        tree: &Tree,
+        source: &dyn kestrel_context::ObjectSource,
+        key: &[K],
+    ) -> Result<bool, ContextError> {
+        match self {
+            ReadKind::Find => Ok(tree.find(source, key)?.is_some()),
+            ReadKind::Mem => tree.mem(source, key),
+            ReadKind::MemTree => tree.mem_tree(source, key),
+        }
+    }
 }
 
 /// Writes a trace.
@@ -214,27 +244,13 @@ pub fn encode_row(out: &mut Vec<u8>, row: &TraceRow) {
             put_context(out, input);
             put_context(out, output);
         }
-        TraceRow::Find {
-            key,
-            found,
-            context,
-        }
-        | TraceRow::Mem {
-            key,
-            found,
-            context,
-        }
-        | TraceRow::MemTree {
+        TraceRow::Read {
+            kind,
             key,
             found,
             context,
         } => {
-            let tag = match row {
-                TraceRow::Find { .. } => ROW_FIND,
-                TraceRow::Mem { .. } => ROW_MEM,
-                _ => ROW_MEM_TREE,
-            };
-            leb128::write_u64(out, tag);
+            leb128::write_u64(out, kind.tag());
             put_key(out, key);
             out.push(u8::from(*found));
             put_context(out, context);
@@ -510,28 +526,6 @@ impl<R: Read> TraceReader<R> {
                 input: cursor.context(path)?,
                 output: cursor.context(path)?,
             },
-            ROW_FIND | ROW_MEM | ROW_MEM_TREE => {
-                let key = cursor.key(path)?;
-                let found = cursor.boolean(path)?;
-                let context = cursor.context(path)?;
-                match tag {
-                    ROW_FIND => TraceRow::Find {
-                        key,
-                        found,
-                        context,
-                    },
-                    ROW_MEM => TraceRow::Mem {
-                        key,
-                        found,
-                        context,
-                    },
-                    _ => TraceRow::MemTree {
-                        key,
-                        found,
-                        context,
-                    },
-                }
-            }
             ROW_COMMIT => {
                 let hash = cursor.hash(path)?;
                 let date_seconds = cursor.int64(path)?;
@@ -551,10 +545,18 @@ impl<R: Read> TraceReader<R> {
                     input: cursor.context(path)?,
                 }
             }
-            other => {
-                cursor.offset = 0;
-                return cursor.fail(CorruptionKind::UnknownTag(other.min(255) as u8), path);
-            }
+            other => match ReadKind::of_tag(other) {
+                Some(kind) => TraceRow::Read {
+                    kind,
+                    key: cursor.key(path)?,
+                    found: cursor.boolean(path)?,
+                    context: cursor.context(path)?,
+                },
+                None => {
+                    cursor.offset = 0;
+                    return cursor.fail(CorruptionKind::UnknownTag(other.min(255) as u8), path);
+                }
+            },
         };
         if cursor.offset != cursor.bytes.len() {
             return cursor.fail(CorruptionKind::Inconsistent("bytes after the row"), path);
@@ -629,27 +631,18 @@ pub fn write_synthetic_trace<W: Write>(
             let input = *context;
             let row = match operation {
                 Operation::Find(key) | Operation::Mem(key) | Operation::MemTree(key) => {
-                    let source = &kestrel_context::InMemory;
-                    let context = Scoped {
-                        value: input,
-                        keep: true,
+                    let kind = match operation {
+                        Operation::Find(_) => ReadKind::Find,
+                        Operation::Mem(_) => ReadKind::Mem,
+                        _ => ReadKind::MemTree,
                     };
-                    let key_bytes = key_bytes(key);
-                    match operation {
-                        Operation::Find(_) => TraceRow::Find {
-                            found: tree.find(source, key)?.is_some(),
-                            key: key_bytes,
-                            context,
-                        },
-                        Operation::Mem(_) => TraceRow::Mem {
-                            found: tree.mem(source, key)?,
-                            key: key_bytes,
-                            context,
-                        },
-                        _ => TraceRow::MemTree {
-                            found: tree.mem_tree(source, key)?,
-                            key: key_bytes,
-                            context,
+                    TraceRow::Read {
+                        kind,
+                        found: kind.perform(tree, &kestrel_context::InMemory, key)?,
+                        key: key_bytes(key),
+                        context: Scoped {
+                            value: input,
+                            keep: true,
                         },
                     }
                 }
@@ -838,29 +831,14 @@ pub fn replay_trace<R: Read>(
                 let copied = tree.copy(store, &from, &to)?.unwrap_or(tree);
                 contexts.insert(output.value, copied);
             }
-            TraceRow::Find {
+            TraceRow::Read {
+                kind,
                 key,
                 found,
                 context,
             } => {
                 let tree = context_of(&mut contexts, &context);
-                report.read_mismatches += u64::from(tree.find(store, &key)?.is_some() != found);
-            }
-            TraceRow::Mem {
-                key,
-                found,
-                context,
-            } => {
-                let tree = context_of(&mut contexts, &context);
-                report.read_mismatches += u64::from(tree.mem(store, &key)? != found);
-            }
-            TraceRow::MemTree {
-                key,
-                found,
-                context,
-            } => {
-                let tree = context_of(&mut contexts, &context);
-                report.read_mismatches += u64::from(tree.mem_tree(store, &key)? != found);
+                report.read_mismatches += u64::from(kind.perform(&tree, store, &key)? != found);
             }
             TraceRow::Commit {
                 hash,

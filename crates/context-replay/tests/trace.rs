@@ -6,7 +6,7 @@
 
 use kestrel_context::{ContextError, Store, StoreOptions, SyncMode};
 use kestrel_context_replay::trace::{
-    replay_trace, write_synthetic_trace, Scoped, TraceReader, TraceRow, TraceWriter,
+    replay_trace, write_synthetic_trace, ReadKind, Scoped, TraceReader, TraceRow, TraceWriter,
 };
 use kestrel_context_replay::workload::{replay, ReplayOptions};
 use std::path::PathBuf;
@@ -27,17 +27,20 @@ fn rows() -> Vec<TraceRow> {
             input: context(0, false),
             output: context(1, true),
         },
-        TraceRow::Find {
+        TraceRow::Read {
+            kind: ReadKind::Find,
             key: vec![b"a".to_vec()],
             found: false,
             context: context(1, true),
         },
-        TraceRow::Mem {
+        TraceRow::Read {
+            kind: ReadKind::Mem,
             key: vec![],
             found: true,
             context: context(-5, true),
         },
-        TraceRow::MemTree {
+        TraceRow::Read {
+            kind: ReadKind::MemTree,
             key: vec![b"x".to_vec()],
             found: true,
             context: context(1, true),

@@ -46,7 +46,7 @@ impl Default for Limits {
 pub enum ParseErrorKind {
     /// A character that starts no token.
     UnexpectedCharacter(char),
-    /// A string literal without its closing quote (or broken by a newline).
+    /// A string literal without its closing quote (or broken by a newline or carriage return).
     UnterminatedString,
     /// A backslash escape other than `\\ \" \n \t \r \b`.
     InvalidEscape(char),
@@ -89,16 +89,24 @@ impl ParseError {
         ParseError { kind, span }
     }
 
-    /// The error with its line and column in `source`, the way octez-client reports positions.
+    /// The error with its line and column in `source`, the way octez-client reports positions
+    /// (a character is located at a point: `At line 1 character 4`).
     pub fn describe(&self, source: &str) -> String {
-        format!("{}, {}", self.span.location_text(source), self.kind)
+        let place = match self.kind {
+            ParseErrorKind::UnexpectedCharacter(_) => {
+                Span::new(self.span.start as usize, self.span.start as usize).location_text(source)
+            }
+            _ => self.span.location_text(source),
+        };
+        format!("{place}, {}", self.kind)
     }
 }
 
 impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseErrorKind::UnexpectedCharacter(c) => write!(f, "unexpected character {c:?}"),
+            // Octez prints the character as it is.
+            ParseErrorKind::UnexpectedCharacter(c) => write!(f, "unexpected character {c}"),
             ParseErrorKind::UnterminatedString => f.write_str("unterminated string"),
             ParseErrorKind::InvalidEscape(c) => write!(f, "invalid escape sequence \\{c}"),
             ParseErrorKind::UnterminatedComment => f.write_str("unterminated comment"),
@@ -194,6 +202,28 @@ fn parse_toplevel_in(source: &str, limits: Limits, check_layout: bool) -> Result
         }
     }
     Ok(toplevel)
+}
+
+/// Every character of `source` that starts no token, outside strings and comments, in order.
+///
+/// Octez's lexer records such a character, skips it and goes on (`Unexpected_character` in
+/// `Micheline_parser.tokenize`), so octez-client reports them all where [`parse_expression`] stops
+/// at the first; a caller reporting an [`ParseErrorKind::UnexpectedCharacter`] lists these. The
+/// scan stops at the first other lexical error, after which Octez's lexer resumes differently.
+pub fn unexpected_characters(source: &str) -> Vec<ParseError> {
+    let mut lexer = Parser::new(source, Limits::default(), false);
+    let mut errors = Vec::new();
+    loop {
+        match lexer.next_token() {
+            Ok((Token::End, _)) => return errors,
+            Ok(_) => {}
+            Err(error) if matches!(error.kind, ParseErrorKind::UnexpectedCharacter(_)) => {
+                lexer.position = error.span.end as usize;
+                errors.push(error);
+            }
+            Err(_) => return errors,
+        }
+    }
 }
 
 /// A lexical token.
@@ -699,11 +729,12 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.position + offset).copied()
     }
 
-    /// Skips whitespace and comments.
+    /// Skips whitespace and comments. As in Octez's lexer, whitespace is a space or `\n` only:
+    /// a tab or `\r` outside a string or comment is an unexpected character.
     fn skip_trivia(&mut self) -> Result<(), ParseError> {
         loop {
             match self.peek_byte(0) {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.position += 1,
+                Some(b' ' | b'\n') => self.position += 1,
                 Some(b'#') => {
                     while let Some(byte) = self.peek_byte(0) {
                         if byte == b'\n' {
@@ -871,7 +902,8 @@ impl<'a> Parser<'a> {
                     self.position += 1;
                     return Ok(Token::String(value));
                 }
-                b'\n' => {
+                // Octez's lexer ends a string at a raw line feed or carriage return.
+                b'\n' | b'\r' => {
                     return Err(ParseError::new(
                         ParseErrorKind::UnterminatedString,
                         Span::new(start, self.position),
@@ -904,7 +936,7 @@ impl<'a> Parser<'a> {
                     // Copy the run of ordinary characters at once (it is valid UTF-8: it is a
                     // slice of a `str` between ASCII delimiters).
                     let run_start = self.position;
-                    self.take_while(|b| !matches!(b, b'"' | b'\\' | b'\n'));
+                    self.take_while(|b| !matches!(b, b'"' | b'\\' | b'\n' | b'\r'));
                     value.push_str(&self.source[run_start..self.position]);
                 }
             }
@@ -1029,8 +1061,58 @@ mod tests {
         let error = parse_expression("{ DROP ;\n  ~ }").expect_err("bad char");
         assert_eq!(
             error.describe("{ DROP ;\n  ~ }"),
-            "At line 2 characters 2 to 3, unexpected character '~'"
+            "At line 2 character 2, unexpected character ~"
         );
+    }
+
+    /// Octez's lexer skips only spaces and line feeds: a tab or carriage return between tokens
+    /// is an unexpected character, a raw carriage return ends a string, and both are fine in
+    /// comments and (a tab) inside strings.
+    #[test]
+    fn tabs_and_carriage_returns_are_lexed_as_octez_lexes_them() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "{ 1 ;\t2 }",
+                Some("At line 1 character 5, unexpected character \t"),
+            ),
+            (
+                "Unit\r\n",
+                Some("At line 1 character 4, unexpected character \r"),
+            ),
+            (
+                "\"a\rb\"",
+                Some("At line 1 characters 0 to 2, unterminated string"),
+            ),
+            ("\"a\tb\"", None),
+            ("{ 1 ; # a\ttab\r\n  2 }", None),
+            ("/* \t\r */ Unit", None),
+        ];
+        for (source, expected) in cases {
+            let words = parse_expression(source).err().map(|e| e.describe(source));
+            assert_eq!(words.as_deref(), *expected, "{source:?}");
+        }
+    }
+
+    /// Each unexpected character is found, as Octez's lexer finds them all; the scan stops at
+    /// another kind of lexical error.
+    #[test]
+    fn every_unexpected_character_is_listed() {
+        let source = "{ 1 ;\t2 ; \"\t\" ; # \t\n  ~ ;\r\n  3 }";
+        let found: Vec<String> = unexpected_characters(source)
+            .iter()
+            .map(|e| e.describe(source))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "At line 1 character 5, unexpected character \t",
+                "At line 2 character 2, unexpected character ~",
+                "At line 2 character 5, unexpected character \r",
+            ]
+        );
+        assert!(unexpected_characters("{ 1 ; 2 }").is_empty());
+        let stopped = unexpected_characters("~ \"\\q\" ~");
+        assert_eq!(stopped.len(), 1);
     }
 
     /// Octez's layout rule, as data: (source, `None` when it parses, else the error's words).

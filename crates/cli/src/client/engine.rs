@@ -31,13 +31,21 @@ pub struct Failure {
     pub span: Span,
     /// octez-client's message.
     pub message: String,
+    /// For a value of the wrong type (Octez's `Invalid_constant`): the value and the type, which
+    /// octez-client lays out after the location on the same line when they fit.
+    pub invalid_value: Option<(String, String)>,
 }
 
 impl Failure {
     fn of(error: &TcError) -> Failure {
+        let invalid_value = match &error.kind {
+            TcErrorKind::InvalidData { expected, found } => Some((found.clone(), expected.clone())),
+            _ => None,
+        };
         Failure {
             span: error.span,
             message: describe(&error.kind),
+            invalid_value,
         }
     }
 }
@@ -55,7 +63,7 @@ pub fn describe(kind: &TcErrorKind) -> String {
         TcErrorKind::UnknownInstruction(name) => format!("unknown primitive {name}."),
         TcErrorKind::BadArguments(instr) => format!("wrong arguments for instruction {instr}."),
         TcErrorKind::InvalidData { expected, found } => {
-            format!("Invalid data: expected a value of type {expected}, got {found}.")
+            format!("value {found} is invalid for type {expected}.")
         }
         TcErrorKind::UnorderedSet => "Values in a set literal must be in strictly ascending order, but they were unordered in literal.".into(),
         TcErrorKind::UnorderedMap => "Keys in a map literal must be in strictly ascending order, but they were unordered in literal.".into(),
@@ -378,6 +386,24 @@ pub fn run(request: &RunRequest) -> Result<RunScriptOutput, RunFailure> {
             })
         }
     }
+}
+
+/// The storage type of the script `source` on one line, as Octez prints it in errors (empty
+/// when the script has no `storage` field: then it did not typecheck either).
+pub fn storage_type_text(source: &str) -> String {
+    let Ok(script) = kestrel_micheline::parse_toplevel(source) else {
+        return String::new();
+    };
+    script
+        .children()
+        .iter()
+        .find_map(|field| match &field.kind {
+            NodeKind::Prim { name, args, .. } if name.known() == Some(Prim::K_storage) => args
+                .first()
+                .map(kestrel_micheline::print::to_text_single_line),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Where the failing instruction is in the script's text `source`: its location mapped to the

@@ -296,32 +296,32 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "run view",
-        pattern: &[
-            Word("run"),
-            Word("view"),
-            Param("view"),
-            Word("on"),
-            Word("contract"),
-            Param("contract"),
-        ],
+        pattern: RUN_VIEW_WITH_INPUT.split_at(RUN_VIEW_WORDS).0,
         options: VIEW_OPTIONS,
     },
     CommandSpec {
         name: "run view",
-        pattern: &[
-            Word("run"),
-            Word("view"),
-            Param("view"),
-            Word("on"),
-            Word("contract"),
-            Param("contract"),
-            Word("with"),
-            Word("input"),
-            Param("input"),
-        ],
+        pattern: RUN_VIEW_WITH_INPUT,
         options: VIEW_OPTIONS,
     },
 ];
+
+/// `run view VIEW on contract CONTRACT with input INPUT`: octez-client's `run view`, whose
+/// first [`RUN_VIEW_WORDS`] words alone are the command without an input.
+const RUN_VIEW_WITH_INPUT: &[Token] = &[
+    Word("run"),
+    Word("view"),
+    Param("view"),
+    Word("on"),
+    Word("contract"),
+    Param("contract"),
+    Word("with"),
+    Word("input"),
+    Param("input"),
+];
+
+/// The words of `run view` without `with input INPUT`.
+const RUN_VIEW_WORDS: usize = 6;
 
 /// The options of `transfer` and `call`.
 const TRANSFER_OPTIONS: &[&str] = &[
@@ -458,11 +458,45 @@ pub fn usage() -> String {
             .collect();
         out.push_str(&words.join(" "));
         for option in spec.options {
-            out.push_str(&format!(" [{option}]"));
+            match lookup(VALUED, option) {
+                Some(_) => out.push_str(&format!(" [{option} {}]", value_name(option))),
+                None => out.push_str(&format!(" [{option}]")),
+            }
         }
         out.push('\n');
     }
+    out.push_str(USAGE_NOTES);
     out
+}
+
+/// What `kestrel client --help` says after the commands: parameters, units, `--json`, exit codes.
+const USAGE_NOTES: &str = "
+Parameters: a script is a file, `-` for standard input, or the script's text; data, types and
+  stacks are Micheline text (a value starting with `-`, such as `-1`, is a value, not an option).
+Units and defaults are octez-client's: amounts in tez (`--amount` 0.05 by default, `--balance`
+  4000000), gas in gas units (`--gas` 1040000 by default), `--now` in RFC 3339 or epoch seconds.
+Output: what octez-client prints; with `--json` (anywhere on the line) one JSON object instead,
+  on success and on failure: {\"error\": {\"kind\", \"message\", \"exit_code\", and \"file\", \"line\",
+  \"column\", \"end_column\" when the error has a place}}.
+Exit codes: 0 success; 1 the command failed (parse, typing or runtime error, unreadable file);
+  2 the command line is not one octez-client accepts (unknown command or option, bad value).
+";
+
+/// The placeholder `--help` shows for the value of `option`.
+fn value_name(option: &str) -> &'static str {
+    match option {
+        "--amount" | "--balance" | "--burn-cap" | "--fee" => "TEZ",
+        "--gas" | "--gas-limit" => "GAS",
+        "--storage-limit" => "BYTES",
+        "--now" => "TIMESTAMP",
+        "--level" => "LEVEL",
+        "--source" | "--payer" | "--self-address" | "--delegate" => "ADDRESS",
+        "--entrypoint" => "NAME",
+        "--unparsing-mode" => "Readable|Optimized|Optimized_legacy",
+        "--type" => "TYPE",
+        "--init" | "--arg" => "DATA",
+        _ => "MICHELINE",
+    }
 }
 
 /// Whether `args` ask for the usage (`--help` or `-h` anywhere, `man` or `help` as the last word,
@@ -621,13 +655,15 @@ mod tests {
     fn usage_lists_every_command() {
         let text = usage();
         assert!(
-            text.contains("  hash data <data> of type <type> [--gas] [--for-script]\n"),
+            text.contains("  hash data <data> of type <type> [--gas GAS] [--for-script]\n"),
             "{text}"
         );
+        let commands = text.split("\n\n").nth(1).unwrap_or_default();
         assert_eq!(
-            text.lines().filter(|l| l.starts_with("  ")).count(),
+            commands.lines().filter(|l| l.starts_with("  ")).count(),
             COMMANDS.len() + MOCKUP_COMMANDS.len()
         );
+        assert!(text.contains("Exit codes: 0 success"), "{text}");
         assert!(asks_for_usage(&args("--mode mockup man")));
         assert!(!asks_for_usage(&args("hash data 1 of type int")));
         assert!(!asks_for_usage(&args("hash data man of type string")));

@@ -286,15 +286,20 @@ fn run_failure(
                 ClientError::typecheck(origin, &request.source, &failure, "ill-typed script")
             }
             // octez-client ends these with `error running script`.
-            engine::Part::Storage => ClientError::typecheck(
+            engine::Part::Storage => ClientError::ill_typed_data(
                 "storage",
                 &request.storage,
+                &engine::storage_type_text(&request.source),
                 &failure,
                 "error running script",
             ),
-            engine::Part::Input => {
-                ClientError::typecheck("input", &request.input, &failure, "error running script")
-            }
+            engine::Part::Input => ClientError::bad_argument(
+                &request.input,
+                invocation
+                    .option("--self-address")
+                    .unwrap_or(kestrel_michelson_conformance::run_script::DEFAULT_SELF_ADDRESS),
+                &failure,
+            ),
         },
         RunFailure::Runtime {
             message,
@@ -356,18 +361,22 @@ fn type_param(
     })
 }
 
+/// Parses and typechecks the data parameter; an error ends with `what`, octez-client's last
+/// words for the command (`ill-typed data`, `ill-formed data`, ...).
 fn data_param(
     invocation: &grammar::Invocation,
     checker: &Checker,
     ty: &kestrel_michelson::Type,
+    what: &str,
 ) -> Result<(engine::Typed, i64), ClientError> {
     let node = expression_param(invocation, "data")?;
     checker.parse_data(&node, ty).map_err(|failure| {
-        ClientError::typecheck(
+        ClientError::ill_typed_data(
             "command line",
             invocation.param("data"),
+            &kestrel_micheline::print::to_text_single_line(&engine::type_node_folded(ty)),
             &failure,
-            "ill-typed data",
+            what,
         )
     })
 }
@@ -375,7 +384,7 @@ fn data_param(
 fn typecheck_data(invocation: &grammar::Invocation) -> Result<Success, ClientError> {
     let checker = Checker::new(invocation.switch("--legacy"));
     let (ty, type_gas) = type_param(invocation, &checker, "type")?;
-    let (_, data_gas) = data_param(invocation, &checker, &ty)?;
+    let (_, data_gas) = data_param(invocation, &checker, &ty, "ill-typed data")?;
     let remaining = report::format_gas(engine::OPERATION_GAS_MILLI - type_gas - data_gas);
     let text = format!("Well typed\nGas remaining: {remaining} units remaining\n");
     Ok(Success {
@@ -414,7 +423,7 @@ fn hash_data(invocation: &grammar::Invocation) -> Result<Success, ClientError> {
             ),
         ));
     }
-    let (typed, data_gas) = data_param(invocation, &checker, &ty)?;
+    let (typed, data_gas) = data_param(invocation, &checker, &ty, "ill-formed data")?;
     let (packed, pack_gas) =
         engine::pack(&typed).map_err(|message| ClientError::message("pack", &message))?;
     let digest = kestrel_crypto::hash::blake2b_256(&packed);
@@ -451,7 +460,7 @@ fn normalize_data(invocation: &grammar::Invocation) -> Result<Success, ClientErr
     let mode = unparsing_mode(invocation)?;
     let checker = Checker::new(invocation.switch("--legacy"));
     let (ty, _) = type_param(invocation, &checker, "type")?;
-    let (typed, _) = data_param(invocation, &checker, &ty)?;
+    let (typed, _) = data_param(invocation, &checker, &ty, "ill-typed data expression")?;
     let node = engine::unparse_typed(&typed, mode);
     Ok(Success {
         json: serde_json::json!({ "normalized": kestrel_micheline::print::to_text_single_line(&node) }),

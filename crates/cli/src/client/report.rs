@@ -9,6 +9,10 @@ use crate::input::InputError;
 use kestrel_micheline::node::position_of;
 use kestrel_micheline::{ParseError, ParseErrorKind, Span};
 
+/// The width octez-client lays its messages out in: OCaml `Format`'s default margin, which the
+/// client's message printer keeps. A box of Octez's error printer stays on one line when it fits.
+const OCTEZ_MARGIN_COLUMNS: usize = 78;
+
 /// Exit code of a failed command.
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit code of a command line that is not a valid command.
@@ -40,6 +44,87 @@ pub fn at(text: &str, span: Span) -> String {
     format!("At line {line} characters {start} to {end}")
 }
 
+/// The failure at its place in `text`: `At line L characters A to B,` then the sentence on the
+/// next line, except `value V is invalid for type T.`, which Octez prints in boxes that stay on
+/// the location's line as far as they fit.
+fn located(text: &str, failure: &Failure) -> String {
+    let place = at(text, failure.span);
+    match &failure.invalid_value {
+        Some((value, ty)) => {
+            let head = format!("{place}, value {value}");
+            let tail = format!("is invalid for type {ty}.");
+            let separator = if width(&head) + 1 + width(&tail) > OCTEZ_MARGIN_COLUMNS {
+                '\n'
+            } else {
+                ' '
+            };
+            format!("{head}{separator}{tail}")
+        }
+        None => format!("{place},\n{}", failure.message),
+    }
+}
+
+/// The columns `text` takes.
+fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// The first lines octez-client prints for Octez's `Ill_typed_data`: `Ill typed data:`, the
+/// value's numbered source lines (`1: ...`), then `is not an expression of type TYPE`, each part
+/// on the line before when it fits in the margin, as `Format` lays out its boxes.
+fn ill_typed_data_header(source: &str, type_text: &str) -> String {
+    const HEAD: &str = "Ill typed data:";
+    let lines: Vec<&str> = source.split('\n').collect();
+    let digits = lines.len().to_string().len();
+    let numbered: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| format!("{:0digits$}: {line}", index + 1))
+        .collect();
+    let source_width: usize = numbered.iter().map(|line| width(line)).sum();
+    let indent = if width(HEAD) + 1 + source_width > OCTEZ_MARGIN_COLUMNS {
+        2
+    } else {
+        width(HEAD) + 1
+    };
+    let mut out = String::from(HEAD);
+    if indent == 2 {
+        out.push_str("\n  ");
+    } else {
+        out.push(' ');
+    }
+    out.push_str(&numbered.join(&format!("\n{}", " ".repeat(indent))));
+    let column = indent + numbered.last().map_or(0, |line| width(line));
+    let tail = format!("is not an expression of type {type_text}");
+    out.push(if column + 1 + width(&tail) > OCTEZ_MARGIN_COLUMNS {
+        '\n'
+    } else {
+        ' '
+    });
+    out.push_str(&tail);
+    out
+}
+
+/// `text` as Octez prints a value it reports (its own layout, an application in parentheses),
+/// with `span` of `text` moved onto the same node of the printed text; `text` and `span`
+/// unchanged when `text` is not one expression.
+fn reprinted(text: &str, span: Span) -> (String, Span) {
+    let Ok(node) = kestrel_micheline::parse_expression(text) else {
+        return (text.to_string(), span);
+    };
+    let printed = kestrel_micheline::print::to_text_indented_wrapped(&node);
+    let moved = kestrel_micheline::location::prefix_order(&node)
+        .find(|(_, n)| n.span == span)
+        .and_then(|(location, _)| {
+            let again = kestrel_micheline::parse_expression(&printed).ok()?;
+            kestrel_micheline::location::node_at(&again, location).map(|n| n.span)
+        });
+    match moved {
+        Some(moved) => (printed, moved),
+        None => (text.to_string(), span),
+    }
+}
+
 /// Milligas as octez-client prints gas: `1039999.224`, or no decimals when there are none.
 pub fn format_gas(milligas: i64) -> String {
     let (whole, milli) = (milligas.div_euclid(1000), milligas.rem_euclid(1000));
@@ -61,10 +146,20 @@ fn indent(lines: &[String]) -> String {
 }
 
 /// The span octez-client reports for a parse error: an unclosed `{` or `(` is reported at
-/// the opener, everything else where it was found.
+/// the opener, everything else where it was found; an unexpected character with every other
+/// one, one a line, as octez-client lists the errors its lexer collected.
 fn parse_error_words(text: &str, error: &ParseError) -> String {
     match &error.kind {
         ParseErrorKind::Empty => "empty expression".to_string(),
+        ParseErrorKind::UnexpectedCharacter(_) => {
+            let all = kestrel_micheline::parse::unexpected_characters(text);
+            if all.first() == Some(error) {
+                let words: Vec<String> = all.iter().map(|e| e.describe(text)).collect();
+                words.join("\n")
+            } else {
+                error.describe(text)
+            }
+        }
         ParseErrorKind::UnexpectedEnd => match unclosed_opener(text) {
             Some((offset, brace)) => format!(
                 "{}, {}",
@@ -229,16 +324,72 @@ impl ClientError {
         .with_position(origin, text, error.span)
     }
 
-    /// An ill-typed type, value or script read from `origin`.
+    /// An ill-typed type or script read from `origin`.
     pub fn typecheck(origin: &str, text: &str, failure: &Failure, what: &str) -> ClientError {
-        let place = at(text, failure.span);
         ClientError::new(
             "typecheck",
-            format!("{place},\n{}\nFatal error:\n  {what}\n", failure.message),
+            format!("{}\nFatal error:\n  {what}\n", located(text, failure)),
             failure.message.clone(),
             EXIT_FAILURE,
         )
         .with_position(origin, text, failure.span)
+    }
+
+    /// A value `text` (from `origin`) that is not of type `type_text`, as octez-client reports
+    /// Octez's `Ill_typed_data` (`typecheck data`, `hash data`, a `run script` storage): the
+    /// value as Octez prints it and the failure placed in that printed text. The JSON position
+    /// stays in `text` as given.
+    pub fn ill_typed_data(
+        origin: &str,
+        text: &str,
+        type_text: &str,
+        failure: &Failure,
+        what: &str,
+    ) -> ClientError {
+        let (printed, span) = reprinted(text, failure.span);
+        let moved = Failure {
+            span,
+            message: failure.message.clone(),
+            invalid_value: failure.invalid_value.clone(),
+        };
+        ClientError::new(
+            "typecheck",
+            format!(
+                "{}\n{}\nFatal error:\n  {what}\n",
+                ill_typed_data_header(&printed, type_text),
+                located(&printed, &moved)
+            ),
+            failure.message.clone(),
+            EXIT_FAILURE,
+        )
+        .with_position(origin, text, failure.span)
+    }
+
+    /// A `run script` input `text` that is not of the parameter's type: Octez's
+    /// `Bad_contract_parameter`, after which octez-client locates the failing node by its
+    /// canonical location only (`At (unshown) location N,`).
+    pub fn bad_argument(text: &str, self_address: &str, failure: &Failure) -> ClientError {
+        let location = kestrel_micheline::parse_expression(text)
+            .ok()
+            .and_then(|node| {
+                kestrel_micheline::location::prefix_order(&node)
+                    .find(|(_, n)| n.span == failure.span)
+                    .map(|(location, _)| location)
+            })
+            .unwrap_or(0);
+        let sentence = match &failure.invalid_value {
+            Some((value, ty)) => format!("value {value} is invalid for type {ty}."),
+            None => failure.message.clone(),
+        };
+        ClientError::new(
+            "typecheck",
+            format!(
+                "Invalid argument passed to contract {self_address}.\nAt (unshown) location {location}, {sentence}\nFatal error:\n  error running script\n"
+            ),
+            failure.message.clone(),
+            EXIT_FAILURE,
+        )
+        .with_position("input", text, failure.span)
     }
 
     /// A stack item whose type or value is ill-typed (`normalize stack`).
