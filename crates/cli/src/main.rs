@@ -9,6 +9,7 @@ mod context;
 mod input;
 mod micheline;
 mod michelson;
+mod node;
 mod output;
 mod solana;
 mod temporary;
@@ -70,6 +71,8 @@ enum Area {
         #[command(subcommand)]
         command: bench::BenchCommand,
     },
+    /// A local Tezos node for Taquito, pytezos and octez-client: a block per operation.
+    Node(node::NodeArgs),
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]
     Tx(tx::TxCommand),
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Area::Bench { command } => bench::run(command),
         Area::Tx(command) => tx::run(command),
         Area::Solana(command) => solana::run(command),
+        Area::Node(args) => node::run(args),
     };
     match result {
         Ok(code) => code,
