@@ -54,10 +54,12 @@ pub struct NodeArgs {
 /// Runs the node until the process is ended.
 pub fn run(args: NodeArgs) -> CommandResult {
     let started = Instant::now();
-    let balance_mutez = args
-        .balance
-        .checked_mul(MUTEZ_PER_TEZ)
-        .ok_or_else(|| format!("--balance {} tez is more mutez than fit in 64 bits", args.balance))?;
+    let balance_mutez = args.balance.checked_mul(MUTEZ_PER_TEZ).ok_or_else(|| {
+        format!(
+            "--balance {} tez is more mutez than fit in 64 bits",
+            args.balance
+        )
+    })?;
     let temporary;
     let directory = match &args.data_dir {
         Some(directory) => directory.clone(),
@@ -67,8 +69,8 @@ pub fn run(args: NodeArgs) -> CommandResult {
         }
     };
     let address = SocketAddr::new(args.host, args.port);
-    let listener =
-        TcpListener::bind(address).map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let listener = TcpListener::bind(address)
+        .map_err(|error| format!("cannot listen on {address}: {error}"))?;
     let genesis_seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs() as i64)
@@ -83,30 +85,36 @@ pub fn run(args: NodeArgs) -> CommandResult {
     .map_err(|error| error.to_string())?;
     print_start(&args, &chain, &address, started);
     let json = args.json;
-    let observer = Box::new(move |block: &kestrel_node::block::Block, elapsed: std::time::Duration| {
-        let hashes: Vec<String> = block.operations.iter().map(|o| o.hash.to_b58check()).collect();
-        let line = if json {
-            serde_json::json!({
-                "event": "block",
-                "level": block.level(),
-                "hash": block.hash.to_b58check(),
-                "operations": hashes,
-                "milliseconds": elapsed.as_secs_f64() * 1e3,
-            })
-            .to_string()
-        } else {
-            format!(
-                "block {} {} {} ({:.1} ms)",
-                block.level(),
-                block.hash.to_b58check(),
-                hashes.join(" "),
-                elapsed.as_secs_f64() * 1e3
-            )
-        };
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{line}");
-        let _ = stdout.flush();
-    });
+    let observer = Box::new(
+        move |block: &kestrel_node::block::Block, elapsed: std::time::Duration| {
+            let hashes: Vec<String> = block
+                .operations
+                .iter()
+                .map(|o| o.hash.to_b58check())
+                .collect();
+            let line = if json {
+                serde_json::json!({
+                    "event": "block",
+                    "level": block.level(),
+                    "hash": block.hash.to_b58check(),
+                    "operations": hashes,
+                    "milliseconds": elapsed.as_secs_f64() * 1e3,
+                })
+                .to_string()
+            } else {
+                format!(
+                    "block {} {} {} ({:.1} ms)",
+                    block.level(),
+                    block.hash.to_b58check(),
+                    hashes.join(" "),
+                    elapsed.as_secs_f64() * 1e3
+                )
+            };
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
+        },
+    );
     server::serve(listener, chain, observer).map_err(|error| format!("server: {error}"))?;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -134,7 +142,11 @@ fn print_start(args: &NodeArgs, chain: &Chain, address: &SocketAddr, started: In
         });
         let _ = writeln!(out, "{line}");
     } else {
-        let _ = writeln!(out, "Accounts (unencrypted:edsk… secret keys; each holds {} tez):", args.balance);
+        let _ = writeln!(
+            out,
+            "Accounts (unencrypted:edsk… secret keys; each holds {} tez):",
+            args.balance
+        );
         for account in chain.accounts() {
             let _ = writeln!(
                 out,

@@ -6,8 +6,8 @@
 use kestrel_crypto::hash::{blake2b_256, blake2b_256_parts};
 use kestrel_crypto::{BlockHash, ChainId, ContextHash, OperationHash, PublicKeyHash, SecretKey};
 use kestrel_protocol::block_header::{
-    BlockHeader, BlockHeaderContents, PerBlockVote, ShellHeader, Timestamp,
-    UnsignedBlockHeader, PROOF_OF_WORK_NONCE_SIZE_BYTES,
+    BlockHeader, BlockHeaderContents, PerBlockVote, ShellHeader, Timestamp, UnsignedBlockHeader,
+    PROOF_OF_WORK_NONCE_SIZE_BYTES,
 };
 use kestrel_protocol::crypto_fields::{BlockPayloadHash, OperationListListHash};
 use kestrel_protocol::field::HexBytes;
@@ -83,7 +83,9 @@ impl Block {
         let operations_hash = blake2b_256_parts(&hashes);
         let predecessor_bytes = input.predecessor.map(|hash| *hash.as_bytes());
         let payload_hash = blake2b_256_parts(&[
-            predecessor_bytes.as_ref().map_or(&[][..], |bytes| &bytes[..]),
+            predecessor_bytes
+                .as_ref()
+                .map_or(&[][..], |bytes| &bytes[..]),
             &operations_hash,
         ]);
         let mut fitness_level = Vec::with_capacity(4);

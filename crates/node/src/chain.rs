@@ -53,7 +53,9 @@ pub enum ChainError {
     #[error("context store: {0}")]
     Store(#[from] ContextError),
     /// The data directory already holds a chain (reopening is not supported yet).
-    #[error("{0} already holds a chain; reopening one is not supported yet, use an empty directory")]
+    #[error(
+        "{0} already holds a chain; reopening one is not supported yet, use an empty directory"
+    )]
     NotEmpty(String),
 }
 
@@ -131,7 +133,9 @@ impl Chain {
 
     /// The block at `level`, if the chain has one.
     pub fn block_at_level(&self, level: i64) -> Option<&Block> {
-        usize::try_from(level).ok().and_then(|index| self.blocks.get(index))
+        usize::try_from(level)
+            .ok()
+            .and_then(|index| self.blocks.get(index))
     }
 
     /// The block with `hash`.
@@ -290,6 +294,8 @@ pub fn write_contents_with_metadata(
 fn next_timestamp(previous: Timestamp) -> Timestamp {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        });
     Timestamp(now.max(previous.0.saturating_add(1)))
 }

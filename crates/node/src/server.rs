@@ -102,14 +102,21 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) -> std::io::Res
 async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper::Response<Body> {
     let method = request.method().clone();
     if method == Method::OPTIONS {
-        return respond(StatusCode::NO_CONTENT, rpc::TEXT, Either::Left(Full::default()));
+        return respond(
+            StatusCode::NO_CONTENT,
+            rpc::TEXT,
+            Either::Left(Full::default()),
+        );
     }
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
     if method == Method::GET && path == MONITOR_HEADS_PATH {
         return heads_stream(&shared);
     }
-    let body = match Limited::new(request.into_body(), MAX_BODY_BYTES).collect().await {
+    let body = match Limited::new(request.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
             return respond(
@@ -157,7 +164,9 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
         _ => respond(
             StatusCode::INTERNAL_SERVER_ERROR,
             rpc::TEXT,
-            Either::Left(Full::new(Bytes::from_static(b"the node's state is unavailable"))),
+            Either::Left(Full::new(Bytes::from_static(
+                b"the node's state is unavailable",
+            ))),
         ),
     }
 }
@@ -169,7 +178,8 @@ fn heads_stream(shared: &Shared) -> hyper::Response<Body> {
     tokio::spawn(async move {
         loop {
             let line = format!("{}\n", &**heads.borrow_and_update());
-            if sender.send_data(Bytes::from(line)).await.is_err() || heads.changed().await.is_err() {
+            if sender.send_data(Bytes::from(line)).await.is_err() || heads.changed().await.is_err()
+            {
                 break;
             }
         }
@@ -182,10 +192,7 @@ fn respond(status: StatusCode, content_type: &'static str, body: Body) -> hyper:
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(
-        "access-control-allow-origin",
-        HeaderValue::from_static("*"),
-    );
+    headers.insert("access-control-allow-origin", HeaderValue::from_static("*"));
     headers.insert(
         "access-control-allow-methods",
         HeaderValue::from_static("GET, POST, OPTIONS"),

@@ -18,10 +18,8 @@ fn clients_dir() -> PathBuf {
 /// Starts a node on a free loopback port; returns its URL. The server's thread lives as long
 /// as the test process.
 fn start_node(name: &str) -> String {
-    let directory = std::env::temp_dir().join(format!(
-        "kestrel-node-test-{name}-{}",
-        std::process::id()
-    ));
+    let directory =
+        std::env::temp_dir().join(format!("kestrel-node-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
     let chain = Chain::create(ChainConfig {
         directory: &directory,

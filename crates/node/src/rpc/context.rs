@@ -145,10 +145,12 @@ fn originated(
     let ledger = chain.ledger();
     let destination = Destination::Originated(*contract);
     let script = || -> Result<Option<(Node, Node)>, LedgerError> {
-        Ok(match (ledger.script(contract)?, ledger.storage(contract)?) {
-            (Some(code), Some(storage)) => Some((code, storage)),
-            _ => None,
-        })
+        Ok(
+            match (ledger.script(contract)?, ledger.storage(contract)?) {
+                (Some(code), Some(storage)) => Some((code, storage)),
+                _ => None,
+            },
+        )
     };
     let script_json = |(code, storage): &(Node, Node)| {
         format!(
@@ -159,10 +161,7 @@ fn originated(
     };
     Ok(match rest {
         [] => {
-            let mut json = format!(
-                "{{\"balance\":\"{}\"",
-                ledger.balance(&destination)?
-            );
+            let mut json = format!("{{\"balance\":\"{}\"", ledger.balance(&destination)?);
             if let Some(delegate) = ledger.delegate(&destination)? {
                 json.push_str(&format!(",\"delegate\":\"{}\"", delegate.to_b58check()));
             }

@@ -124,5 +124,9 @@ fn validation_error(invalid: &ValidationError) -> Value {
         ValidationError::Ledger(_) => "temporary",
         _ => "permanent",
     };
-    error(kind, format!("{ERROR_ID_PREFIX}{}", invalid.octez_id()), fields)
+    error(
+        kind,
+        format!("{ERROR_ID_PREFIX}{}", invalid.octez_id()),
+        fields,
+    )
 }

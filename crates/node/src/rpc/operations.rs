@@ -19,9 +19,7 @@ pub fn helpers(chain: &Chain, rest: &[&str], body: &[u8]) -> Response {
     };
     let answer = match rest {
         ["forge", "operations"] => forge(&value),
-        ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => {
-            simulate(chain, &value)
-        }
+        ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => simulate(chain, &value),
         ["preapply", "operations"] => preapply(chain, &value),
         _ => return error::not_found(),
     };
