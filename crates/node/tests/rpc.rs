@@ -1,0 +1,157 @@
+//! The RPC router without a transport: block ids, unknown paths, and block production — an
+//! injected operation is baked into a new head, an invalid one refused with Octez's error id, one
+//! whose application fails included with its fee taken.
+
+use kestrel_crypto::SecretKey;
+use kestrel_node::{accounts, route, Chain, ChainConfig, Request, Response};
+use kestrel_protocol::Operation;
+use serde_json::Value;
+
+const BOOTSTRAP1_SECRET: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh";
+const BOOTSTRAP1: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
+const BOOTSTRAP2: &str = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
+
+fn new_chain(name: &str) -> Chain {
+    let directory =
+        std::env::temp_dir().join(format!("kestrel-node-rpc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    Chain::create(ChainConfig {
+        directory: &directory,
+        accounts: accounts(0),
+        balance_mutez: 4_000_000_000_000,
+        genesis_seconds: 1_700_000_000,
+    })
+    .expect("a new chain")
+}
+
+fn call(chain: &mut Chain, method: &str, path: &str, body: &str) -> Response {
+    route(
+        chain,
+        &Request {
+            method,
+            path,
+            query: "",
+            body: body.as_bytes(),
+        },
+    )
+}
+
+fn get_json(chain: &mut Chain, path: &str) -> Value {
+    let response = call(chain, "GET", path, "");
+    assert_eq!(response.status, 200, "{path}");
+    serde_json::from_slice(&response.body).expect("JSON")
+}
+
+/// The hex of bootstrap1's transfer of `amount` mutez with `counter`, signed, as a JSON string.
+fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64) -> String {
+    let branch = get_json(chain, "/chains/main/blocks/head~2/hash");
+    let mut operation = Operation::from_json_str(&format!(
+        r#"{{"branch": {branch}, "contents": [{{"kind": "transaction", "source": "{BOOTSTRAP1}",
+        "fee": "1000", "counter": "{counter}", "gas_limit": "3000", "storage_limit": "0",
+        "amount": "{amount}", "destination": "{BOOTSTRAP2}"}}]}}"#
+    ))
+    .expect("an operation");
+    let key = SecretKey::from_b58check(BOOTSTRAP1_SECRET).expect("a key");
+    operation.signature = Some(key.sign(&operation.signing_message()));
+    format!("\"{}\"", hex::encode(operation.encode()))
+}
+
+fn balance(chain: &mut Chain, account: &str) -> u64 {
+    let path = format!("/chains/main/blocks/head/context/contracts/{account}/balance");
+    get_json(chain, &path)
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .expect("a balance")
+}
+
+#[test]
+fn block_ids_resolve_and_clamp_at_genesis() {
+    let mut chain = new_chain("ids");
+    let head = get_json(&mut chain, "/chains/main/blocks/head/header");
+    assert_eq!(head["level"], 2);
+    let genesis = get_json(&mut chain, "/chains/main/blocks/genesis/hash");
+    assert_eq!(get_json(&mut chain, "/chains/main/blocks/0/hash"), genesis);
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head~2/hash"),
+        genesis
+    );
+    // pytezos's branch on a young chain: clamped to genesis.
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head~115/hash"),
+        genesis
+    );
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head-1/header")["level"],
+        1
+    );
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/genesis+1/hash"),
+        head["predecessor"]
+    );
+    let by_hash = format!(
+        "/chains/main/blocks/{}~1/header",
+        head["hash"].as_str().expect("a hash")
+    );
+    assert_eq!(get_json(&mut chain, &by_hash)["level"], 1);
+    assert_eq!(
+        call(&mut chain, "GET", "/chains/main/blocks/3/hash", "").status,
+        404
+    );
+    assert_eq!(
+        call(&mut chain, "GET", "/chains/main/blocks/head/nope", "").status,
+        404
+    );
+    assert_eq!(call(&mut chain, "GET", "/nope", "").status, 404);
+    let unknown = "/chains/main/blocks/head/context/contracts/KT1Q36KWPSba7dHsH5E4ZsQHehrChc51e19d";
+    assert_eq!(call(&mut chain, "GET", unknown, "").status, 404);
+}
+
+#[test]
+fn injection_bakes_refuses_and_charges_fees() {
+    let mut chain = new_chain("inject");
+    let before = balance(&mut chain, BOOTSTRAP1);
+
+    let operation = signed_transfer(&mut chain, 1, 1_000_000);
+    let response = call(&mut chain, "POST", "/injection/operation", &operation);
+    assert_eq!(response.status, 200);
+    let hash: Value = serde_json::from_slice(&response.body).expect("JSON");
+    let head = get_json(&mut chain, "/chains/main/blocks/head");
+    assert_eq!(head["header"]["level"], 3);
+    let included = &head["operations"][3][0];
+    assert_eq!(included["hash"], hash);
+    assert_eq!(
+        included["contents"][0]["metadata"]["operation_result"]["status"],
+        "applied"
+    );
+    assert_eq!(balance(&mut chain, BOOTSTRAP1), before - 1_000_000 - 1_000);
+
+    // The same operation again: its counter is used; nothing is baked.
+    let response = call(&mut chain, "POST", "/injection/operation", &operation);
+    assert_eq!(response.status, 500);
+    assert_eq!(response.content_type, "application/json");
+    let errors: Value = serde_json::from_slice(&response.body).expect("JSON");
+    assert_eq!(
+        errors[0]["id"],
+        "proto.025-PsUshuai.contract.counter_in_the_past"
+    );
+    assert_eq!(errors[0]["expected"], "2");
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head/header")["level"],
+        3
+    );
+
+    // More than the balance: application fails, the operation is included and pays its fee.
+    let middle = balance(&mut chain, BOOTSTRAP1);
+    let operation = signed_transfer(&mut chain, 2, middle + 1);
+    assert_eq!(
+        call(&mut chain, "POST", "/injection/operation", &operation).status,
+        200
+    );
+    let head = get_json(&mut chain, "/chains/main/blocks/head");
+    assert_eq!(head["header"]["level"], 4);
+    assert_eq!(
+        head["operations"][3][0]["contents"][0]["metadata"]["operation_result"]["status"],
+        "failed"
+    );
+    assert_eq!(balance(&mut chain, BOOTSTRAP1), middle - 1_000);
+}
