@@ -41,6 +41,7 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
         "kestrel-node",
         &[
             "kestrel-micheline",
+            "kestrel-michelson",
             "kestrel-crypto",
             "kestrel-protocol",
             "kestrel-context",

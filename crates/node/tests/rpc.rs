@@ -155,3 +155,40 @@ fn injection_bakes_refuses_and_charges_fees() {
     );
     assert_eq!(balance(&mut chain, BOOTSTRAP1), middle - 1_000);
 }
+
+#[test]
+fn pack_data_packs_and_refuses_ill_typed_data() {
+    let mut chain = new_chain("pack");
+    let path = "/chains/main/blocks/head/helpers/scripts/pack_data";
+    let body = r#"{"data": {"string": "hello"}, "type": {"prim": "string"}}"#;
+    let packed = get_packed(&mut chain, path, body);
+    // PACK "hello": 0x05, a string node (01), its 4-byte length, its bytes.
+    assert_eq!(packed["packed"], "05010000000568656c6c6f");
+    let pair = r#"{"data": {"prim": "Pair", "args": [{"int": "1"}, {"string": "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx"}]},
+        "type": {"prim": "pair", "args": [{"prim": "nat"}, {"prim": "address"}]}}"#;
+    let packed = get_packed(&mut chain, path, pair);
+    // Pair (07 07), nat 1 (00 01), the address optimized: bytes (0a, length 22), implicit (00),
+    // ed25519 (00), the key hash.
+    let hash = kestrel_crypto::PublicKeyHash::from_b58check(BOOTSTRAP1).expect("a key hash");
+    let expected = format!("05070700010a000000160000{}", hex::encode(hash.hash_bytes()));
+    assert_eq!(packed["packed"], expected.as_str());
+    let ill_typed = r#"{"data": {"int": "1"}, "type": {"prim": "string"}}"#;
+    let response = call(&mut chain, "POST", path, ill_typed);
+    assert_eq!(response.status, 500);
+    let errors: Value = serde_json::from_slice(&response.body).expect("JSON");
+    assert_eq!(
+        errors[0]["id"],
+        "proto.025-PsUshuai.michelson_v1.ill_typed_data"
+    );
+}
+
+fn get_packed(chain: &mut Chain, path: &str, body: &str) -> Value {
+    let response = call(chain, "POST", path, body);
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    serde_json::from_slice(&response.body).expect("JSON")
+}

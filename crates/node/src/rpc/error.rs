@@ -55,6 +55,17 @@ fn error(kind: &str, id: String, fields: Map<String, Value>) -> Value {
     Value::Object(object)
 }
 
+/// A 500 with one permanent error of the protocol, `id` without its prefix, and a message.
+pub fn protocol_error(id: &str, message: &str) -> Response {
+    let mut fields = Map::new();
+    fields.insert("msg".into(), Value::from(message));
+    errors(vec![error(
+        "permanent",
+        format!("{ERROR_ID_PREFIX}{id}"),
+        fields,
+    )])
+}
+
 /// The error answer for `chain_error`.
 pub fn chain_error(chain_error: &ChainError) -> Response {
     match chain_error {

@@ -9,6 +9,7 @@
 mod context;
 pub mod error;
 mod operations;
+mod scripts;
 
 use crate::block::{Block, MANAGER_PASS, PROTOCOL_HASH};
 use crate::chain::Chain;

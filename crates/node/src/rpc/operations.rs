@@ -21,6 +21,7 @@ pub fn helpers(chain: &Chain, rest: &[&str], body: &[u8]) -> Response {
         ["forge", "operations"] => forge(&value),
         ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => simulate(chain, &value),
         ["preapply", "operations"] => preapply(chain, &value),
+        ["scripts", "pack_data"] => return super::scripts::pack_data(&value),
         _ => return error::not_found(),
     };
     match answer {

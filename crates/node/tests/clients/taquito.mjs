@@ -1,9 +1,10 @@
 // Taquito 25 against a running `kestrel node`: reveal a new account, transfer tez, originate the
-// FA1.2 reference contract, call its `transfer`, read its storage and a big-map value. Prints one
-// JSON object with what it read, for the Rust test (crates/node/tests/clients.rs) to check.
+// FA1.2 reference contract, call its `transfer`, read its storage and a big-map value (Taquito
+// packs the key with the node's `pack_data`). Prints one JSON object with what it read, for the
+// Rust test (crates/node/tests/clients.rs) to check.
 // Usage: node taquito.mjs <node url> <fa12_reference.tz path>
 import { readFileSync } from "node:fs";
-import { TezosToolkit, MichelCodecPacker } from "@taquito/taquito";
+import { TezosToolkit } from "@taquito/taquito";
 import { InMemorySigner } from "@taquito/signer";
 
 const [url, fa12Path] = process.argv.slice(2);
@@ -15,7 +16,6 @@ const FRESH = "edsk4Gx4CdgGnQeq2etU7qvvxGFW1F1koULhBWhWUoQvpT3ZDanLsQ";
 function toolkit(secretKey) {
   const tezos = new TezosToolkit(url);
   tezos.setSignerProvider(new InMemorySigner(secretKey));
-  tezos.setPackerProvider(new MichelCodecPacker());
   return tezos;
 }
 
