@@ -271,13 +271,12 @@ impl Chain {
     }
 }
 
-/// Writes `operation`'s contents with their `metadata` as a JSON array.
-pub fn write_contents_with_metadata(
-    out: &mut String,
-    operation: &Operation<'_>,
-    metadata: &[ContentsMetadata<'_>],
-) -> Result<(), JsonError> {
-    let contents: Vec<ContentsAndMetadata<'_>> = operation
+/// Each content of `operation` with its metadata, as receipts show them.
+pub fn contents_with_metadata<'a>(
+    operation: &Operation<'a>,
+    metadata: &[ContentsMetadata<'a>],
+) -> Vec<ContentsAndMetadata<'a>> {
+    operation
         .contents
         .iter()
         .zip(metadata)
@@ -285,8 +284,16 @@ pub fn write_contents_with_metadata(
             contents: contents.clone(),
             metadata: metadata.clone(),
         })
-        .collect();
-    contents.write_json(out)
+        .collect()
+}
+
+/// Writes `operation`'s contents with their `metadata` as a JSON array.
+pub fn write_contents_with_metadata(
+    out: &mut String,
+    operation: &Operation<'_>,
+    metadata: &[ContentsMetadata<'_>],
+) -> Result<(), JsonError> {
+    contents_with_metadata(operation, metadata).write_json(out)
 }
 
 /// The timestamp of the block after one at `previous`: now, or a second later than `previous`

@@ -8,7 +8,7 @@ use kestrel_context::{
 };
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
-use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
+use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::{
     render_receipt, validate_and_apply, BlockContext, Constants, Genesis, Ledger, LedgerError,
     Mode, Operation, SignedOperation,
@@ -300,16 +300,9 @@ fn apply(
 /// operations: …`), the lines under "This sequence of operations was run:" (or "This
 /// simulation failed:").
 pub fn render(operation: &Operation<'_>, metadata: &[ContentsMetadata<'_>]) -> String {
-    let contents: Vec<ContentsAndMetadata<'_>> = operation
-        .contents
-        .iter()
-        .zip(metadata)
-        .map(|(contents, metadata)| ContentsAndMetadata {
-            contents: contents.clone(),
-            metadata: metadata.clone(),
-        })
-        .collect();
-    let text = render_receipt(&contents);
+    let text = render_receipt(&kestrel_node::chain::contents_with_metadata(
+        operation, metadata,
+    ));
     // The renderer heads the text with the line octez-client prints after an injection.
     match text.split_once('\n') {
         Some((_, body)) => body.to_string(),
