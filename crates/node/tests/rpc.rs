@@ -2,58 +2,14 @@
 //! injected operation is baked into a new head, an invalid one refused with Octez's error id, one
 //! whose application fails included with its fee taken.
 
-use kestrel_crypto::SecretKey;
-use kestrel_node::{accounts, route, Chain, ChainConfig, Request, Response};
-use kestrel_protocol::Operation;
+mod support;
+
+use kestrel_node::{Chain, Response};
 use serde_json::Value;
+use support::{call, get_json, new_chain, BOOTSTRAP1, BOOTSTRAP2};
 
-const BOOTSTRAP1_SECRET: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh";
-const BOOTSTRAP1: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
-const BOOTSTRAP2: &str = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
-
-fn new_chain(name: &str) -> Chain {
-    let directory =
-        std::env::temp_dir().join(format!("kestrel-node-rpc-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    Chain::create(ChainConfig {
-        directory: &directory,
-        accounts: accounts(0),
-        balance_mutez: 4_000_000_000_000,
-        genesis_seconds: 1_700_000_000,
-    })
-    .expect("a new chain")
-}
-
-fn call(chain: &mut Chain, method: &str, path: &str, body: &str) -> Response {
-    route(
-        chain,
-        &Request {
-            method,
-            path,
-            query: "",
-            body: body.as_bytes(),
-        },
-    )
-}
-
-fn get_json(chain: &mut Chain, path: &str) -> Value {
-    let response = call(chain, "GET", path, "");
-    assert_eq!(response.status, 200, "{path}");
-    serde_json::from_slice(&response.body).expect("JSON")
-}
-
-/// The hex of bootstrap1's transfer of `amount` mutez with `counter`, signed, as a JSON string.
 fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64) -> String {
-    let branch = get_json(chain, "/chains/main/blocks/head~2/hash");
-    let mut operation = Operation::from_json_str(&format!(
-        r#"{{"branch": {branch}, "contents": [{{"kind": "transaction", "source": "{BOOTSTRAP1}",
-        "fee": "1000", "counter": "{counter}", "gas_limit": "3000", "storage_limit": "0",
-        "amount": "{amount}", "destination": "{BOOTSTRAP2}"}}]}}"#
-    ))
-    .expect("an operation");
-    let key = SecretKey::from_b58check(BOOTSTRAP1_SECRET).expect("a key");
-    operation.signature = Some(key.sign(&operation.signing_message()));
-    format!("\"{}\"", hex::encode(operation.encode()))
+    support::signed_transfer(chain, counter, amount, BOOTSTRAP2)
 }
 
 fn balance(chain: &mut Chain, account: &str) -> u64 {
@@ -183,7 +139,7 @@ fn pack_data_packs_and_refuses_ill_typed_data() {
 }
 
 fn get_packed(chain: &mut Chain, path: &str, body: &str) -> Value {
-    let response = call(chain, "POST", path, body);
+    let response: Response = call(chain, "POST", path, body);
     assert_eq!(
         response.status,
         200,
