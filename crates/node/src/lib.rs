@@ -5,7 +5,7 @@
 //! octez-client drive it unmodified (`shared/specs/tezos-node.md`).
 //!
 //! Map: [`accounts`] (sandbox and generated accounts), [`block`] (headers, hashes, block JSON),
-//! [`chain`] (state, history, block production), [`rpc`] (the router), [`server`] (HTTP).
+//! [`chain`] (state, history, block production), [`rpc`] (the router), [`server`] (HTTP), [`views`] (on-chain views run off-chain).
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +14,7 @@ pub mod block;
 pub mod chain;
 pub mod rpc;
 pub mod server;
+pub mod views;
 
 pub use accounts::{accounts, Account};
 pub use chain::{Chain, ChainConfig, ChainError};

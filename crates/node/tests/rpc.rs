@@ -148,3 +148,44 @@ fn get_packed(chain: &mut Chain, path: &str, body: &str) -> Value {
     );
     serde_json::from_slice(&response.body).expect("JSON")
 }
+
+#[test]
+fn run_script_view_runs_an_on_chain_view_at_head() {
+    let mut chain = new_chain("view");
+    // storage nat = 5; view "add" nat nat { UNPAIR ; ADD }.
+    let origination = support::signed_by_bootstrap1(
+        &mut chain,
+        &format!(
+            r#"[{{"kind": "origination", "source": "{BOOTSTRAP1}", "fee": "2000", "counter": "1",
+            "gas_limit": "5000", "storage_limit": "600", "balance": "0",
+            "script": {{"code": [{{"prim": "parameter", "args": [{{"prim": "unit"}}]}},
+              {{"prim": "storage", "args": [{{"prim": "nat"}}]}},
+              {{"prim": "code", "args": [[{{"prim": "CDR"}},
+                {{"prim": "NIL", "args": [{{"prim": "operation"}}]}}, {{"prim": "PAIR"}}]]}},
+              {{"prim": "view", "args": [{{"string": "add"}}, {{"prim": "nat"}}, {{"prim": "nat"}},
+                [{{"prim": "UNPAIR"}}, {{"prim": "ADD"}}]]}}],
+              "storage": {{"int": "5"}}}}}}]"#
+        ),
+    );
+    let block = support::inject(&mut chain, &origination);
+    let contract = block["operations"][3][0]["contents"][0]["metadata"]["operation_result"]
+        ["originated_contracts"][0]
+        .clone();
+    let path = "/chains/main/blocks/head/helpers/scripts/run_script_view";
+    let body = format!(
+        r#"{{"contract": {contract}, "view": "add", "input": {{"int": "3"}},
+        "chain_id": "NetXdQprcVkpaWU", "unparsing_mode": "Readable"}}"#
+    );
+    let response = call(&mut chain, "POST", path, &body);
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    let answer: Value = serde_json::from_slice(&response.body).expect("JSON");
+    assert_eq!(answer, serde_json::json!({"data": {"int": "8"}}));
+    let unknown = body.replace("\"add\"", "\"nope\"");
+    let response = call(&mut chain, "POST", path, &unknown);
+    assert_eq!(response.status, 500);
+}

@@ -22,6 +22,7 @@ pub fn helpers(chain: &Chain, rest: &[&str], body: &[u8]) -> Response {
         ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => simulate(chain, &value),
         ["preapply", "operations"] => preapply(chain, &value),
         ["scripts", "pack_data"] => return super::scripts::pack_data(&value),
+        ["scripts", "run_script_view"] => return super::scripts::run_script_view(chain, &value),
         _ => return error::not_found(),
     };
     match answer {

@@ -1,5 +1,6 @@
-//! `helpers/scripts/pack_data`: typechecks `data` against `type` and PACKs it, as Taquito's big
-//! map reads ask (`{data, type, gas?}` → `{packed, gas}`).
+//! `helpers/scripts/…` on Michelson: `pack_data` typechecks `data` against `type` and PACKs it,
+//! as Taquito's big map reads ask (`{data, type, gas?}` → `{packed, gas}`); `run_script_view`
+//! runs an on-chain view at head (`{contract, view, input, …}` → `{data}`).
 
 use kestrel_micheline::Node;
 use kestrel_michelson::{
@@ -9,6 +10,12 @@ use kestrel_michelson::{
 use serde_json::{json, Value};
 
 use super::{error, Response};
+use crate::chain::Chain;
+use crate::views::{run_view, ViewBlock, ViewError, ViewRequest};
+use kestrel_crypto::{ContractHash, Destination, PublicKeyHash};
+
+/// The error id of a view that cannot run (`Script_tc_errors`' `michelson_v1.runtime_error`).
+const RUNTIME_ERROR_ID: &str = "michelson_v1.runtime_error";
 
 /// The error id of data that does not typecheck (`Script_tc_errors.Ill_typed_data`).
 const ILL_TYPED_DATA_ID: &str = "michelson_v1.ill_typed_data";
@@ -51,4 +58,71 @@ fn pack(body: &Value) -> Result<Value, String> {
         "packed": hex::encode(packed),
         "gas": (remaining_milligas / 1000).to_string(),
     }))
+}
+
+pub fn run_script_view(chain: &Chain, body: &Value) -> Response {
+    match script_view(chain, body) {
+        Ok(data) => Response::json(json!({ "data": data }).to_string()),
+        Err(ViewError::Ledger(ledger)) => error::chain_error(&ledger.into()),
+        Err(view_error) => error::protocol_error(RUNTIME_ERROR_ID, &view_error.to_string()),
+    }
+}
+
+fn script_view(chain: &Chain, body: &Value) -> Result<Value, ViewError> {
+    let text = |field: &str| body.get(field).and_then(Value::as_str);
+    let invalid = |what: &str| ViewError::Failed(format!("invalid or missing {what}"));
+    let contract = text("contract")
+        .and_then(|text| ContractHash::from_b58check(text).ok())
+        .ok_or_else(|| invalid("contract"))?;
+    let name = text("view").ok_or_else(|| invalid("view"))?;
+    let input = micheline(body, "input").map_err(ViewError::Failed)?;
+    let sender = text("source")
+        .map(|text| Destination::from_b58check(text).map_err(|_| invalid("source")))
+        .transpose()?;
+    let payer = text("payer")
+        .map(|text| PublicKeyHash::from_b58check(text).map_err(|_| invalid("payer")))
+        .transpose()?;
+    let number = |field: &str| -> Result<Option<i64>, ViewError> {
+        text(field)
+            .map(|text| text.parse::<i64>().map_err(|_| invalid(field)))
+            .transpose()
+    };
+    let gas_limit_milli = match number("gas")? {
+        Some(gas) => u64::try_from(gas)
+            .ok()
+            .and_then(|gas| gas.checked_mul(1000))
+            .filter(|milli| *milli <= HARD_GAS_LIMIT_PER_OPERATION_MILLI)
+            .ok_or_else(|| invalid("gas"))?,
+        None => HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    };
+    let level = number("level")?
+        .map(|level| u64::try_from(level).map_err(|_| invalid("level")))
+        .transpose()?;
+    let head = chain.head();
+    let result = run_view(
+        chain.ledger(),
+        &ViewRequest {
+            contract: &contract,
+            name,
+            input: &input,
+            sender: sender.as_ref(),
+            payer: payer.as_ref(),
+            gas_limit_milli,
+            now_seconds: number("now")?,
+            level,
+        },
+        &ViewBlock {
+            level: u64::try_from(head.level()).unwrap_or(0) + 1,
+            now_seconds: head.timestamp().0,
+            chain_id: chain.chain_id(),
+        },
+    )?;
+    let mode = match text("unparsing_mode") {
+        Some("Optimized") => kestrel_michelson::UnparsingMode::Optimized,
+        Some("Optimized_legacy") => kestrel_michelson::UnparsingMode::OptimizedLegacy,
+        _ => kestrel_michelson::UnparsingMode::Readable,
+    };
+    let node = kestrel_michelson::normalize(&result, mode);
+    serde_json::from_str(&kestrel_micheline::json::to_json_string(&node))
+        .map_err(|error| ViewError::Failed(error.to_string()))
 }

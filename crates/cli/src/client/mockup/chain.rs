@@ -8,6 +8,8 @@ use kestrel_context::{
 };
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
+use kestrel_node::views::ViewBlock;
+pub use kestrel_node::views::ViewRequest;
 use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::{
     render_receipt, validate_and_apply, BlockContext, Constants, Genesis, Ledger, LedgerError,
@@ -37,30 +39,6 @@ const STORE_SUBDIRECTORY: &str = "context";
 
 /// The author of the store's commits.
 const COMMIT_AUTHOR: &str = "kestrel mockup";
-
-/// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): the `SOURCE` of a view run
-/// without `--payer`.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
-
-/// What `run view` asks.
-pub struct ViewRequest<'a> {
-    /// The contract.
-    pub contract: &'a ContractHash,
-    /// The view's name.
-    pub name: &'a str,
-    /// Its input.
-    pub input: &'a Node,
-    /// `SENDER` (`--source`).
-    pub sender: Option<&'a Destination>,
-    /// `SOURCE` (`--payer`).
-    pub payer: Option<&'a PublicKeyHash>,
-    /// The gas limit.
-    pub gas_limit_milli: u64,
-    /// `NOW` (`--now`).
-    pub now_seconds: Option<i64>,
-    /// `LEVEL` (`--level`).
-    pub level: Option<u64>,
-}
 
 /// The mockup's state: on disk for a mockup base directory, in memory otherwise.
 pub struct Chain {
@@ -202,65 +180,20 @@ impl Chain {
         apply(&mut self.ledger, operation, &block, Mode::Apply)
     }
 
-    /// Runs view `name` of `contract` on `input` with its storage and balance, as the
-    /// `run_script_view` RPC does: on a copy of the state, `SENDER` the contract itself and
-    /// `SOURCE` the zero key hash unless given, at the mockup's level and time unless given,
-    /// with `gas_limit_milli`. Returns the view's result.
+    /// Runs a view as the `run_script_view` RPC does, at the mockup's level and time unless
+    /// the request says otherwise.
     pub fn run_view(
         &self,
         request: &ViewRequest<'_>,
     ) -> Result<kestrel_michelson::Value, MockupError> {
-        let contract = request.contract;
-        let missing = || MockupError::Command(format!("{} has no script", contract.to_b58check()));
-        let code = self.ledger.script(contract)?.ok_or_else(missing)?;
-        let storage = self.ledger.storage(contract)?.ok_or_else(missing)?;
-        let balance = self.ledger.balance(&Destination::Originated(*contract))?;
-        let config = kestrel_michelson::Config {
-            legacy: true,
-            gas_limit_milli: request.gas_limit_milli,
-        };
-        let script = kestrel_michelson::Script::typecheck(&code, &config)
-            .map_err(|error| MockupError::Command(format!("ill-typed contract: {error}")))?;
-        let address = |destination: &Destination| {
-            kestrel_michelson::Address::new(kestrel_protocol::host::vm_destination(destination))
-        };
-        let self_address = address(&Destination::Originated(*contract));
-        let zero = PublicKeyHash::from_b58check(ZERO_KEY_HASH).expect("the zero key hash is valid");
-        let (sender, source) = match (request.sender, request.payer) {
-            (None, None) => (self_address.clone(), Destination::Implicit(zero)),
-            (Some(sender), None) => (address(sender), Destination::Implicit(zero)),
-            (None, Some(payer)) => (
-                address(&Destination::Implicit(*payer)),
-                Destination::Implicit(*payer),
-            ),
-            (Some(sender), Some(payer)) => (address(sender), Destination::Implicit(*payer)),
-        };
-        let environment = kestrel_michelson::Environment {
-            amount_mutez: 0,
-            balance_mutez: i64::try_from(balance).unwrap_or(i64::MAX),
-            now_seconds: request.now_seconds.unwrap_or(MOCKUP_TIMESTAMP_SECONDS),
-            level: request.level.unwrap_or(MOCKUP_LEVEL),
-            min_block_time_seconds: self.ledger.constants().minimal_block_delay_seconds,
-            source: address(&source),
-            sender,
-            self_address,
-            chain_id: kestrel_michelson::chain_id_from_base58(MOCKUP_CHAIN_ID)
+        let block = ViewBlock {
+            level: MOCKUP_LEVEL,
+            now_seconds: MOCKUP_TIMESTAMP_SECONDS,
+            chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
                 .expect("the mockup chain id is valid"),
         };
-        let mut ledger = self.ledger.clone();
-        let mut nonce = kestrel_protocol::apply::OriginationNonce::new([0; 32]);
-        let mut host = kestrel_protocol::host::LedgerHost::new(&mut ledger, &mut nonce);
-        let execution = kestrel_michelson::run_view(
-            &script,
-            request.name,
-            request.input,
-            &storage,
-            &environment,
-            &mut host,
-            request.gas_limit_milli,
-        )
-        .map_err(|error| MockupError::Command(error.to_string()))?;
-        Ok(execution.result)
+        kestrel_node::views::run_view(&self.ledger, request, &block)
+            .map_err(|error| MockupError::Command(error.to_string()))
     }
 
     /// Commits the ledger's tree as the store's new head and closes the store.
