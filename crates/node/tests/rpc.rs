@@ -113,7 +113,7 @@ fn injection_bakes_refuses_and_charges_fees() {
 }
 
 #[test]
-fn pack_data_packs_and_refuses_ill_typed_data() {
+fn data_rpcs_pack_normalize_typecheck_and_refuse_ill_typed_data() {
     let mut chain = new_chain("pack");
     let path = "/chains/main/blocks/head/helpers/scripts/pack_data";
     let body = r#"{"data": {"string": "hello"}, "type": {"prim": "string"}}"#;

@@ -6,6 +6,7 @@ use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::Operation;
 use serde_json::Value;
 
+use super::scripts::{data_rpc, DataRpc};
 use super::{error, quoted, Response};
 use crate::chain::{write_contents_with_metadata, Chain, ChainError};
 
@@ -21,7 +22,9 @@ pub fn helpers(chain: &Chain, rest: &[&str], body: &[u8]) -> Response {
         ["forge", "operations"] => forge(&value),
         ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => simulate(chain, &value),
         ["preapply", "operations"] => preapply(chain, &value),
-        ["scripts", "pack_data"] => return super::scripts::pack_data(&value),
+        ["scripts", "pack_data"] => return data_rpc(DataRpc::Pack, &value),
+        ["scripts", "typecheck_data"] => return data_rpc(DataRpc::Typecheck, &value),
+        ["scripts", "normalize_data"] => return data_rpc(DataRpc::Normalize, &value),
         ["scripts", "run_script_view"] => return super::scripts::run_script_view(chain, &value),
         _ => return error::not_found(),
     };

@@ -1,6 +1,7 @@
-//! `helpers/scripts/…` on Michelson: `pack_data` typechecks `data` against `type` and PACKs it,
-//! as Taquito's big map reads ask (`{data, type, gas?}` → `{packed, gas}`); `run_script_view`
-//! runs an on-chain view at head (`{contract, view, input, …}` → `{data}`).
+//! `helpers/scripts/…` on Michelson: `typecheck_data`, `pack_data` (as Taquito's big map reads
+//! ask: `{data, type, gas?}` → `{packed, gas}`) and `normalize_data` on data that names no
+//! stored state; `run_script_view` runs an on-chain view at head (`{contract, view, input, …}` →
+//! `{data}`).
 
 use kestrel_micheline::Node;
 use kestrel_michelson::{
@@ -20,8 +21,19 @@ const RUNTIME_ERROR_ID: &str = "michelson_v1.runtime_error";
 /// The error id of data that does not typecheck (`Script_tc_errors.Ill_typed_data`).
 const ILL_TYPED_DATA_ID: &str = "michelson_v1.ill_typed_data";
 
-pub fn pack_data(body: &Value) -> Response {
-    match pack(body) {
+/// What a data RPC answers.
+#[derive(Clone, Copy)]
+pub enum DataRpc {
+    /// `typecheck_data`: `{gas}`.
+    Typecheck,
+    /// `pack_data`: `{packed, gas}`.
+    Pack,
+    /// `normalize_data`: `{normalized}`.
+    Normalize,
+}
+
+pub fn data_rpc(rpc: DataRpc, body: &Value) -> Response {
+    match data_answer(rpc, body) {
         Ok(answer) => Response::json(answer.to_string()),
         Err(message) => error::protocol_error(ILL_TYPED_DATA_ID, &message),
     }
@@ -34,10 +46,12 @@ fn micheline(body: &Value, field: &str) -> Result<Node, String> {
     kestrel_micheline::json::from_json_str(&value.to_string()).map_err(|e| format!("{field}: {e}"))
 }
 
-fn pack(body: &Value) -> Result<Value, String> {
+/// Typechecks `data` against `type` with no stored state; the value and the milligas used.
+fn typed_data(body: &Value) -> Result<(kestrel_michelson::Value, u64), String> {
     let data = micheline(body, "data")?;
     let ty_node = micheline(body, "type")?;
-    let (ty, type_milligas) = typecheck_type(&ty_node, false).map_err(|e| e.to_string())?;
+    let legacy = body.get("legacy").and_then(Value::as_bool).unwrap_or(false);
+    let (ty, type_milligas) = typecheck_type(&ty_node, legacy).map_err(|e| e.to_string())?;
     let environment = Environment::default();
     let self_parameter = Node::prim(kestrel_micheline::PrimName::new("unit"), Vec::new());
     let mut host = EmptyHost::default();
@@ -45,19 +59,46 @@ fn pack(body: &Value) -> Result<Value, String> {
         environment: &environment,
         self_parameter: &self_parameter,
         host: &mut host,
-        legacy: false,
+        legacy,
     };
     let (value, data_milligas) =
         typecheck_data_metered(&data, &ty, &context).map_err(|e| e.to_string())?;
-    let (packed, pack_milligas) = pack_metered(&value).map_err(|e| e.to_string())?;
-    let remaining_milligas = HARD_GAS_LIMIT_PER_OPERATION_MILLI
-        .saturating_sub(type_milligas)
-        .saturating_sub(data_milligas)
-        .saturating_sub(pack_milligas);
-    Ok(json!({
-        "packed": hex::encode(packed),
-        "gas": (remaining_milligas / 1000).to_string(),
-    }))
+    Ok((value, type_milligas.saturating_add(data_milligas)))
+}
+
+/// The gas left of an operation's, in gas units, as Octez writes it.
+fn remaining_gas(used_milligas: u64) -> String {
+    (HARD_GAS_LIMIT_PER_OPERATION_MILLI.saturating_sub(used_milligas) / 1000).to_string()
+}
+
+fn data_answer(rpc: DataRpc, body: &Value) -> Result<Value, String> {
+    let (value, milligas) = typed_data(body)?;
+    Ok(match rpc {
+        DataRpc::Typecheck => json!({ "gas": remaining_gas(milligas) }),
+        DataRpc::Pack => {
+            let (packed, pack_milligas) = pack_metered(&value).map_err(|e| e.to_string())?;
+            json!({
+                "packed": hex::encode(packed),
+                "gas": remaining_gas(milligas.saturating_add(pack_milligas)),
+            })
+        }
+        DataRpc::Normalize => {
+            let node = kestrel_michelson::normalize(&value, unparsing_mode(body));
+            let normalized: Value =
+                serde_json::from_str(&kestrel_micheline::json::to_json_string(&node))
+                    .map_err(|e| e.to_string())?;
+            json!({ "normalized": normalized })
+        }
+    })
+}
+
+/// The body's `unparsing_mode` (Readable unless said).
+fn unparsing_mode(body: &Value) -> kestrel_michelson::UnparsingMode {
+    match body.get("unparsing_mode").and_then(Value::as_str) {
+        Some("Optimized") => kestrel_michelson::UnparsingMode::Optimized,
+        Some("Optimized_legacy") => kestrel_michelson::UnparsingMode::OptimizedLegacy,
+        _ => kestrel_michelson::UnparsingMode::Readable,
+    }
 }
 
 pub fn run_script_view(chain: &Chain, body: &Value) -> Response {
@@ -117,12 +158,7 @@ fn script_view(chain: &Chain, body: &Value) -> Result<Value, ViewError> {
             chain_id: chain.chain_id(),
         },
     )?;
-    let mode = match text("unparsing_mode") {
-        Some("Optimized") => kestrel_michelson::UnparsingMode::Optimized,
-        Some("Optimized_legacy") => kestrel_michelson::UnparsingMode::OptimizedLegacy,
-        _ => kestrel_michelson::UnparsingMode::Readable,
-    };
-    let node = kestrel_michelson::normalize(&result, mode);
+    let node = kestrel_michelson::normalize(&result, unparsing_mode(body));
     serde_json::from_str(&kestrel_micheline::json::to_json_string(&node))
         .map_err(|error| ViewError::Failed(error.to_string()))
 }
