@@ -15,17 +15,7 @@ use crate::temporary::TemporaryDirectory;
 /// Mutez in a tez.
 const MUTEZ_PER_TEZ: u64 = 1_000_000;
 
-/// Run a local Tezos node: protocol 025 (Ushuaia), a block per injected operation, Octez's RPC
-/// for Taquito, pytezos and octez-client.
-///
-/// Starts with the five sandbox accounts bootstrap1 … bootstrap5 (keys printed: they are public)
-/// plus `--accounts` generated ones, and three blocks (so `head~2` exists). Each operation
-/// injected is validated, applied and baked into a new block before `/injection/operation`
-/// answers. State lives in a context store in a temporary directory (removed on exit) unless
-/// `--data-dir` names one.
-///
-/// Example: `kestrel node --port 8732`, then with Taquito:
-/// `new TezosToolkit("http://127.0.0.1:8732")`.
+/// `kestrel node`'s options (its help text is on `Area::Node` in `main.rs`).
 #[derive(Args)]
 pub struct NodeArgs {
     /// The port to listen on.

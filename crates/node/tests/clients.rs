@@ -15,14 +15,12 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }
 
-/// Starts a node on a free loopback port; returns its URL. The server's thread lives as long
-/// as the test process.
-fn start_node(name: &str) -> String {
-    let directory =
-        std::env::temp_dir().join(format!("kestrel-node-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
+/// Starts a node on a free loopback port, its store in `directory`; returns its URL. The
+/// server's thread lives as long as the test process.
+fn start_node(directory: &Path) -> String {
+    let _ = std::fs::remove_dir_all(directory);
     let chain = Chain::create(ChainConfig {
-        directory: &directory,
+        directory,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
@@ -62,7 +60,9 @@ fn pytezos_installed(test: &str) -> bool {
 /// Runs `program script url fa12` in the clients' directory against a new node; returns what
 /// the script printed.
 fn run_client(program: &str, script: &str, fa12: &Path) -> Value {
-    let url = start_node(script);
+    let directory =
+        std::env::temp_dir().join(format!("kestrel-node-test-{script}-{}", std::process::id()));
+    let url = start_node(&directory);
     let output = Command::new(program)
         .arg(script)
         .arg(&url)
@@ -70,6 +70,8 @@ fn run_client(program: &str, script: &str, fa12: &Path) -> Value {
         .current_dir(clients_dir())
         .output()
         .unwrap_or_else(|error| panic!("{program} does not run: {error}"));
+    // The server keeps its store open; its files go when the process ends.
+    let _ = std::fs::remove_dir_all(&directory);
     assert!(
         output.status.success(),
         "{script} failed:\n{}",

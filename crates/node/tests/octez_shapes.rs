@@ -9,7 +9,7 @@ mod support;
 
 use kestrel_node::Chain;
 use serde_json::Value;
-use support::{call, inject, new_chain, signed_by_bootstrap1, signed_transfer, BOOTSTRAP1};
+use support::{call, inject, signed_by_bootstrap1, signed_transfer, BOOTSTRAP1};
 
 /// The recorded subjects compared, in the file's order (later ones need scripts the node's
 /// test does not originate).
@@ -144,7 +144,8 @@ fn contract_rpcs_have_octez_shapes() {
     let text = std::fs::read_to_string(path).expect("readable");
     let recorded = recorded_subjects(&text);
     assert!(recorded.len() >= SUBJECTS, "{} subjects", recorded.len());
-    let mut chain = new_chain("shapes");
+    let scratch = support::Scratch::new("shapes");
+    let mut chain = support::new_chain_in(&scratch);
     let ours = subjects(&mut chain);
     let mut compared = 0;
     for (subject, entries) in ours.iter().zip(&recorded) {

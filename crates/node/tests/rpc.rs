@@ -6,7 +6,7 @@ mod support;
 
 use kestrel_node::{Chain, Response};
 use serde_json::Value;
-use support::{call, get_json, new_chain, BOOTSTRAP1, BOOTSTRAP2};
+use support::{call, get_json, BOOTSTRAP1, BOOTSTRAP2};
 
 fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64) -> String {
     support::signed_transfer(chain, counter, amount, BOOTSTRAP2)
@@ -22,7 +22,8 @@ fn balance(chain: &mut Chain, account: &str) -> u64 {
 
 #[test]
 fn block_ids_resolve_and_clamp_at_genesis() {
-    let mut chain = new_chain("ids");
+    let scratch = support::Scratch::new("ids");
+    let mut chain = support::new_chain_in(&scratch);
     let head = get_json(&mut chain, "/chains/main/blocks/head/header");
     assert_eq!(head["level"], 2);
     let genesis = get_json(&mut chain, "/chains/main/blocks/genesis/hash");
@@ -64,7 +65,8 @@ fn block_ids_resolve_and_clamp_at_genesis() {
 
 #[test]
 fn injection_bakes_refuses_and_charges_fees() {
-    let mut chain = new_chain("inject");
+    let scratch = support::Scratch::new("inject");
+    let mut chain = support::new_chain_in(&scratch);
     let before = balance(&mut chain, BOOTSTRAP1);
 
     let operation = signed_transfer(&mut chain, 1, 1_000_000);
@@ -114,7 +116,8 @@ fn injection_bakes_refuses_and_charges_fees() {
 
 #[test]
 fn data_rpcs_pack_normalize_typecheck_and_refuse_ill_typed_data() {
-    let mut chain = new_chain("pack");
+    let scratch = support::Scratch::new("pack");
+    let mut chain = support::new_chain_in(&scratch);
     let path = "/chains/main/blocks/head/helpers/scripts/pack_data";
     let body = r#"{"data": {"string": "hello"}, "type": {"prim": "string"}}"#;
     let packed = get_packed(&mut chain, path, body);
@@ -151,7 +154,8 @@ fn get_packed(chain: &mut Chain, path: &str, body: &str) -> Value {
 
 #[test]
 fn run_script_view_runs_an_on_chain_view_at_head() {
-    let mut chain = new_chain("view");
+    let scratch = support::Scratch::new("view");
+    let mut chain = support::new_chain_in(&scratch);
     // storage nat = 5; view "add" nat nat { UNPAIR ; ADD }.
     let origination = support::signed_by_bootstrap1(
         &mut chain,

@@ -12,13 +12,29 @@ pub const BOOTSTRAP1_SECRET: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstF
 pub const BOOTSTRAP1: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
 pub const BOOTSTRAP2: &str = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
 
-/// A new chain with the sandbox accounts, its store under the temporary directory.
-pub fn new_chain(name: &str) -> Chain {
-    let directory =
-        std::env::temp_dir().join(format!("kestrel-node-rpc-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
+/// A directory under the temporary directory, removed when dropped (a store still open in it
+/// keeps its files until closed).
+pub struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let path =
+            std::env::temp_dir().join(format!("kestrel-node-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        Scratch(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A new chain with the sandbox accounts, its store in `scratch`.
+pub fn new_chain_in(scratch: &Scratch) -> Chain {
     Chain::create(ChainConfig {
-        directory: &directory,
+        directory: &scratch.0,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
