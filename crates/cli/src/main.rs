@@ -78,7 +78,8 @@ enum Area {
     /// `head~2` exists. Each operation injected is validated, applied and baked into a new block
     /// before `/injection/operation` answers, so clients confirm at once; one whose application
     /// fails is included and pays its fee. State lives in a context store in a temporary
-    /// directory, removed on exit, unless `--data-dir` names one.
+    /// directory, removed on exit, unless `--data-dir` names one (reopening it continues the
+    /// chain; start it with the same `--accounts`, the first account bakes).
     ///
     /// Example: `kestrel node`, then with Taquito `new TezosToolkit("http://127.0.0.1:8732")`
     /// and `new InMemorySigner("edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh")`

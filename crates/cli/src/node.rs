@@ -27,7 +27,7 @@ pub struct NodeArgs {
     /// Keep the state in a temporary directory, removed on exit (the default).
     #[arg(long, conflicts_with = "data_dir")]
     in_memory: bool,
-    /// Keep the state's context store in DIR (which must not hold a chain yet).
+    /// Keep the chain (context store and blocks) in DIR; a DIR that holds one continues it.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// Generated accounts funded at genesis, after the five sandbox accounts.
@@ -66,7 +66,7 @@ pub fn run(args: NodeArgs) -> CommandResult {
         .map_or(0, |elapsed| elapsed.as_secs() as i64)
         // Genesis and the two blocks after it, a second apart, end at now.
         - 2;
-    let chain = Chain::create(ChainConfig {
+    let chain = Chain::open(ChainConfig {
         directory: &directory,
         accounts: accounts(usize::from(args.accounts)),
         balance_mutez,

@@ -40,6 +40,7 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
     (
         "kestrel-node",
         &[
+            "kestrel-encoding",
             "kestrel-micheline",
             "kestrel-michelson",
             "kestrel-crypto",

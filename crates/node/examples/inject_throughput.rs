@@ -24,7 +24,7 @@ fn main() {
     let directory =
         std::env::temp_dir().join(format!("kestrel-node-throughput-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
-    let chain = Chain::create(ChainConfig {
+    let chain = Chain::open(ChainConfig {
         directory: &directory,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,

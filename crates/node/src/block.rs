@@ -4,7 +4,11 @@
 //! the JSON the block RPCs answer.
 
 use kestrel_crypto::hash::{blake2b_256, blake2b_256_parts};
-use kestrel_crypto::{BlockHash, ChainId, ContextHash, OperationHash, PublicKeyHash, SecretKey};
+use kestrel_crypto::{
+    BlockHash, ChainId, ContextHash, OperationHash, PublicKeyHash, SecretKey, Signature,
+    SignatureScheme,
+};
+use kestrel_encoding::Reader;
 use kestrel_protocol::block_header::{
     BlockHeader, BlockHeaderContents, PerBlockVote, ShellHeader, Timestamp, UnsignedBlockHeader,
     PROOF_OF_WORK_NONCE_SIZE_BYTES,
@@ -14,6 +18,8 @@ use kestrel_protocol::field::HexBytes;
 use kestrel_protocol::Field;
 use std::borrow::Cow;
 
+use crate::accounts::Account;
+
 /// Protocol 025's hash (`src/proto_025_PsUshuai/lib_protocol/TEZOS_PROTOCOL`).
 pub const PROTOCOL_HASH: &str = "PsUshuai9QapM5TGj1JpuVGkdxz5GykdnEvS6Rh8SUVrARvZLCY";
 
@@ -22,6 +28,9 @@ pub const VALIDATION_PASSES: usize = 4;
 
 /// The validation pass of manager operations.
 pub const MANAGER_PASS: usize = 3;
+
+/// The size of an ed25519 signature, the last bytes of a header the node signed.
+const ED25519_SIGNATURE_BYTES: usize = 64;
 
 /// The watermark of a block header's signature (`Signature.Block_header`, Tenderbake's `0x11`).
 const BLOCK_HEADER_WATERMARK: u8 = 0x11;
@@ -137,6 +146,73 @@ impl Block {
             operations: input.operations,
             baker: input.baker.public_key().hash(),
         }
+    }
+
+    /// The block as one line of the chain's blocks file: `{"header": hex of its bytes,
+    /// "operations": [{"hash", "json"}]}` and a newline.
+    pub fn to_line(&self) -> String {
+        let mut bytes = Vec::new();
+        self.header.write(&mut bytes);
+        let operations: Vec<serde_json::Value> = self
+            .operations
+            .iter()
+            .map(|operation| {
+                serde_json::json!({
+                    "hash": operation.hash.to_b58check(),
+                    "json": operation.json,
+                })
+            })
+            .collect();
+        let mut line =
+            serde_json::json!({"header": hex::encode(bytes), "operations": operations}).to_string();
+        line.push('\n');
+        line
+    }
+
+    /// Reads a line [`Block::to_line`] wrote for a block `baker` baked; `None` when it does not
+    /// read (a line torn by a crash).
+    pub fn from_line(line: &str, baker: &Account) -> Option<Block> {
+        let value: serde_json::Value = serde_json::from_str(line).ok()?;
+        let bytes = hex::decode(value.get("header")?.as_str()?).ok()?;
+        let mut reader = Reader::new(&bytes);
+        let header = BlockHeader::read(&mut reader).ok()?;
+        reader.finish().ok()?;
+        let header = BlockHeader {
+            shell: ShellHeader {
+                fitness: header
+                    .shell
+                    .fitness
+                    .into_iter()
+                    .map(|part| HexBytes(Cow::Owned(part.0.into_owned())))
+                    .collect(),
+                ..header.shell
+            },
+            contents: header.contents,
+            // The binary form does not say the scheme: the node's bakers sign with ed25519.
+            signature: Signature::try_new(
+                Some(SignatureScheme::Ed25519),
+                bytes.get(bytes.len().checked_sub(ED25519_SIGNATURE_BYTES)?..)?,
+            )
+            .ok()?,
+        };
+        let operations = value
+            .get("operations")?
+            .as_array()?
+            .iter()
+            .map(|operation| {
+                Some(IncludedOperation {
+                    hash: OperationHash::from_b58check(operation.get("hash")?.as_str()?).ok()?,
+                    json: operation.get("json")?.as_str()?.to_string(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let hash = BlockHash::try_from_bytes(&blake2b_256(&bytes)).ok()?;
+        Some(Block {
+            hash,
+            header,
+            operations,
+            baker: baker.public_key_hash,
+        })
     }
 
     /// Its level.

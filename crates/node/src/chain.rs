@@ -3,9 +3,13 @@
 //! injected operation is validated, applied and included in a new block at once.
 //!
 //! A new chain is its genesis block (level 0) and two empty blocks, so that `head~2` (Taquito's
-//! branch) exists from the start.
+//! branch) exists from the start. Beside the store, [`BLOCKS_FILE`] keeps one line per block
+//! (its header's bytes and its operations' JSON), written after the block's commit; reopening a
+//! directory continues its chain from the last block whose commit the store holds.
 
-use kestrel_context::{CommitInfo, ContextError, ContextHash, Store, StoreOptions};
+use kestrel_context::{
+    CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
+};
 use kestrel_crypto::{BlockHash, ChainId, OperationHash};
 use kestrel_protocol::block_header::Timestamp;
 use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
@@ -13,7 +17,9 @@ use kestrel_protocol::{
     validate_and_apply, BlockContext, DecodeError, Field, Genesis, JsonError, Ledger, LedgerError,
     Mode, Operation, SignedOperation, ValidationError,
 };
+use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::accounts::{bootstrap_accounts, Account};
 use crate::block::{chain_id_of_genesis, Block, BlockInput, IncludedOperation, PROTOCOL_HASH};
@@ -24,6 +30,9 @@ pub const MAX_OPERATION_DATA_BYTES: usize = 32_768;
 
 /// Empty blocks baked after genesis so that `head~2` exists.
 const INITIAL_EMPTY_BLOCKS: usize = 2;
+
+/// The file of the chain's blocks, beside the store.
+pub const BLOCKS_FILE: &str = "blocks.jsonl";
 
 /// The author of the context commits.
 const COMMIT_AUTHOR: &str = "kestrel node";
@@ -52,25 +61,63 @@ pub enum ChainError {
     /// The context store failed.
     #[error("context store: {0}")]
     Store(#[from] ContextError),
-    /// The data directory already holds a chain (reopening is not supported yet).
-    #[error(
-        "{0} already holds a chain; reopening one is not supported yet, use an empty directory"
-    )]
-    NotEmpty(String),
+    /// The blocks file cannot be read or written.
+    #[error("{BLOCKS_FILE}: {0}")]
+    Blocks(#[from] std::io::Error),
+    /// The store holds a chain whose blocks file has no block the store holds.
+    #[error("{0} holds a context store but no block of it in {BLOCKS_FILE}")]
+    NoBlocks(String),
+}
+
+/// The context store shared by the chain (which commits) and its ledger (which loads objects
+/// through it): the store is not `Sync`, so loads take a lock, never contended since the chain
+/// is used by one thread at a time.
+pub struct SharedStore(Mutex<Store>);
+
+impl SharedStore {
+    /// Shares `store`.
+    pub fn new(store: Store) -> Arc<SharedStore> {
+        Arc::new(SharedStore(Mutex::new(store)))
+    }
+
+    /// The store.
+    pub fn lock(&self) -> Result<MutexGuard<'_, Store>, ContextError> {
+        self.0
+            .lock()
+            .map_err(|_| ContextError::InvalidArgument("the store's lock is poisoned".into()))
+    }
+
+    /// The store, once nothing else shares it.
+    pub fn into_inner(self) -> Result<Store, ContextError> {
+        self.0
+            .into_inner()
+            .map_err(|_| ContextError::InvalidArgument("the store's lock is poisoned".into()))
+    }
+}
+
+impl ObjectSource for SharedStore {
+    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
+        self.lock()?.load_node(offset, hash)
+    }
+
+    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
+        self.lock()?.load_contents(offset, length_bytes)
+    }
 }
 
 /// The chain a node serves.
 pub struct Chain {
     ledger: Ledger,
-    store: Store,
+    store: Arc<SharedStore>,
+    blocks_file: std::fs::File,
     blocks: Vec<Block>,
     chain_id: ChainId,
     accounts: Vec<Account>,
 }
 
-/// How a new chain starts.
+/// Where a chain lives, and how a new one starts.
 pub struct ChainConfig<'a> {
-    /// The context store's directory (created; must hold no chain).
+    /// The directory of its context store and blocks file (created if need be).
     pub directory: &'a Path,
     /// The accounts funded at genesis; the first bakes every block.
     pub accounts: Vec<Account>,
@@ -81,24 +128,25 @@ pub struct ChainConfig<'a> {
 }
 
 impl Chain {
-    /// Creates a chain: genesis with `config`'s accounts, committed, and the first blocks.
-    pub fn create(config: ChainConfig<'_>) -> Result<Chain, ChainError> {
+    /// Opens the chain in `config.directory`, or creates one there: genesis with `config`'s
+    /// accounts, committed, and the first blocks.
+    pub fn open(config: ChainConfig<'_>) -> Result<Chain, ChainError> {
+        std::fs::create_dir_all(config.directory)?;
         let store = Store::open(config.directory, StoreOptions::default())?;
         if store.head().is_some() {
-            return Err(ChainError::NotEmpty(config.directory.display().to_string()));
+            return Chain::reopen(config, store);
         }
-        let mut constants = Genesis::mockup().constants;
-        // The sandbox's block delay (`constants_sandbox`), which the constants RPC reports.
-        constants.minimal_block_delay_seconds = 1;
         let genesis = Genesis {
             accounts: bootstrap_accounts(&config.accounts, config.balance_mutez),
-            constants,
+            constants: sandbox_constants(),
         };
         let ledger = Ledger::genesis(&genesis)?;
         let placeholder = ChainId::try_from_bytes(&[0; 4]).expect("4 bytes");
+        let blocks_file = std::fs::File::create(config.directory.join(BLOCKS_FILE))?;
         let mut chain = Chain {
             ledger,
-            store,
+            store: SharedStore::new(store),
+            blocks_file,
             blocks: Vec::new(),
             chain_id: placeholder,
             accounts: config.accounts,
@@ -109,6 +157,49 @@ impl Chain {
             chain.bake(Vec::new())?;
         }
         Ok(chain)
+    }
+
+    /// Continues the chain of `store`: its blocks up to the last whose commit the store holds
+    /// (a line written after a commit the store lost, or torn, is dropped), the ledger at it.
+    fn reopen(config: ChainConfig<'_>, store: Store) -> Result<Chain, ChainError> {
+        let path = config.directory.join(BLOCKS_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(error) => return Err(error.into()),
+        };
+        let mut blocks = Vec::new();
+        let mut kept = String::new();
+        for line in text.lines() {
+            let Some(block) = Block::from_line(line, &config.accounts[0]) else {
+                break;
+            };
+            if !store.contains_commit(&ContextHash(*block.context().as_bytes())) {
+                break;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+            blocks.push(block);
+        }
+        let Some(head) = blocks.last() else {
+            return Err(ChainError::NoBlocks(config.directory.display().to_string()));
+        };
+        let missing = || ChainError::NoBlocks(config.directory.display().to_string());
+        let tree = store
+            .checkout(&ContextHash(*head.context().as_bytes()))?
+            .ok_or_else(missing)?;
+        let store = SharedStore::new(store);
+        let ledger = Ledger::from_tree(tree, store.clone(), sandbox_constants());
+        std::fs::write(&path, kept)?;
+        let blocks_file = std::fs::OpenOptions::new().append(true).open(&path)?;
+        Ok(Chain {
+            ledger,
+            store,
+            blocks_file,
+            chain_id: chain_id_of_genesis(&blocks[0].hash),
+            blocks,
+            accounts: config.accounts,
+        })
     }
 
     /// The chain's id.
@@ -255,7 +346,10 @@ impl Chain {
             author: COMMIT_AUTHOR.to_string(),
             message: format!("level {level}"),
         };
-        let context = self.store.commit(self.ledger.tree(), &parents, &info)?;
+        let context = self
+            .store
+            .lock()?
+            .commit(self.ledger.tree(), &parents, &info)?;
         let block = Block::new(BlockInput {
             level,
             predecessor: self.blocks.last().map(|block| block.hash),
@@ -266,9 +360,18 @@ impl Chain {
             baker: &self.accounts[0].secret_key,
             chain_id: (level > 0).then_some(self.chain_id),
         });
+        self.blocks_file.write_all(block.to_line().as_bytes())?;
         self.blocks.push(block);
         Ok(self.head())
     }
+}
+
+/// Octez's mockup constants with the sandbox's block delay (`constants_sandbox`), which the
+/// constants RPC reports.
+fn sandbox_constants() -> kestrel_protocol::Constants {
+    let mut constants = Genesis::mockup().constants;
+    constants.minimal_block_delay_seconds = 1;
+    constants
 }
 
 /// Each content of `operation` with its metadata, as receipts show them.

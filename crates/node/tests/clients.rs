@@ -19,7 +19,7 @@ fn clients_dir() -> PathBuf {
 /// server's thread lives as long as the test process.
 fn start_node(directory: &Path) -> String {
     let _ = std::fs::remove_dir_all(directory);
-    let chain = Chain::create(ChainConfig {
+    let chain = Chain::open(ChainConfig {
         directory,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,

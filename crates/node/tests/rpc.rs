@@ -193,3 +193,26 @@ fn run_script_view_runs_an_on_chain_view_at_head() {
     let response = call(&mut chain, "POST", path, &unknown);
     assert_eq!(response.status, 500);
 }
+
+#[test]
+fn reopening_a_directory_continues_its_chain() {
+    let scratch = support::Scratch::new("reopen");
+    let mut chain = support::new_chain_in(&scratch);
+    let operation = signed_transfer(&mut chain, 1, 1_000_000);
+    support::inject(&mut chain, &operation);
+    let head = get_json(&mut chain, "/chains/main/blocks/head");
+    let balance_before = balance(&mut chain, BOOTSTRAP2);
+    let chain_id = get_json(&mut chain, "/chains/main/chain_id");
+    drop(chain);
+
+    let mut chain = support::new_chain_in(&scratch);
+    assert_eq!(get_json(&mut chain, "/chains/main/blocks/head"), head);
+    assert_eq!(get_json(&mut chain, "/chains/main/chain_id"), chain_id);
+    assert_eq!(balance(&mut chain, BOOTSTRAP2), balance_before);
+    // The counter goes on from the reopened state; the new block follows the old head.
+    let operation = signed_transfer(&mut chain, 2, 1_000_000);
+    let block = support::inject(&mut chain, &operation);
+    assert_eq!(block["header"]["level"], 4);
+    assert_eq!(block["header"]["predecessor"], head["hash"]);
+    assert_eq!(balance(&mut chain, BOOTSTRAP2), balance_before + 1_000_000);
+}

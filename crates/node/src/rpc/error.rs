@@ -85,7 +85,10 @@ pub fn chain_error(chain_error: &ChainError) -> Response {
             PARSE_ERROR_ID.to_string(),
             Map::new(),
         )]),
-        ChainError::Ledger(_) | ChainError::Store(_) | ChainError::NotEmpty(_) => {
+        ChainError::Ledger(_)
+        | ChainError::Store(_)
+        | ChainError::Blocks(_)
+        | ChainError::NoBlocks(_) => {
             let mut fields = Map::new();
             fields.insert("msg".into(), Value::from(chain_error.to_string()));
             errors(vec![error("temporary", "failure".to_string(), fields)])

@@ -33,7 +33,7 @@ impl Drop for Scratch {
 
 /// A new chain with the sandbox accounts, its store in `scratch`.
 pub fn new_chain_in(scratch: &Scratch) -> Chain {
-    Chain::create(ChainConfig {
+    Chain::open(ChainConfig {
         directory: &scratch.0,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,

@@ -3,11 +3,10 @@
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
 //! commit per injected operation; simulation and application of operations; the receipts' text.
 
-use kestrel_context::{
-    CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
-};
+use kestrel_context::{CommitInfo, ContextHash, Store, StoreOptions};
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
+use kestrel_node::chain::SharedStore;
 use kestrel_node::views::ViewBlock;
 pub use kestrel_node::views::ViewRequest;
 use kestrel_protocol::receipt::ContentsMetadata;
@@ -16,7 +15,7 @@ use kestrel_protocol::{
     Mode, Operation, SignedOperation,
 };
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::MockupError;
 
@@ -44,29 +43,7 @@ const COMMIT_AUTHOR: &str = "kestrel mockup";
 pub struct Chain {
     ledger: Ledger,
     /// The store and its head, for a mockup base directory.
-    store: Option<(Arc<LockedStore>, ContextHash)>,
-}
-
-/// The store as the ledger's object source: the ledger may be shared across threads, the
-/// store may not, so loads take a lock (one command, one thread: it is never contended).
-struct LockedStore(Mutex<Store>);
-
-impl LockedStore {
-    fn store(&self) -> Result<std::sync::MutexGuard<'_, Store>, ContextError> {
-        self.0
-            .lock()
-            .map_err(|_| ContextError::InvalidArgument("the mockup store lock is poisoned".into()))
-    }
-}
-
-impl ObjectSource for LockedStore {
-    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
-        self.store()?.load_node(offset, hash)
-    }
-
-    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
-        self.store()?.load_contents(offset, length_bytes)
-    }
+    store: Option<(Arc<SharedStore>, ContextHash)>,
 }
 
 impl From<LedgerError> for MockupError {
@@ -108,7 +85,7 @@ impl Chain {
         let missing = || MockupError::State(format!("no mockup state in {}", dir.display()));
         let head = store.head().ok_or_else(missing)?;
         let tree = store.checkout(&head)?.ok_or_else(missing)?;
-        let store = Arc::new(LockedStore(Mutex::new(store)));
+        let store = SharedStore::new(store);
         Ok(Chain {
             ledger: Ledger::from_tree(tree, store.clone(), constants),
             store: Some((store, head)),
@@ -206,9 +183,7 @@ impl Chain {
         drop(self.ledger);
         let mut store = Arc::try_unwrap(store)
             .map_err(|_| MockupError::State("the mockup store is still in use".into()))?
-            .0
-            .into_inner()
-            .map_err(|_| MockupError::State("the mockup store lock is poisoned".into()))?;
+            .into_inner()?;
         store.commit(&tree, &[head], &commit_info(message))?;
         store.close()?;
         Ok(())
