@@ -9,6 +9,7 @@ mod context;
 mod input;
 mod micheline;
 mod michelson;
+mod node;
 mod output;
 mod solana;
 mod temporary;
@@ -70,6 +71,20 @@ enum Area {
         #[command(subcommand)]
         command: bench::BenchCommand,
     },
+    /// A local Tezos node for Taquito, pytezos and octez-client: a block per operation.
+    ///
+    /// Protocol 025 (Ushuaia) with the five sandbox accounts bootstrap1 … bootstrap5 (their keys,
+    /// printed at start, are public) plus `--accounts` generated ones, and three blocks so that
+    /// `head~2` exists. Each operation injected is validated, applied and baked into a new block
+    /// before `/injection/operation` answers, so clients confirm at once; one whose application
+    /// fails is included and pays its fee. State lives in a context store in a temporary
+    /// directory, removed on exit, unless `--data-dir` names one (reopening it continues the
+    /// chain; start it with the same `--accounts`, the first account bakes).
+    ///
+    /// Example: `kestrel node`, then with Taquito `new TezosToolkit("http://127.0.0.1:8732")`
+    /// and `new InMemorySigner("edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh")`
+    /// (bootstrap1).
+    Node(node::NodeArgs),
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]
     Tx(tx::TxCommand),
@@ -93,6 +108,7 @@ fn main() -> ExitCode {
         Area::Bench { command } => bench::run(command),
         Area::Tx(command) => tx::run(command),
         Area::Solana(command) => solana::run(command),
+        Area::Node(args) => node::run(args),
     };
     match result {
         Ok(code) => code,

@@ -36,6 +36,18 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: &[(&str, &[&str])] = &[
             "kestrel-context",
         ],
     ),
+    // The node: chain state and block production over the protocol layer, the RPC on top.
+    (
+        "kestrel-node",
+        &[
+            "kestrel-encoding",
+            "kestrel-micheline",
+            "kestrel-michelson",
+            "kestrel-crypto",
+            "kestrel-protocol",
+            "kestrel-context",
+        ],
+    ),
 ];
 
 /// Peer implementations, which only `kestrel-bench` may depend on.

@@ -3,18 +3,19 @@
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
 //! commit per injected operation; simulation and application of operations; the receipts' text.
 
-use kestrel_context::{
-    CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
-};
+use kestrel_context::{CommitInfo, ContextHash, Store, StoreOptions};
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::Node;
-use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
+use kestrel_node::chain::SharedStore;
+use kestrel_node::views::ViewBlock;
+pub use kestrel_node::views::ViewRequest;
+use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::{
     render_receipt, validate_and_apply, BlockContext, Constants, Genesis, Ledger, LedgerError,
     Mode, Operation, SignedOperation,
 };
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::MockupError;
 
@@ -38,57 +39,11 @@ const STORE_SUBDIRECTORY: &str = "context";
 /// The author of the store's commits.
 const COMMIT_AUTHOR: &str = "kestrel mockup";
 
-/// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): the `SOURCE` of a view run
-/// without `--payer`.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
-
-/// What `run view` asks.
-pub struct ViewRequest<'a> {
-    /// The contract.
-    pub contract: &'a ContractHash,
-    /// The view's name.
-    pub name: &'a str,
-    /// Its input.
-    pub input: &'a Node,
-    /// `SENDER` (`--source`).
-    pub sender: Option<&'a Destination>,
-    /// `SOURCE` (`--payer`).
-    pub payer: Option<&'a PublicKeyHash>,
-    /// The gas limit.
-    pub gas_limit_milli: u64,
-    /// `NOW` (`--now`).
-    pub now_seconds: Option<i64>,
-    /// `LEVEL` (`--level`).
-    pub level: Option<u64>,
-}
-
 /// The mockup's state: on disk for a mockup base directory, in memory otherwise.
 pub struct Chain {
     ledger: Ledger,
     /// The store and its head, for a mockup base directory.
-    store: Option<(Arc<LockedStore>, ContextHash)>,
-}
-
-/// The store as the ledger's object source: the ledger may be shared across threads, the
-/// store may not, so loads take a lock (one command, one thread: it is never contended).
-struct LockedStore(Mutex<Store>);
-
-impl LockedStore {
-    fn store(&self) -> Result<std::sync::MutexGuard<'_, Store>, ContextError> {
-        self.0
-            .lock()
-            .map_err(|_| ContextError::InvalidArgument("the mockup store lock is poisoned".into()))
-    }
-}
-
-impl ObjectSource for LockedStore {
-    fn load_node(&self, offset: u64, hash: &ContextHash) -> Result<Arc<NodeObject>, ContextError> {
-        self.store()?.load_node(offset, hash)
-    }
-
-    fn load_contents(&self, offset: u64, length_bytes: u64) -> Result<Arc<[u8]>, ContextError> {
-        self.store()?.load_contents(offset, length_bytes)
-    }
+    store: Option<(Arc<SharedStore>, ContextHash)>,
 }
 
 impl From<LedgerError> for MockupError {
@@ -130,7 +85,7 @@ impl Chain {
         let missing = || MockupError::State(format!("no mockup state in {}", dir.display()));
         let head = store.head().ok_or_else(missing)?;
         let tree = store.checkout(&head)?.ok_or_else(missing)?;
-        let store = Arc::new(LockedStore(Mutex::new(store)));
+        let store = SharedStore::new(store);
         Ok(Chain {
             ledger: Ledger::from_tree(tree, store.clone(), constants),
             store: Some((store, head)),
@@ -202,65 +157,20 @@ impl Chain {
         apply(&mut self.ledger, operation, &block, Mode::Apply)
     }
 
-    /// Runs view `name` of `contract` on `input` with its storage and balance, as the
-    /// `run_script_view` RPC does: on a copy of the state, `SENDER` the contract itself and
-    /// `SOURCE` the zero key hash unless given, at the mockup's level and time unless given,
-    /// with `gas_limit_milli`. Returns the view's result.
+    /// Runs a view as the `run_script_view` RPC does, at the mockup's level and time unless
+    /// the request says otherwise.
     pub fn run_view(
         &self,
         request: &ViewRequest<'_>,
     ) -> Result<kestrel_michelson::Value, MockupError> {
-        let contract = request.contract;
-        let missing = || MockupError::Command(format!("{} has no script", contract.to_b58check()));
-        let code = self.ledger.script(contract)?.ok_or_else(missing)?;
-        let storage = self.ledger.storage(contract)?.ok_or_else(missing)?;
-        let balance = self.ledger.balance(&Destination::Originated(*contract))?;
-        let config = kestrel_michelson::Config {
-            legacy: true,
-            gas_limit_milli: request.gas_limit_milli,
-        };
-        let script = kestrel_michelson::Script::typecheck(&code, &config)
-            .map_err(|error| MockupError::Command(format!("ill-typed contract: {error}")))?;
-        let address = |destination: &Destination| {
-            kestrel_michelson::Address::new(kestrel_protocol::host::vm_destination(destination))
-        };
-        let self_address = address(&Destination::Originated(*contract));
-        let zero = PublicKeyHash::from_b58check(ZERO_KEY_HASH).expect("the zero key hash is valid");
-        let (sender, source) = match (request.sender, request.payer) {
-            (None, None) => (self_address.clone(), Destination::Implicit(zero)),
-            (Some(sender), None) => (address(sender), Destination::Implicit(zero)),
-            (None, Some(payer)) => (
-                address(&Destination::Implicit(*payer)),
-                Destination::Implicit(*payer),
-            ),
-            (Some(sender), Some(payer)) => (address(sender), Destination::Implicit(*payer)),
-        };
-        let environment = kestrel_michelson::Environment {
-            amount_mutez: 0,
-            balance_mutez: i64::try_from(balance).unwrap_or(i64::MAX),
-            now_seconds: request.now_seconds.unwrap_or(MOCKUP_TIMESTAMP_SECONDS),
-            level: request.level.unwrap_or(MOCKUP_LEVEL),
-            min_block_time_seconds: self.ledger.constants().minimal_block_delay_seconds,
-            source: address(&source),
-            sender,
-            self_address,
-            chain_id: kestrel_michelson::chain_id_from_base58(MOCKUP_CHAIN_ID)
+        let block = ViewBlock {
+            level: MOCKUP_LEVEL,
+            now_seconds: MOCKUP_TIMESTAMP_SECONDS,
+            chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
                 .expect("the mockup chain id is valid"),
         };
-        let mut ledger = self.ledger.clone();
-        let mut nonce = kestrel_protocol::apply::OriginationNonce::new([0; 32]);
-        let mut host = kestrel_protocol::host::LedgerHost::new(&mut ledger, &mut nonce);
-        let execution = kestrel_michelson::run_view(
-            &script,
-            request.name,
-            request.input,
-            &storage,
-            &environment,
-            &mut host,
-            request.gas_limit_milli,
-        )
-        .map_err(|error| MockupError::Command(error.to_string()))?;
-        Ok(execution.result)
+        kestrel_node::views::run_view(&self.ledger, request, &block)
+            .map_err(|error| MockupError::Command(error.to_string()))
     }
 
     /// Commits the ledger's tree as the store's new head and closes the store.
@@ -273,9 +183,7 @@ impl Chain {
         drop(self.ledger);
         let mut store = Arc::try_unwrap(store)
             .map_err(|_| MockupError::State("the mockup store is still in use".into()))?
-            .0
-            .into_inner()
-            .map_err(|_| MockupError::State("the mockup store lock is poisoned".into()))?;
+            .into_inner()?;
         store.commit(&tree, &[head], &commit_info(message))?;
         store.close()?;
         Ok(())
@@ -300,16 +208,9 @@ fn apply(
 /// operations: …`), the lines under "This sequence of operations was run:" (or "This
 /// simulation failed:").
 pub fn render(operation: &Operation<'_>, metadata: &[ContentsMetadata<'_>]) -> String {
-    let contents: Vec<ContentsAndMetadata<'_>> = operation
-        .contents
-        .iter()
-        .zip(metadata)
-        .map(|(contents, metadata)| ContentsAndMetadata {
-            contents: contents.clone(),
-            metadata: metadata.clone(),
-        })
-        .collect();
-    let text = render_receipt(&contents);
+    let text = render_receipt(&kestrel_node::chain::contents_with_metadata(
+        operation, metadata,
+    ));
     // The renderer heads the text with the line octez-client prints after an injection.
     match text.split_once('\n') {
         Some((_, body)) => body.to_string(),

@@ -1,0 +1,166 @@
+//! `kestrel node`: a local Tezos node (`kestrel-node`) that Taquito, pytezos and octez-client
+//! drive over Octez's RPC. Prints the accounts with their keys, the address it listens on, then
+//! one line per block (or JSON objects with `--json`).
+
+use clap::Args;
+use kestrel_node::{accounts, server, Chain, ChainConfig};
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::output::CommandResult;
+use crate::temporary::TemporaryDirectory;
+
+/// Mutez in a tez.
+const MUTEZ_PER_TEZ: u64 = 1_000_000;
+
+/// `kestrel node`'s options (its help text is on `Area::Node` in `main.rs`).
+#[derive(Args)]
+pub struct NodeArgs {
+    /// The port to listen on.
+    #[arg(long, default_value_t = 8732)]
+    port: u16,
+    /// The address to listen on. Anything but loopback exposes the sandbox keys' accounts.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Keep the state in a temporary directory, removed on exit (the default).
+    #[arg(long, conflicts_with = "data_dir")]
+    in_memory: bool,
+    /// Keep the chain (context store and blocks) in DIR; a DIR that holds one continues it.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Generated accounts funded at genesis, after the five sandbox accounts.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    accounts: u16,
+    /// The balance of each account at genesis, in tez (5 % of it staked).
+    #[arg(long, value_name = "TEZ", default_value_t = 4_000_000)]
+    balance: u64,
+    /// Print the accounts and blocks as JSON lines.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the node until the process is ended.
+pub fn run(args: NodeArgs) -> CommandResult {
+    let started = Instant::now();
+    let balance_mutez = args.balance.checked_mul(MUTEZ_PER_TEZ).ok_or_else(|| {
+        format!(
+            "--balance {} tez is more mutez than fit in 64 bits",
+            args.balance
+        )
+    })?;
+    let temporary;
+    let directory = match &args.data_dir {
+        Some(directory) => directory.clone(),
+        None => {
+            temporary = TemporaryDirectory::try_new("kestrel-node")?;
+            temporary.path().to_path_buf()
+        }
+    };
+    let address = SocketAddr::new(args.host, args.port);
+    let listener = TcpListener::bind(address)
+        .map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let genesis_seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs() as i64)
+        // Genesis and the two blocks after it, a second apart, end at now.
+        - 2;
+    let chain = Chain::open(ChainConfig {
+        directory: &directory,
+        accounts: accounts(usize::from(args.accounts)),
+        balance_mutez,
+        genesis_seconds,
+    })
+    .map_err(|error| error.to_string())?;
+    print_start(&args, &chain, &address, started);
+    let json = args.json;
+    let observer = Box::new(
+        move |block: &kestrel_node::block::Block, elapsed: std::time::Duration| {
+            let hashes: Vec<String> = block
+                .operations
+                .iter()
+                .map(|o| o.hash.to_b58check())
+                .collect();
+            let line = if json {
+                serde_json::json!({
+                    "event": "block",
+                    "level": block.level(),
+                    "hash": block.hash.to_b58check(),
+                    "operations": hashes,
+                    "milliseconds": elapsed.as_secs_f64() * 1e3,
+                })
+                .to_string()
+            } else {
+                format!(
+                    "block {} {} {} ({:.1} ms)",
+                    block.level(),
+                    block.hash.to_b58check(),
+                    hashes.join(" "),
+                    elapsed.as_secs_f64() * 1e3
+                )
+            };
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
+        },
+    );
+    server::serve(listener, chain, observer).map_err(|error| format!("server: {error}"))?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn print_start(args: &NodeArgs, chain: &Chain, address: &SocketAddr, started: Instant) {
+    let mut out = std::io::stdout().lock();
+    let url = format!("http://{address}");
+    let milliseconds = started.elapsed().as_secs_f64() * 1e3;
+    if args.json {
+        for account in chain.accounts() {
+            let line = serde_json::json!({
+                "event": "account",
+                "alias": account.alias,
+                "address": account.public_key_hash.to_b58check(),
+                "public_key": account.public_key.to_b58check(),
+                "secret_key": account.secret_key.to_b58check(),
+            });
+            let _ = writeln!(out, "{line}");
+        }
+        let line = serde_json::json!({
+            "event": "listening",
+            "url": url,
+            "chain_id": chain.chain_id().to_b58check(),
+            "start_milliseconds": milliseconds,
+        });
+        let _ = writeln!(out, "{line}");
+    } else {
+        let _ = writeln!(
+            out,
+            "Accounts (unencrypted:edsk… secret keys; each holds {} tez):",
+            args.balance
+        );
+        for account in chain.accounts() {
+            let _ = writeln!(
+                out,
+                "  {:<12} {} {} {}",
+                account.alias,
+                account.public_key_hash.to_b58check(),
+                account.public_key.to_b58check(),
+                account.secret_key.to_b58check()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "Chain {} (protocol 025 Ushuaia), head at level {}; started in {milliseconds:.1} ms",
+            chain.chain_id().to_b58check(),
+            chain.head().level()
+        );
+        let _ = writeln!(out, "Listening on {url}");
+    }
+    if !args.host.is_loopback() {
+        eprintln!(
+            "warning: listening on {} — the sandbox accounts' secret keys are public, anyone who \
+             reaches this address can spend their tez",
+            args.host
+        );
+    }
+    let _ = out.flush();
+}

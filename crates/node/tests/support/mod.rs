@@ -1,0 +1,97 @@
+//! What the router tests share: a new chain in a temporary directory, requests, and operations
+//! signed by bootstrap1 and injected.
+
+#![allow(dead_code)] // Each test binary uses its own part.
+
+use kestrel_crypto::SecretKey;
+use kestrel_node::{accounts, route, Chain, ChainConfig, Request, Response};
+use kestrel_protocol::Operation;
+use serde_json::Value;
+
+pub const BOOTSTRAP1_SECRET: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh";
+pub const BOOTSTRAP1: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
+pub const BOOTSTRAP2: &str = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
+
+/// A directory under the temporary directory, removed when dropped (a store still open in it
+/// keeps its files until closed).
+pub struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let path =
+            std::env::temp_dir().join(format!("kestrel-node-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        Scratch(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A new chain with the sandbox accounts, its store in `scratch`.
+pub fn new_chain_in(scratch: &Scratch) -> Chain {
+    Chain::open(ChainConfig {
+        directory: &scratch.0,
+        accounts: accounts(0),
+        balance_mutez: 4_000_000_000_000,
+        genesis_seconds: 1_700_000_000,
+    })
+    .expect("a new chain")
+}
+
+pub fn call(chain: &mut Chain, method: &str, path: &str, body: &str) -> Response {
+    route(
+        chain,
+        &Request {
+            method,
+            path,
+            query: "",
+            body: body.as_bytes(),
+        },
+    )
+}
+
+pub fn get_json(chain: &mut Chain, path: &str) -> Value {
+    let response = call(chain, "GET", path, "");
+    assert_eq!(response.status, 200, "{path}");
+    serde_json::from_slice(&response.body).expect("JSON")
+}
+
+/// The hex of bootstrap1's operation with `contents` (a JSON array), signed, as a JSON string.
+pub fn signed_by_bootstrap1(chain: &mut Chain, contents: &str) -> String {
+    let branch = get_json(chain, "/chains/main/blocks/head~2/hash");
+    let mut operation = Operation::from_json_str(&format!(
+        r#"{{"branch": {branch}, "contents": {contents}}}"#
+    ))
+    .expect("an operation");
+    let key = SecretKey::from_b58check(BOOTSTRAP1_SECRET).expect("a key");
+    operation.signature = Some(key.sign(&operation.signing_message()));
+    format!("\"{}\"", hex::encode(operation.encode()))
+}
+
+/// The hex of bootstrap1's transfer of `amount` mutez to `destination` with `counter`.
+pub fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64, destination: &str) -> String {
+    signed_by_bootstrap1(
+        chain,
+        &format!(
+            r#"[{{"kind": "transaction", "source": "{BOOTSTRAP1}", "fee": "1000",
+            "counter": "{counter}", "gas_limit": "3000", "storage_limit": "300",
+            "amount": "{amount}", "destination": "{destination}"}}]"#
+        ),
+    )
+}
+
+/// Injects `operation`; returns the new head's block.
+pub fn inject(chain: &mut Chain, operation: &str) -> Value {
+    let response = call(chain, "POST", "/injection/operation", operation);
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    get_json(chain, "/chains/main/blocks/head")
+}
