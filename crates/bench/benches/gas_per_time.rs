@@ -59,7 +59,7 @@ fn classes() -> Vec<(&'static str, String)> {
             "big map: UPDATE a growing big map",
             wrap(
                 "EMPTY_BIG_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
-                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIP 2 { } ; DIG 2 ; SWAP ; DIG 2 ; UPDATE ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIG 3 ; DUG 2 ; UPDATE ; \
                  SWAP ; PUSH nat 1 ; ADD ; PUSH bool True } ; DROP 2",
             ),
         ),

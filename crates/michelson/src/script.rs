@@ -86,9 +86,7 @@ impl Script {
         if typecheck_gas_milli > config.gas_limit_milli {
             return Err(TcError::new(node.span, TcErrorKind::GasExhaustion));
         }
-        let code_size_bytes = kestrel_micheline::binary::encode(node)
-            .map(|bytes| bytes.len())
-            .unwrap_or(0);
+        let code_size_bytes = kestrel_micheline::binary::encoded_size(node).unwrap_or(0);
         Ok(Script {
             typed,
             legacy: config.legacy,

@@ -323,11 +323,13 @@ impl<'a> Typechecker<'a> {
     }
 
     /// Records the canonical locations (prefix-order node numbers, Octez's `location: N`) of
-    /// every node of `root`, which must outlive the typechecking that uses them.
-    pub fn set_locations(&mut self, root: &Node) {
+    /// every node of `root`, which must outlive the typechecking that uses them. Returns the
+    /// number of nodes.
+    pub fn set_locations(&mut self, root: &Node) -> u64 {
         self.locations.clear();
-        let nodes = usize::try_from(charges::micheline_nodes(root)).unwrap_or(usize::MAX);
-        self.locations.reserve(nodes);
+        let nodes = charges::micheline_nodes(root);
+        self.locations
+            .reserve(usize::try_from(nodes).unwrap_or(usize::MAX));
         for (index, node) in kestrel_micheline::location::prefix_order(root) {
             // Only code (sequences and instructions) is looked up; literals never are.
             if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
@@ -335,6 +337,7 @@ impl<'a> Typechecker<'a> {
                     .insert(std::ptr::from_ref(node) as usize, index as u32);
             }
         }
+        nodes
     }
 
     fn location_of(&self, node: &Node) -> u32 {
@@ -1846,10 +1849,11 @@ impl<'a> Typechecker<'a> {
 
     fn typecheck_script_at(&mut self, node: &Node, level: Level) -> Result<Script, TcError> {
         let expanded_holder;
+        let mut nodes = None;
         let node = if self.record_locations {
             // The caller expanded the whole script and wants its canonical locations.
             self.record_locations = false;
-            self.set_locations(node);
+            nodes = Some(self.set_locations(node));
             node
         } else {
             expanded_holder = crate::macros::expand_all(node)?;
@@ -1857,9 +1861,8 @@ impl<'a> Typechecker<'a> {
         };
         if level == Level::Toplevel {
             // `Global_constants_storage.expand` walks the whole script first.
-            self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(
-                charges::micheline_nodes(node),
-            ));
+            let nodes = nodes.unwrap_or_else(|| charges::micheline_nodes(node));
+            self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(nodes));
         }
         let ir_nodes_before = self.ir_nodes;
         let NodeKind::Seq(items) = &node.kind else {
