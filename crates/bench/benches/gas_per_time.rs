@@ -5,8 +5,10 @@
 //! re-executed with the class name) so that its peak RSS (`VmHWM`) is its own.
 //!
 //! `cargo bench -p kestrel-bench --bench gas_per_time` prints one line per class: gas consumed,
-//! wall time, µs per gas unit, peak RSS. Not criterion: each run is long and deterministic.
+//! wall time, the process's CPU time (on a shared machine the wall time includes waiting for a
+//! core), µs of CPU per gas unit, peak RSS. Not criterion: each run is long and deterministic.
 
+use kestrel_bench::serialization::cpu::{cpu_time, CpuClock};
 use kestrel_micheline::{Node, Prim};
 use kestrel_michelson::{
     execute, Config, EmptyHost, Environment, ExecutionError, Script,
@@ -104,6 +106,7 @@ fn run_class(name: &str, script: &str) {
     let gas_limit = HARD_GAS_LIMIT_PER_OPERATION_MILLI;
     let unit = Node::prim(Prim::D_Unit, vec![]);
     let started = Instant::now();
+    let cpu_started = cpu_time(CpuClock::SelfProcess);
     let script = Script::parse(script, &Config::default()).expect("benchmark script typechecks");
     let outcome = execute(
         &script,
@@ -115,6 +118,10 @@ fn run_class(name: &str, script: &str) {
         gas_limit,
     );
     let seconds = started.elapsed().as_secs_f64();
+    let cpu_seconds = match (cpu_started, cpu_time(CpuClock::SelfProcess)) {
+        (Some(before), Some(after)) => after.saturating_sub(before).as_secs_f64(),
+        _ => f64::NAN,
+    };
     let (gas_milli, ended) = match outcome {
         Ok(execution) => (execution.consumed_milligas, "done"),
         Err(ExecutionError::GasExhaustion) => (gas_limit, "out of gas"),
@@ -123,8 +130,8 @@ fn run_class(name: &str, script: &str) {
     };
     let gas = gas_milli as f64 / 1_000.0;
     println!(
-        "{name:<62} {gas:>12.3} gas {seconds:>8.3} s {:>7.3} µs/gas {:>9} KiB peak ({ended})",
-        seconds * 1e6 / gas.max(1e-3),
+        "{name:<62} {gas:>12.3} gas {seconds:>8.3} s wall {cpu_seconds:>8.3} s CPU {:>7.3} µs/gas {:>9} KiB peak ({ended})",
+        cpu_seconds * 1e6 / gas.max(1e-3),
         peak_rss_kib().unwrap_or(0),
     );
 }
