@@ -15,6 +15,12 @@ use kestrel_michelson::{
     HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 use std::process::Command;
+
+/// The allocator the `kestrel` binary runs Michelson with (`crates/cli/src/main.rs`): with
+/// glibc's, a class that allocates multi-megabyte values spends most of its time in the kernel
+/// mapping and faulting fresh pages for each one.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::Instant;
 
 /// The classes: a name and a script taking `unit` and storing `unit`.
