@@ -15,6 +15,11 @@ use kestrel_michelson::{
 };
 use kestrel_michelson_conformance::fixtures::{FixtureContract, FixtureHost};
 
+/// The allocator the `kestrel` binary runs Michelson with (`crates/cli/src/main.rs`), so that
+/// the figures are the binary's (typechecking makes many small allocations).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The loop of the task statement as a full contract: sums 1..=n.
 const LOOP_SCRIPT: &str =
     "parameter nat; storage int; code { CAR ; INT ; PUSH int 0 ; SWAP ; DUP ; GT ; \

@@ -577,6 +577,58 @@ pub fn encode(node: &Node) -> Result<Vec<u8>, EncodeError> {
 
 /// Appends the binary encoding of `node` to `out` (on error, `out` holds a partial encoding).
 pub fn encode_into(node: &Node, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    encode_to(node, out)
+}
+
+/// The length in bytes of `node`'s binary encoding, computed without building it (what a
+/// script's code size is).
+pub fn encoded_size(node: &Node) -> Result<usize, EncodeError> {
+    let mut size = ByteCount(0);
+    encode_to(node, &mut size)?;
+    Ok(size.0)
+}
+
+/// Where [`encode_to`] writes: the bytes themselves, or only their count.
+trait Sink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// How many bytes were appended so far.
+    fn written(&self) -> usize;
+    /// Overwrites the four bytes appended at `at` (a length placeholder).
+    fn patch(&mut self, at: usize, bytes: [u8; 4]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    fn written(&self) -> usize {
+        self.len()
+    }
+
+    fn patch(&mut self, at: usize, bytes: [u8; 4]) {
+        self[at..at + 4].copy_from_slice(&bytes);
+    }
+}
+
+/// A [`Sink`] that keeps only the length.
+struct ByteCount(usize);
+
+impl Sink for ByteCount {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+
+    fn written(&self) -> usize {
+        self.0
+    }
+
+    fn patch(&mut self, _: usize, _: [u8; 4]) {}
+}
+
+/// Writes the binary encoding of `node` to `out`.
+fn encode_to(node: &Node, out: &mut impl Sink) -> Result<(), EncodeError> {
     enum Task<'a> {
         Node(&'a Node),
         /// Write the length of everything after `length_at + 4` into the placeholder there.
@@ -595,12 +647,12 @@ pub fn encode_into(node: &Node, out: &mut Vec<u8>) -> Result<(), EncodeError> {
                 length_at,
                 location,
             } => {
-                let length = out.len() - length_at - 4;
+                let length = out.written() - length_at - 4;
                 let length = u32::try_from(length)
                     .ok()
                     .filter(|&length| length as usize <= UINT30_MAX)
                     .ok_or(EncodeError::TooLarge { location })?;
-                out[length_at..length_at + 4].copy_from_slice(&length.to_be_bytes());
+                out.patch(length_at, length.to_be_bytes());
                 continue;
             }
             Task::Annots(annots, location) => {
@@ -612,21 +664,21 @@ pub fn encode_into(node: &Node, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         location += 1;
         match &node.kind {
             NodeKind::Int(value) => {
-                out.push(TAG_INT);
+                out.put(&[TAG_INT]);
                 write_z(value, out);
             }
             NodeKind::String(value) => {
-                out.push(TAG_STRING);
+                out.put(&[TAG_STRING]);
                 write_length_prefixed(out, value.as_bytes(), here)?;
             }
             NodeKind::Bytes(value) => {
-                out.push(TAG_BYTES);
+                out.put(&[TAG_BYTES]);
                 write_length_prefixed(out, value, here)?;
             }
             NodeKind::Seq(items) => {
-                out.push(TAG_SEQ);
-                let length_at = out.len();
-                out.extend_from_slice(&[0; 4]);
+                out.put(&[TAG_SEQ]);
+                let length_at = out.written();
+                out.put(&[0; 4]);
                 tasks.push(Task::PatchLength {
                     length_at,
                     location: here,
@@ -650,12 +702,12 @@ pub fn encode_into(node: &Node, out: &mut Vec<u8>) -> Result<(), EncodeError> {
                     (2, true) => TAG_PRIM_2_ANNOTS,
                     _ => TAG_PRIM_GENERIC,
                 };
-                out.push(tag);
-                out.push(prim.tag());
+                out.put(&[tag]);
+                out.put(&[prim.tag()]);
                 if tag == TAG_PRIM_GENERIC {
                     tasks.push(Task::Annots(annots, here));
-                    let length_at = out.len();
-                    out.extend_from_slice(&[0; 4]);
+                    let length_at = out.written();
+                    out.put(&[0; 4]);
                     tasks.push(Task::PatchLength {
                         length_at,
                         location: here,
@@ -671,10 +723,12 @@ pub fn encode_into(node: &Node, out: &mut Vec<u8>) -> Result<(), EncodeError> {
 }
 
 /// Writes a Zarith `z`, with a fast path for values that fit in an i64.
-fn write_z(value: &BigInt, out: &mut Vec<u8>) {
+fn write_z(value: &BigInt, out: &mut impl Sink) {
     use num_traits::ToPrimitive;
     let Some(small) = value.to_i64().filter(|v| *v != i64::MIN) else {
-        zarith::write_z(value, out);
+        let mut bytes = Vec::new();
+        zarith::write_z(value, &mut bytes);
+        out.put(&bytes);
         return;
     };
     let sign_bit = if small < 0 { 0x40 } else { 0 };
@@ -682,19 +736,19 @@ fn write_z(value: &BigInt, out: &mut Vec<u8>) {
     let low6 = (magnitude & 0x3f) as u8;
     magnitude >>= 6;
     if magnitude == 0 {
-        out.push(sign_bit | low6);
+        out.put(&[sign_bit | low6]);
         return;
     }
-    out.push(0x80 | sign_bit | low6);
+    out.put(&[0x80 | sign_bit | low6]);
     while magnitude >= 0x80 {
-        out.push(0x80 | (magnitude & 0x7f) as u8);
+        out.put(&[0x80 | (magnitude & 0x7f) as u8]);
         magnitude >>= 7;
     }
-    out.push(magnitude as u8);
+    out.put(&[magnitude as u8]);
 }
 
 fn write_length_prefixed(
-    out: &mut Vec<u8>,
+    out: &mut impl Sink,
     bytes: &[u8],
     location: usize,
 ) -> Result<(), EncodeError> {
@@ -702,23 +756,27 @@ fn write_length_prefixed(
         .ok()
         .filter(|&length| length as usize <= UINT30_MAX)
         .ok_or(EncodeError::TooLarge { location })?;
-    out.extend_from_slice(&length.to_be_bytes());
-    out.extend_from_slice(bytes);
+    out.put(&length.to_be_bytes());
+    out.put(bytes);
     Ok(())
 }
 
-fn write_annots(out: &mut Vec<u8>, annots: &[String], location: usize) -> Result<(), EncodeError> {
+fn write_annots(
+    out: &mut impl Sink,
+    annots: &[String],
+    location: usize,
+) -> Result<(), EncodeError> {
     let total = annots.iter().map(String::len).sum::<usize>() + annots.len().saturating_sub(1);
     let length = u32::try_from(total)
         .ok()
         .filter(|&length| length as usize <= UINT30_MAX)
         .ok_or(EncodeError::TooLarge { location })?;
-    out.extend_from_slice(&length.to_be_bytes());
+    out.put(&length.to_be_bytes());
     for (index, annot) in annots.iter().enumerate() {
         if index > 0 {
-            out.push(b' ');
+            out.put(b" ");
         }
-        out.extend_from_slice(annot.as_bytes());
+        out.put(annot.as_bytes());
     }
     Ok(())
 }
@@ -746,6 +804,7 @@ mod tests {
         let node = parse_expression(source).unwrap_or_else(|e| panic!("{source}: {e}"));
         let encoded = encode(&node).unwrap_or_else(|e| panic!("{source}: {e}"));
         assert_eq!(hex(&encoded), expected_hex, "{source}");
+        assert_eq!(encoded_size(&node).ok(), Some(encoded.len()), "{source}");
         let decoded = decode(&encoded).unwrap_or_else(|e| panic!("{source}: {e}"));
         assert_eq!(decoded, node, "{source}");
     }

@@ -11,7 +11,7 @@ use crate::node::Node;
 /// `n`-th item, counting from 0).
 pub fn prefix_order(root: &Node) -> PrefixOrder<'_> {
     PrefixOrder {
-        pending: vec![root],
+        pending: vec![std::slice::from_ref(root)],
         next_location: 0,
     }
 }
@@ -28,7 +28,9 @@ pub fn node_count(root: &Node) -> usize {
 
 /// Iterator over `(location, node)` pairs in prefix order; see [`prefix_order`].
 pub struct PrefixOrder<'a> {
-    pending: Vec<&'a Node>,
+    /// The siblings still to visit at each open level, innermost last (one entry per level,
+    /// not per node).
+    pending: Vec<&'a [Node]>,
     next_location: usize,
 }
 
@@ -36,8 +38,17 @@ impl<'a> Iterator for PrefixOrder<'a> {
     type Item = (usize, &'a Node);
 
     fn next(&mut self) -> Option<(usize, &'a Node)> {
-        let node = self.pending.pop()?;
-        self.pending.extend(node.children().iter().rev());
+        let node = loop {
+            let siblings = self.pending.last_mut()?;
+            if let Some((node, rest)) = siblings.split_first() {
+                *siblings = rest;
+                break node;
+            }
+            self.pending.pop();
+        };
+        if !node.children().is_empty() {
+            self.pending.push(node.children());
+        }
         let location = self.next_location;
         self.next_location += 1;
         Some((location, node))

@@ -82,18 +82,23 @@ pub(crate) struct Lookup<'a> {
 /// Calls `f` with a lookup over an [`crate::host::EmptyHost`]: no contracts, no big maps, `SELF`
 /// of type `unit` at TZT's default address (for data that names no stored state).
 pub(crate) fn with_empty_lookup<R>(f: impl FnOnce(Lookup<'_>) -> R) -> R {
-    thread_local! {
-        // Decoded once per thread: unparsing lambdas calls this at every level it typechecks
-        // again, and a base58check decode (SHA-256 twice) dominated that work.
-        static DEFAULT_SELF_ADDRESS: Address = Environment::default().self_address;
-    }
     let host = crate::host::EmptyHost::default();
     let self_param = Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
-    DEFAULT_SELF_ADDRESS.with(|self_address| {
+    with_default_self_address(|self_address| {
         f(Lookup {
             self_address,
             self_param: &self_param,
             host: &host,
         })
     })
+}
+
+/// Calls `f` with TZT's default `SELF` address ([`Environment::default`]).
+pub(crate) fn with_default_self_address<R>(f: impl FnOnce(&Address) -> R) -> R {
+    thread_local! {
+        // Decoded once per thread: unparsing lambdas and typechecking scripts ask for it every
+        // time, and a base58check decode (SHA-256 twice) was a noticeable part of that work.
+        static DEFAULT_SELF_ADDRESS: Address = Environment::default().self_address;
+    }
+    DEFAULT_SELF_ADDRESS.with(|self_address| f(self_address))
 }

@@ -472,5 +472,5 @@ fn consumed_milligas(tc: &Typechecker<'_>) -> u64 {
 
 /// Expands the macros of code or data (`CMPEQ`, `IF_SOME`, `DUUP`, ...) into plain instructions.
 pub fn expand_macros(node: &Node) -> Result<Node, TcError> {
-    Ok(crate::macros::expand_all(node)?)
+    Ok(crate::macros::expand_all(node)?.into_owned())
 }

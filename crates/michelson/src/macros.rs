@@ -7,6 +7,7 @@
 //! recursion.
 
 use kestrel_micheline::{Node, NodeKind, Prim, PrimName, Span};
+use std::borrow::Cow;
 
 /// Why a macro could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -681,8 +682,40 @@ fn expand_car_cdr_n(name: Prim, args: &[Node], span: Span) -> Option<Node> {
     ))
 }
 
-/// Expands every macro in `node`, which is code (an instruction or a sequence).
-pub fn expand_all(node: &Node) -> Result<Node, MacroError> {
+/// Whether `node` holds anything [`expand_all`] could rewrite: a primitive outside the table
+/// (a macro, or a name the typechecker will refuse) or `CAR k` / `CDR k`.
+fn may_hold_macros(node: &Node) -> bool {
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        match &node.kind {
+            NodeKind::Prim { name, args, .. } => {
+                if matches!(name, PrimName::Other(_))
+                    || (matches!(name, PrimName::Known(Prim::I_CAR | Prim::I_CDR))
+                        && args.len() == 1)
+                {
+                    return true;
+                }
+                pending.extend(args);
+            }
+            NodeKind::Seq(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Expands every macro in `node`, which is code (an instruction or a sequence). Code without
+/// macros (most compiled contracts) is returned as it is, not copied.
+pub fn expand_all(node: &Node) -> Result<Cow<'_, Node>, MacroError> {
+    if may_hold_macros(node) {
+        expand_all_copying(node).map(Cow::Owned)
+    } else {
+        Ok(Cow::Borrowed(node))
+    }
+}
+
+/// [`expand_all`] on code that may hold macros: builds the expanded copy.
+fn expand_all_copying(node: &Node) -> Result<Node, MacroError> {
     enum Frame<'a> {
         Enter(&'a Node),
         Exit(&'a Node, usize),

@@ -3,7 +3,7 @@
 //! (which [`crate::execute`] charges, as Octez charges parsing a script on every call).
 
 use crate::context::Lookup;
-use crate::host::{Config, EmptyHost, Environment};
+use crate::host::{Config, EmptyHost};
 use crate::ir::Code;
 use crate::typecheck::{entrypoints, TcError, TcErrorKind, Typechecker};
 use crate::types::Type;
@@ -61,27 +61,32 @@ impl Script {
     /// macro expansion, as Octez's.
     pub fn typecheck(node: &Node, config: &Config) -> Result<Script, TcError> {
         let expanded = crate::macros::expand_all(node)?;
-        let self_param = script_field(&expanded, Prim::K_parameter)
-            .cloned()
-            .unwrap_or_else(|| Node::prim(Prim::T_unit, vec![]));
+        let unit;
+        let self_param = match script_field(&expanded, Prim::K_parameter) {
+            Some(parameter) => parameter,
+            None => {
+                unit = Node::prim(Prim::T_unit, vec![]);
+                &unit
+            }
+        };
         let host = EmptyHost::default();
-        let self_address = Environment::default().self_address;
-        let mut tc = Typechecker::new(Lookup {
-            self_address: &self_address,
-            self_param: &self_param,
-            host: &host,
-        });
-        tc.legacy = config.legacy;
-        tc.gas_limit_milli = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
-        tc.record_locations = true;
-        let typed = tc.typecheck_script(&expanded)?;
-        let typecheck_gas_milli = u64::try_from(tc.gas_consumed_milli).unwrap_or(0);
+        let (typed, typecheck_gas_milli) =
+            crate::context::with_default_self_address(|self_address| {
+                let mut tc = Typechecker::new(Lookup {
+                    self_address,
+                    self_param,
+                    host: &host,
+                });
+                tc.legacy = config.legacy;
+                tc.gas_limit_milli = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
+                tc.record_locations = true;
+                let typed = tc.typecheck_script(&expanded)?;
+                Ok::<_, TcError>((typed, u64::try_from(tc.gas_consumed_milli).unwrap_or(0)))
+            })?;
         if typecheck_gas_milli > config.gas_limit_milli {
             return Err(TcError::new(node.span, TcErrorKind::GasExhaustion));
         }
-        let code_size_bytes = kestrel_micheline::binary::encode(node)
-            .map(|bytes| bytes.len())
-            .unwrap_or(0);
+        let code_size_bytes = kestrel_micheline::binary::encoded_size(node).unwrap_or(0);
         Ok(Script {
             typed,
             legacy: config.legacy,

@@ -13,6 +13,12 @@ use std::rc::Rc;
 /// Octez's `michelson_maximum_type_size` (protocol constants): the most nodes a type may have.
 pub const MAX_TYPE_SIZE: usize = 2001;
 
+/// The pending nodes of a walk over a type, a value or Micheline: held inline up to a depth
+/// that covers ordinary types and values, so the walks the typechecker runs per instruction
+/// (sizes, dupable checks, forbidden-type checks) allocate nothing; deeper input spills to
+/// the heap.
+pub(crate) type WorkStack<T> = smallvec::SmallVec<[T; 32]>;
+
 /// A Michelson type.
 #[derive(Clone, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
@@ -125,7 +131,7 @@ impl Type {
             return 1;
         }
         let mut count = 0;
-        let mut pending = vec![self];
+        let mut pending: WorkStack<&Type> = smallvec::smallvec![self];
         while let Some(t) = pending.pop() {
             count += 1;
             match t {
@@ -174,7 +180,7 @@ impl Type {
     /// Whether the type contains a part satisfying `forbidden`, looking through everything but
     /// what `opaque` says to skip (lambdas hide their argument and result types).
     fn contains(&self, forbidden: &dyn Fn(&Type) -> bool, see_through_lambda: bool) -> bool {
-        let mut pending = vec![self];
+        let mut pending: WorkStack<&Type> = smallvec::smallvec![self];
         while let Some(t) = pending.pop() {
             if forbidden(t) {
                 return true;

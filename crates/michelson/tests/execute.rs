@@ -365,3 +365,17 @@ fn views_run_on_the_given_storage() {
     assert_eq!(readable(&result.result), "42");
     assert!(result.consumed_milligas > 0);
 }
+
+#[test]
+fn deep_recursion_alternating_call_sites_returns_through_every_frame() {
+    // Two `EXEC` sites chosen by parity: consecutive frames differ, so every level keeps its
+    // own entry, and 150,000 levels cross the call stack's chunks (65,536 frames) both ways.
+    let script = "parameter nat; storage nat; code { CAR ; \
+        LAMBDA_REC nat nat { DUP ; INT ; EQ ; \
+          IF { DROP 2 ; PUSH nat 0 } \
+             { PUSH nat 1 ; SWAP ; SUB ; ABS ; \
+               DUP ; PUSH nat 2 ; SWAP ; EDIV ; ASSERT_SOME ; CDR ; INT ; EQ ; \
+               IF { EXEC ; PUSH nat 1 ; ADD } { EXEC ; PUSH nat 1 ; ADD } } } ; \
+        SWAP ; EXEC ; NIL operation ; PAIR }";
+    check(script, "0", "150000", "storage 150000");
+}

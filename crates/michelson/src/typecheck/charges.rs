@@ -13,7 +13,7 @@
 //! Callers pass stacks top last, as the typechecker keeps them.
 
 use crate::gas::typecheck as cost;
-use crate::types::Type;
+use crate::types::{Type, WorkStack};
 use crate::value::Value;
 use kestrel_micheline::{Node, NodeKind, Prim};
 
@@ -62,7 +62,7 @@ pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
 /// arguments `parse_big_map_ty` parses after a cycle of its own.
 pub fn parse_type(ty: &Type) -> u64 {
     let mut big_maps = 0u64;
-    let mut pending = vec![ty];
+    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
     while let Some(ty) = pending.pop() {
         match ty {
             Type::BigMap(key, value) => {
@@ -89,7 +89,7 @@ pub fn parse_type(ty: &Type) -> u64 {
 /// lambdas and contracts, and follows only the value type of maps and big maps.
 pub fn dupable_check_nodes(ty: &Type) -> u64 {
     let mut visited = 0u64;
-    let mut pending = vec![ty];
+    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
     while let Some(ty) = pending.pop() {
         visited += 1;
         match ty {
@@ -111,7 +111,7 @@ pub fn dupable_check_nodes(ty: &Type) -> u64 {
 /// nodes of its code are counted when it is typechecked.
 pub fn value_nodes(value: &Value) -> u64 {
     let mut count = 0u64;
-    let mut pending = vec![value];
+    let mut pending: WorkStack<&Value> = smallvec::smallvec![value];
     while let Some(value) = pending.pop() {
         count += 1;
         match value {
@@ -137,14 +137,31 @@ pub fn value_nodes(value: &Value) -> u64 {
 /// The number of Micheline nodes of an expression (`Script_repr.micheline_nodes`, and the node
 /// count of `Script_typed_ir_size.node_size`).
 pub fn micheline_nodes(node: &Node) -> u64 {
+    count_nodes(node, false)
+}
+
+/// Counts the nodes of `node`, and its annotations too if `with_annotations`. The walk keeps
+/// whole argument lists pending (one entry per application or sequence, not per node), inline
+/// for ordinary depths: the typechecker counts every script's nodes more than once.
+fn count_nodes(node: &Node, with_annotations: bool) -> u64 {
     let mut count = 0u64;
-    let mut pending = vec![node];
-    while let Some(node) = pending.pop() {
-        count += 1;
-        match &node.kind {
-            NodeKind::Prim { args, .. } => pending.extend(args.iter()),
-            NodeKind::Seq(items) => pending.extend(items.iter()),
-            _ => {}
+    let mut pending: WorkStack<&[Node]> = smallvec::smallvec![std::slice::from_ref(node)];
+    while let Some(nodes) = pending.pop() {
+        count = count.saturating_add(nodes.len() as u64);
+        for node in nodes {
+            let children = match &node.kind {
+                NodeKind::Prim { args, annots, .. } => {
+                    if with_annotations {
+                        count = count.saturating_add(annots.len() as u64);
+                    }
+                    args
+                }
+                NodeKind::Seq(items) => items,
+                _ => continue,
+            };
+            if !children.is_empty() {
+                pending.push(children);
+            }
         }
     }
     count
@@ -179,20 +196,7 @@ pub fn serialize_normalized_lambda(code: &Node) -> u64 {
 /// The node count `Script_typed_ir_size.node_size` gives a Micheline expression (the code of
 /// a script, of its views, of a `CREATE_CONTRACT`): one per node and one per annotation.
 pub fn node_size_nodes(node: &Node) -> u64 {
-    let mut count = 0u64;
-    let mut pending = vec![node];
-    while let Some(node) = pending.pop() {
-        count += 1;
-        match &node.kind {
-            NodeKind::Prim { args, annots, .. } => {
-                count = count.saturating_add(annots.len() as u64);
-                pending.extend(args.iter());
-            }
-            NodeKind::Seq(items) => pending.extend(items.iter()),
-            _ => {}
-        }
-    }
-    count
+    count_nodes(node, true)
 }
 
 /// Nodes of a stack type as `Script_typed_ir_size.stack_ty_size` counts them: one per level

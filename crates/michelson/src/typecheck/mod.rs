@@ -203,7 +203,38 @@ pub struct Typechecker<'a> {
     pub record_locations: bool,
     /// Canonical Micheline locations of the nodes being typechecked, by node address (set by
     /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
-    locations: std::collections::HashMap<usize, u32>,
+    locations: LocationTable,
+}
+
+/// Canonical locations by node address ([`Typechecker::set_locations`]).
+type LocationTable =
+    std::collections::HashMap<usize, u32, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// Hashes a node's address for [`LocationTable`]: addresses are distinct and not chosen by
+/// the script's author, so a multiplicative mix (Fibonacci hashing) spreads them well and
+/// costs a few instructions where SipHash cost about a tenth of typechecking.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        let mixed = (self.0 ^ value).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = mixed ^ (mixed >> 29);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
 }
 
 /// The largest argument of `DROP n`, `DUP n`, `DIG n`, `DUG n`, `PAIR n`, `UNPAIR n` and
@@ -287,18 +318,26 @@ impl<'a> Typechecker<'a> {
             unparse_depth: 0,
             traced_depth: 0,
             exhausted_in_constant: std::cell::Cell::new(false),
-            locations: std::collections::HashMap::new(),
+            locations: LocationTable::default(),
         }
     }
 
     /// Records the canonical locations (prefix-order node numbers, Octez's `location: N`) of
-    /// every node of `root`, which must outlive the typechecking that uses them.
-    pub fn set_locations(&mut self, root: &Node) {
+    /// every node of `root`, which must outlive the typechecking that uses them. Returns the
+    /// number of nodes.
+    pub fn set_locations(&mut self, root: &Node) -> u64 {
         self.locations.clear();
+        let nodes = charges::micheline_nodes(root);
+        self.locations
+            .reserve(usize::try_from(nodes).unwrap_or(usize::MAX));
         for (index, node) in kestrel_micheline::location::prefix_order(root) {
-            self.locations
-                .insert(std::ptr::from_ref(node) as usize, index as u32);
+            // Only code (sequences and instructions) is looked up; literals never are.
+            if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
+                self.locations
+                    .insert(std::ptr::from_ref(node) as usize, index as u32);
+            }
         }
+        nodes
     }
 
     fn location_of(&self, node: &Node) -> u32 {
@@ -1810,10 +1849,11 @@ impl<'a> Typechecker<'a> {
 
     fn typecheck_script_at(&mut self, node: &Node, level: Level) -> Result<Script, TcError> {
         let expanded_holder;
+        let mut nodes = None;
         let node = if self.record_locations {
             // The caller expanded the whole script and wants its canonical locations.
             self.record_locations = false;
-            self.set_locations(node);
+            nodes = Some(self.set_locations(node));
             node
         } else {
             expanded_holder = crate::macros::expand_all(node)?;
@@ -1821,9 +1861,8 @@ impl<'a> Typechecker<'a> {
         };
         if level == Level::Toplevel {
             // `Global_constants_storage.expand` walks the whole script first.
-            self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(
-                charges::micheline_nodes(node),
-            ));
+            let nodes = nodes.unwrap_or_else(|| charges::micheline_nodes(node));
+            self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(nodes));
         }
         let ir_nodes_before = self.ir_nodes;
         let NodeKind::Seq(items) = &node.kind else {
@@ -2004,7 +2043,12 @@ impl<'a> Typechecker<'a> {
                     ));
                 }
             }
-            typed_views.push((name.clone(), input_type, output_type, view_code));
+            typed_views.push((
+                name.clone(),
+                input_type,
+                output_type,
+                view_code.into_owned(),
+            ));
         }
         match level {
             Level::Toplevel => {
