@@ -102,8 +102,9 @@ fn receipts_match_octez() {
 }
 
 /// Operations whose receipt facts all match Octez's, gas to the milligas (raise as the model
-/// improves; the report above names every difference).
-const MIN_EXACT: usize = 10;
+/// improves; the report above names every difference). The one left: the origination of a
+/// storage holding a big-map literal (`originate_big_map.tz`), 50 milligas under Octez.
+const MIN_EXACT: usize = 54;
 
 fn without_gas(facts: &[String]) -> Vec<&String> {
     facts

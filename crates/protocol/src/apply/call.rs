@@ -6,13 +6,14 @@
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, CodeContext, Environment, InternalOperation, Script, UnparsingMode, Value,
+    Address, CodeContext, Environment, InternalOperation, Script, Type, UnparsingMode, Value,
 };
 
 use super::gas::{
     cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
-    type_has_tickets_milli, write_access_milli, GasMeter, CONTRACT_FIELD_PATH_LENGTH,
-    MINIMAL_CACHED_CONTRACT_BYTES,
+    type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
+    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI, MINIMAL_CACHED_CONTRACT_BYTES,
+    MOCKUP_CACHED_BYTES,
 };
 use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
@@ -78,6 +79,12 @@ pub fn call(
         Parameter::Untyped(node) => node.clone(),
         Parameter::Typed(value) => kestrel_michelson::normalize(value, UnparsingMode::Optimized),
     };
+    let argument_reparse_milli = match args.parameter {
+        Parameter::Untyped(_) => 0,
+        Parameter::Typed(_) => {
+            typed_argument_reparse_milli(env, &script, &environment, args.entrypoint, &parameter)?
+        }
+    };
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let run = kestrel_michelson::execute(
         &script,
@@ -93,10 +100,21 @@ pub fn call(
     }
     meter.consume(host.charged_milli())?;
     let execution = run.map_err(ApplyError::Execution)?;
-    meter.consume(execution.consumed_milligas)?;
-    charge_after_run(meter, &script, &execution.storage)?;
+    meter.consume(
+        execution
+            .consumed_milligas
+            .saturating_sub(argument_reparse_milli),
+    )?;
+    charge_after_run(
+        meter,
+        &script,
+        &storage,
+        &execution.storage,
+        &execution.operations,
+    )?;
     let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
     let new_length = encoded_length(&new_storage);
+    meter.consume(kestrel_michelson::serialization_cost_milli(&new_storage))?;
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
     let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
     meter.consume(lazy.gas_milli)?;
@@ -148,15 +166,8 @@ fn refuse_forged_argument(
     entrypoint: &str,
     argument: &Node,
 ) -> Result<(), Fault> {
-    let declared = script
-        .entrypoints()
-        .into_iter()
-        .find(|(name, _)| name == entrypoint)
-        .map(|(_, ty)| ty);
-    let ty = match declared {
-        Some(ty) => ty,
-        None if entrypoint == "default" => script.parameter_type().clone(),
-        None => return Ok(()),
+    let Some(ty) = entrypoint_type(script, entrypoint) else {
+        return Ok(());
     };
     if !ty.has_big_map() {
         return Ok(());
@@ -178,6 +189,50 @@ fn refuse_forged_argument(
     }
 }
 
+/// The type of `entrypoint`, if the script has it.
+fn entrypoint_type(script: &Script, entrypoint: &str) -> Option<Type> {
+    let declared = script
+        .entrypoints()
+        .into_iter()
+        .find(|(name, _)| name == entrypoint)
+        .map(|(_, ty)| ty);
+    match declared {
+        Some(ty) => Some(ty),
+        None if entrypoint == "default" => Some(script.parameter_type().clone()),
+        None => None,
+    }
+}
+
+/// A contract's argument is already typed: Octez checks its type against the entrypoint's
+/// (`lift_execution_arg`, `ty_eq`) where the run parses its Micheline. What the run charged in
+/// excess, in milligas.
+fn typed_argument_reparse_milli(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    entrypoint: &str,
+    argument: &Node,
+) -> Result<u64, Fault> {
+    let Some(ty) = entrypoint_type(script, entrypoint) else {
+        return Ok(0);
+    };
+    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
+    let context = CodeContext {
+        environment,
+        self_parameter: script.parameter_node(),
+        host: &mut host,
+        legacy: false,
+    };
+    let parsed = kestrel_michelson::typecheck_data_metered(argument, &ty, &context);
+    if let Some(error) = host.take_error() {
+        return Err(error.into());
+    }
+    // An ill-typed argument is reported by the run itself.
+    Ok(parsed.map_or(0, |(_, parse_milli)| {
+        parse_milli.saturating_sub(kestrel_michelson::type_equality_cost_milli(&ty, &ty))
+    }))
+}
+
 /// The contract's code and storage; a contract without them does not exist.
 fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     let destination = Destination::Originated(*contract);
@@ -195,53 +250,94 @@ fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     Ok((code, storage))
 }
 
-/// `Script_cache.find` on a miss: finding the code and the storage (`Contract.get_script`) and
-/// decoding them.
+/// `Script_cache.find` on a miss: the lookup, finding the code and the storage
+/// (`Contract.get_script`) and decoding them, then the typed script inserted.
 fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
-    meter.consume(find_and_decode_milli(code_length))?;
-    meter.consume(find_and_decode_milli(storage_length))?;
+    meter.consume(cache_access_milli(MOCKUP_CACHED_BYTES))?;
+    meter.consume(fetch_and_decode_milli(code_length))?;
+    meter.consume(fetch_and_decode_milli(storage_length))?;
     Ok(())
 }
 
 /// A carbonated `find` of a contract's code or storage of `length` bytes (a membership check,
-/// then the read) and its decoding.
-fn find_and_decode_milli(length: u64) -> u64 {
+/// then the read) and its decoding, charged twice: once by the storage accessor
+/// (`Make_carbonated_map_expr.find`), once by the parser (`force_decode_in_context
+/// ~consume_deserialization_gas:When_needed`, as the accessor charged without decoding).
+fn fetch_and_decode_milli(length: u64) -> u64 {
     read_access_milli(CONTRACT_FIELD_PATH_LENGTH, 0)
         .saturating_add(read_access_milli(
             CONTRACT_FIELD_PATH_LENGTH,
             length + LAZY_EXPR_PREFIX_BYTES,
         ))
-        .saturating_add(deserialization_milli(length))
+        .saturating_add(deserialization_milli(length).saturating_mul(2))
 }
 
 /// What reading another contract's code costs (`Contract.get_script_code`, for `CONTRACT` and
 /// `contract` values).
 pub fn contract_code_read_milli(code: &Node) -> u64 {
-    find_and_decode_milli(encoded_length(code))
+    fetch_and_decode_milli(encoded_length(code))
 }
 
-/// What Octez charges around the run that the VM does not: the script cache's lookup and two
-/// updates (the cache starts each block empty, as in Octez's mockup mode, so every call misses
-/// and inserts), the size of the loaded storage, the ticket scans of the parameter and storage
-/// types, and unparsing the new storage.
-fn charge_after_run(meter: &mut GasMeter, script: &Script, storage: &Value) -> Result<(), Fault> {
-    let inserted_bytes = MINIMAL_CACHED_CONTRACT_BYTES;
-    let storage_nodes = encoded_nodes(&kestrel_michelson::normalize(
-        storage,
-        UnparsingMode::Optimized,
-    ));
+/// What Octez charges around the run that the VM does not (`Script_cache.find`'s insertion and
+/// `script_size` of the loaded script, then `Script_interpreter.execute`'s epilogue): the
+/// storage's lazy-storage walk (`extract_lazy_storage_diff`), unparsing it, the ticket scans of
+/// the parameter and storage types, the ticket accounting (`Ticket_accounting.ticket_diffs`),
+/// `script_size` of the new storage; after the run, the operations' tickets and the ticket
+/// balances (`update_ticket_balances`), and the script cache updated.
+fn charge_after_run(
+    meter: &mut GasMeter,
+    script: &Script,
+    old_storage: &Node,
+    storage: &Value,
+    operations: &[InternalOperation],
+) -> Result<(), Fault> {
+    let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
+    let storage_type = script.storage_type();
     for cost in [
-        cache_access_milli(0),
-        cache_access_milli(0),
-        cache_access_milli(inserted_bytes),
-        size_nodes_milli(storage_nodes),
-        type_has_tickets_milli(script.parameter_type().size() as u64),
-        type_has_tickets_milli(script.storage_type().size() as u64),
+        cache_access_milli(MOCKUP_CACHED_BYTES),
+        size_nodes_milli(encoded_nodes(old_storage)),
+        kestrel_michelson::lazy_storage_walk_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
+        type_has_tickets_milli(script.parameter_type().size() as u64),
+        type_has_tickets_milli(storage_type.size() as u64),
+        TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
+        size_nodes_milli(encoded_nodes(&new_storage)),
+        operations_tickets_milli(operations),
+        cache_access_milli(MOCKUP_CACHED_BYTES + MINIMAL_CACHED_CONTRACT_BYTES),
     ] {
         meter.consume(cost)?;
     }
     Ok(())
+}
+
+/// `Ticket_accounting.ticket_diffs` when no value holds tickets: three scans of one step
+/// (argument, old and new storage), a merge (`add`), two subtractions (a map and a merge each)
+/// and the receipt's fold, over empty maps.
+const TICKET_DIFFS_WITHOUT_TICKETS_MILLI: u64 =
+    3 * COLLECT_TICKETS_STEP_MILLI + 6 * EMPTY_MAP_FOLD_MILLI;
+
+/// `Ticket_operations_diff.ticket_diffs_of_operations` and the list of the balances to update:
+/// each transfer to a contract scans its parameter's type and value, each origination its
+/// storage's; then a fold over the (empty) token map and `Ticket_token_map.to_list` (two folds).
+fn operations_tickets_milli(operations: &[InternalOperation]) -> u64 {
+    let scans = operations.iter().map(|operation| match operation {
+        InternalOperation::Transaction {
+            destination,
+            parameter_type,
+            ..
+        } if matches!(
+            destination.destination.to_crypto(),
+            Destination::Originated(_)
+        ) =>
+        {
+            type_has_tickets_milli(parameter_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
+        }
+        InternalOperation::Origination { storage_type, .. } => {
+            type_has_tickets_milli(storage_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
+        }
+        _ => 0,
+    });
+    scans.fold(3 * EMPTY_MAP_FOLD_MILLI, u64::saturating_add)
 }
 
 /// The nodes of a Micheline expression.

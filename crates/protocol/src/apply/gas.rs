@@ -87,6 +87,19 @@ pub fn cache_access_milli(cache_size_bytes: u64) -> u64 {
 /// `Cache_costs.minimal_size_of_typed_contract_in_bytes`.
 pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
 
+/// The script cache's size when an operation of a mockup block runs: it holds the
+/// liquidity-baking CPMM, which the block's subsidy (`apply_liquidity_baking_subsidy`, at the
+/// start of every block) has just run. Its typed size (`Script_ir_translator.script_size`) is
+/// not modelled; this value puts the cardinal estimate in the bucket the recorded receipts
+/// show (`log2 (card + 1) = 10`, so 255 ≤ card ≤ 510), near its middle.
+pub const MOCKUP_CACHED_BYTES: u64 = 383 * MINIMAL_CACHED_CONTRACT_BYTES;
+
+/// `Ticket_costs.Constants.cost_collect_tickets_step` (`cost_COLLECT_TICKETS_STEP 1`).
+pub const COLLECT_TICKETS_STEP_MILLI: u64 = 80;
+
+/// `Carbonated_map_costs.fold_cost ~size:0`: a fold over an empty carbonated map.
+pub const EMPTY_MAP_FOLD_MILLI: u64 = 50;
+
 /// `Ticket_costs.has_tickets_of_ty_cost` (`cost_TYPE_HAS_TICKETS`): `10 + 6 · type size`.
 pub fn type_has_tickets_milli(type_size: u64) -> u64 {
     type_size.saturating_mul(6).saturating_add(10)

@@ -6,9 +6,11 @@
 //! content keeps its fee; its batch's earlier contents become backtracked and later ones skipped,
 //! and the state returns to what it was after the fees.
 //!
-//! Gas follows Octez's mockup mode, whose script cache is empty at each block: every call pays
-//! for loading and typechecking its script. Kestrel keeps typechecked scripts across operations
-//! all the same (`script_cache`), which saves time, not gas.
+//! Gas follows Octez's mockup mode, where each operation is applied in a block of its own whose
+//! script cache holds only the liquidity-baking CPMM (run by the block's subsidy): every call
+//! pays for loading and typechecking its script, and the cache's size enters the cost of its
+//! lookups (`gas::MOCKUP_CACHED_BYTES`). Kestrel keeps typechecked scripts across operations all
+//! the same (`script_cache`), which saves time, not gas.
 
 mod call;
 mod error;

@@ -104,6 +104,12 @@ pub fn originate(
     meter: &mut GasMeter,
     contract: &NewContract<'_>,
 ) -> Result<OriginationResult<'static>, Fault> {
+    for _walk in ["collect_lazy_storage", "extract_lazy_storage_diff"] {
+        meter.consume(kestrel_michelson::lazy_storage_walk_cost_milli(
+            contract.storage_type,
+            contract.storage,
+        ))?;
+    }
     let (storage, diffs) = {
         let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
         let extracted = kestrel_michelson::extract_origination_big_maps(
@@ -116,6 +122,7 @@ pub fn originate(
         }
         extracted
     };
+    meter.consume(lazy_storage::describe_milli(&diffs))?;
     meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
     meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
     let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);
@@ -124,7 +131,10 @@ pub fn originate(
         encoded_length(&code) + LAZY_EXPR_PREFIX_BYTES,
         encoded_length(&storage) + LAZY_EXPR_PREFIX_BYTES,
     );
+    // `Contract.raw_originate`: each expression serialized (`Script.force_bytes`), then written.
+    meter.consume(kestrel_michelson::serialization_cost_milli(&code))?;
     meter.consume(write_access_milli(code_size))?;
+    meter.consume(kestrel_michelson::serialization_cost_milli(&storage))?;
     meter.consume(write_access_milli(storage_size))?;
     let destination = Destination::Originated(contract.address);
     env.ledger.set_balance(&destination, 0)?;

@@ -1,7 +1,8 @@
 //! Typechecked scripts kept across operations (DESIGN.md principle 7), keyed by the BLAKE2b of
 //! the code's binary form: a contract called again is not typechecked again. This only saves
-//! time — the gas charged is Octez's for loading and typechecking the script (its script cache
-//! is empty at each mockup block, see `call.rs`), whether or not the script came from here.
+//! time — the gas charged is Octez's for loading and typechecking the script (a mockup block's
+//! script cache holds only the liquidity-baking CPMM, see `mod.rs`), whether or not the script
+//! came from here.
 //!
 //! Scripts share structure with `Rc`, so the cache is per thread; it holds at most
 //! [`CACHED_SCRIPTS_MAX`] scripts and is emptied when full.
