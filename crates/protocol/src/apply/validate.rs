@@ -164,12 +164,15 @@ pub struct ValidBatch<'o, 'a> {
     pub signature_check_milli: u64,
 }
 
-/// Checks `operation` against `ledger` as Octez's `validate_operation` does.
+/// Checks `operation` against `ledger` as Octez's `validate_operation` does. `verified_key` is
+/// a key this operation's signature is already known to verify under (a block's batched check,
+/// `block.rs`): when it is the signer's key, the signature is not checked again.
 pub fn validate<'o, 'a>(
     ledger: &Ledger,
     operation: &'o SignedOperation<'a>,
     chain_id: ChainId,
     mode: Mode,
+    verified_key: Option<&PublicKey>,
 ) -> Result<ValidBatch<'o, 'a>, ValidationError> {
     let contents = manager_contents(&operation.operation.contents)?;
     let source = check_consistency(&contents)?;
@@ -186,9 +189,11 @@ pub fn validate<'o, 'a>(
         operation
             .check_proofs_of_possession()
             .map_err(ValidationError::Signature)?;
-        operation
-            .check_signature(&key, chain_id)
-            .map_err(ValidationError::Signature)?;
+        if verified_key != Some(&key) {
+            operation
+                .check_signature(&key, chain_id)
+                .map_err(ValidationError::Signature)?;
+        }
     }
     Ok(ValidBatch {
         contents,
@@ -259,7 +264,7 @@ fn check_counter(
 }
 
 /// The key the batch is signed with: the one the first content reveals, else the stored one.
-fn source_key(
+pub(super) fn source_key(
     ledger: &Ledger,
     source: &PublicKeyHash,
     first: &ManagerOperation<'_>,
