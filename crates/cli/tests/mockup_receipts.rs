@@ -259,6 +259,12 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
     };
     let base_dir = fresh_base_dir(name);
     let base = base_dir.to_string_lossy().into_owned();
+    // Octez's mockup originates the liquidity-baking contracts at genesis (big maps 0 to 3).
+    let liquidity_baking_scripts = kestrel_testdata::testdata_dir()
+        .join("michelson")
+        .join("protocol")
+        .to_string_lossy()
+        .into_owned();
     let (code, _, stderr) = support::run_kestrel(
         &[
             "client",
@@ -268,6 +274,8 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
             &base,
             "create",
             "mockup",
+            "--liquidity-baking-scripts",
+            &liquidity_baking_scripts,
         ],
         "",
     );

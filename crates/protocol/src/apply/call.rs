@@ -126,22 +126,14 @@ pub fn call(
         storage_diff + lazy.size_diff_bytes,
     )?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
-    let originated_contracts = execution
-        .operations
-        .iter()
-        .filter_map(|operation| match operation {
-            InternalOperation::Origination { address, .. } => match address.to_crypto() {
-                Destination::Originated(hash) => Some(hash),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
     let result = TransactionResult {
         storage: Some(expression(&new_storage)),
         balance_updates,
         ticket_updates: Vec::new(),
-        originated_contracts,
+        // `Contract.originated_from_current_nonce` lists the contracts originated since the call
+        // began that exist when it ends: those the code asks for are originated afterwards, by
+        // their internal operations, which list them.
+        originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
         paid_storage_size_diff: z64(paid_storage_size_diff),

@@ -12,6 +12,7 @@
 //! lookups (`gas::MOCKUP_CACHED_BYTES`). Kestrel keeps typechecked scripts across operations all
 //! the same (`script_cache`), which saves time, not gas.
 
+mod activation;
 mod block;
 mod call;
 mod error;
@@ -34,6 +35,8 @@ use kestrel_crypto::{ChainId, PublicKey, PublicKeyHash};
 use crate::ledger::{Ledger, LedgerError};
 use crate::operation::SignedOperation;
 use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
+pub use activation::addresses as liquidity_baking_addresses;
+pub(crate) use activation::originate_liquidity_baking;
 pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
 pub use error::{ApplyError, ERROR_ID_PREFIX};

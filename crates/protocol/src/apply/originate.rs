@@ -15,7 +15,7 @@ use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::Milligas;
 use crate::host::LedgerHost;
 use crate::manager::Origination;
-use crate::receipt::OriginationResult;
+use crate::receipt::{LazyStorageDiff, OriginationResult};
 
 /// What an origination writes.
 pub struct NewContract<'a> {
@@ -74,7 +74,7 @@ pub fn external(
 }
 
 /// Parses the initial storage against the script's storage type, with its cost.
-fn typecheck_storage(
+pub fn typecheck_storage(
     env: &mut Env<'_>,
     script: &Script,
     storage: &Node,
@@ -104,6 +104,35 @@ pub fn originate(
     meter: &mut GasMeter,
     contract: &NewContract<'_>,
 ) -> Result<OriginationResult<'static>, Fault> {
+    let lazy_storage_diff = write(env, meter, contract)?;
+    let destination = Destination::Originated(contract.address);
+    let balance_updates = token::transfer(
+        env.ledger,
+        Account::Contract(contract.sender),
+        Account::Contract(destination),
+        contract.credit,
+        env.origin,
+    )?;
+    let (storage_size, paid_storage_size_diff) =
+        paid_storage::record(env.ledger, &contract.address)?;
+    Ok(OriginationResult {
+        balance_updates,
+        originated_contracts: vec![contract.address],
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        storage_size: z64(storage_size),
+        paid_storage_size_diff: z64(paid_storage_size_diff),
+        lazy_storage_diff,
+    })
+}
+
+/// `Contract.raw_originate` and what precedes it: the storage's big maps allocated, code and
+/// storage written in optimized form with no storage paid yet, the delegate set. Returns the
+/// big-map changes as the receipt shows them.
+pub fn write(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    contract: &NewContract<'_>,
+) -> Result<Option<LazyStorageDiff<'static>>, Fault> {
     for _walk in ["collect_lazy_storage", "extract_lazy_storage_diff"] {
         meter.consume(kestrel_michelson::lazy_storage_walk_cost_milli(
             contract.storage_type,
@@ -149,21 +178,5 @@ pub fn originate(
     if let Some(delegate) = &contract.delegate {
         env.ledger.set_delegate(&destination, Some(delegate))?;
     }
-    let balance_updates = token::transfer(
-        env.ledger,
-        Account::Contract(contract.sender),
-        Account::Contract(destination),
-        contract.credit,
-        env.origin,
-    )?;
-    let (storage_size, paid_storage_size_diff) =
-        paid_storage::record(env.ledger, &contract.address)?;
-    Ok(OriginationResult {
-        balance_updates,
-        originated_contracts: vec![contract.address],
-        consumed_milligas: Milligas(meter.consumed_milli()),
-        storage_size: z64(storage_size),
-        paid_storage_size_diff: z64(paid_storage_size_diff),
-        lazy_storage_diff: lazy.receipt,
-    })
+    Ok(lazy.receipt)
 }

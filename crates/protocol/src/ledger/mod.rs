@@ -21,8 +21,8 @@ use kestrel_micheline::Node;
 use crate::field::{BoundedNat, Field, Mutez};
 pub use constants::{Constants, MOCKUP_CONSTANTS};
 pub use genesis::{
-    BootstrapAccount, Genesis, BOOTSTRAP_BALANCE_MUTEZ, BOOTSTRAP_STAKED_MUTEZ,
-    MOCKUP_BOOTSTRAP_KEYS,
+    BootstrapAccount, Genesis, LiquidityBakingScripts, BOOTSTRAP_BALANCE_MUTEZ,
+    BOOTSTRAP_STAKED_MUTEZ, MOCKUP_BOOTSTRAP_KEYS,
 };
 use paths::Path;
 
@@ -105,6 +105,9 @@ impl Ledger {
                 &Manager::PublicKey(Box::new(account.public_key.clone())),
             )?;
             ledger.set_delegate(&contract, Some(&key_hash))?;
+        }
+        if let Some(scripts) = &genesis.liquidity_baking {
+            crate::apply::originate_liquidity_baking(&mut ledger, scripts)?;
         }
         Ok(ledger)
     }
