@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use kestrel_micheline::Node;
-use kestrel_michelson::{Config, Script, TypecheckError};
+use kestrel_michelson::{Config, Script};
+
+use super::{ApplyError, Fault};
 
 /// Scripts kept per thread before the cache is emptied.
 pub const CACHED_SCRIPTS_MAX: usize = 1024;
@@ -21,13 +23,14 @@ thread_local! {
     static SCRIPTS: RefCell<HashMap<[u8; 32], Rc<Script>>> = RefCell::new(HashMap::new());
 }
 
-/// The typechecked `code` (legacy mode, as Octez loads stored scripts), from the cache when it
-/// was typechecked before with at least as much gas as it needs.
+/// The typechecked code whose binary form is `code_bytes` (legacy mode, as Octez loads stored
+/// scripts), from the cache when it was typechecked before with at least as much gas as it needs;
+/// otherwise `decode` gives the code to typecheck (a cached script is not decoded at all).
 pub fn typechecked(
-    code: &Node,
     code_bytes: &[u8],
     gas_limit_milli: u64,
-) -> Result<Rc<Script>, TypecheckError> {
+    decode: impl FnOnce() -> Result<Node, Fault>,
+) -> Result<Rc<Script>, Fault> {
     let key = kestrel_crypto::hash::blake2b_256(code_bytes);
     let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key).cloned());
     if let Some(script) = cached.filter(|script| script.typecheck_gas_milli() <= gas_limit_milli) {
@@ -37,7 +40,9 @@ pub fn typechecked(
         legacy: true,
         gas_limit_milli,
     };
-    let script = Rc::new(Script::typecheck(code, &config)?);
+    let script = Script::typecheck(&decode()?, &config)
+        .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
+    let script = Rc::new(script);
     SCRIPTS.with(|scripts| {
         let mut scripts = scripts.borrow_mut();
         if scripts.len() >= CACHED_SCRIPTS_MAX {

@@ -289,6 +289,22 @@ impl Ledger {
         ))
     }
 
+    /// The code of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn script_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "code",
+        ))
+    }
+
+    /// The storage of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn storage_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "storage",
+        ))
+    }
+
     /// The storage of originated contract `contract`.
     pub fn storage(&self, contract: &ContractHash) -> Result<Option<Node>, LedgerError> {
         self.read_micheline(&paths::contract(
