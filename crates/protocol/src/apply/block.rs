@@ -1,5 +1,6 @@
 //! A block's operations validated and applied in order, with their signatures checked first as
-//! one batch ([`crate::signature::check_all`]: the ed25519 ones verified together). Each
+//! one batch ([`crate::signature::check_all`]: the ed25519 ones verified together, the batch
+//! split over the machine's cores). Each
 //! operation's receipt is exactly what [`super::validate_and_apply`] gives applied one after the
 //! other: the batch only replaces single checks it has already passed. Its key for an operation
 //! is the one the state holds for the source before the block, or the key the operation reveals;
@@ -77,9 +78,31 @@ fn batch_verified_keys(
         .zip(&keys)
         .filter_map(|(operation, key)| Some((operation, key.as_ref()?)))
         .collect();
-    if crate::signature::check_all(&checked, block.chain_id).is_ok() {
+    if all_verify(&checked, block) {
         keys
     } else {
         vec![None; operations.len()]
     }
+}
+
+/// Operations below which the batch is checked on one thread (a thread costs more than the
+/// few checks it would take over).
+const PARALLEL_BATCH_MIN: usize = 64;
+
+/// Whether every signature verifies, the batch split over the machine's cores.
+fn all_verify(checked: &[(&SignedOperation<'_>, &PublicKey)], block: &BlockContext) -> bool {
+    let threads = std::thread::available_parallelism().map_or(1, |threads| threads.get());
+    if threads < 2 || checked.len() < PARALLEL_BATCH_MIN {
+        return crate::signature::check_all(checked, block.chain_id).is_ok();
+    }
+    let chunk = checked.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = checked
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || crate::signature::check_all(part, block.chain_id).is_ok())
+            })
+            .collect();
+        parts.into_iter().all(|part| part.join().unwrap_or(false))
+    })
 }

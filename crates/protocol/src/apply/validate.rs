@@ -181,7 +181,16 @@ pub fn validate<'o, 'a>(
         return Err(ValidationError::EmptyImplicitContract(source));
     }
     check_counter(ledger, &source, contents[0].header.counter.0)?;
-    let key = source_key(ledger, &source, contents[0])?;
+    // The key a block's batch verified, when it is the one stored, needs no parsing again.
+    let key = match verified_key {
+        Some(verified)
+            if !matches!(contents[0].operation, ManagerKind::Reveal(_))
+                && ledger.is_manager_key(&source, verified)? =>
+        {
+            verified.clone()
+        }
+        _ => source_key(ledger, &source, contents[0])?,
+    };
     let unsigned_length = operation.unsigned_size_bytes as u64;
     let signature_check_milli = signature_check_milli(key.scheme(), unsigned_length);
     check_limits_and_fees(ledger, &contents, &source, signature_check_milli)?;

@@ -228,6 +228,19 @@ impl Ledger {
         }
     }
 
+    /// Whether `account`'s revealed key is `key` (compared as stored: no key is parsed).
+    pub fn is_manager_key(
+        &self,
+        account: &PublicKeyHash,
+        key: &PublicKey,
+    ) -> Result<bool, LedgerError> {
+        let path = paths::contract(&Destination::Implicit(*account), "manager");
+        Ok(match self.read(&path)? {
+            Some(bytes) => bytes.split_first() == Some((&1, key.to_bytes().as_slice())),
+            None => false,
+        })
+    }
+
     /// The revealed key of `account`, if any.
     pub fn manager_key(&self, account: &PublicKeyHash) -> Result<Option<PublicKey>, LedgerError> {
         Ok(match self.manager(account)? {
