@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use kestrel_protocol::workload::{BlockTimings, Chain, Sources, Workload, ACCOUNTS_MAX};
+use kestrel_protocol::workload::{BlockTimings, Chain, Workload, ACCOUNTS_MAX};
 
 use crate::output::{self, CommandResult};
 use crate::temporary::TemporaryDirectory;
@@ -27,8 +27,6 @@ pub enum WorkloadName {
     Fa12,
     /// Tez transfers between implicit accounts.
     Transfer,
-    /// `xtzToToken` calls on the liquidity-baking CPMM over an FA1.2 token.
-    XtzToToken,
     /// Originations of the FA1.2 contract.
     Originate,
 }
@@ -51,9 +49,6 @@ pub struct BenchArgs {
     /// The FA1.2 contract (default: `$KESTREL_TESTDATA/michelson/mini_scenarios/fa12_reference.tz`).
     #[arg(long)]
     fa12: Option<PathBuf>,
-    /// The CPMM contract (default: `$KESTREL_TESTDATA/michelson/protocol/cpmm.tz`).
-    #[arg(long)]
-    cpmm: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -85,20 +80,11 @@ fn bench(args: &BenchArgs) -> CommandResult {
     let workload = match args.workload {
         WorkloadName::Fa12 => Workload::Fa12,
         WorkloadName::Transfer => Workload::Transfer,
-        WorkloadName::XtzToToken => Workload::XtzToToken,
         WorkloadName::Originate => Workload::Originate,
     };
     let fa12 = source(&args.fa12, "michelson/mini_scenarios/fa12_reference.tz")?;
-    let cpmm = match workload {
-        Workload::XtzToToken => Some(source(&args.cpmm, "michelson/protocol/cpmm.tz")?),
-        _ => None,
-    };
     let directory = TemporaryDirectory::try_new("kestrel-protocol-bench")?;
-    let sources = Sources {
-        fa12: &fa12,
-        cpmm: cpmm.as_deref(),
-    };
-    let mut chain = Chain::new(workload, args.accounts, &sources, directory.path())
+    let mut chain = Chain::new(workload, args.accounts, &fa12, directory.path())
         .map_err(|error| error.to_string())?;
     let blocks = args.ops.div_ceil(args.block_size).max(1);
     let mut timings = Vec::with_capacity(blocks);

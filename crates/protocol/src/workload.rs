@@ -1,13 +1,12 @@
 //! Synthetic chains for throughput benchmarks (`kestrel protocol bench`, the criterion bench
 //! `protocol_apply`): many revealed ed25519 accounts on the mockup genesis, blocks of signed
-//! manager operations from them — tez transfers, FA1.2 `transfer`s, liquidity-baking
-//! `xtzToToken` calls, originations — and a block's application as a node does it: decode,
+//! manager operations from them — tez transfers, FA1.2 `transfer`s, originations — and a block's application as a node does it: decode,
 //! signatures checked as one batch, each operation validated and applied in turn
 //! ([`validate_and_apply_block`]), the state committed once to a `kestrel_context::Store`. The
 //! time of each stage is reported.
 //!
-//! The contracts' sources are the caller's (the test data's `fa12_reference.tz` and `cpmm.tz`):
-//! this crate embeds no script.
+//! The FA1.2 contract's source is the caller's (the test data's `fa12_reference.tz`): this crate
+//! embeds no script.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,9 +36,6 @@ const ADMIN_KEY: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh"
 const ACCOUNT_BALANCE_MUTEZ: u64 = 1_000_000_000;
 /// Each account's tokens.
 const ACCOUNT_TOKENS: u64 = 1_000_000;
-/// The liquidity pool's tokens and tez.
-const POOL_TOKENS: u64 = 1_000_000_000_000;
-const POOL_MUTEZ: u64 = 100_000_000_000;
 /// Every operation's fee.
 const FEE_MUTEZ: u64 = 5_000;
 /// Setup operations' limits (originating a token with a big map of every account).
@@ -55,8 +51,6 @@ pub enum Workload {
     Fa12,
     /// 1 tez from an account to the next.
     Transfer,
-    /// `xtzToToken` on a CPMM holding the FA1.2 token: 1 tez for tokens.
-    XtzToToken,
     /// Originations of the FA1.2 contract with an empty ledger.
     Originate,
 }
@@ -67,19 +61,9 @@ impl Workload {
         match self {
             Workload::Fa12 => (10_000, 100),
             Workload::Transfer => (3_000, 0),
-            Workload::XtzToToken => (20_000, 400),
             Workload::Originate => (10_000, 6_000),
         }
     }
-}
-
-/// The contracts' Micheline sources.
-#[derive(Debug, Clone, Copy)]
-pub struct Sources<'s> {
-    /// TZIP-7's reference FA1.2 (`michelson/mini_scenarios/fa12_reference.tz`).
-    pub fa12: &'s str,
-    /// The liquidity-baking CPMM (`michelson/protocol/cpmm.tz`), for [`Workload::XtzToToken`].
-    pub cpmm: Option<&'s str>,
 }
 
 /// Why a benchmark chain could not be built or a block applied.
@@ -105,8 +89,7 @@ pub enum WorkloadError {
         /// Its receipt's result.
         result: String,
     },
-    /// The accounts asked for are 0 or more than [`ACCOUNTS_MAX`], or [`Workload::XtzToToken`]
-    /// without the CPMM's source.
+    /// The accounts asked for are 0 or more than [`ACCOUNTS_MAX`], or the setup failed.
     Setup(&'static str),
 }
 
@@ -171,19 +154,20 @@ pub struct Chain {
     /// Each account's next counter.
     counters: Vec<u128>,
     fa12_code: LazyExpr<'static>,
-    /// The token (FA1.2) or the pool (CPMM) the calls go to.
+    /// The token the calls go to.
     target: Option<Destination>,
     chain_id: ChainId,
     level: u64,
 }
 
 impl Chain {
-    /// The mockup genesis with `accounts` funded and revealed accounts, the contracts the
-    /// workload calls originated, and a store in `directory` (created, emptied first).
+    /// The mockup genesis with `accounts` funded and revealed accounts, the FA1.2 contract (source
+    /// `fa12`) originated with a balance for each when the workload calls it, and a store in
+    /// `directory` (created, emptied first).
     pub fn new(
         workload: Workload,
         accounts: usize,
-        sources: &Sources<'_>,
+        fa12: &str,
         directory: &Path,
     ) -> Result<Chain, WorkloadError> {
         if accounts == 0 || accounts > ACCOUNTS_MAX {
@@ -211,13 +195,13 @@ impl Chain {
             head: None,
             counters: vec![1; accounts],
             accounts: keys,
-            fa12_code: lazy(sources.fa12, true)?,
+            fa12_code: lazy(fa12, true)?,
             target: None,
             chain_id: ChainId::from_b58check(CHAIN_ID)
                 .map_err(|_| WorkloadError::Setup("the mockup's chain id does not parse"))?,
             level: 1,
         };
-        chain.originate_contracts(sources)?;
+        chain.originate_token()?;
         Ok(chain)
     }
 
@@ -226,14 +210,14 @@ impl Chain {
         &self.ledger
     }
 
-    fn originate_contracts(&mut self, sources: &Sources<'_>) -> Result<(), WorkloadError> {
-        if matches!(self.workload, Workload::Transfer | Workload::Originate) {
+    fn originate_token(&mut self) -> Result<(), WorkloadError> {
+        if self.workload != Workload::Fa12 {
             return Ok(());
         }
         let admin = SecretKey::from_b58check(ADMIN_KEY)
             .map_err(|_| WorkloadError::Setup("bootstrap1's key does not parse"))?;
         let admin_hash = admin.public_key().hash();
-        let mut counter = self.ledger.counter(&admin_hash)?.unwrap_or(0) + 1;
+        let counter = self.ledger.counter(&admin_hash)?.unwrap_or(0) + 1;
         let mut holders: Vec<PublicKeyHash> = self
             .accounts
             .iter()
@@ -256,32 +240,7 @@ impl Chain {
             ACCOUNT_TOKENS * holders.len() as u64
         );
         let token = self.originate(&admin, counter, self.fa12_code.clone(), &storage, 0)?;
-        counter += 1;
         self.target = Some(token);
-        if self.workload == Workload::Fa12 {
-            return Ok(());
-        }
-        let cpmm = sources
-            .cpmm
-            .ok_or(WorkloadError::Setup("xtz-to-token needs the CPMM's source"))?;
-        let pool_storage = format!(
-            "Pair {POOL_TOKENS} (Pair {POOL_MUTEZ} (Pair 1 (Pair \"{}\" \"{}\")))",
-            token.to_b58check(),
-            admin_hash.to_b58check()
-        );
-        let pool = self.originate(
-            &admin,
-            counter,
-            lazy(cpmm, true)?,
-            &pool_storage,
-            POOL_MUTEZ,
-        )?;
-        counter += 1;
-        self.target = Some(pool);
-        let mint = format!("Pair \"{}\" {POOL_TOKENS}", pool.to_b58check());
-        let call = transaction(token, 0, Some(("mint", lazy(&mint, false)?)));
-        let limits = (SETUP_GAS_LIMIT, SETUP_STORAGE_LIMIT);
-        self.apply_setup(&sign(&admin, header(&admin, counter, limits), call))?;
         Ok(())
     }
 
@@ -360,18 +319,7 @@ impl Chain {
                     );
                     transaction(token, 0, Some(("transfer", lazy(&argument, false)?)))
                 }
-                (Workload::XtzToToken, Some(pool)) => {
-                    let argument = format!(
-                        "Pair \"{}\" (Pair 0 \"2100-01-01T00:00:00Z\")",
-                        key.public_key().hash().to_b58check()
-                    );
-                    transaction(
-                        pool,
-                        1_000_000,
-                        Some(("xtzToToken", lazy(&argument, false)?)),
-                    )
-                }
-                (_, None) => return Err(WorkloadError::Setup("no contract to call")),
+                (Workload::Fa12, None) => return Err(WorkloadError::Setup("no contract to call")),
             };
             let counter = self.counters[sender];
             self.counters[sender] += 1;

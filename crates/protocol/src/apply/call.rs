@@ -227,9 +227,12 @@ fn typed_argument_reparse_milli(
     }))
 }
 
+/// A contract's code and storage as stored (binary Micheline).
+type StoredScript = (Arc<[u8]>, Arc<[u8]>);
+
 /// The contract's code and storage as stored (their lengths are what Octez charges for, and a
 /// cached script needs no decoding); a contract without them does not exist.
-fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Arc<[u8]>, Arc<[u8]>), Fault> {
+fn load(env: &Env<'_>, contract: &ContractHash) -> Result<StoredScript, Fault> {
     let destination = Destination::Originated(*contract);
     let code = env
         .ledger
