@@ -12,8 +12,7 @@ use kestrel_michelson::{
 use super::gas::{
     cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
     type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
-    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI, MINIMAL_CACHED_CONTRACT_BYTES,
-    MOCKUP_CACHED_BYTES,
+    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
@@ -59,7 +58,7 @@ pub fn call(
     let destination = Destination::Originated(args.contract);
     let (code, storage) = load(env, &args.contract)?;
     let storage_length = encoded_length(&storage);
-    charge_load(meter, encoded_length(&code), storage_length)?;
+    charge_load(env, meter, &code, &storage)?;
     let balance_updates = token::transfer(
         env.ledger,
         Account::Contract(args.sender),
@@ -106,6 +105,7 @@ pub fn call(
             .saturating_sub(argument_reparse_milli),
     )?;
     charge_after_run(
+        env.script_cache.bytes(),
         meter,
         &script,
         &storage,
@@ -244,10 +244,18 @@ fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
 
 /// `Script_cache.find` on a miss: the lookup, finding the code and the storage
 /// (`Contract.get_script`) and decoding them, then the typed script inserted.
-fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
-    meter.consume(cache_access_milli(MOCKUP_CACHED_BYTES))?;
-    meter.consume(fetch_and_decode_milli(code_length))?;
-    meter.consume(fetch_and_decode_milli(storage_length))?;
+fn charge_load(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    code: &Node,
+    storage: &Node,
+) -> Result<(), Fault> {
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    meter.consume(fetch_and_decode_milli(encoded_length(code)))?;
+    meter.consume(fetch_and_decode_milli(encoded_length(storage)))?;
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    env.script_cache
+        .insert(encoded_nodes(code).saturating_add(encoded_nodes(storage)));
     Ok(())
 }
 
@@ -277,6 +285,7 @@ pub fn contract_code_read_milli(code: &Node) -> u64 {
 /// `script_size` of the new storage; after the run, the operations' tickets and the ticket
 /// balances (`update_ticket_balances`), and the script cache updated.
 fn charge_after_run(
+    cache_bytes: u64,
     meter: &mut GasMeter,
     script: &Script,
     old_storage: &Node,
@@ -286,7 +295,6 @@ fn charge_after_run(
     let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
     let storage_type = script.storage_type();
     for cost in [
-        cache_access_milli(MOCKUP_CACHED_BYTES),
         size_nodes_milli(encoded_nodes(old_storage)),
         kestrel_michelson::lazy_storage_walk_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
@@ -295,7 +303,7 @@ fn charge_after_run(
         TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
         size_nodes_milli(encoded_nodes(&new_storage)),
         operations_tickets_milli(operations),
-        cache_access_milli(MOCKUP_CACHED_BYTES + MINIMAL_CACHED_CONTRACT_BYTES),
+        cache_access_milli(cache_bytes),
     ] {
         meter.consume(cost)?;
     }
