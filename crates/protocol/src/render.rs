@@ -248,9 +248,20 @@ fn labelled_box(text: &mut Text, indent: usize, label: &str, expr: &str) {
     }
 }
 
+/// A contract's code as octez-client prints it (`Michelson_v1_printer.unparse_toplevel`):
+/// macros restored (`unexpand_rec`), indented.
+pub fn script_text(code: &Node) -> String {
+    print::to_text_indented(&kestrel_michelson::unexpand_macros(code))
+}
+
+/// A script and its initial storage as written.
 fn script(text: &mut Text, indent: usize, code: &LazyExpr<'_>, storage: &LazyExpr<'_>) {
     text.line(indent, "Script:");
-    text.line(indent + 2, &expr_text(code.bytes(), false));
+    let code_text = match binary::decode(code.bytes()) {
+        Ok(node) => script_text(&node),
+        Err(_) => expr_text(code.bytes(), false),
+    };
+    text.line(indent + 2, &code_text);
     labelled_box(
         text,
         indent + 2,
