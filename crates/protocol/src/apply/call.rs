@@ -164,6 +164,21 @@ fn refuse_forged_argument(
     if !ty.has_big_map() {
         return Ok(());
     }
+    if let Some((value, _)) = parse_argument(env, script, environment, argument, &ty)? {
+        super::forged::refuse_forged_big_maps(&value)?;
+    }
+    Ok(())
+}
+
+/// The argument parsed as the entrypoint's type, with its cost; `None` when it is ill-typed,
+/// which the run itself reports.
+fn parse_argument(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    argument: &Node,
+    ty: &Type,
+) -> Result<Option<(Value, u64)>, Fault> {
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let context = CodeContext {
         environment,
@@ -171,13 +186,10 @@ fn refuse_forged_argument(
         host: &mut host,
         legacy: false,
     };
-    // An ill-typed argument is reported by the run itself.
-    if let Ok(value) = kestrel_michelson::typecheck_data(argument, &ty, &context) {
-        super::forged::refuse_forged_big_maps(&value)?;
-    }
+    let parsed = kestrel_michelson::typecheck_data_metered(argument, ty, &context);
     match host.take_error() {
         Some(error) => Err(error.into()),
-        None => Ok(()),
+        None => Ok(parsed.ok()),
     }
 }
 
@@ -208,18 +220,7 @@ fn typed_argument_reparse_milli(
     let Some(ty) = entrypoint_type(script, entrypoint) else {
         return Ok(0);
     };
-    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
-    let context = CodeContext {
-        environment,
-        self_parameter: script.parameter_node(),
-        host: &mut host,
-        legacy: false,
-    };
-    let parsed = kestrel_michelson::typecheck_data_metered(argument, &ty, &context);
-    if let Some(error) = host.take_error() {
-        return Err(error.into());
-    }
-    // An ill-typed argument is reported by the run itself.
+    let parsed = parse_argument(env, script, environment, argument, &ty)?;
     Ok(parsed.map_or(0, |(_, parse_milli)| {
         parse_milli.saturating_sub(kestrel_michelson::type_equality_cost_milli(&ty, &ty))
     }))
