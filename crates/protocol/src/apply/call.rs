@@ -3,6 +3,8 @@
 //! `kestrel_michelson::execute` under what the operation's gas leaves, the new storage and
 //! big-map changes written, the storage paid for, and the operations the code emitted.
 
+use std::sync::Arc;
+
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
@@ -56,9 +58,10 @@ pub fn call(
     args: &CallArgs<'_>,
 ) -> Result<(TransactionResult<'static>, Vec<InternalOperation>), Fault> {
     let destination = Destination::Originated(args.contract);
-    let (code, storage) = load(env, &args.contract)?;
-    let storage_length = encoded_length(&storage);
-    charge_load(env, meter, &code, &storage)?;
+    let (code_bytes, storage_bytes) = load(env, &args.contract)?;
+    let storage_length = storage_bytes.len() as u64;
+    charge_load(env, meter, code_bytes.len() as u64, storage_length)?;
+    let storage = decode(&storage_bytes, &args.contract, "storage")?;
     let balance_updates = token::transfer(
         env.ledger,
         Account::Contract(args.sender),
@@ -66,10 +69,13 @@ pub fn call(
         args.amount,
         env.origin,
     )?;
-    let code_bytes = kestrel_micheline::binary::encode(&code)
-        .map_err(|error| ApplyError::IllTypedContract(format!("{error:?}")))?;
-    let script = super::script_cache::typechecked(&code, &code_bytes, meter.remaining_milli())
-        .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
+    let script = super::script_cache::typechecked(&code_bytes, meter.remaining_milli(), || {
+        decode(&code_bytes, &args.contract, "code")
+    })?;
+    // `Script_cache.find` inserts the script it loaded and elaborated.
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    env.script_cache
+        .insert(script.code_nodes().saturating_add(encoded_nodes(&storage)));
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {
         refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
@@ -226,16 +232,20 @@ fn typed_argument_reparse_milli(
     }))
 }
 
-/// The contract's code and storage; a contract without them does not exist.
-fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
+/// A contract's code and storage as stored (binary Micheline).
+type StoredScript = (Arc<[u8]>, Arc<[u8]>);
+
+/// The contract's code and storage as stored (their lengths are what Octez charges for, and a
+/// cached script needs no decoding); a contract without them does not exist.
+fn load(env: &Env<'_>, contract: &ContractHash) -> Result<StoredScript, Fault> {
     let destination = Destination::Originated(*contract);
     let code = env
         .ledger
-        .script(contract)?
+        .script_bytes(contract)?
         .ok_or(ApplyError::NonExistingContract(destination))?;
     let storage = env
         .ledger
-        .storage(contract)?
+        .storage_bytes(contract)?
         .ok_or_else(|| LedgerError::Corrupt {
             path: format!("contracts/index/{}/storage", destination.to_b58check()),
             expected: "the storage of a contract with code",
@@ -243,20 +253,30 @@ fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     Ok((code, storage))
 }
 
-/// `Script_cache.find` on a miss: the lookup, finding the code and the storage
-/// (`Contract.get_script`) and decoding them, then the typed script inserted.
+/// A contract's stored `field` (code or storage) decoded.
+fn decode(bytes: &[u8], contract: &ContractHash, field: &str) -> Result<Node, Fault> {
+    kestrel_micheline::binary::decode(bytes).map_err(|_| {
+        Fault::Ledger(LedgerError::Corrupt {
+            path: format!(
+                "contracts/index/{}/{field}",
+                Destination::Originated(*contract).to_b58check()
+            ),
+            expected: "binary Micheline",
+        })
+    })
+}
+
+/// `Script_cache.find` on a miss: the lookup, then finding the code and the storage
+/// (`Contract.get_script`) and decoding them.
 fn charge_load(
-    env: &mut Env<'_>,
+    env: &Env<'_>,
     meter: &mut GasMeter,
-    code: &Node,
-    storage: &Node,
+    code_length: u64,
+    storage_length: u64,
 ) -> Result<(), Fault> {
     meter.consume(cache_access_milli(env.script_cache.bytes()))?;
-    meter.consume(fetch_and_decode_milli(encoded_length(code)))?;
-    meter.consume(fetch_and_decode_milli(encoded_length(storage)))?;
-    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
-    env.script_cache
-        .insert(encoded_nodes(code).saturating_add(encoded_nodes(storage)));
+    meter.consume(fetch_and_decode_milli(code_length))?;
+    meter.consume(fetch_and_decode_milli(storage_length))?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@
 //! the same (`script_cache`), which saves time, not gas.
 
 mod activation;
+mod block;
 mod call;
 mod error;
 mod forged;
@@ -27,13 +28,16 @@ mod script_cache;
 mod token;
 mod validate;
 
-use kestrel_crypto::{ChainId, PublicKeyHash};
+use std::time::Instant;
+
+use kestrel_crypto::{ChainId, PublicKey, PublicKeyHash};
 
 use crate::ledger::{Ledger, LedgerError};
 use crate::operation::SignedOperation;
 use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
 pub use activation::addresses as liquidity_baking_addresses;
 pub(crate) use activation::originate_liquidity_baking;
+pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
 pub use error::{ApplyError, ERROR_ID_PREFIX};
 pub use nonce::OriginationNonce;
@@ -110,9 +114,34 @@ pub fn validate_and_apply(
     block: &BlockContext,
     mode: Mode,
 ) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
-    let batch = validate::validate(ledger, operation, block.chain_id, mode)?;
+    validate_and_apply_timed(
+        ledger,
+        operation,
+        block,
+        mode,
+        None,
+        &mut StageTimings::default(),
+    )
+}
+
+/// [`validate_and_apply`], with the signature already verified under `verified_key` when that
+/// is the signer's key, and the time spent validating and applying added to `timings`.
+fn validate_and_apply_timed(
+    ledger: &mut Ledger,
+    operation: &SignedOperation<'_>,
+    block: &BlockContext,
+    mode: Mode,
+    verified_key: Option<&PublicKey>,
+    timings: &mut StageTimings,
+) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
+    let start = Instant::now();
+    let batch = validate::validate(ledger, operation, block.chain_id, mode, verified_key);
+    let validated = Instant::now();
+    timings.validation += validated - start;
+    let batch = batch?;
     let before = ledger.clone();
     let result = apply_batch(ledger, operation, &batch, block, mode);
+    timings.application += validated.elapsed();
     match result {
         Ok(metadata) => Ok(metadata),
         Err(error) => {

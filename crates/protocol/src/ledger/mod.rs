@@ -228,6 +228,19 @@ impl Ledger {
         }
     }
 
+    /// Whether `account`'s revealed key is `key` (compared as stored: no key is parsed).
+    pub fn is_manager_key(
+        &self,
+        account: &PublicKeyHash,
+        key: &PublicKey,
+    ) -> Result<bool, LedgerError> {
+        let path = paths::contract(&Destination::Implicit(*account), "manager");
+        Ok(match self.read(&path)? {
+            Some(bytes) => bytes.split_first() == Some((&1, key.to_bytes().as_slice())),
+            None => false,
+        })
+    }
+
     /// The revealed key of `account`, if any.
     pub fn manager_key(&self, account: &PublicKeyHash) -> Result<Option<PublicKey>, LedgerError> {
         Ok(match self.manager(account)? {
@@ -286,6 +299,22 @@ impl Ledger {
         self.read_micheline(&paths::contract(
             &Destination::Originated(*contract),
             "code",
+        ))
+    }
+
+    /// The code of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn script_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "code",
+        ))
+    }
+
+    /// The storage of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn storage_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "storage",
         ))
     }
 
