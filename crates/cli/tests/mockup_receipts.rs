@@ -19,14 +19,26 @@ mod support;
 use std::path::{Path, PathBuf};
 
 /// Files whose every command matches the recording: raise it as more do.
-const PASSING: &[&str] = &[];
+const PASSING: &[&str] = &[
+    "Self_address_transfer.out",
+    "test_now.out",
+    "test_set_delegate.out",
+    "test_store_input.out",
+    "test_trace_origination_compare_big_type.out",
+    "test_trace_origination_compare_big_type2.out",
+    "test_transfer_tokens.out",
+];
 
 /// Files whose every command matches the recording once gas figures (estimated and consumed
 /// gas, gas limits, and the fees computed from them) are set aside: raise it as more do.
 const PASSING_BUT_FOR_GAS: &[&str] = &[
+    "Create_contract.out",
+    "Self_address_transfer.out",
     "test_now.out",
     "test_set_delegate.out",
     "test_source.out",
+    "test_split_bytes.out",
+    "test_split_string.out",
     "test_store_input.out",
     "test_trace_origination_compare_big_type.out",
     "test_trace_origination_compare_big_type2.out",

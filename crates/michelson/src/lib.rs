@@ -36,6 +36,7 @@ mod print;
 mod script;
 mod typecheck;
 mod types;
+mod unexpand;
 mod unparse;
 mod value;
 
@@ -69,5 +70,6 @@ pub use pack::big_map_key_hash;
 pub use script::{Script, ScriptError, ViewSignature};
 pub use typecheck::{TcError as TypecheckError, TcErrorKind as TypecheckErrorKind};
 pub use types::{parse_type, Type, TypeError};
+pub use unexpand::unexpand_macros;
 pub use unparse::normalize_code;
 pub use value::Value;

@@ -12,11 +12,11 @@ fn block(ledger_level: u64) -> BlockContext {
     BlockContext {
         level: ledger_level,
         timestamp_seconds: 1_700_000_000,
-        chain_id: kestrel_crypto::ChainId::from_b58check("NetXdQprcVkpaWU").expect("test input"),
+        chain_id: kestrel_crypto::ChainId::from_b58check("NetXdQprcVkpaWU").expect("chain id"),
         payload_producer: kestrel_crypto::PublicKeyHash::from_b58check(
             "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx",
         )
-        .expect("test input"),
+        .expect("key hash"),
     }
 }
 
@@ -26,7 +26,7 @@ fn same_outcomes(ledger: &Ledger, operations: &[Vec<u8>]) -> Vec<Result<String, 
     let context = block(10);
     let decoded: Vec<SignedOperation<'_>> = operations
         .iter()
-        .map(|bytes| SignedOperation::decode(bytes).expect("test input"))
+        .map(|bytes| SignedOperation::decode(bytes).expect("signed operation"))
         .collect();
     let mut one_by_one = ledger.clone();
     let expected: Vec<Result<String, String>> = decoded
@@ -60,14 +60,14 @@ fn a_block_applies_as_its_operations_one_by_one() {
     ) else {
         return;
     };
-    let fa12 = std::fs::read_to_string(path).expect("test input");
+    let fa12 = std::fs::read_to_string(path).unwrap();
     let directory =
         std::env::temp_dir().join(format!("kestrel-block-apply-{}", std::process::id()));
     for workload in [Workload::Fa12, Workload::Transfer] {
-        let mut chain = Chain::new(workload, 5, &fa12, &directory).expect("test input");
+        let mut chain = Chain::new(workload, 5, &fa12, &directory).unwrap();
         // 80 operations: 16 per account, so every source has several in the block and the
         // batch is split over threads.
-        let operations = chain.signed_block(80).expect("test input");
+        let operations = chain.signed_block(80).unwrap();
         let outcomes = same_outcomes(chain.ledger(), &operations);
         assert!(outcomes.iter().all(Result::is_ok));
 
@@ -83,7 +83,7 @@ fn a_block_applies_as_its_operations_one_by_one() {
         assert_eq!(refused, (7..80).step_by(5).collect::<Vec<_>>());
         assert!(outcomes[7]
             .as_ref()
-            .expect_err("refused")
+            .unwrap_err()
             .contains("operation.invalid_signature"));
     }
     let _ = std::fs::remove_dir_all(&directory);

@@ -14,8 +14,7 @@ use kestrel_michelson::{
 use super::gas::{
     cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
     type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
-    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI, MINIMAL_CACHED_CONTRACT_BYTES,
-    MOCKUP_CACHED_BYTES,
+    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
@@ -61,7 +60,7 @@ pub fn call(
     let destination = Destination::Originated(args.contract);
     let (code_bytes, storage_bytes) = load(env, &args.contract)?;
     let storage_length = storage_bytes.len() as u64;
-    charge_load(meter, code_bytes.len() as u64, storage_length)?;
+    charge_load(env, meter, code_bytes.len() as u64, storage_length)?;
     let storage = decode(&storage_bytes, &args.contract, "storage")?;
     let balance_updates = token::transfer(
         env.ledger,
@@ -73,6 +72,10 @@ pub fn call(
     let script = super::script_cache::typechecked(&code_bytes, meter.remaining_milli(), || {
         decode(&code_bytes, &args.contract, "code")
     })?;
+    // `Script_cache.find` inserts the script it loaded and elaborated.
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    env.script_cache
+        .insert(script.code_nodes().saturating_add(encoded_nodes(&storage)));
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {
         refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
@@ -108,6 +111,7 @@ pub fn call(
             .saturating_sub(argument_reparse_milli),
     )?;
     charge_after_run(
+        env.script_cache.bytes(),
         meter,
         &script,
         &storage,
@@ -166,6 +170,21 @@ fn refuse_forged_argument(
     if !ty.has_big_map() {
         return Ok(());
     }
+    if let Some((value, _)) = parse_argument(env, script, environment, argument, &ty)? {
+        super::forged::refuse_forged_big_maps(&value)?;
+    }
+    Ok(())
+}
+
+/// The argument parsed as the entrypoint's type, with its cost; `None` when it is ill-typed,
+/// which the run itself reports.
+fn parse_argument(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    argument: &Node,
+    ty: &Type,
+) -> Result<Option<(Value, u64)>, Fault> {
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let context = CodeContext {
         environment,
@@ -173,13 +192,10 @@ fn refuse_forged_argument(
         host: &mut host,
         legacy: false,
     };
-    // An ill-typed argument is reported by the run itself.
-    if let Ok(value) = kestrel_michelson::typecheck_data(argument, &ty, &context) {
-        super::forged::refuse_forged_big_maps(&value)?;
-    }
+    let parsed = kestrel_michelson::typecheck_data_metered(argument, ty, &context);
     match host.take_error() {
         Some(error) => Err(error.into()),
-        None => Ok(()),
+        None => Ok(parsed.ok()),
     }
 }
 
@@ -210,18 +226,7 @@ fn typed_argument_reparse_milli(
     let Some(ty) = entrypoint_type(script, entrypoint) else {
         return Ok(0);
     };
-    let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
-    let context = CodeContext {
-        environment,
-        self_parameter: script.parameter_node(),
-        host: &mut host,
-        legacy: false,
-    };
-    let parsed = kestrel_michelson::typecheck_data_metered(argument, &ty, &context);
-    if let Some(error) = host.take_error() {
-        return Err(error.into());
-    }
-    // An ill-typed argument is reported by the run itself.
+    let parsed = parse_argument(env, script, environment, argument, &ty)?;
     Ok(parsed.map_or(0, |(_, parse_milli)| {
         parse_milli.saturating_sub(kestrel_michelson::type_equality_cost_milli(&ty, &ty))
     }))
@@ -261,10 +266,15 @@ fn decode(bytes: &[u8], contract: &ContractHash, field: &str) -> Result<Node, Fa
     })
 }
 
-/// `Script_cache.find` on a miss: the lookup, finding the code and the storage
-/// (`Contract.get_script`) and decoding them, then the typed script inserted.
-fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
-    meter.consume(cache_access_milli(MOCKUP_CACHED_BYTES))?;
+/// `Script_cache.find` on a miss: the lookup, then finding the code and the storage
+/// (`Contract.get_script`) and decoding them.
+fn charge_load(
+    env: &Env<'_>,
+    meter: &mut GasMeter,
+    code_length: u64,
+    storage_length: u64,
+) -> Result<(), Fault> {
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
     meter.consume(fetch_and_decode_milli(code_length))?;
     meter.consume(fetch_and_decode_milli(storage_length))?;
     Ok(())
@@ -296,6 +306,7 @@ pub fn contract_code_read_milli(code: &Node) -> u64 {
 /// `script_size` of the new storage; after the run, the operations' tickets and the ticket
 /// balances (`update_ticket_balances`), and the script cache updated.
 fn charge_after_run(
+    cache_bytes: u64,
     meter: &mut GasMeter,
     script: &Script,
     old_storage: &Node,
@@ -305,7 +316,6 @@ fn charge_after_run(
     let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
     let storage_type = script.storage_type();
     for cost in [
-        cache_access_milli(MOCKUP_CACHED_BYTES),
         size_nodes_milli(encoded_nodes(old_storage)),
         kestrel_michelson::lazy_storage_walk_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
@@ -314,7 +324,7 @@ fn charge_after_run(
         TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
         size_nodes_milli(encoded_nodes(&new_storage)),
         operations_tickets_milli(operations),
-        cache_access_milli(MOCKUP_CACHED_BYTES + MINIMAL_CACHED_CONTRACT_BYTES),
+        cache_access_milli(cache_bytes),
     ] {
         meter.consume(cost)?;
     }

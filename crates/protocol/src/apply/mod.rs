@@ -7,9 +7,9 @@
 //! and the state returns to what it was after the fees.
 //!
 //! Gas follows Octez's mockup mode, where each operation is applied in a block of its own whose
-//! script cache holds only the liquidity-baking CPMM (run by the block's subsidy): every call
-//! pays for loading and typechecking its script, and the cache's size enters the cost of its
-//! lookups (`gas::MOCKUP_CACHED_BYTES`). Kestrel keeps typechecked scripts across operations all
+//! script cache holds only the liquidity-baking CPMM (run by the block's subsidy), and is
+//! simulated on a context whose cache is empty: every call pays for loading and typechecking
+//! its script, and the cache's size enters the cost of its lookups (`gas::ScriptCacheView`). Kestrel keeps typechecked scripts across operations all
 //! the same (`script_cache`), which saves time, not gas.
 
 mod activation;
@@ -101,6 +101,8 @@ pub(crate) struct Env<'l> {
     payer: PublicKeyHash,
     /// The next internal operation nonce of the operation.
     next_internal_nonce: u64,
+    /// The script cache's size as the operation finds it, bytes (`gas::ScriptCacheView`).
+    script_cache: gas::ScriptCacheView,
 }
 
 /// Validates `operation` against `ledger` and applies it: the receipt of each content. On a
@@ -138,7 +140,7 @@ fn validate_and_apply_timed(
     timings.validation += validated - start;
     let batch = batch?;
     let before = ledger.clone();
-    let result = apply_batch(ledger, operation, &batch, block);
+    let result = apply_batch(ledger, operation, &batch, block, mode);
     timings.application += validated.elapsed();
     match result {
         Ok(metadata) => Ok(metadata),
@@ -154,6 +156,7 @@ fn apply_batch(
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
+    mode: Mode,
 ) -> Result<Vec<ContentsMetadata<'static>>, LedgerError> {
     let origin = UpdateOrigin::Block;
     let mut fee_updates = Vec::with_capacity(batch.contents.len());
@@ -168,6 +171,7 @@ fn apply_batch(
         origin,
         payer: batch.source,
         next_internal_nonce: 0,
+        script_cache: gas::ScriptCacheView::at_start(mode),
     };
     let mut results = Vec::with_capacity(batch.contents.len());
     let mut failed = false;
