@@ -11,6 +11,7 @@ mod micheline;
 mod michelson;
 mod node;
 mod output;
+mod protocol;
 mod solana;
 mod temporary;
 mod tx;
@@ -66,6 +67,9 @@ enum Area {
     /// The context store: Tezos context hashes, commits, replay benchmark.
     #[command(subcommand)]
     Context(context::ContextCommand),
+    /// Tezos protocol 025: application throughput benchmark.
+    #[command(subcommand)]
+    Protocol(protocol::ProtocolCommand),
     /// Side-by-side benchmarks against peer implementations (needs the `peers` feature).
     Bench {
         #[command(subcommand)]
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         Area::Michelson { command } => michelson::run(*command),
         Area::Micheline { command } => micheline::run(command),
         Area::Context(command) => context::run(command),
+        Area::Protocol(command) => protocol::run(command),
         Area::Bench { command } => bench::run(command),
         Area::Tx(command) => tx::run(command),
         Area::Solana(command) => solana::run(command),

@@ -19,14 +19,26 @@ mod support;
 use std::path::{Path, PathBuf};
 
 /// Files whose every command matches the recording: raise it as more do.
-const PASSING: &[&str] = &[];
+const PASSING: &[&str] = &[
+    "Self_address_transfer.out",
+    "test_now.out",
+    "test_set_delegate.out",
+    "test_store_input.out",
+    "test_trace_origination_compare_big_type.out",
+    "test_trace_origination_compare_big_type2.out",
+    "test_transfer_tokens.out",
+];
 
 /// Files whose every command matches the recording once gas figures (estimated and consumed
 /// gas, gas limits, and the fees computed from them) are set aside: raise it as more do.
 const PASSING_BUT_FOR_GAS: &[&str] = &[
+    "Create_contract.out",
+    "Self_address_transfer.out",
     "test_now.out",
     "test_set_delegate.out",
     "test_source.out",
+    "test_split_bytes.out",
+    "test_split_string.out",
     "test_store_input.out",
     "test_trace_origination_compare_big_type.out",
     "test_trace_origination_compare_big_type2.out",
@@ -259,6 +271,12 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
     };
     let base_dir = fresh_base_dir(name);
     let base = base_dir.to_string_lossy().into_owned();
+    // Octez's mockup originates the liquidity-baking contracts at genesis (big maps 0 to 3).
+    let liquidity_baking_scripts = kestrel_testdata::testdata_dir()
+        .join("michelson")
+        .join("protocol")
+        .to_string_lossy()
+        .into_owned();
     let (code, _, stderr) = support::run_kestrel(
         &[
             "client",
@@ -268,6 +286,8 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
             &base,
             "create",
             "mockup",
+            "--liquidity-baking-scripts",
+            &liquidity_baking_scripts,
         ],
         "",
     );

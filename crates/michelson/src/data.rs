@@ -54,9 +54,49 @@ pub fn unparse_data_cost_milli(value: &Value) -> u64 {
 }
 
 /// What Octez charges to unparse a contract's code as an origination stores it
-/// (`unparse_code` in optimized mode, then the stripping and serialization), in milligas.
+/// (`Script_ir_translator.unparse_code` in optimized mode): expanding global constants over the
+/// script, `unparse_code_rec` (a cycle per node, `PUSH`ed constants typechecked and unparsed
+/// again), then stripping the locations of the normalized code and serializing it, in milligas.
 pub fn unparse_code_cost_milli(code: &Node) -> u64 {
-    crate::typecheck::charges::serialize_normalized_lambda(code)
+    use crate::typecheck::charges;
+    let expand = crate::gas::typecheck::cost_expand_no_constants(charges::micheline_nodes(code));
+    let walk = crate::typecheck::unparse_code::code_unparse_cost(
+        code,
+        crate::host::HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    )
+    .unwrap_or(crate::gas::arith::SATURATED);
+    let serialize = charges::serialize_normalized_lambda(&crate::unparse::normalize_code(code));
+    expand.saturating_add(walk).saturating_add(serialize)
+}
+
+/// What Octez charges to serialize `node` when it writes a contract's code or storage to the
+/// context (`Script_repr.force_bytes_cost` of a decoded expression:
+/// `micheline_serialization_cost`), in milligas.
+pub fn serialization_cost_milli(node: &Node) -> u64 {
+    crate::typecheck::charges::micheline_serialization(node)
+}
+
+/// What Octez charges for one walk of a value looking for big maps
+/// (`Script_ir_translator.collect_lazy_storage` / `extract_lazy_storage_diff`): a cycle per
+/// step, in milligas.
+pub fn lazy_storage_walk_cost_milli(ty: &Type, value: &Value) -> u64 {
+    crate::typecheck::charges::collect_lazy_storage(ty, value)
+}
+
+/// What Octez charges to describe a fresh big map in a lazy-storage diff (`diff_of_big_map`:
+/// the key type unparsed and its locations stripped, then the value type's), in milligas.
+pub fn big_map_alloc_cost_milli(key_type: &Type, value_type: &Type) -> u64 {
+    use crate::gas::typecheck::{cost_strip_locations, cost_unparse_type};
+    let strip = |ty: &Type| cost_strip_locations(ty.size() as u64);
+    strip(key_type)
+        .saturating_add(cost_unparse_type(value_type.size() as u64))
+        .saturating_add(strip(value_type))
+}
+
+/// What Octez charges to check that two types are equal (`Script_ir_translator.ty_eq`), in
+/// milligas.
+pub fn type_equality_cost_milli(left: &Type, right: &Type) -> u64 {
+    crate::typecheck::charges::ty_eq(left, right)
 }
 
 /// `UNPACK`: the value of type `ty` packed in `bytes`, if they hold one (`contract` values and

@@ -217,7 +217,13 @@ pub fn execute_traced<T: Tracer>(
     }
     let mut interpreter = Interpreter::new(&mut context, gas);
     let mut stack = interpreter.run_traced(script.code(), initial, tracer)?;
-    let remaining = interpreter.gas_milli_remaining;
+    // The empty continuation that ends the execution (`KNil`), after the code's last step.
+    let remaining = interpreter
+        .gas_milli_remaining
+        .saturating_sub(crate::gas::interpreter::COST_NIL_CONTINUATION as i64);
+    if remaining < 0 {
+        return Err(ExecutionError::GasExhaustion);
+    }
     // The code's type is `pair (list operation) storage` on an otherwise empty stack.
     let Some(Value::Pair(result)) = stack.pop() else {
         unreachable!("a typechecked script returns a pair");

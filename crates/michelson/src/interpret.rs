@@ -1812,7 +1812,9 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     &address.destination,
                     ty
                 ));
-                stack.push(self.contract(&address, entrypoint, ty));
+                let (contract, cost) = self.contract(&address, entrypoint, ty);
+                charge!(cost);
+                stack.push(contract);
             }
             Instr::ImplicitAccount => {
                 charge!(cost::COST_IMPLICIT_ACCOUNT);
@@ -1833,6 +1835,25 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 let Value::Contract(contract) = pop!(stack) else {
                     return Err(bad());
                 };
+                // `transfer` to a contract or a rollup, or of a ticket to an account, unparses
+                // the argument; to a contract it first walks it for big maps twice
+                // (`collect_lazy_storage`, `extract_lazy_storage_diff`).
+                let walks = match contract.address.destination {
+                    Destination::Implicit(_) if matches!(contract.param_type, Type::Ticket(_)) => {
+                        Some(0)
+                    }
+                    Destination::Implicit(_) => None,
+                    Destination::Originated(_) => Some(
+                        2 * crate::typecheck::charges::collect_lazy_storage(
+                            &contract.param_type,
+                            &param,
+                        ),
+                    ),
+                    Destination::SmartRollup(_) => Some(0),
+                };
+                if let Some(walks) = walks {
+                    charge!(walks.saturating_add(crate::pack::pack_cost(&param)));
+                }
                 let nonce = self.next_nonce();
                 stack.push(Value::Operation(Rc::new(Operation::Transfer {
                     param,
@@ -2058,17 +2079,19 @@ impl<'a, 'h> Interpreter<'a, 'h> {
         }
     }
 
-    fn contract(&self, address: &Address, entrypoint: &str, ty: &Type) -> Value {
+    /// The `contract` value `CONTRACT` pushes, and what reading the contract's parameter type
+    /// costs beyond the instruction's own charges.
+    fn contract(&self, address: &Address, entrypoint: &str, ty: &Type) -> (Value, u64) {
         // CONTRACT %ep on an address that already has an entrypoint fails unless it is default.
         let entrypoint = match (address.entrypoint.as_str(), entrypoint) {
             ("", e) => e.to_string(),
             (e, "") => e.to_string(),
-            _ => return Value::None,
+            _ => return (Value::None, 0),
         };
         let tc = crate::typecheck::Typechecker::new(self.context.lookup());
-        let found = tc.contract_entrypoint_type(address, &entrypoint);
+        let (found, cost) = tc.contract_entrypoint_type(address, &entrypoint, ty);
         let is_implicit = address.destination.is_implicit();
-        match found {
+        let value = match found {
             Some(t) if &t == ty => Value::some(Value::Contract(Rc::new(Contract {
                 address: Address {
                     destination: address.destination,
@@ -2090,7 +2113,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 })))
             }
             _ => Value::None,
-        }
+        };
+        (value, cost)
     }
 
     fn originated_address(&mut self) -> Address {

@@ -36,6 +36,7 @@ mod print;
 mod script;
 mod typecheck;
 mod types;
+mod unexpand;
 mod unparse;
 mod value;
 
@@ -43,8 +44,9 @@ pub use big_map_diff::{
     extract_origination_big_maps, BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate,
 };
 pub use data::{
-    normalize, pack, pack_metered, unpack, unparse_code_cost_milli, unparse_data_cost_milli,
-    UnparsingMode,
+    big_map_alloc_cost_milli, lazy_storage_walk_cost_milli, normalize, pack, pack_metered,
+    serialization_cost_milli, type_equality_cost_milli, unpack, unparse_code_cost_milli,
+    unparse_data_cost_milli, UnparsingMode,
 };
 pub use error::ExecutionError;
 pub use execute::{
@@ -68,5 +70,6 @@ pub use pack::big_map_key_hash;
 pub use script::{Script, ScriptError, ViewSignature};
 pub use typecheck::{TcError as TypecheckError, TcErrorKind as TypecheckErrorKind};
 pub use types::{parse_type, Type, TypeError};
+pub use unexpand::unexpand_macros;
 pub use unparse::normalize_code;
 pub use value::Value;

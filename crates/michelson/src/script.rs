@@ -16,6 +16,7 @@ pub struct Script {
     legacy: bool,
     typecheck_gas_milli: u64,
     code_size_bytes: usize,
+    code_nodes: u64,
 }
 
 /// Why script text did not become a [`Script`].
@@ -92,6 +93,7 @@ impl Script {
             legacy: config.legacy,
             typecheck_gas_milli,
             code_size_bytes,
+            code_nodes: crate::typecheck::charges::micheline_nodes(node),
         })
     }
 
@@ -152,6 +154,11 @@ impl Script {
     /// The size of the script's binary Micheline, bytes (what origination stores).
     pub fn code_size_bytes(&self) -> usize {
         self.code_size_bytes
+    }
+
+    /// The nodes of the script's Micheline, as typechecked.
+    pub fn code_nodes(&self) -> u64 {
+        self.code_nodes
     }
 
     /// Milligas Octez charges to parse and typecheck the script.

@@ -139,6 +139,7 @@ impl Chain {
         let genesis = Genesis {
             accounts: bootstrap_accounts(&config.accounts, config.balance_mutez),
             constants: sandbox_constants(),
+            liquidity_baking: None,
         };
         let ledger = Ledger::genesis(&genesis)?;
         let placeholder = ChainId::try_from_bytes(&[0; 4]).expect("4 bytes");

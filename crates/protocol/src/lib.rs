@@ -54,8 +54,11 @@ pub mod script;
 pub mod signature;
 pub mod values;
 pub mod voting;
+pub mod workload;
 
-pub use apply::{validate_and_apply, BlockContext, Mode, ValidationError};
+pub use apply::{
+    validate_and_apply, validate_and_apply_block, BlockContext, Mode, StageTimings, ValidationError,
+};
 pub use contents::{Contents, ManagerKind, ManagerOperation};
 pub use error::{DecodeError, DecodeErrorKind, JsonError, PARSE_ERROR_ID};
 pub use field::{Field, Mutez};

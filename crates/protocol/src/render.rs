@@ -21,7 +21,7 @@ use crate::receipt::internal::InternalOperationResult;
 use crate::receipt::lazy_storage::{LazyStorageDiff, LazyStorageItem, StorageDiff};
 use crate::receipt::manager::{ManagerResult, TransactionOutcome};
 use crate::receipt::result::OperationResult;
-use crate::script::{LazyExpr, Parameters};
+use crate::script::{LazyExpr, Parameters, Script};
 
 /// The tez symbol octez-client prints (`ꜩ`).
 pub const TEZ_SYMBOL: &str = "\u{a729}";
@@ -137,23 +137,14 @@ fn manager(
         }
         ManagerKind::Origination(origination) => {
             text.line(inner, "Origination:");
-            text.line(body, &format!("From: {source}"));
-            text.line(
-                body,
-                &format!("Credit: {TEZ_SYMBOL}{}", format_tez(origination.balance.0)),
-            );
             // The manager case leaves the script's box open: what follows is indented with it.
-            script(
-                text,
-                body,
-                &origination.script.code,
-                &origination.script.storage,
-            );
-            delegate_line(
-                text,
-                body + 2,
-                origination.delegate.map(|d| d.to_b58check()),
-            );
+            let delegate = origination.delegate.map(|d| d.to_b58check());
+            let new = NewContract {
+                source: &source,
+                credit: origination.balance.0,
+                script: &origination.script,
+            };
+            originate(text, body, &new, body + 2, delegate);
             body + 2
         }
         ManagerKind::Reveal(reveal) => {
@@ -168,11 +159,7 @@ fn manager(
         }
         ManagerKind::Delegation(delegation) => {
             text.line(inner, "Delegation:");
-            text.line(body, &format!("Contract: {source}"));
-            let to = delegation
-                .delegate
-                .map_or("nobody".to_owned(), |d| d.to_b58check());
-            text.line(body, &format!("To: {to}"));
+            delegate(text, body, &source, delegation.delegate.as_ref());
             body
         }
         ManagerKind::IncreasePaidStorage(increase) => {
@@ -248,15 +235,63 @@ fn labelled_box(text: &mut Text, indent: usize, label: &str, expr: &str) {
     }
 }
 
+/// A contract's code as octez-client prints it (`Michelson_v1_printer.unparse_toplevel`):
+/// macros restored (`unexpand_rec`), indented.
+pub fn script_text(code: &Node) -> String {
+    print::to_text_indented(&kestrel_michelson::unexpand_macros(code))
+}
+
+/// A script and its initial storage as written.
 fn script(text: &mut Text, indent: usize, code: &LazyExpr<'_>, storage: &LazyExpr<'_>) {
     text.line(indent, "Script:");
-    text.line(indent + 2, &expr_text(code.bytes(), false));
+    let code_text = match binary::decode(code.bytes()) {
+        Ok(node) => script_text(&node),
+        Err(_) => expr_text(code.bytes(), false),
+    };
+    text.line(indent + 2, &code_text);
     labelled_box(
         text,
         indent + 2,
         "Initial storage:",
         &expr_text(storage.bytes(), false),
     );
+}
+
+/// What an origination, external or internal, shows of the new contract.
+struct NewContract<'s, 'a> {
+    source: &'s str,
+    credit: u64,
+    script: &'s Script<'a>,
+}
+
+/// An origination's sender, credit, script and delegate (the delegate line at
+/// `delegate_indent`).
+fn originate(
+    text: &mut Text,
+    indent: usize,
+    new: &NewContract<'_, '_>,
+    delegate_indent: usize,
+    delegate: Option<String>,
+) {
+    text.line(indent, &format!("From: {}", new.source));
+    text.line(
+        indent,
+        &format!("Credit: {TEZ_SYMBOL}{}", format_tez(new.credit)),
+    );
+    script(text, indent, &new.script.code, &new.script.storage);
+    delegate_line(text, delegate_indent, delegate);
+}
+
+/// A delegation's contract and new delegate.
+fn delegate(
+    text: &mut Text,
+    indent: usize,
+    source: &str,
+    to: Option<&kestrel_crypto::PublicKeyHash>,
+) {
+    text.line(indent, &format!("Contract: {source}"));
+    let to = to.map_or("nobody".to_owned(), |d| d.to_b58check());
+    text.line(indent, &format!("To: {to}"));
 }
 
 fn delegate_line(text: &mut Text, indent: usize, delegate: Option<String>) {
@@ -492,26 +527,17 @@ fn internal(text: &mut Text, indent: usize, operation: &InternalOperation<'_>) {
         }
         InternalKind::Origination(origination) => {
             text.line(indent, "Internal Origination:");
-            text.line(body, &format!("From: {source}"));
-            text.line(
-                body,
-                &format!("Credit: {TEZ_SYMBOL}{}", format_tez(origination.balance.0)),
-            );
-            script(
-                text,
-                body,
-                &origination.script.code,
-                &origination.script.storage,
-            );
-            delegate_line(text, body, origination.delegate.map(|d| d.to_b58check()));
+            let delegate = origination.delegate.map(|d| d.to_b58check());
+            let new = NewContract {
+                source: &source,
+                credit: origination.balance.0,
+                script: &origination.script,
+            };
+            originate(text, body, &new, body, delegate);
         }
         InternalKind::Delegation(delegation) => {
             text.line(indent, "Internal Delegation:");
-            text.line(body, &format!("Contract: {source}"));
-            let to = delegation
-                .delegate
-                .map_or("nobody".to_owned(), |d| d.to_b58check());
-            text.line(body, &format!("To: {to}"));
+            delegate(text, body, &source, delegation.delegate.as_ref());
         }
         InternalKind::Event(event) => {
             text.line(indent, "Internal Event:");

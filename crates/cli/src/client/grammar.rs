@@ -49,6 +49,8 @@ const VALUED: &[(&str, Option<&str>)] = &[
     ("--gas-limit", None),
     ("--storage-limit", Some("-S")),
     ("--delegate", None),
+    // Kestrel's: where `create mockup` finds the liquidity-baking scripts.
+    ("--liquidity-baking-scripts", None),
 ];
 
 /// Switches.
@@ -210,7 +212,7 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "create mockup",
         pattern: &[Word("create"), Word("mockup")],
-        options: &[],
+        options: &["--liquidity-baking-scripts"],
     },
     CommandSpec {
         name: "originate contract",

@@ -171,9 +171,23 @@ fn count_nodes(node: &Node, with_annotations: bool) -> u64 {
 /// ([`crate::gas::typecheck::cost_serialize_normalized_lambda`]): its nodes, and its
 /// serialized size with each annotation counted as a string.
 pub fn serialize_normalized_lambda(code: &Node) -> u64 {
-    let (nodes, int_bytes, string_bytes) = crate::pack::micheline_counts(code);
+    let (nodes, serialized_nodes, int_bytes, string_bytes) = serialized_size(code);
+    cost::cost_serialize_normalized_lambda(nodes, serialized_nodes, int_bytes, string_bytes)
+}
+
+/// `Script_repr.micheline_serialization_cost` of `node` (writing a contract's code or storage
+/// to the context, `Script_repr.force_bytes_cost`).
+pub fn micheline_serialization(node: &Node) -> u64 {
+    let (_, serialized_nodes, int_bytes, string_bytes) = serialized_size(node);
+    cost::cost_encode_micheline(serialized_nodes, int_bytes, string_bytes)
+}
+
+/// Nodes of `node`, then its nodes, integer bytes and string bytes as `Script_repr.
+/// Micheline_size` counts them, each annotation a string node (`of_annots`).
+fn serialized_size(node: &Node) -> (u64, u64, u64, u64) {
+    let (nodes, int_bytes, string_bytes) = crate::pack::micheline_counts(node);
     let (mut annotations, mut annotation_bytes) = (0u64, 0u64);
-    let mut pending = vec![code];
+    let mut pending = vec![node];
     while let Some(node) = pending.pop() {
         match &node.kind {
             NodeKind::Prim { args, annots, .. } => {
@@ -185,7 +199,7 @@ pub fn serialize_normalized_lambda(code: &Node) -> u64 {
             _ => {}
         }
     }
-    crate::gas::typecheck::cost_serialize_normalized_lambda(
+    (
         nodes,
         nodes.saturating_add(annotations),
         int_bytes,

@@ -186,9 +186,9 @@ impl Typechecker<'_> {
                     param,
                 ));
                 let entrypoint = address.entrypoint.clone();
-                let found = self
-                    .contract_entrypoint_type(&address, &entrypoint)
-                    .ok_or_else(bad)?;
+                let (found, cost) = self.contract_entrypoint_type(&address, &entrypoint, param);
+                self.charge_gas(cost);
+                let found = found.ok_or_else(bad)?;
                 if &found != param.as_ref() {
                     return Err(bad());
                 }

@@ -2083,12 +2083,14 @@ impl<'a> Typechecker<'a> {
         result
     }
 
-    /// The type of entrypoint `entrypoint` of the contract at `address`, if it exists.
+    /// The type of entrypoint `entrypoint` of the contract at `address`, if it exists, and
+    /// what finding it costs beyond `parse_contract`'s cycle and the host's read of the code.
     pub fn contract_entrypoint_type(
         &self,
         address: &crate::literals::Address,
         entrypoint: &str,
-    ) -> Option<Type> {
+        expected: &Type,
+    ) -> (Option<Type>, u64) {
         let name = if entrypoint.is_empty() {
             "default"
         } else {
@@ -2096,18 +2098,29 @@ impl<'a> Typechecker<'a> {
         };
         match &address.destination {
             crate::literals::Destination::Implicit(_) => {
-                if name == "default" {
+                let found = if name == "default" {
                     Some(Type::Unit)
                 } else {
                     None
-                }
+                };
+                (found, 0)
             }
             destination => {
                 if *destination == self.context.self_address.destination {
-                    return entrypoints::find(self.context.self_param, name);
+                    return (entrypoints::find(self.context.self_param, name), 0);
                 }
-                let param = self.context.host.contract_parameter(destination)?;
-                entrypoints::find(&param, name)
+                let Some(param) = self.context.host.contract_parameter(destination) else {
+                    return (None, 0);
+                };
+                let found = entrypoints::find(&param, name);
+                // `parse_originated_contract`: the parameter type parsed with its
+                // entrypoints, the entrypoint searched, its type unified with the expected one.
+                let parsed =
+                    crate::types::parse_type(&param).map_or(0, |ty| charges::parse_type(&ty));
+                let search = entrypoints::search_steps(&param, name)
+                    .saturating_mul(crate::gas::typecheck::COST_FIND_ENTRYPOINT_CYCLE);
+                let unify = found.as_ref().map_or(0, |ty| charges::ty_eq(ty, expected));
+                (found, parsed.saturating_add(search).saturating_add(unify))
             }
         }
     }

@@ -61,9 +61,14 @@ fn unparsed_code(lambda: &Lambda) -> Node {
 /// What unparsing the code of `lambda` in optimized mode costs (`unparse_code_rec`, which
 /// `unparse_data_rec` of a `Lam` calls after its data cycle), within `budget_milli`.
 pub fn lambda_unparse_cost(lambda: &Lambda, budget_milli: u64) -> Result<u64, UnparseExhausted> {
-    let code = unparsed_code(lambda);
-    if !has_push(&code) {
-        let nodes = super::charges::micheline_nodes(&code);
+    code_unparse_cost(&unparsed_code(lambda), budget_milli)
+}
+
+/// What `unparse_code_rec` of `code` in optimized mode costs (a lambda's code, or a whole
+/// script as an origination stores it), within `budget_milli`.
+pub fn code_unparse_cost(code: &Node, budget_milli: u64) -> Result<u64, UnparseExhausted> {
+    if !has_push(code) {
+        let nodes = super::charges::micheline_nodes(code);
         let cost = nodes.saturating_mul(COST_UNPARSE_INSTRUCTION_CYCLE);
         return if cost > budget_milli {
             Err(UnparseExhausted::Plain)
@@ -76,7 +81,7 @@ pub fn lambda_unparse_cost(lambda: &Lambda, budget_milli: u64) -> Result<u64, Un
         checker.gas_limit_milli = i64::try_from(budget_milli).unwrap_or(i64::MAX);
         checker.allow_self = false;
         checker.legacy = true;
-        match checker.charge_unparse_code(&code) {
+        match checker.charge_unparse_code(code) {
             Ok(()) => Ok(checker.gas_consumed_milli.max(0) as u64),
             Err(error) if error.kind == TcErrorKind::GasExhaustion => {
                 if checker.exhausted_in_constant.get() {

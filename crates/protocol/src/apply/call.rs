@@ -3,16 +3,18 @@
 //! `kestrel_michelson::execute` under what the operation's gas leaves, the new storage and
 //! big-map changes written, the storage paid for, and the operations the code emitted.
 
+use std::sync::Arc;
+
 use kestrel_crypto::{ContractHash, Destination};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, CodeContext, Environment, InternalOperation, Script, UnparsingMode, Value,
+    Address, CodeContext, Environment, InternalOperation, Script, Type, UnparsingMode, Value,
 };
 
 use super::gas::{
     cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
-    type_has_tickets_milli, write_access_milli, GasMeter, CONTRACT_FIELD_PATH_LENGTH,
-    MINIMAL_CACHED_CONTRACT_BYTES,
+    type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
+    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length, expression};
 use super::token::{self, Account};
@@ -56,9 +58,10 @@ pub fn call(
     args: &CallArgs<'_>,
 ) -> Result<(TransactionResult<'static>, Vec<InternalOperation>), Fault> {
     let destination = Destination::Originated(args.contract);
-    let (code, storage) = load(env, &args.contract)?;
-    let storage_length = encoded_length(&storage);
-    charge_load(meter, encoded_length(&code), storage_length)?;
+    let (code_bytes, storage_bytes) = load(env, &args.contract)?;
+    let storage_length = storage_bytes.len() as u64;
+    charge_load(env, meter, code_bytes.len() as u64, storage_length)?;
+    let storage = decode(&storage_bytes, &args.contract, "storage")?;
     let balance_updates = token::transfer(
         env.ledger,
         Account::Contract(args.sender),
@@ -66,10 +69,13 @@ pub fn call(
         args.amount,
         env.origin,
     )?;
-    let code_bytes = kestrel_micheline::binary::encode(&code)
-        .map_err(|error| ApplyError::IllTypedContract(format!("{error:?}")))?;
-    let script = super::script_cache::typechecked(&code, &code_bytes, meter.remaining_milli())
-        .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
+    let script = super::script_cache::typechecked(&code_bytes, meter.remaining_milli(), || {
+        decode(&code_bytes, &args.contract, "code")
+    })?;
+    // `Script_cache.find` inserts the script it loaded and elaborated.
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    env.script_cache
+        .insert(script.code_nodes().saturating_add(encoded_nodes(&storage)));
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {
         refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
@@ -77,6 +83,12 @@ pub fn call(
     let parameter = match args.parameter {
         Parameter::Untyped(node) => node.clone(),
         Parameter::Typed(value) => kestrel_michelson::normalize(value, UnparsingMode::Optimized),
+    };
+    let argument_reparse_milli = match args.parameter {
+        Parameter::Untyped(_) => 0,
+        Parameter::Typed(_) => {
+            typed_argument_reparse_milli(env, &script, &environment, args.entrypoint, &parameter)?
+        }
     };
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let run = kestrel_michelson::execute(
@@ -93,10 +105,22 @@ pub fn call(
     }
     meter.consume(host.charged_milli())?;
     let execution = run.map_err(ApplyError::Execution)?;
-    meter.consume(execution.consumed_milligas)?;
-    charge_after_run(meter, &script, &execution.storage)?;
+    meter.consume(
+        execution
+            .consumed_milligas
+            .saturating_sub(argument_reparse_milli),
+    )?;
+    charge_after_run(
+        env.script_cache.bytes(),
+        meter,
+        &script,
+        &storage,
+        &execution.storage,
+        &execution.operations,
+    )?;
     let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
     let new_length = encoded_length(&new_storage);
+    meter.consume(kestrel_michelson::serialization_cost_milli(&new_storage))?;
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
     let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
     meter.consume(lazy.gas_milli)?;
@@ -108,22 +132,14 @@ pub fn call(
         storage_diff + lazy.size_diff_bytes,
     )?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
-    let originated_contracts = execution
-        .operations
-        .iter()
-        .filter_map(|operation| match operation {
-            InternalOperation::Origination { address, .. } => match address.to_crypto() {
-                Destination::Originated(hash) => Some(hash),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
     let result = TransactionResult {
         storage: Some(expression(&new_storage)),
         balance_updates,
         ticket_updates: Vec::new(),
-        originated_contracts,
+        // `Contract.originated_from_current_nonce` lists the contracts originated since the call
+        // began that exist when it ends: those the code asks for are originated afterwards, by
+        // their internal operations, which list them.
+        originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
         paid_storage_size_diff: z64(paid_storage_size_diff),
@@ -148,19 +164,27 @@ fn refuse_forged_argument(
     entrypoint: &str,
     argument: &Node,
 ) -> Result<(), Fault> {
-    let declared = script
-        .entrypoints()
-        .into_iter()
-        .find(|(name, _)| name == entrypoint)
-        .map(|(_, ty)| ty);
-    let ty = match declared {
-        Some(ty) => ty,
-        None if entrypoint == "default" => script.parameter_type().clone(),
-        None => return Ok(()),
+    let Some(ty) = entrypoint_type(script, entrypoint) else {
+        return Ok(());
     };
     if !ty.has_big_map() {
         return Ok(());
     }
+    if let Some((value, _)) = parse_argument(env, script, environment, argument, &ty)? {
+        super::forged::refuse_forged_big_maps(&value)?;
+    }
+    Ok(())
+}
+
+/// The argument parsed as the entrypoint's type, with its cost; `None` when it is ill-typed,
+/// which the run itself reports.
+fn parse_argument(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    argument: &Node,
+    ty: &Type,
+) -> Result<Option<(Value, u64)>, Fault> {
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let context = CodeContext {
         environment,
@@ -168,26 +192,60 @@ fn refuse_forged_argument(
         host: &mut host,
         legacy: false,
     };
-    // An ill-typed argument is reported by the run itself.
-    if let Ok(value) = kestrel_michelson::typecheck_data(argument, &ty, &context) {
-        super::forged::refuse_forged_big_maps(&value)?;
-    }
+    let parsed = kestrel_michelson::typecheck_data_metered(argument, ty, &context);
     match host.take_error() {
         Some(error) => Err(error.into()),
-        None => Ok(()),
+        None => Ok(parsed.ok()),
     }
 }
 
-/// The contract's code and storage; a contract without them does not exist.
-fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
+/// The type of `entrypoint`, if the script has it.
+fn entrypoint_type(script: &Script, entrypoint: &str) -> Option<Type> {
+    let declared = script
+        .entrypoints()
+        .into_iter()
+        .find(|(name, _)| name == entrypoint)
+        .map(|(_, ty)| ty);
+    match declared {
+        Some(ty) => Some(ty),
+        None if entrypoint == "default" => Some(script.parameter_type().clone()),
+        None => None,
+    }
+}
+
+/// A contract's argument is already typed: Octez checks its type against the entrypoint's
+/// (`lift_execution_arg`, `ty_eq`) where the run parses its Micheline. What the run charged in
+/// excess, in milligas.
+fn typed_argument_reparse_milli(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    entrypoint: &str,
+    argument: &Node,
+) -> Result<u64, Fault> {
+    let Some(ty) = entrypoint_type(script, entrypoint) else {
+        return Ok(0);
+    };
+    let parsed = parse_argument(env, script, environment, argument, &ty)?;
+    Ok(parsed.map_or(0, |(_, parse_milli)| {
+        parse_milli.saturating_sub(kestrel_michelson::type_equality_cost_milli(&ty, &ty))
+    }))
+}
+
+/// A contract's code and storage as stored (binary Micheline).
+type StoredScript = (Arc<[u8]>, Arc<[u8]>);
+
+/// The contract's code and storage as stored (their lengths are what Octez charges for, and a
+/// cached script needs no decoding); a contract without them does not exist.
+fn load(env: &Env<'_>, contract: &ContractHash) -> Result<StoredScript, Fault> {
     let destination = Destination::Originated(*contract);
     let code = env
         .ledger
-        .script(contract)?
+        .script_bytes(contract)?
         .ok_or(ApplyError::NonExistingContract(destination))?;
     let storage = env
         .ledger
-        .storage(contract)?
+        .storage_bytes(contract)?
         .ok_or_else(|| LedgerError::Corrupt {
             path: format!("contracts/index/{}/storage", destination.to_b58check()),
             expected: "the storage of a contract with code",
@@ -195,53 +253,112 @@ fn load(env: &Env<'_>, contract: &ContractHash) -> Result<(Node, Node), Fault> {
     Ok((code, storage))
 }
 
-/// `Script_cache.find` on a miss: finding the code and the storage (`Contract.get_script`) and
-/// decoding them.
-fn charge_load(meter: &mut GasMeter, code_length: u64, storage_length: u64) -> Result<(), Fault> {
-    meter.consume(find_and_decode_milli(code_length))?;
-    meter.consume(find_and_decode_milli(storage_length))?;
+/// A contract's stored `field` (code or storage) decoded.
+fn decode(bytes: &[u8], contract: &ContractHash, field: &str) -> Result<Node, Fault> {
+    kestrel_micheline::binary::decode(bytes).map_err(|_| {
+        Fault::Ledger(LedgerError::Corrupt {
+            path: format!(
+                "contracts/index/{}/{field}",
+                Destination::Originated(*contract).to_b58check()
+            ),
+            expected: "binary Micheline",
+        })
+    })
+}
+
+/// `Script_cache.find` on a miss: the lookup, then finding the code and the storage
+/// (`Contract.get_script`) and decoding them.
+fn charge_load(
+    env: &Env<'_>,
+    meter: &mut GasMeter,
+    code_length: u64,
+    storage_length: u64,
+) -> Result<(), Fault> {
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
+    meter.consume(fetch_and_decode_milli(code_length))?;
+    meter.consume(fetch_and_decode_milli(storage_length))?;
     Ok(())
 }
 
 /// A carbonated `find` of a contract's code or storage of `length` bytes (a membership check,
-/// then the read) and its decoding.
-fn find_and_decode_milli(length: u64) -> u64 {
+/// then the read) and its decoding, charged twice: once by the storage accessor
+/// (`Make_carbonated_map_expr.find`), once by the parser (`force_decode_in_context
+/// ~consume_deserialization_gas:When_needed`, as the accessor charged without decoding).
+fn fetch_and_decode_milli(length: u64) -> u64 {
     read_access_milli(CONTRACT_FIELD_PATH_LENGTH, 0)
         .saturating_add(read_access_milli(
             CONTRACT_FIELD_PATH_LENGTH,
             length + LAZY_EXPR_PREFIX_BYTES,
         ))
-        .saturating_add(deserialization_milli(length))
+        .saturating_add(deserialization_milli(length).saturating_mul(2))
 }
 
 /// What reading another contract's code costs (`Contract.get_script_code`, for `CONTRACT` and
 /// `contract` values).
 pub fn contract_code_read_milli(code: &Node) -> u64 {
-    find_and_decode_milli(encoded_length(code))
+    fetch_and_decode_milli(encoded_length(code))
 }
 
-/// What Octez charges around the run that the VM does not: the script cache's lookup and two
-/// updates (the cache starts each block empty, as in Octez's mockup mode, so every call misses
-/// and inserts), the size of the loaded storage, the ticket scans of the parameter and storage
-/// types, and unparsing the new storage.
-fn charge_after_run(meter: &mut GasMeter, script: &Script, storage: &Value) -> Result<(), Fault> {
-    let inserted_bytes = MINIMAL_CACHED_CONTRACT_BYTES;
-    let storage_nodes = encoded_nodes(&kestrel_michelson::normalize(
-        storage,
-        UnparsingMode::Optimized,
-    ));
+/// What Octez charges around the run that the VM does not (`Script_cache.find`'s insertion and
+/// `script_size` of the loaded script, then `Script_interpreter.execute`'s epilogue): the
+/// storage's lazy-storage walk (`extract_lazy_storage_diff`), unparsing it, the ticket scans of
+/// the parameter and storage types, the ticket accounting (`Ticket_accounting.ticket_diffs`),
+/// `script_size` of the new storage; after the run, the operations' tickets and the ticket
+/// balances (`update_ticket_balances`), and the script cache updated.
+fn charge_after_run(
+    cache_bytes: u64,
+    meter: &mut GasMeter,
+    script: &Script,
+    old_storage: &Node,
+    storage: &Value,
+    operations: &[InternalOperation],
+) -> Result<(), Fault> {
+    let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
+    let storage_type = script.storage_type();
     for cost in [
-        cache_access_milli(0),
-        cache_access_milli(0),
-        cache_access_milli(inserted_bytes),
-        size_nodes_milli(storage_nodes),
-        type_has_tickets_milli(script.parameter_type().size() as u64),
-        type_has_tickets_milli(script.storage_type().size() as u64),
+        size_nodes_milli(encoded_nodes(old_storage)),
+        kestrel_michelson::lazy_storage_walk_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
+        type_has_tickets_milli(script.parameter_type().size() as u64),
+        type_has_tickets_milli(storage_type.size() as u64),
+        TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
+        size_nodes_milli(encoded_nodes(&new_storage)),
+        operations_tickets_milli(operations),
+        cache_access_milli(cache_bytes),
     ] {
         meter.consume(cost)?;
     }
     Ok(())
+}
+
+/// `Ticket_accounting.ticket_diffs` when no value holds tickets: three scans of one step
+/// (argument, old and new storage), a merge (`add`), two subtractions (a map and a merge each)
+/// and the receipt's fold, over empty maps.
+const TICKET_DIFFS_WITHOUT_TICKETS_MILLI: u64 =
+    3 * COLLECT_TICKETS_STEP_MILLI + 6 * EMPTY_MAP_FOLD_MILLI;
+
+/// `Ticket_operations_diff.ticket_diffs_of_operations` and the list of the balances to update:
+/// each transfer to a contract scans its parameter's type and value, each origination its
+/// storage's; then a fold over the (empty) token map and `Ticket_token_map.to_list` (two folds).
+fn operations_tickets_milli(operations: &[InternalOperation]) -> u64 {
+    let scans = operations.iter().map(|operation| match operation {
+        InternalOperation::Transaction {
+            destination,
+            parameter_type,
+            ..
+        } if matches!(
+            destination.destination.to_crypto(),
+            Destination::Originated(_)
+        ) =>
+        {
+            type_has_tickets_milli(parameter_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
+        }
+        InternalOperation::Origination { storage_type, .. } => {
+            type_has_tickets_milli(storage_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
+        }
+        _ => 0,
+    });
+    scans.fold(3 * EMPTY_MAP_FOLD_MILLI, u64::saturating_add)
 }
 
 /// The nodes of a Micheline expression.

@@ -87,6 +87,61 @@ pub fn cache_access_milli(cache_size_bytes: u64) -> u64 {
 /// `Cache_costs.minimal_size_of_typed_contract_in_bytes`.
 pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
 
+/// The script cache's size when an operation of a mockup block runs: it holds the
+/// liquidity-baking CPMM, which the block's subsidy (`apply_liquidity_baking_subsidy`, at the
+/// start of every block) has just run. Its typed size (`Script_ir_translator.script_size`) is
+/// not modelled; this value puts the cardinal estimate in the bucket the recorded receipts
+/// show (`log2 (card + 1) = 10`, so 255 ≤ card ≤ 510), near its middle.
+pub const MOCKUP_CACHED_BYTES: u64 = 383 * MINIMAL_CACHED_CONTRACT_BYTES;
+
+/// Bytes Octez's `script_size` counts per Micheline node of a cached contract's code and
+/// storage, as estimated here (Octez sums the typed code's, its Micheline's and the typed
+/// storage's in-memory sizes, `Script_typed_ir_size`, which are not modelled). Only which
+/// multiple of [`MINIMAL_CACHED_CONTRACT_BYTES`] the cache's size falls in matters, and only
+/// when the cache is nearly empty (a simulation): with this value the recorded simulated calls
+/// of `test_now`, `test_set_delegate`, `test_store_input` and `test_transfer_tokens` get
+/// Octez's estimate, those of `Create_contract`, `test_source` and `test_transfer_amount` one
+/// bucket (43 milligas) less.
+pub const CACHED_BYTES_PER_NODE: u64 = 52;
+
+/// The size of the script cache as an operation sees it, which the cost of each lookup and
+/// update depends on (`cache_access_milli`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptCacheView {
+    bytes: u64,
+}
+
+impl ScriptCacheView {
+    /// The cache when an operation starts: a mockup block's (the CPMM, see
+    /// [`MOCKUP_CACHED_BYTES`]) when it is applied; empty when it is simulated
+    /// (`simulate_operation` runs on the head's context, where the mockup keeps no entry).
+    pub fn at_start(mode: super::Mode) -> ScriptCacheView {
+        let bytes = match mode {
+            super::Mode::Apply => MOCKUP_CACHED_BYTES,
+            super::Mode::Simulate => 0,
+        };
+        ScriptCacheView { bytes }
+    }
+
+    /// Its size, bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// A contract of `nodes` Micheline nodes (code and storage) inserted.
+    pub fn insert(&mut self, nodes: u64) {
+        self.bytes = self
+            .bytes
+            .saturating_add(nodes.saturating_mul(CACHED_BYTES_PER_NODE));
+    }
+}
+
+/// `Ticket_costs.Constants.cost_collect_tickets_step` (`cost_COLLECT_TICKETS_STEP 1`).
+pub const COLLECT_TICKETS_STEP_MILLI: u64 = 80;
+
+/// `Carbonated_map_costs.fold_cost ~size:0`: a fold over an empty carbonated map.
+pub const EMPTY_MAP_FOLD_MILLI: u64 = 50;
+
 /// `Ticket_costs.has_tickets_of_ty_cost` (`cost_TYPE_HAS_TICKETS`): `10 + 6 · type size`.
 pub fn type_has_tickets_milli(type_size: u64) -> u64 {
     type_size.saturating_mul(6).saturating_add(10)

@@ -61,6 +61,41 @@ pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, Fault
     Ok(applied)
 }
 
+/// What describing `diffs` costs once the run is over (`extract_lazy_storage_diff`'s
+/// `diff_of_big_map`): a fresh big map's types unparsed, and for each binding a cycle and its
+/// key and value unparsed.
+pub fn describe_milli(diffs: &[BigMapDiff]) -> u64 {
+    let mut total = 0u64;
+    for diff in diffs {
+        let BigMapDiffAction::Update { init, updates } = &diff.action else {
+            continue;
+        };
+        if let BigMapInit::Alloc {
+            key_type,
+            value_type,
+        } = init
+        {
+            total = total.saturating_add(kestrel_michelson::big_map_alloc_cost_milli(
+                key_type, value_type,
+            ));
+        }
+        for update in updates {
+            let value = update
+                .value
+                .as_ref()
+                .map_or(0, kestrel_michelson::unparse_data_cost_milli);
+            total = total
+                .saturating_add(DIFF_BINDING_CYCLE_MILLI)
+                .saturating_add(kestrel_michelson::unparse_data_cost_milli(&update.key))
+                .saturating_add(value);
+        }
+    }
+    total
+}
+
+/// The cycle `diff_of_big_map` pays per binding (`Typecheck_costs.parse_instr_cycle`).
+const DIFF_BINDING_CYCLE_MILLI: u64 = 220;
+
 fn total_bytes(ledger: &Ledger, id: i64) -> Result<i128, LedgerError> {
     Ok(i128::try_from(ledger.big_map_total_bytes(id)?).unwrap_or(i128::MAX))
 }

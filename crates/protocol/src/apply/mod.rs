@@ -6,10 +6,14 @@
 //! content keeps its fee; its batch's earlier contents become backtracked and later ones skipped,
 //! and the state returns to what it was after the fees.
 //!
-//! Gas follows Octez's mockup mode, whose script cache is empty at each block: every call pays
-//! for loading and typechecking its script. Kestrel keeps typechecked scripts across operations
-//! all the same (`script_cache`), which saves time, not gas.
+//! Gas follows Octez's mockup mode, where each operation is applied in a block of its own whose
+//! script cache holds only the liquidity-baking CPMM (run by the block's subsidy), and is
+//! simulated on a context whose cache is empty: every call pays for loading and typechecking
+//! its script, and the cache's size enters the cost of its lookups (`gas::ScriptCacheView`). Kestrel keeps typechecked scripts across operations all
+//! the same (`script_cache`), which saves time, not gas.
 
+mod activation;
+mod block;
 mod call;
 mod error;
 mod forged;
@@ -24,11 +28,16 @@ mod script_cache;
 mod token;
 mod validate;
 
-use kestrel_crypto::{ChainId, PublicKeyHash};
+use std::time::Instant;
+
+use kestrel_crypto::{ChainId, PublicKey, PublicKeyHash};
 
 use crate::ledger::{Ledger, LedgerError};
 use crate::operation::SignedOperation;
 use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
+pub use activation::addresses as liquidity_baking_addresses;
+pub(crate) use activation::originate_liquidity_baking;
+pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
 pub use error::{ApplyError, ERROR_ID_PREFIX};
 pub use nonce::OriginationNonce;
@@ -92,6 +101,8 @@ pub(crate) struct Env<'l> {
     payer: PublicKeyHash,
     /// The next internal operation nonce of the operation.
     next_internal_nonce: u64,
+    /// The script cache's size as the operation finds it, bytes (`gas::ScriptCacheView`).
+    script_cache: gas::ScriptCacheView,
 }
 
 /// Validates `operation` against `ledger` and applies it: the receipt of each content. On a
@@ -103,9 +114,34 @@ pub fn validate_and_apply(
     block: &BlockContext,
     mode: Mode,
 ) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
-    let batch = validate::validate(ledger, operation, block.chain_id, mode)?;
+    validate_and_apply_timed(
+        ledger,
+        operation,
+        block,
+        mode,
+        None,
+        &mut StageTimings::default(),
+    )
+}
+
+/// [`validate_and_apply`], with the signature already verified under `verified_key` when that
+/// is the signer's key, and the time spent validating and applying added to `timings`.
+fn validate_and_apply_timed(
+    ledger: &mut Ledger,
+    operation: &SignedOperation<'_>,
+    block: &BlockContext,
+    mode: Mode,
+    verified_key: Option<&PublicKey>,
+    timings: &mut StageTimings,
+) -> Result<Vec<ContentsMetadata<'static>>, ValidationError> {
+    let start = Instant::now();
+    let batch = validate::validate(ledger, operation, block.chain_id, mode, verified_key);
+    let validated = Instant::now();
+    timings.validation += validated - start;
+    let batch = batch?;
     let before = ledger.clone();
-    let result = apply_batch(ledger, operation, &batch, block);
+    let result = apply_batch(ledger, operation, &batch, block, mode);
+    timings.application += validated.elapsed();
     match result {
         Ok(metadata) => Ok(metadata),
         Err(error) => {
@@ -120,6 +156,7 @@ fn apply_batch(
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
+    mode: Mode,
 ) -> Result<Vec<ContentsMetadata<'static>>, LedgerError> {
     let origin = UpdateOrigin::Block;
     let mut fee_updates = Vec::with_capacity(batch.contents.len());
@@ -134,6 +171,7 @@ fn apply_batch(
         origin,
         payer: batch.source,
         next_internal_nonce: 0,
+        script_cache: gas::ScriptCacheView::at_start(mode),
     };
     let mut results = Vec::with_capacity(batch.contents.len());
     let mut failed = false;

@@ -15,7 +15,7 @@ use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::Milligas;
 use crate::host::LedgerHost;
 use crate::manager::Origination;
-use crate::receipt::OriginationResult;
+use crate::receipt::{LazyStorageDiff, OriginationResult};
 
 /// What an origination writes.
 pub struct NewContract<'a> {
@@ -74,7 +74,7 @@ pub fn external(
 }
 
 /// Parses the initial storage against the script's storage type, with its cost.
-fn typecheck_storage(
+pub fn typecheck_storage(
     env: &mut Env<'_>,
     script: &Script,
     storage: &Node,
@@ -104,41 +104,8 @@ pub fn originate(
     meter: &mut GasMeter,
     contract: &NewContract<'_>,
 ) -> Result<OriginationResult<'static>, Fault> {
-    let (storage, diffs) = {
-        let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
-        let extracted = kestrel_michelson::extract_origination_big_maps(
-            contract.storage,
-            contract.storage_type,
-            &mut host,
-        );
-        if let Some(error) = host.take_error() {
-            return Err(error.into());
-        }
-        extracted
-    };
-    meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
-    meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
-    let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);
-    let code = kestrel_michelson::normalize_code(contract.code);
-    let (code_size, storage_size) = (
-        encoded_length(&code) + LAZY_EXPR_PREFIX_BYTES,
-        encoded_length(&storage) + LAZY_EXPR_PREFIX_BYTES,
-    );
-    meter.consume(write_access_milli(code_size))?;
-    meter.consume(write_access_milli(storage_size))?;
+    let lazy_storage_diff = write(env, meter, contract)?;
     let destination = Destination::Originated(contract.address);
-    env.ledger.set_balance(&destination, 0)?;
-    env.ledger.set_script(&contract.address, &code)?;
-    env.ledger.set_storage(&contract.address, &storage)?;
-    let lazy = lazy_storage::apply(env.ledger, &diffs)?;
-    meter.consume(lazy.gas_milli)?;
-    let total = i128::from(code_size) + i128::from(storage_size) + lazy.size_diff_bytes;
-    env.ledger.set_paid_bytes(&contract.address, 0)?;
-    env.ledger
-        .set_used_bytes(&contract.address, u128::try_from(total).unwrap_or(0))?;
-    if let Some(delegate) = &contract.delegate {
-        env.ledger.set_delegate(&destination, Some(delegate))?;
-    }
     let balance_updates = token::transfer(
         env.ledger,
         Account::Contract(contract.sender),
@@ -154,6 +121,62 @@ pub fn originate(
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
         paid_storage_size_diff: z64(paid_storage_size_diff),
-        lazy_storage_diff: lazy.receipt,
+        lazy_storage_diff,
     })
+}
+
+/// `Contract.raw_originate` and what precedes it: the storage's big maps allocated, code and
+/// storage written in optimized form with no storage paid yet, the delegate set. Returns the
+/// big-map changes as the receipt shows them.
+pub fn write(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    contract: &NewContract<'_>,
+) -> Result<Option<LazyStorageDiff<'static>>, Fault> {
+    for _walk in ["collect_lazy_storage", "extract_lazy_storage_diff"] {
+        meter.consume(kestrel_michelson::lazy_storage_walk_cost_milli(
+            contract.storage_type,
+            contract.storage,
+        ))?;
+    }
+    let (storage, diffs) = {
+        let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
+        let extracted = kestrel_michelson::extract_origination_big_maps(
+            contract.storage,
+            contract.storage_type,
+            &mut host,
+        );
+        if let Some(error) = host.take_error() {
+            return Err(error.into());
+        }
+        extracted
+    };
+    meter.consume(lazy_storage::describe_milli(&diffs))?;
+    meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
+    meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
+    let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);
+    let code = kestrel_michelson::normalize_code(contract.code);
+    let (code_size, storage_size) = (
+        encoded_length(&code) + LAZY_EXPR_PREFIX_BYTES,
+        encoded_length(&storage) + LAZY_EXPR_PREFIX_BYTES,
+    );
+    // `Contract.raw_originate`: each expression serialized (`Script.force_bytes`), then written.
+    meter.consume(kestrel_michelson::serialization_cost_milli(&code))?;
+    meter.consume(write_access_milli(code_size))?;
+    meter.consume(kestrel_michelson::serialization_cost_milli(&storage))?;
+    meter.consume(write_access_milli(storage_size))?;
+    let destination = Destination::Originated(contract.address);
+    env.ledger.set_balance(&destination, 0)?;
+    env.ledger.set_script(&contract.address, &code)?;
+    env.ledger.set_storage(&contract.address, &storage)?;
+    let lazy = lazy_storage::apply(env.ledger, &diffs)?;
+    meter.consume(lazy.gas_milli)?;
+    let total = i128::from(code_size) + i128::from(storage_size) + lazy.size_diff_bytes;
+    env.ledger.set_paid_bytes(&contract.address, 0)?;
+    env.ledger
+        .set_used_bytes(&contract.address, u128::try_from(total).unwrap_or(0))?;
+    if let Some(delegate) = &contract.delegate {
+        env.ledger.set_delegate(&destination, Some(delegate))?;
+    }
+    Ok(lazy.receipt)
 }

@@ -1,33 +1,58 @@
-//! Typechecked scripts kept across operations (DESIGN.md principle 7), keyed by the BLAKE2b of
-//! the code's binary form: a contract called again is not typechecked again. This only saves
-//! time — the gas charged is Octez's for loading and typechecking the script (its script cache
-//! is empty at each mockup block, see `call.rs`), whether or not the script came from here.
+//! Typechecked scripts kept across operations (DESIGN.md principle 7), keyed by the code's
+//! binary form as stored (shared with the state, not copied): a contract called again is not typechecked again. This only saves
+//! time — the gas charged is Octez's for loading and typechecking the script (a mockup block's
+//! script cache holds only the liquidity-baking CPMM, see `mod.rs`), whether or not the script
+//! came from here.
 //!
 //! Scripts share structure with `Rc`, so the cache is per thread; it holds at most
 //! [`CACHED_SCRIPTS_MAX`] scripts and is emptied when full.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use kestrel_micheline::Node;
-use kestrel_michelson::{Config, Script, TypecheckError};
+use kestrel_michelson::{Config, Script};
+
+use super::{ApplyError, Fault};
 
 /// Scripts kept per thread before the cache is emptied.
 pub const CACHED_SCRIPTS_MAX: usize = 1024;
 
 thread_local! {
-    static SCRIPTS: RefCell<HashMap<[u8; 32], Rc<Script>>> = RefCell::new(HashMap::new());
+    static SCRIPTS: RefCell<HashMap<Code, Rc<Script>>> = RefCell::new(HashMap::new());
 }
 
-/// The typechecked `code` (legacy mode, as Octez loads stored scripts), from the cache when it
-/// was typechecked before with at least as much gas as it needs.
+/// A script's stored code, compared in full but hashed by its length and ends only: hashing all
+/// of a 10 kB script on every call cost more than running an FA1.2 transfer, and codes that
+/// share length and ends only share a bucket.
+#[derive(PartialEq, Eq)]
+struct Code(Arc<[u8]>);
+
+/// Bytes hashed at each end of a code.
+const HASHED_END_BYTES: usize = 64;
+
+impl Hash for Code {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let bytes = &self.0[..];
+        let end = bytes.len().min(HASHED_END_BYTES);
+        bytes.len().hash(state);
+        bytes[..end].hash(state);
+        bytes[bytes.len() - end..].hash(state);
+    }
+}
+
+/// The typechecked code whose binary form is `code_bytes` (legacy mode, as Octez loads stored
+/// scripts), from the cache when it was typechecked before with at least as much gas as it needs;
+/// otherwise `decode` gives the code to typecheck (a cached script is not decoded at all).
 pub fn typechecked(
-    code: &Node,
-    code_bytes: &[u8],
+    code_bytes: &Arc<[u8]>,
     gas_limit_milli: u64,
-) -> Result<Rc<Script>, TypecheckError> {
-    let key = kestrel_crypto::hash::blake2b_256(code_bytes);
+    decode: impl FnOnce() -> Result<Node, Fault>,
+) -> Result<Rc<Script>, Fault> {
+    let key = Code(Arc::clone(code_bytes));
     let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key).cloned());
     if let Some(script) = cached.filter(|script| script.typecheck_gas_milli() <= gas_limit_milli) {
         return Ok(script);
@@ -36,7 +61,9 @@ pub fn typechecked(
         legacy: true,
         gas_limit_milli,
     };
-    let script = Rc::new(Script::typecheck(code, &config)?);
+    let script = Script::typecheck(&decode()?, &config)
+        .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
+    let script = Rc::new(script);
     SCRIPTS.with(|scripts| {
         let mut scripts = scripts.borrow_mut();
         if scripts.len() >= CACHED_SCRIPTS_MAX {

@@ -164,12 +164,15 @@ pub struct ValidBatch<'o, 'a> {
     pub signature_check_milli: u64,
 }
 
-/// Checks `operation` against `ledger` as Octez's `validate_operation` does.
+/// Checks `operation` against `ledger` as Octez's `validate_operation` does. `verified_key` is
+/// a key this operation's signature is already known to verify under (a block's batched check,
+/// `block.rs`): when it is the signer's key, the signature is not checked again.
 pub fn validate<'o, 'a>(
     ledger: &Ledger,
     operation: &'o SignedOperation<'a>,
     chain_id: ChainId,
     mode: Mode,
+    verified_key: Option<&PublicKey>,
 ) -> Result<ValidBatch<'o, 'a>, ValidationError> {
     let contents = manager_contents(&operation.operation.contents)?;
     let source = check_consistency(&contents)?;
@@ -178,7 +181,16 @@ pub fn validate<'o, 'a>(
         return Err(ValidationError::EmptyImplicitContract(source));
     }
     check_counter(ledger, &source, contents[0].header.counter.0)?;
-    let key = source_key(ledger, &source, contents[0])?;
+    // The key a block's batch verified, when it is the one stored, needs no parsing again.
+    let key = match verified_key {
+        Some(verified)
+            if !matches!(contents[0].operation, ManagerKind::Reveal(_))
+                && ledger.is_manager_key(&source, verified)? =>
+        {
+            verified.clone()
+        }
+        _ => source_key(ledger, &source, contents[0])?,
+    };
     let unsigned_length = operation.unsigned_size_bytes as u64;
     let signature_check_milli = signature_check_milli(key.scheme(), unsigned_length);
     check_limits_and_fees(ledger, &contents, &source, signature_check_milli)?;
@@ -186,9 +198,11 @@ pub fn validate<'o, 'a>(
         operation
             .check_proofs_of_possession()
             .map_err(ValidationError::Signature)?;
-        operation
-            .check_signature(&key, chain_id)
-            .map_err(ValidationError::Signature)?;
+        if verified_key != Some(&key) {
+            operation
+                .check_signature(&key, chain_id)
+                .map_err(ValidationError::Signature)?;
+        }
     }
     Ok(ValidBatch {
         contents,
@@ -259,7 +273,7 @@ fn check_counter(
 }
 
 /// The key the batch is signed with: the one the first content reveals, else the stored one.
-fn source_key(
+pub(super) fn source_key(
     ledger: &Ledger,
     source: &PublicKeyHash,
     first: &ManagerOperation<'_>,

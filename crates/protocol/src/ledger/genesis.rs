@@ -1,9 +1,12 @@
 //! The state a chain starts from, as Octez's mockup mode makes it (`octez-client create mockup`):
 //! the five bootstrap accounts of `tezos-node.md` §1, each revealed, its own delegate, with
 //! 4,000,000 tez of which 5 % is staked (the `rpc get …/contracts/<bootstrap>` and
-//! `…/delegates/<bootstrap>` answers recorded in `testdata/octez-protocol/rpc/`).
+//! `…/delegates/<bootstrap>` answers recorded in `testdata/octez-protocol/rpc/`), and the
+//! liquidity-baking contracts when their scripts are given (`apply::activation`; Kestrel does
+//! not ship Octez's scripts, the caller reads them).
 
 use kestrel_crypto::PublicKey;
+use kestrel_micheline::Node;
 
 use super::constants::{Constants, MOCKUP_CONSTANTS};
 
@@ -33,12 +36,25 @@ pub struct BootstrapAccount {
 }
 
 /// What the chain starts from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Genesis {
     /// The accounts present at activation.
     pub accounts: Vec<BootstrapAccount>,
     /// The protocol constants.
     pub constants: Constants,
+    /// The scripts of the liquidity-baking contracts to originate at activation, if any.
+    pub liquidity_baking: Option<LiquidityBakingScripts>,
+}
+
+/// The scripts Octez originates the liquidity-baking contracts with
+/// (`Liquidity_baking_cpmm.script`, `Liquidity_baking_lqt.script`; the test token runs the
+/// liquidity token's script).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiquidityBakingScripts {
+    /// The CPMM's script.
+    pub cpmm: Node,
+    /// The liquidity token's script (an FA1.2 token).
+    pub lqt: Node,
 }
 
 impl Genesis {
@@ -55,6 +71,15 @@ impl Genesis {
         Genesis {
             accounts,
             constants: MOCKUP_CONSTANTS,
+            liquidity_baking: None,
+        }
+    }
+
+    /// This genesis, originating the liquidity-baking contracts with `scripts`.
+    pub fn with_liquidity_baking(self, scripts: LiquidityBakingScripts) -> Genesis {
+        Genesis {
+            liquidity_baking: Some(scripts),
+            ..self
         }
     }
 }

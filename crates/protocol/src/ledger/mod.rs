@@ -21,8 +21,8 @@ use kestrel_micheline::Node;
 use crate::field::{BoundedNat, Field, Mutez};
 pub use constants::{Constants, MOCKUP_CONSTANTS};
 pub use genesis::{
-    BootstrapAccount, Genesis, BOOTSTRAP_BALANCE_MUTEZ, BOOTSTRAP_STAKED_MUTEZ,
-    MOCKUP_BOOTSTRAP_KEYS,
+    BootstrapAccount, Genesis, LiquidityBakingScripts, BOOTSTRAP_BALANCE_MUTEZ,
+    BOOTSTRAP_STAKED_MUTEZ, MOCKUP_BOOTSTRAP_KEYS,
 };
 use paths::Path;
 
@@ -105,6 +105,9 @@ impl Ledger {
                 &Manager::PublicKey(Box::new(account.public_key.clone())),
             )?;
             ledger.set_delegate(&contract, Some(&key_hash))?;
+        }
+        if let Some(scripts) = &genesis.liquidity_baking {
+            crate::apply::originate_liquidity_baking(&mut ledger, scripts)?;
         }
         Ok(ledger)
     }
@@ -225,6 +228,19 @@ impl Ledger {
         }
     }
 
+    /// Whether `account`'s revealed key is `key` (compared as stored: no key is parsed).
+    pub fn is_manager_key(
+        &self,
+        account: &PublicKeyHash,
+        key: &PublicKey,
+    ) -> Result<bool, LedgerError> {
+        let path = paths::contract(&Destination::Implicit(*account), "manager");
+        Ok(match self.read(&path)? {
+            Some(bytes) => bytes.split_first() == Some((&1, key.to_bytes().as_slice())),
+            None => false,
+        })
+    }
+
     /// The revealed key of `account`, if any.
     pub fn manager_key(&self, account: &PublicKeyHash) -> Result<Option<PublicKey>, LedgerError> {
         Ok(match self.manager(account)? {
@@ -283,6 +299,22 @@ impl Ledger {
         self.read_micheline(&paths::contract(
             &Destination::Originated(*contract),
             "code",
+        ))
+    }
+
+    /// The code of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn script_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "code",
+        ))
+    }
+
+    /// The storage of originated contract `contract` as stored (binary Micheline), undecoded.
+    pub fn storage_bytes(&self, contract: &ContractHash) -> Result<Option<Arc<[u8]>>, LedgerError> {
+        self.read(&paths::contract(
+            &Destination::Originated(*contract),
+            "storage",
         ))
     }
 

@@ -24,7 +24,7 @@ pub fn contract(contract: &Destination, field: &str) -> Path {
 /// `contracts/index/<hex contract>`: everything about one contract.
 pub fn contract_directory(contract: &Destination) -> Path {
     let mut path = names(&["contracts", "index"]);
-    path.push(hex::encode(contract.to_bytes()).into_bytes());
+    path.push(hex_name(&contract.to_bytes()));
     path
 }
 
@@ -51,7 +51,7 @@ pub fn big_map(id: i64, field: &str) -> Path {
 pub fn big_map_value(id: i64, key_hash: &[u8; 32]) -> Path {
     let mut path = big_map_directory(id);
     path.push(b"contents".to_vec());
-    path.push(hex::encode(key_hash).into_bytes());
+    path.push(hex_name(key_hash));
     path.push(b"data".to_vec());
     path
 }
@@ -60,12 +60,24 @@ pub fn big_map_value(id: i64, key_hash: &[u8; 32]) -> Path {
 /// Octez's ticket hash (ticketer, contents type, contents, owner).
 pub fn ticket_balance(ticket_hash: &[u8; 32]) -> Path {
     let mut path = names(&["ticket_balance", "table"]);
-    path.push(hex::encode(ticket_hash).into_bytes());
+    path.push(hex_name(ticket_hash));
     path
 }
 
 fn names(names: &[&str]) -> Path {
     names.iter().map(|name| name.as_bytes().to_vec()).collect()
+}
+
+/// Lowercase hex of `bytes` as a path name (a table lookup per nibble: every state access
+/// builds one).
+fn hex_name(bytes: &[u8]) -> Vec<u8> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut name = Vec::with_capacity(2 * bytes.len());
+    for byte in bytes {
+        name.push(DIGITS[usize::from(byte >> 4)]);
+        name.push(DIGITS[usize::from(byte & 0x0f)]);
+    }
+    name
 }
 
 #[cfg(test)]

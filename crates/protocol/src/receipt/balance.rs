@@ -181,6 +181,23 @@ const PLAIN_BALANCES: [(u8, &str, &str, Balance); 17] = [
     (31, "freezer", "stez_deposits", Balance::StezDeposits),
 ];
 
+/// The binary tag of a contract's balance (its JSON has no `category`).
+const CONTRACT_TAG: u8 = 0;
+
+/// The tag, JSON `kind` and JSON `category` of the balances that carry fields (besides
+/// contracts), which the binary and JSON readers dispatch on by tag.
+const FIELD_BALANCES: [(u8, &str, &str); 9] = [
+    (4, "freezer", "deposits"),
+    (13, "burned", "lost attesting rewards"),
+    (16, "commitment", "commitment"),
+    (21, "freezer", "bonds"),
+    (26, "freezer", "unstaked_deposits"),
+    (27, "staking", "delegator_numerator"),
+    (28, "staking", "delegate_denominator"),
+    (30, "burned", "lost DAL attesting rewards"),
+    (32, "freezer", "stez_redeemed_deposits"),
+];
+
 impl Balance {
     /// The binary tag, JSON `kind` and JSON `category` (`None` for contracts, which have none).
     pub fn tag_kind_category(&self) -> (u8, &'static str, Option<&'static str>) {
@@ -189,19 +206,25 @@ impl Balance {
         {
             return (*tag, kind, Some(category));
         }
-        match self {
-            Self::Contract(_) => (0, "contract", None),
-            Self::Deposits(_) => (4, "freezer", Some("deposits")),
-            Self::LostAttestingRewards { .. } => (13, "burned", Some("lost attesting rewards")),
-            Self::Commitments(_) => (16, "commitment", Some("commitment")),
-            Self::FrozenBonds { .. } => (21, "freezer", Some("bonds")),
-            Self::UnstakedDeposits { .. } => (26, "freezer", Some("unstaked_deposits")),
-            Self::StakingDelegatorNumerator(_) => (27, "staking", Some("delegator_numerator")),
-            Self::StakingDelegateDenominator(_) => (28, "staking", Some("delegate_denominator")),
-            Self::LostDalAttestingRewards(_) => (30, "burned", Some("lost DAL attesting rewards")),
-            Self::StezRedeemedDeposits { .. } => (32, "freezer", Some("stez_redeemed_deposits")),
+        let tag = match self {
+            Self::Contract(_) => return (CONTRACT_TAG, "contract", None),
+            Self::Deposits(_) => 4,
+            Self::LostAttestingRewards { .. } => 13,
+            Self::Commitments(_) => 16,
+            Self::FrozenBonds { .. } => 21,
+            Self::UnstakedDeposits { .. } => 26,
+            Self::StakingDelegatorNumerator(_) => 27,
+            Self::StakingDelegateDenominator(_) => 28,
+            Self::LostDalAttestingRewards(_) => 30,
+            Self::StezRedeemedDeposits { .. } => 32,
             _ => unreachable!("every field-less balance is in PLAIN_BALANCES"),
-        }
+        };
+        let (_, kind, category) = FIELD_BALANCES
+            .iter()
+            .find(|entry| entry.0 == tag)
+            .copied()
+            .unwrap_or((tag, "", ""));
+        (tag, kind, Some(category))
     }
 
     /// Whether the change is counted in staking pseudotokens rather than mutez.
@@ -396,7 +419,7 @@ impl Balance {
             return Ok(*plain);
         }
         Ok(match tag {
-            0 => Self::Contract(Contract::read(reader)?),
+            CONTRACT_TAG => Self::Contract(Contract::read(reader)?),
             4 => Self::Deposits(FrozenStaker::read(reader)?),
             13 => Self::LostAttestingRewards {
                 delegate: PublicKeyHash::read(reader)?,
@@ -530,17 +553,19 @@ impl Balance {
             return Ok(*plain);
         }
         let member = |name: &str| read_member_any(object, path, name);
-        Ok(match (kind, category) {
-            ("freezer", "deposits") => Self::Deposits(read_member(object, path, "staker")?),
-            ("burned", "lost attesting rewards") => Self::LostAttestingRewards {
+        let tag = FIELD_BALANCES
+            .iter()
+            .find(|entry| entry.1 == kind && entry.2 == category)
+            .map(|entry| entry.0);
+        Ok(match tag {
+            Some(4) => Self::Deposits(read_member(object, path, "staker")?),
+            Some(13) => Self::LostAttestingRewards {
                 delegate: read_member(object, path, "delegate")?,
                 participation: read_member(object, path, "participation")?,
                 revelation: read_member(object, path, "revelation")?,
             },
-            ("commitment", "commitment") => {
-                Self::Commitments(read_member(object, path, "committer")?)
-            }
-            ("freezer", "bonds") => {
+            Some(16) => Self::Commitments(read_member(object, path, "committer")?),
+            Some(21) => {
                 let bond_path = json::child(path, "bond_id");
                 let bond = json::as_object(member("bond_id")?, &bond_path)?;
                 Self::FrozenBonds {
@@ -548,20 +573,14 @@ impl Balance {
                     smart_rollup: read_member(bond, &bond_path, "smart_rollup")?,
                 }
             }
-            ("freezer", "unstaked_deposits") => Self::UnstakedDeposits {
+            Some(26) => Self::UnstakedDeposits {
                 staker: read_member(object, path, "staker")?,
                 cycle: read_member(object, path, "cycle")?,
             },
-            ("staking", "delegator_numerator") => {
-                Self::StakingDelegatorNumerator(read_member(object, path, "delegator")?)
-            }
-            ("staking", "delegate_denominator") => {
-                Self::StakingDelegateDenominator(read_member(object, path, "delegate")?)
-            }
-            ("burned", "lost DAL attesting rewards") => {
-                Self::LostDalAttestingRewards(read_member(object, path, "delegate")?)
-            }
-            ("freezer", "stez_redeemed_deposits") => Self::StezRedeemedDeposits {
+            Some(27) => Self::StakingDelegatorNumerator(read_member(object, path, "delegator")?),
+            Some(28) => Self::StakingDelegateDenominator(read_member(object, path, "delegate")?),
+            Some(30) => Self::LostDalAttestingRewards(read_member(object, path, "delegate")?),
+            Some(32) => Self::StezRedeemedDeposits {
                 staker: read_member(object, path, "staker")?,
                 cycle: read_member(object, path, "cycle")?,
             },

@@ -9,6 +9,7 @@ use kestrel_micheline::Node;
 use kestrel_node::chain::SharedStore;
 use kestrel_node::views::ViewBlock;
 pub use kestrel_node::views::ViewRequest;
+use kestrel_protocol::ledger::LiquidityBakingScripts;
 use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::{
     render_receipt, validate_and_apply, BlockContext, Constants, Genesis, Ledger, LedgerError,
@@ -58,14 +59,39 @@ impl From<kestrel_context::ContextError> for MockupError {
     }
 }
 
+/// The liquidity-baking scripts in `dir`: `cpmm.tz` and `lqt.tz`, macros expanded.
+pub fn read_liquidity_baking_scripts(dir: &Path) -> Result<LiquidityBakingScripts, MockupError> {
+    let read = |name: &str| -> Result<Node, MockupError> {
+        let path = dir.join(name);
+        let text =
+            std::fs::read_to_string(&path).map_err(|error| MockupError::io(&path, &error))?;
+        let script = kestrel_micheline::parse_toplevel(&text)
+            .map_err(|error| MockupError::State(format!("{}: {error}", path.display())))?;
+        kestrel_michelson::expand_macros(&script)
+            .map_err(|error| MockupError::State(format!("{}: {error}", path.display())))
+    };
+    Ok(LiquidityBakingScripts {
+        cpmm: read("cpmm.tz")?,
+        lqt: read("lqt.tz")?,
+    })
+}
+
 fn store_dir(mockup_dir: &Path) -> PathBuf {
     mockup_dir.join(STORE_SUBDIRECTORY)
 }
 
 impl Chain {
-    /// Octez's mockup genesis, committed to a new store under `mockup_dir` (`create mockup`).
-    pub fn create(mockup_dir: &Path) -> Result<(), MockupError> {
-        let ledger = Ledger::genesis(&Genesis::mockup())?;
+    /// Octez's mockup genesis, committed to a new store under `mockup_dir` (`create mockup`),
+    /// with the liquidity-baking contracts when their scripts are given.
+    pub fn create(
+        mockup_dir: &Path,
+        liquidity_baking: Option<LiquidityBakingScripts>,
+    ) -> Result<(), MockupError> {
+        let genesis = match liquidity_baking {
+            Some(scripts) => Genesis::mockup().with_liquidity_baking(scripts),
+            None => Genesis::mockup(),
+        };
+        let ledger = Ledger::genesis(&genesis)?;
         let mut store = Store::open(&store_dir(mockup_dir), StoreOptions::default())?;
         store.commit(ledger.tree(), &[], &commit_info("genesis"))?;
         store.close()?;

@@ -116,7 +116,7 @@ pub fn run(invocation: &Invocation) -> Printed {
     let mut printed = Printed::default();
     let base_dir = base_dir(invocation);
     let result = match invocation.command.name {
-        "create mockup" => create_mockup(&base_dir, &mut printed),
+        "create mockup" => create_mockup(&base_dir, invocation, &mut printed),
         name => Session::open(&base_dir, invocation)
             .and_then(|mut session| session.dispatch(name, invocation, &mut printed)),
     };
@@ -138,8 +138,19 @@ fn base_dir(invocation: &Invocation) -> PathBuf {
     }
 }
 
-/// `create mockup` (`Persistence.create_mockup`).
-fn create_mockup(dir: &Path, printed: &mut Printed) -> Result<(), ClientError> {
+/// `create mockup` (`Persistence.create_mockup`). With `--liquidity-baking-scripts DIR`
+/// (`cpmm.tz` and `lqt.tz`, which Kestrel does not ship), genesis originates the
+/// liquidity-baking contracts as Octez's does.
+fn create_mockup(
+    dir: &Path,
+    invocation: &Invocation,
+    printed: &mut Printed,
+) -> Result<(), ClientError> {
+    let liquidity_baking = invocation
+        .option("--liquidity-baking-scripts")
+        .map(|scripts| chain::read_liquidity_baking_scripts(Path::new(scripts)))
+        .transpose()
+        .map_err(MockupError::into_client_error)?;
     let shown = dir.display();
     match wallet::classify(dir) {
         BaseDirKind::Missing | BaseDirKind::Empty => {}
@@ -166,7 +177,7 @@ fn create_mockup(dir: &Path, printed: &mut Printed) -> Result<(), ClientError> {
         .stdout
         .push_str(&format!("Created mockup client base dir in {shown}\n"));
     Wallet::create(dir).map_err(MockupError::into_client_error)?;
-    Chain::create(&mockup_dir).map_err(MockupError::into_client_error)?;
+    Chain::create(&mockup_dir, liquidity_baking).map_err(MockupError::into_client_error)?;
     Ok(())
 }
 

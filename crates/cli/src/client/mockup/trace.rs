@@ -6,7 +6,7 @@
 //!
 //! Not yet printed: the `At line L characters A to B,` line of a rejected script. Octez maps
 //! the error's location (a node of the code) to the printed code with macros unexpanded
-//! (`ASSERT_SOME`), which the receipts' printer does not do yet.
+//! (`ASSERT_SOME`); the code is printed so, the location is not mapped yet.
 
 use kestrel_micheline::Node;
 use kestrel_protocol::receipt::ProtocolError;
@@ -24,7 +24,7 @@ pub fn render(errors: &[ProtocolError], contract: Option<(&str, &Node)>) -> Stri
             "michelson_v1.script_rejected" => {
                 out.push_str(&format!("Runtime error in contract {address}:\n"));
                 if let Some((_, code)) = contract {
-                    out.push_str(&numbered(&kestrel_micheline::print::to_text_indented(code)));
+                    out.push_str(&numbered(&kestrel_protocol::render::script_text(code)));
                 }
                 out.push_str("script reached FAILWITH instruction\n");
                 if let Some(with) = error.fields.get("with").and_then(|value| {
