@@ -512,6 +512,7 @@ fn gc_report_json(report: &GcReport) -> serde_json::Value {
         "holes_punched": report.holes_punched,
         "bytes_punched": report.pages_punched * kestrel_context::GC_PAGE_BYTES,
         "index_bytes_punched": report.index_bytes_punched,
+        "mark_frontier_peak": report.mark_frontier_peak,
         "mark_ms": report.mark_duration.as_secs_f64() * 1e3,
         "total_ms": report.total_duration.as_secs_f64() * 1e3,
     })

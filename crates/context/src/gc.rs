@@ -81,6 +81,9 @@ pub struct GcReport {
     pub holes_punched: u64,
     /// Bytes of the index punched.
     pub index_bytes_punched: u64,
+    /// The most offsets the mark had pending at once (its frontier, 8 bytes each; see
+    /// [`crate::walk`]).
+    pub mark_frontier_peak: u64,
     /// Time spent marking.
     pub mark_duration: Duration,
     /// From the start to the end of the punching (publishing included).
@@ -132,6 +135,7 @@ pub(crate) struct Marked {
     pub(crate) live_objects: u64,
     pub(crate) live_bytes: u64,
     pub(crate) live_pages: u64,
+    pub(crate) frontier_peak: u64,
     pub(crate) mark_duration: Duration,
 }
 
@@ -189,7 +193,7 @@ pub(crate) fn run(
             });
         }
     };
-    let (live_pages, boundary_bytes, live_objects, live_bytes) = live;
+    let (live_pages, boundary_bytes, live_objects, live_bytes, frontier_peak) = live;
     let candidate_pages = boundary_bytes / GC_PAGE_BYTES;
     let live_page_count = (0..candidate_pages)
         .filter(|page| live_pages.contains(*page))
@@ -200,6 +204,7 @@ pub(crate) fn run(
             live_objects,
             live_bytes,
             live_pages: live_page_count,
+            frontier_peak,
             mark_duration: mark_start.elapsed(),
         }))
         .is_err()
@@ -277,14 +282,14 @@ fn punch_hole(
     })
 }
 
-/// The live pages below the boundary, the boundary, and the live objects and bytes; `None` if
-/// cancelled.
-type Live = (PageSet, u64, u64, u64);
+/// The live pages below the boundary, the boundary, the live objects and bytes, and the most
+/// offsets pending at once; `None` if cancelled.
+type Live = (PageSet, u64, u64, u64, u64);
 
 /// Walks every object reachable from the job's roots, recording the pages its bytes lie in.
 fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let Some(&keep) = job.roots.first() else {
-        return Ok(Some((PageSet::default(), 0, 0, 0)));
+        return Ok(Some((PageSet::default(), 0, 0, 0, 0)));
     };
     // The boundary: the end of the kept commit's object.
     let mut buffer = Vec::new();
@@ -309,7 +314,7 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let mut live_objects = 0u64;
     let mut live_bytes = 0u64;
     let mut children = Vec::new();
-    let finished = walk(
+    let peak = walk(
         &job.pack,
         &job.pack_path,
         job.pack_length_bytes,
@@ -347,9 +352,15 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
         |_, _, _| Ok(()),
         || job.cancel.load(Ordering::Relaxed),
     )?;
-    if !finished {
+    let Some(peak) = peak else {
         return Ok(None);
-    }
+    };
     debug_assert!(live.pages() >= boundary_bytes / GC_PAGE_BYTES);
-    Ok(Some((live, boundary_bytes, live_objects, live_bytes)))
+    Ok(Some((
+        live,
+        boundary_bytes,
+        live_objects,
+        live_bytes,
+        peak as u64,
+    )))
 }

@@ -1713,6 +1713,7 @@ impl Store {
             live_objects: marked.live_objects,
             live_bytes: marked.live_bytes,
             live_pages: marked.live_pages,
+            mark_frontier_peak: marked.frontier_peak,
             pages_punched: 0,
             holes_punched: 0,
             index_bytes_punched: 0,

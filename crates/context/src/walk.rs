@@ -219,10 +219,20 @@ pub(crate) struct Visit<'a, T> {
     pub(crate) bytes: &'a [u8],
 }
 
+/// Pending entries below which a walk never folds duplicates (a fold sorts the whole frontier).
+const FOLD_MIN_ENTRIES: usize = 1 << 16;
+
 /// Visits every object reachable from `roots` once, in decreasing offset order. `visit` is given
 /// each object and pushes the objects it points to (with a label each, e.g. the hash the
 /// referrer expects); a later copy of an offset already visited is handed to `duplicate` with
-/// the first copy's label. `should_stop` is polled between objects (a cancelled GC).
+/// the first copy's label. `should_stop` is polled between objects (a cancelled GC). Returns the
+/// most entries pending at once, or `None` when stopped.
+///
+/// An object shared by many referrers is pushed once per referrer, long before it is popped, so
+/// copies can make up most of the frontier. Whenever the frontier has doubled since the last
+/// fold, equal copies (same offset and label) are folded into one: its memory stays within about
+/// twice the distinct entries pending. Copies with different labels stay, so `duplicate` still
+/// sees every disagreement.
 pub(crate) fn walk<T: Ord>(
     file: &File,
     path: &Path,
@@ -231,8 +241,10 @@ pub(crate) fn walk<T: Ord>(
     mut visit: impl FnMut(Visit<'_, T>, &mut dyn FnMut(u64, T)) -> Result<(), ContextError>,
     mut duplicate: impl FnMut(u64, &T, &T) -> Result<(), ContextError>,
     should_stop: impl Fn() -> bool,
-) -> Result<bool, ContextError> {
+) -> Result<Option<usize>, ContextError> {
     let mut heap: BinaryHeap<(u64, T)> = roots.into_iter().collect();
+    let mut peak = heap.len();
+    let mut fold_at = FOLD_MIN_ENTRIES.max(heap.len() * 2);
     let mut buffer = Vec::new();
     let mut window = Window::default();
     let mut last: Option<(u64, T)> = None;
@@ -245,7 +257,7 @@ pub(crate) fn walk<T: Ord>(
             }
         }
         if should_stop() {
-            return Ok(false);
+            return Ok(None);
         }
         let (frame, bytes) = match window.frame(file, path, pack_length, offset)? {
             Some(frame) => (frame, &window.bytes[..]),
@@ -273,7 +285,16 @@ pub(crate) fn walk<T: Ord>(
             }
             heap.push((child, child_label));
         }
+        peak = peak.max(heap.len());
+        if heap.len() >= fold_at {
+            let mut pending = std::mem::take(&mut heap).into_vec();
+            pending.sort_unstable();
+            pending.dedup();
+            pending.shrink_to(pending.len() * 2);
+            fold_at = FOLD_MIN_ENTRIES.max(pending.len() * 2);
+            heap = BinaryHeap::from(pending);
+        }
         last = Some((offset, label));
     }
-    Ok(true)
+    Ok(Some(peak))
 }

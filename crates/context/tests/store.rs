@@ -1470,3 +1470,45 @@ fn census_counts_every_byte_of_the_pack_once() {
     drop(store);
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// One directory named by more entries than a walk lets copies pile up in its frontier
+/// (the walk folds equal copies once the frontier passes 65,536): the GC's mark and `verify`
+/// still visit every object exactly once and agree on the count, and the mark's frontier stays
+/// below the number of copies pushed.
+#[test]
+fn a_walk_folds_copies_of_a_shared_object() {
+    use kestrel_context::VerifyScope;
+    const NAMES: u64 = 70_000;
+    let directory = temporary_directory("walk-fold");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&directory, options).unwrap();
+    // One directory object, written once: every entry points to it by offset.
+    let shared = Tree::empty().add(&store, &["leaf"], &[7u8; 200]).unwrap();
+    let mut tree = Tree::empty();
+    for index in 0..NAMES {
+        tree = tree
+            .add_tree(&store, &["shared", &index.to_string()], &shared)
+            .unwrap();
+    }
+    let commit = store.commit(&tree, &[], &info(0)).unwrap();
+    store.checkpoint().unwrap();
+    let verified = store.verify(VerifyScope::AllCommits).unwrap();
+    store.gc(&commit).unwrap();
+    let report = store.wait_for_gc().unwrap().expect("a GC report");
+    // The mark counts the commit object; verify counts it among the commits.
+    assert_eq!(verified.commits, 1);
+    assert_eq!(report.live_objects, verified.objects + 1, "{report:?}");
+    assert!(
+        report.mark_frontier_peak < NAMES,
+        "{}",
+        report.mark_frontier_peak
+    );
+    // The tree reads back whole.
+    let reread = store.checkout(&commit).unwrap().unwrap();
+    assert_eq!(reread.hash(), tree.hash());
+    store.close().unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+}
