@@ -1,5 +1,5 @@
-//! The accounts the queued transactions name, interned to dense ids, with each account's lock
-//! state, its queue of waiting transactions and its compute units used in the current block.
+//! The accounts the queued transactions name, interned to dense ids, with each account's queue of
+//! transactions (the scheduler's lock queue) and its compute units used in the current block.
 //!
 //! Interning happens once per account per transaction, when the transaction enters the scheduler;
 //! from then on every lock check is an array index. An account no transaction names any more stays
@@ -24,34 +24,22 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
 
-const _: () = assert!(core::mem::size_of::<AccountState>() <= 48);
+const _: () = assert!(core::mem::size_of::<AccountState>() <= 32);
 
-/// One account's state: what every lock check reads, kept small (48 bytes) so that the states of
-/// a window's accounts stay in cache; the address lives apart.
+/// One account's state: what every lock operation reads, kept small (32 bytes) so that the states
+/// of a window's accounts stay in cache; the address lives apart.
 #[derive(Clone, Debug)]
 pub(crate) struct AccountState {
     /// Queued and in-flight transactions naming the account.
     pub(crate) references: u32,
-    /// An in-flight transaction holds the account writable.
-    pub(crate) write_locked: bool,
-    /// In-flight transactions holding it readonly.
-    pub(crate) readers: u32,
-    /// First and last transactions waiting for the account, in priority order (links in the
-    /// scheduler's entries).
-    pub(crate) waiters_head: u32,
-    pub(crate) waiters_tail: u32,
-    /// A waiter was woken and has not yet been looked at again.
-    pub(crate) wake_outstanding: bool,
-    /// The highest-priority waiting transaction that names the account (while it is still
-    /// parked, with this insertion number): lower-priority transactions that would conflict with
-    /// it wait behind it, as they would behind its edge in prio-graph.
-    pub(crate) reserved_by: u32,
-    pub(crate) reserved_sequence: u32,
-    pub(crate) reserved_write: bool,
-    /// Compute units of this block's transactions that write it.
-    pub(crate) block_units: u64,
+    /// First and last of the transactions queued on the account in the scheduler's lock order
+    /// (indexes of their account nodes; the front ones hold the account).
+    pub(crate) head: u32,
+    pub(crate) tail: u32,
     /// Insertion stamp, for finding an account named twice by one transaction.
     pub(crate) stamp: u64,
+    /// Compute units of this block's transactions that write it.
+    pub(crate) block_units: u64,
 }
 
 /// Interned accounts.
@@ -96,16 +84,10 @@ impl AccountTable {
         let id = *self.ids.entry(*address).or_insert_with(|| {
             let state = AccountState {
                 references: 0,
-                write_locked: false,
-                readers: 0,
-                waiters_head: NONE,
-                waiters_tail: NONE,
-                wake_outstanding: false,
-                reserved_by: NONE,
-                reserved_sequence: 0,
-                reserved_write: false,
-                block_units: 0,
+                head: NONE,
+                tail: NONE,
                 stamp: 0,
+                block_units: 0,
             };
             match free.pop() {
                 Some(id) => {
@@ -148,8 +130,7 @@ impl AccountTable {
                 && self.ids.get(address) == Some(&id);
             if idle {
                 self.ids.remove(address);
-                debug_assert!(!state.write_locked && state.readers == 0);
-                debug_assert_eq!(state.waiters_head, NONE);
+                debug_assert_eq!(state.head, NONE);
                 self.free.push(id);
             }
         }
