@@ -56,11 +56,12 @@ pub(crate) struct AccountTable {
 }
 
 impl AccountTable {
-    pub(crate) fn new() -> Self {
+    /// A table with room for `accounts` accounts before it grows.
+    pub(crate) fn with_capacity(accounts: usize) -> Self {
         Self {
-            ids: HashMap::with_hasher(SeededState::new()),
-            states: Vec::new(),
-            addresses: Vec::new(),
+            ids: HashMap::with_capacity_and_hasher(accounts, SeededState::new()),
+            states: Vec::with_capacity(accounts),
+            addresses: Vec::with_capacity(accounts),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,

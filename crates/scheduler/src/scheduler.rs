@@ -34,6 +34,10 @@ use core::fmt;
 use kestrel_txview::Address;
 use std::collections::BinaryHeap;
 
+/// Accounts per transaction the scheduler reserves room for (the benchmark windows' 8; a
+/// transaction may name up to `MAX_TX_ACCOUNT_LOCKS`, and the tables grow past the reservation).
+const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
+
 /// A transaction's handle while it is in the scheduler.
 pub type TransactionId = u32;
 
@@ -331,16 +335,20 @@ impl Scheduler {
             (1..=MAX_BATCH_TRANSACTIONS).contains(&config.batch_transactions),
             "batches hold 1..=64 transactions"
         );
+        // Room for a full container up front (address space; pages are touched as used): a
+        // window then never pays for rehashing or moving its tables while it is scheduled.
+        let capacity = config.capacity;
+        let accounts = capacity.saturating_mul(RESERVED_ACCOUNTS_PER_TRANSACTION);
         Self {
             config,
-            accounts: AccountTable::new(),
-            entries: Vec::new(),
-            metas: Vec::new(),
+            accounts: AccountTable::with_capacity(accounts),
+            entries: Vec::with_capacity(capacity),
+            metas: Vec::with_capacity(capacity),
             free_entries: Vec::new(),
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(accounts),
             garbage: 0,
-            pending: Vec::new(),
-            ready: BinaryHeap::new(),
+            pending: Vec::with_capacity(capacity),
+            ready: BinaryHeap::with_capacity(capacity),
             deferred: Vec::new(),
             eviction: BinaryHeap::new(),
             eviction_active: false,
