@@ -1,5 +1,5 @@
-//! The accounts the queued transactions name, interned to dense ids, with each account's lock
-//! state, its queue of waiting transactions and its compute units used in the current block.
+//! The accounts the queued transactions name, interned to dense ids, with each account's queue of
+//! transactions (the scheduler's lock queue) and its compute units used in the current block.
 //!
 //! Interning happens once per account per transaction, when the transaction enters the scheduler;
 //! from then on every lock check is an array index. An account no transaction names any more stays
@@ -8,13 +8,15 @@
 //! `SWEEP_THRESHOLD`: then one sweep removes the idle ones. So the table is bounded by the
 //! container's contents and each removal is amortized over many lookups.
 //!
-//! Account addresses are chosen by senders, so the map's hash is keyed by a per-process random
-//! seed (an adversary cannot aim many addresses at one bucket without knowing it); it folds the
-//! four words of an address with 128-bit multiplies (not a cryptographic hash: it needs only be
-//! unpredictable to the sender).
+//! The index from address to id is an open-addressing table of 8-byte slots (32 bits of the hash
+//! beside the id; the address itself is compared in the id's row), at most half full, probed
+//! linearly: one slot read and one address compare for most lookups, no per-entry allocation. A
+//! sweep rebuilds it from the ids that stay. Account addresses are chosen by senders, so the hash
+//! is keyed by a per-process random seed (an adversary cannot aim many addresses at one run of
+//! slots without knowing it); it folds the four words of an address with 128-bit multiplies (not
+//! a cryptographic hash: it needs only be unpredictable to the sender).
 
 use kestrel_txview::Address;
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 
 /// An interned account.
@@ -24,41 +26,35 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
 
-const _: () = assert!(core::mem::size_of::<AccountState>() <= 48);
+const _: () = assert!(core::mem::size_of::<AccountState>() <= 32);
 
-/// One account's state: what every lock check reads, kept small (48 bytes) so that the states of
-/// a window's accounts stay in cache; the address lives apart.
+/// One account's state: what every lock operation reads, kept small (32 bytes) so that the states
+/// of a window's accounts stay in cache; the address lives apart.
 #[derive(Clone, Debug)]
 pub(crate) struct AccountState {
     /// Queued and in-flight transactions naming the account.
     pub(crate) references: u32,
-    /// An in-flight transaction holds the account writable.
-    pub(crate) write_locked: bool,
-    /// In-flight transactions holding it readonly.
-    pub(crate) readers: u32,
-    /// First and last transactions waiting for the account, in priority order (links in the
-    /// scheduler's entries).
-    pub(crate) waiters_head: u32,
-    pub(crate) waiters_tail: u32,
-    /// A waiter was woken and has not yet been looked at again.
-    pub(crate) wake_outstanding: bool,
-    /// The highest-priority waiting transaction that names the account (while it is still
-    /// parked, with this insertion number): lower-priority transactions that would conflict with
-    /// it wait behind it, as they would behind its edge in prio-graph.
-    pub(crate) reserved_by: u32,
-    pub(crate) reserved_sequence: u32,
-    pub(crate) reserved_write: bool,
-    /// Compute units of this block's transactions that write it.
-    pub(crate) block_units: u64,
+    /// First and last of the transactions queued on the account in the scheduler's lock order
+    /// (indexes of their account nodes; the front ones hold the account).
+    pub(crate) head: u32,
+    pub(crate) tail: u32,
+    /// Whether the index maps its address to this id (a freed id's row keeps a stale address).
+    interned: bool,
     /// Insertion stamp, for finding an account named twice by one transaction.
     pub(crate) stamp: u64,
+    /// Compute units of this block's transactions that write it.
+    pub(crate) block_units: u64,
 }
 
 /// Interned accounts.
 pub(crate) struct AccountTable {
-    ids: HashMap<Address, AccountId, SeededState>,
+    /// Open-addressing index: `hash >> 32 << 32 | (id + 1)` per slot, 0 when empty.
+    slots: Vec<u64>,
+    /// Interned ids (the index's entries).
+    interned: usize,
+    hasher: SeededState,
     pub(crate) states: Vec<AccountState>,
-    /// Each id's address (to remove it from the map when the id is freed).
+    /// Each id's address (compared on lookup; a freed id keeps its last address).
     addresses: Vec<Address>,
     free: Vec<AccountId>,
     /// Accounts some transaction names.
@@ -67,12 +63,20 @@ pub(crate) struct AccountTable {
     sweep_at: usize,
 }
 
+/// Slots for `accounts` entries at most half full.
+fn slot_count(accounts: usize) -> usize {
+    accounts.max(8).saturating_mul(2).next_power_of_two()
+}
+
 impl AccountTable {
-    pub(crate) fn new() -> Self {
+    /// A table with room for `accounts` accounts before it grows.
+    pub(crate) fn with_capacity(accounts: usize) -> Self {
         Self {
-            ids: HashMap::with_hasher(SeededState::new()),
-            states: Vec::new(),
-            addresses: Vec::new(),
+            slots: vec![0; slot_count(accounts)],
+            interned: 0,
+            hasher: SeededState::new(),
+            states: Vec::with_capacity(accounts),
+            addresses: Vec::with_capacity(accounts),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,
@@ -84,48 +88,67 @@ impl AccountTable {
         self.referenced
     }
 
+    #[inline]
+    fn hash(&self, address: &Address) -> u64 {
+        self.hasher.hash_one(address)
+    }
+
     /// The id of `address`, interning it, with one more reference.
     #[inline]
     pub(crate) fn acquire(&mut self, address: &Address) -> AccountId {
-        if self.ids.len() >= self.sweep_at {
+        if self.interned >= self.sweep_at {
             self.sweep();
         }
-        let states = &mut self.states;
-        let addresses = &mut self.addresses;
-        let free = &mut self.free;
-        let id = *self.ids.entry(*address).or_insert_with(|| {
-            let state = AccountState {
-                references: 0,
-                write_locked: false,
-                readers: 0,
-                waiters_head: NONE,
-                waiters_tail: NONE,
-                wake_outstanding: false,
-                reserved_by: NONE,
-                reserved_sequence: 0,
-                reserved_write: false,
-                block_units: 0,
-                stamp: 0,
-            };
-            match free.pop() {
-                Some(id) => {
-                    states[id as usize] = state;
-                    addresses[id as usize] = *address;
-                    id
-                }
-                None => {
-                    states.push(state);
-                    addresses.push(*address);
-                    (states.len() - 1) as AccountId
-                }
+        if 2 * (self.interned + 1) > self.slots.len() {
+            self.rebuild(slot_count(self.interned + 1));
+        }
+        let hash = self.hash(address);
+        let tag = hash >> 32 << 32;
+        let mask = self.slots.len() - 1;
+        let mut index = hash as usize & mask;
+        let id = loop {
+            let slot = self.slots[index];
+            if slot == 0 {
+                let id = self.new_id(address);
+                self.slots[index] = tag | u64::from(id + 1);
+                self.interned += 1;
+                break id;
             }
-        });
+            let id = (slot as u32).wrapping_sub(1);
+            if slot & !0xFFFF_FFFF == tag && self.addresses[id as usize] == *address {
+                break id;
+            }
+            index = (index + 1) & mask;
+        };
         let state = &mut self.states[id as usize];
         if state.references == 0 {
             self.referenced += 1;
         }
         state.references += 1;
         id
+    }
+
+    fn new_id(&mut self, address: &Address) -> AccountId {
+        let state = AccountState {
+            references: 0,
+            head: NONE,
+            tail: NONE,
+            interned: true,
+            stamp: 0,
+            block_units: 0,
+        };
+        match self.free.pop() {
+            Some(id) => {
+                self.states[id as usize] = state;
+                self.addresses[id as usize] = *address;
+                id
+            }
+            None => {
+                self.states.push(state);
+                self.addresses.push(*address);
+                (self.states.len() - 1) as AccountId
+            }
+        }
     }
 
     /// Drops one reference.
@@ -140,20 +163,34 @@ impl AccountTable {
 
     /// Removes the accounts nobody names and that have no units in this block.
     fn sweep(&mut self) {
-        for (id, (state, address)) in self.states.iter().zip(&self.addresses).enumerate() {
-            let id = id as AccountId;
-            // A freed slot keeps its old address, which may since map to another id.
-            let idle = state.references == 0
-                && state.block_units == 0
-                && self.ids.get(address) == Some(&id);
-            if idle {
-                self.ids.remove(address);
-                debug_assert!(!state.write_locked && state.readers == 0);
-                debug_assert_eq!(state.waiters_head, NONE);
-                self.free.push(id);
+        for (id, state) in self.states.iter_mut().enumerate() {
+            if state.interned && state.references == 0 && state.block_units == 0 {
+                debug_assert_eq!(state.head, NONE);
+                state.interned = false;
+                self.free.push(id as AccountId);
+                self.interned -= 1;
             }
         }
-        self.sweep_at = (2 * self.ids.len()).max(SWEEP_THRESHOLD);
+        self.rebuild(slot_count(self.interned));
+        self.sweep_at = (2 * self.interned).max(SWEEP_THRESHOLD);
+    }
+
+    /// Re-creates the index with `slots` slots from the interned ids.
+    fn rebuild(&mut self, slots: usize) {
+        self.slots.clear();
+        self.slots.resize(slots, 0);
+        let mask = slots - 1;
+        for (id, state) in self.states.iter().enumerate() {
+            if !state.interned {
+                continue;
+            }
+            let hash = self.hasher.hash_one(self.addresses[id]);
+            let mut index = hash as usize & mask;
+            while self.slots[index] != 0 {
+                index = (index + 1) & mask;
+            }
+            self.slots[index] = hash >> 32 << 32 | (id as u64 + 1);
+        }
     }
 }
 
@@ -217,5 +254,49 @@ impl Hasher for FoldHasher {
     #[inline]
     fn finish(&self) -> u64 {
         fold_multiply(self.state, self.key.rotate_left(23))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AccountTable, SWEEP_THRESHOLD};
+
+    fn address(index: u32) -> [u8; 32] {
+        let mut address = [0u8; 32];
+        address[..4].copy_from_slice(&index.to_le_bytes());
+        address
+    }
+
+    #[test]
+    fn ids_survive_growth_and_sweeps() {
+        // Growth past the reservation rebuilds the index many times.
+        let mut table = AccountTable::with_capacity(0);
+        let ids: Vec<u32> = (0..5_000).map(|index| table.acquire(&address(index))).collect();
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len());
+        for (index, &id) in ids.iter().enumerate() {
+            assert_eq!(table.acquire(&address(index as u32)), id);
+            table.release(id);
+        }
+        assert_eq!(table.referenced(), 5_000);
+        // Release the even ones, then intern enough new accounts to sweep them away.
+        for (index, &id) in ids.iter().enumerate() {
+            if index % 2 == 0 {
+                table.release(id);
+            }
+        }
+        for index in 5_000..5_000 + SWEEP_THRESHOLD as u32 {
+            let id = table.acquire(&address(index));
+            table.release(id);
+        }
+        assert!(table.interned < SWEEP_THRESHOLD);
+        for (index, &id) in ids.iter().enumerate() {
+            if index % 2 == 1 {
+                assert_eq!(table.acquire(&address(index as u32)), id, "kept account");
+            }
+        }
+        assert_eq!(table.referenced(), 2_500);
     }
 }

@@ -2,26 +2,27 @@
 //! hands out batches of up to 64 whose accounts conflict neither with each other nor with any batch
 //! still in flight, within the block's and each writable account's compute-unit limits.
 //!
-//! Design (`solana-block-production-ingest.md` §2 lists the peers): a max-heap of ready
-//! transactions is scanned in priority order, as Agave's greedy scheduler does, but a transaction
-//! that conflicts is not left in the scan: it parks on the account that blocked it, in that
-//! account's priority-ordered wait list, so a 1,000-transaction chain on one hot account costs one
-//! heap operation per transaction per release instead of a rescan of the chain (Agave's greedy
-//! pass: 137 K tx/s with one payer). Releasing an account wakes only its first waiter (and the
-//! readers behind a reader); a woken transaction that does not end up holding the account passes
-//! the wake on, so no waiter is forgotten. A waiting transaction also reserves every account it
-//! names: a lower-priority transaction that would conflict with the reservation waits too, so
-//! cheap transactions cannot take a valuable one's accounts (or the block's units) while it waits
-//! (prio-graph's ordering, built lazily and only where conflicts happen; one reservation per
-//! account, the highest). An account is offered to its waiters again when its holder completes or
-//! its reserving transaction leaves. Lock checks are array indexes: accounts are interned once
-//! when a transaction enters (`accounts`).
+//! Design (`solana-block-production-ingest.md` §2 lists the peers): prio-graph's ordering — a
+//! transaction runs only after every higher-priority transaction that conflicts with it has left —
+//! kept with flat arrays and counts instead of a graph in hash maps. Inserted transactions wait in
+//! the container unordered; each scheduling pass sorts the new arrivals by priority once (batched
+//! extraction) and appends each of their accounts to that account's lock queue: an intrusive
+//! list of account nodes (one per transaction and account, in one flat array) whose front holds
+//! the account — one writer, or a run of readers. Every transaction counts the nodes it does not
+//! hold yet; it is ready when the count is zero, and a max-heap of ready transactions is
+//! popped in priority order. When a transaction leaves (completed, deferred, expired or
+//! evicted), its nodes leave their queues and the nodes that come to the front are granted: the
+//! work per release is one step per newly granted node, with no rescan of waiting transactions
+//! (Agave's greedy pass rescans: 137 K tx/s with one payer) and no hash lookup (accounts are
+//! interned to dense ids once, when a transaction enters: `accounts`). Transactions that arrive
+//! later queue behind those already in the queues, as in Agave's look-ahead passes.
 //!
 //! Limits: a transaction whose cost exceeds the block or account limit, or whose possible account
 //! data allocation exceeds the block's growth limit, is refused at insertion; one that does not
-//! fit in what is left of the block (units or data growth) waits (deferred) for the next block; one
-//! whose blockhash expired is dropped when it reaches the top. The container holds `capacity`
-//! queued transactions and evicts the lowest-priority one for a better newcomer.
+//! fit in what is left of the block (units or data growth) leaves the queues (its successors go
+//! on, as Agave's scheduler unblocks a transaction it skips) and waits for the next block
+//! (deferred); one whose blockhash expired is dropped when it reaches the top. The container
+//! holds `capacity` queued transactions and evicts the lowest-priority one for a better newcomer.
 
 use crate::accounts::{AccountId, AccountTable, NONE};
 use crate::limits::{
@@ -32,6 +33,10 @@ use core::cmp::Reverse;
 use core::fmt;
 use kestrel_txview::Address;
 use std::collections::BinaryHeap;
+
+/// Accounts per transaction the scheduler reserves room for (the benchmark windows' 8; a
+/// transaction may name up to `MAX_TX_ACCOUNT_LOCKS`, and the tables grow past the reservation).
+const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
 
 /// A transaction's handle while it is in the scheduler.
 pub type TransactionId = u32;
@@ -184,14 +189,19 @@ impl Batch {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum State {
     Free,
+    /// In the container, not yet in the lock queues.
+    Pending,
+    /// In the lock queues, holding some of its accounts.
+    Waiting,
+    /// Holding all its accounts, in the ready heap.
     Ready,
-    Parked,
+    /// Out of the queues until the next block.
     Deferred,
     InFlight,
 }
 
-/// One transaction's slot: what lock checks and wait lists read (40 bytes); the rest of its meta
-/// lives apart, in `Scheduler::metas`.
+/// One transaction's slot: what the lock queues read (32 bytes); the rest of its meta lives
+/// apart, in `Scheduler::metas`.
 #[derive(Clone)]
 struct Entry {
     priority: u64,
@@ -199,17 +209,10 @@ struct Entry {
     /// identity that heap keys carry.
     sequence: u32,
     state: State,
-    /// Wait-list links while parked.
-    previous: u32,
-    next: u32,
-    /// Whether it waits to write the account it is parked on.
-    parked_write: bool,
-    /// The account whose release woke it, until it is looked at again.
-    woken_from: AccountId,
-    /// The account it waits for while parked.
-    parked_on: AccountId,
     num_accounts: u8,
-    /// Where its accounts start in the scheduler's account lists.
+    /// Nodes of its accounts not yet at the front of their queues.
+    blocked: u8,
+    /// Where its account nodes start in the scheduler's node array.
     accounts_offset: u32,
 }
 
@@ -224,9 +227,43 @@ impl Entry {
         let start = self.accounts_offset as usize;
         start..start + usize::from(self.num_accounts)
     }
+
+    #[inline]
+    fn is_queued(&self) -> bool {
+        matches!(
+            self.state,
+            State::Pending | State::Waiting | State::Ready | State::Deferred
+        )
+    }
 }
 
-const _: () = assert!(core::mem::size_of::<Entry>() <= 40);
+const _: () = assert!(core::mem::size_of::<Entry>() <= 24);
+
+/// One transaction's use of one account: its place in the account's lock queue.
+#[derive(Copy, Clone)]
+struct Node {
+    /// `account id << 1 | writable`.
+    account: u32,
+    /// The transaction.
+    owner: TransactionId,
+    /// Neighbours in the account's queue (node indexes), while linked.
+    previous: u32,
+    next: u32,
+    /// At the front of the queue: the transaction holds the account.
+    granted: bool,
+}
+
+impl Node {
+    #[inline]
+    fn writable(&self) -> bool {
+        self.account & 1 == 1
+    }
+
+    #[inline]
+    fn account_id(&self) -> AccountId {
+        self.account >> 1
+    }
+}
 
 /// Priority, then earlier insertion, then the id (which the key carries).
 #[inline]
@@ -237,12 +274,6 @@ fn heap_key(priority: u64, sequence: u32, id: TransactionId) -> u128 {
 #[inline]
 fn key_parts(key: u128) -> (TransactionId, u32) {
     (key as u32, u32::MAX - (key >> 32) as u32)
-}
-
-/// Outcome of looking at a ready transaction.
-enum Attempt {
-    Scheduled,
-    Waiting,
 }
 
 /// Running totals.
@@ -268,10 +299,12 @@ pub struct Scheduler {
     /// Each entry's meta, by the same index.
     metas: Vec<TransactionMeta>,
     free_entries: Vec<TransactionId>,
-    /// Every live transaction's accounts, `account id << 1 | writable`, back to back (dense: a
-    /// transaction costs 4 bytes per account); compacted when half is garbage.
-    lists: Vec<u32>,
+    /// Every live transaction's account nodes, back to back; compacted when half is garbage.
+    nodes: Vec<Node>,
     garbage: usize,
+    /// Keys of the transactions in the container and not yet in the lock queues, unordered
+    /// (sorted once per scheduling pass; entries whose transaction moved on are skipped).
+    pending: Vec<u128>,
     ready: BinaryHeap<u128>,
     deferred: Vec<(TransactionId, u32)>,
     /// Lowest-priority-first view of the queued transactions, kept only once the container has
@@ -302,15 +335,20 @@ impl Scheduler {
             (1..=MAX_BATCH_TRANSACTIONS).contains(&config.batch_transactions),
             "batches hold 1..=64 transactions"
         );
+        // Room for a full container up front (address space; pages are touched as used): a
+        // window then never pays for rehashing or moving its tables while it is scheduled.
+        let capacity = config.capacity;
+        let accounts = capacity.saturating_mul(RESERVED_ACCOUNTS_PER_TRANSACTION);
         Self {
             config,
-            accounts: AccountTable::new(),
-            entries: Vec::new(),
-            metas: Vec::new(),
+            accounts: AccountTable::with_capacity(accounts),
+            entries: Vec::with_capacity(capacity),
+            metas: Vec::with_capacity(capacity),
             free_entries: Vec::new(),
-            lists: Vec::new(),
+            nodes: Vec::with_capacity(accounts),
             garbage: 0,
-            ready: BinaryHeap::new(),
+            pending: Vec::with_capacity(capacity),
+            ready: BinaryHeap::with_capacity(capacity),
             deferred: Vec::new(),
             eviction: BinaryHeap::new(),
             eviction_active: false,
@@ -373,12 +411,8 @@ impl Scheduler {
                     priority: meta.priority,
                     sequence: 0,
                     state: State::Free,
-                    previous: NONE,
-                    next: NONE,
-                    parked_write: false,
-                    woken_from: NONE,
-                    parked_on: NONE,
                     num_accounts: 0,
+                    blocked: 0,
                     accounts_offset: 0,
                 });
                 (self.entries.len() - 1) as TransactionId
@@ -406,12 +440,16 @@ impl Scheduler {
                 }
             }
         }
-        let entry = &mut self.entries[id as usize];
-        entry.state = State::Ready;
-        entry.previous = NONE;
-        entry.next = NONE;
-        entry.woken_from = NONE;
-        self.ready.push(key);
+        self.entries[id as usize].state = State::Pending;
+        if self.pending.len() > 2 * self.queued + 1024 {
+            let entries = &self.entries;
+            self.pending.retain(|&key| {
+                let (id, sequence) = key_parts(key);
+                let entry = &entries[id as usize];
+                entry.state == State::Pending && entry.sequence == sequence
+            });
+        }
+        self.pending.push(key);
         if self.eviction_active {
             self.eviction.push(Reverse(key));
         }
@@ -426,12 +464,12 @@ impl Scheduler {
     ) -> Result<(), InsertError> {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
-        if self.garbage > self.lists.len() / 2 && self.lists.len() >= 1 << 16 {
-            self.compact_lists();
+        if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
+            self.compact_nodes();
         }
         let entry = &mut self.entries[id as usize];
         entry.num_accounts = 0;
-        entry.accounts_offset = self.lists.len() as u32;
+        entry.accounts_offset = self.nodes.len() as u32;
         let mut count = 0;
         let mut error = None;
         for (address, writable) in accounts {
@@ -447,7 +485,13 @@ impl Scheduler {
                 continue;
             }
             state.stamp = stamp;
-            self.lists.push(account << 1 | u32::from(writable));
+            self.nodes.push(Node {
+                account: account << 1 | u32::from(writable),
+                owner: id,
+                previous: NONE,
+                next: NONE,
+                granted: false,
+            });
             self.entries[id as usize].num_accounts += 1;
         }
         if count > MAX_TX_ACCOUNT_LOCKS {
@@ -467,22 +511,42 @@ impl Scheduler {
         let range = entry.account_range();
         entry.num_accounts = 0;
         self.garbage += range.len();
-        for &account in &self.lists[range] {
-            self.accounts.release(account >> 1);
+        for node in &self.nodes[range] {
+            self.accounts.release(node.account_id());
         }
     }
 
-    /// Moves every live transaction's accounts to the front of a fresh list.
-    fn compact_lists(&mut self) {
-        let mut lists = Vec::with_capacity(self.lists.len() - self.garbage);
+    /// Moves every live transaction's nodes to the front of a fresh array, keeping the lock
+    /// queues' links.
+    fn compact_nodes(&mut self) {
+        let mut nodes = Vec::with_capacity(self.nodes.len() - self.garbage);
+        let mut moved = vec![NONE; self.nodes.len()];
         for entry in &mut self.entries {
             if entry.num_accounts > 0 {
                 let range = entry.account_range();
-                entry.accounts_offset = lists.len() as u32;
-                lists.extend_from_slice(&self.lists[range]);
+                entry.accounts_offset = nodes.len() as u32;
+                for (old, node) in range.clone().zip(&self.nodes[range]) {
+                    moved[old] = nodes.len() as u32;
+                    nodes.push(*node);
+                }
             }
         }
-        self.lists = lists;
+        let relink = |link: u32| {
+            if link == NONE {
+                NONE
+            } else {
+                moved[link as usize]
+            }
+        };
+        for node in &mut nodes {
+            node.previous = relink(node.previous);
+            node.next = relink(node.next);
+        }
+        for state in &mut self.accounts.states {
+            state.head = relink(state.head);
+            state.tail = relink(state.tail);
+        }
+        self.nodes = nodes;
         self.garbage = 0;
     }
 
@@ -494,18 +558,14 @@ impl Scheduler {
                 .entries
                 .iter()
                 .enumerate()
-                .filter(|(_, entry)| {
-                    matches!(entry.state, State::Ready | State::Parked | State::Deferred)
-                })
+                .filter(|(_, entry)| entry.is_queued())
                 .map(|(id, entry)| Reverse(entry.key(id as TransactionId)))
                 .collect();
         }
         while let Some(&Reverse(lowest)) = self.eviction.peek() {
             let (id, sequence) = key_parts(lowest);
             let entry = &self.entries[id as usize];
-            let live = entry.sequence == sequence
-                && matches!(entry.state, State::Ready | State::Parked | State::Deferred);
-            if !live {
+            if !(entry.sequence == sequence && entry.is_queued()) {
                 self.eviction.pop();
                 continue;
             }
@@ -522,28 +582,145 @@ impl Scheduler {
 
     /// Takes a queued transaction out (its heap and deferred-list entries go stale).
     fn remove_queued(&mut self, id: TransactionId) {
-        let entry = &self.entries[id as usize];
-        let woken_from = entry.woken_from;
-        if entry.state == State::Parked {
-            let account = entry.parked_on;
-            self.unlink(account, id);
-        }
+        let state = self.entries[id as usize].state;
         self.entries[id as usize].state = State::Free;
-        self.entries[id as usize].woken_from = NONE;
-        if woken_from != NONE {
-            self.accounts.states[woken_from as usize].wake_outstanding = false;
+        if matches!(state, State::Waiting | State::Ready) {
+            self.leave_queues(id);
         }
-        // Its reservations lapse: the waiters they held back may go.
-        self.wake_accounts_of(id);
         self.release_accounts(id);
         self.free_entries.push(id);
         self.queued -= 1;
+    }
+
+    /// Appends the transactions that arrived since the last pass to the lock queues, in priority
+    /// order.
+    fn enter_arrivals(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut pending = core::mem::take(&mut self.pending);
+        pending.sort_unstable_by(|a, b| b.cmp(a));
+        for &key in &pending {
+            let (id, sequence) = key_parts(key);
+            let entry = &self.entries[id as usize];
+            if entry.state == State::Pending && entry.sequence == sequence {
+                self.enter_queues(id, key);
+            }
+        }
+        pending.clear();
+        self.pending = pending;
+    }
+
+    /// Appends `id`'s nodes to its accounts' queues; a node is granted at once when the queue is
+    /// empty or holds only granted readers and it reads.
+    fn enter_queues(&mut self, id: TransactionId, key: u128) {
+        let mut blocked = 0u8;
+        for index in self.entries[id as usize].account_range() {
+            let node = self.nodes[index];
+            let state = &mut self.accounts.states[node.account_id() as usize];
+            let tail = state.tail;
+            let granted = if tail == NONE {
+                state.head = index as u32;
+                true
+            } else {
+                let last = &mut self.nodes[tail as usize];
+                last.next = index as u32;
+                !node.writable() && !last.writable() && last.granted
+            };
+            state.tail = index as u32;
+            let node = &mut self.nodes[index];
+            node.previous = tail;
+            node.next = NONE;
+            node.granted = granted;
+            blocked += u8::from(!granted);
+        }
+        let entry = &mut self.entries[id as usize];
+        entry.blocked = blocked;
+        if blocked == 0 {
+            entry.state = State::Ready;
+            self.ready.push(key);
+        } else {
+            entry.state = State::Waiting;
+        }
+    }
+
+    /// Takes `id`'s nodes out of their queues, granting the nodes that come to the front.
+    fn leave_queues(&mut self, id: TransactionId) {
+        for index in self.entries[id as usize].account_range() {
+            self.unlink(index as u32);
+        }
+    }
+
+    fn unlink(&mut self, index: u32) {
+        let node = self.nodes[index as usize];
+        let account = node.account_id() as usize;
+        if node.previous == NONE {
+            self.accounts.states[account].head = node.next;
+        } else {
+            self.nodes[node.previous as usize].next = node.next;
+        }
+        if node.next == NONE {
+            self.accounts.states[account].tail = node.previous;
+        } else {
+            self.nodes[node.next as usize].previous = node.previous;
+        }
+        let removed = &mut self.nodes[index as usize];
+        removed.previous = NONE;
+        removed.next = NONE;
+        removed.granted = false;
+        let next = node.next;
+        if next == NONE || self.nodes[next as usize].granted {
+            return;
+        }
+        // The front is a writer or a run of readers: a granted writer's successor comes to the
+        // front; so does the node after the last granted reader; a waiting writer that leaves
+        // from behind granted readers lets the readers after it join them.
+        let front = node.previous == NONE;
+        let after_granted_readers = node.previous != NONE && {
+            let previous = &self.nodes[node.previous as usize];
+            previous.granted && !previous.writable()
+        };
+        if (node.granted && front) || (!node.granted && node.writable() && after_granted_readers) {
+            self.grant_from(next, after_granted_readers);
+        }
+    }
+
+    /// Grants the node at `index` if it writes and `readers_only` is false, or the run of
+    /// readers that starts there.
+    fn grant_from(&mut self, mut index: u32, readers_only: bool) {
+        if self.nodes[index as usize].writable() {
+            if !readers_only {
+                self.grant(index);
+            }
+            return;
+        }
+        while index != NONE && !self.nodes[index as usize].writable() {
+            self.grant(index);
+            index = self.nodes[index as usize].next;
+        }
+    }
+
+    fn grant(&mut self, index: u32) {
+        let node = &mut self.nodes[index as usize];
+        node.granted = true;
+        let owner = node.owner;
+        let entry = &mut self.entries[owner as usize];
+        entry.blocked -= 1;
+        if entry.blocked == 0 && entry.state == State::Waiting {
+            entry.state = State::Ready;
+            let key = entry.key(owner);
+            self.ready.push(key);
+        }
     }
 
     /// Hands out batches to workers with room, in priority order, until the workers are full or
     /// nothing more can go; `emit` receives each batch. Transactions whose blockhash is no longer
     /// valid at `slot` are dropped (see [`Self::drain_dropped`]).
     pub fn schedule(&mut self, slot: u64, mut emit: impl FnMut(Batch)) -> usize {
+        if self.least_busy_worker().is_none() {
+            return 0;
+        }
+        self.enter_arrivals();
         let mut emitted = 0;
         'workers: while let Some(worker) = self.least_busy_worker() {
             let mut batch = Batch {
@@ -570,9 +747,15 @@ impl Scheduler {
                     self.dropped.push((packet, DropReason::Expired));
                     continue;
                 }
-                if let Attempt::Scheduled = self.attempt(id, key) {
+                if self.fits_block(id) {
+                    self.start(id);
                     batch.transactions[usize::from(batch.length)] = id;
                     batch.length += 1;
+                } else {
+                    // Its successors go on; it waits for the next block.
+                    self.entries[id as usize].state = State::Deferred;
+                    self.leave_queues(id);
+                    self.deferred.push((id, sequence));
                 }
             }
             self.batches_in_flight[worker] += 1;
@@ -591,203 +774,46 @@ impl Scheduler {
         (count < self.config.batches_per_worker).then_some(worker)
     }
 
-    /// Looks at ready transaction `id`: schedules it, parks it, or defers it to the next block.
-    fn attempt(&mut self, id: TransactionId, key: u128) -> Attempt {
-        let woken_from = self.entries[id as usize].woken_from;
-        if woken_from != NONE {
-            self.entries[id as usize].woken_from = NONE;
-            self.accounts.states[woken_from as usize].wake_outstanding = false;
+    /// Whether ready transaction `id` fits in what is left of the block and of its writable
+    /// accounts' units.
+    fn fits_block(&self, id: TransactionId) -> bool {
+        let meta = &self.metas[id as usize];
+        let limits = self.config.limits;
+        if self.block_units + meta.cost > limits.block_units
+            || self.block_data_bytes + meta.allocated_data_bytes > limits.account_data_bytes
+        {
+            return false;
         }
-        let attempt = self.attempt_locks(id, key);
-        if woken_from != NONE {
-            self.maybe_wake(woken_from);
-        }
-        attempt
+        self.nodes[self.entries[id as usize].account_range()]
+            .iter()
+            .all(|node| {
+                !node.writable()
+                    || self.accounts.states[node.account_id() as usize].block_units + meta.cost
+                        <= limits.account_units
+            })
     }
 
-    fn attempt_locks(&mut self, id: TransactionId, key: u128) -> Attempt {
-        let entry = &self.entries[id as usize];
-        for &account in &self.lists[entry.account_range()] {
-            let (account, writable) = (account >> 1, account & 1 == 1);
-            let state = &self.accounts.states[account as usize];
-            let held = state.write_locked || (writable && state.readers > 0);
-            let behind = state.waiters_head != NONE && {
-                let head = &self.entries[state.waiters_head as usize];
-                (writable || head.parked_write) && head.key(state.waiters_head) > key
-            };
-            let reserved = self
-                .reservation(state)
-                .is_some_and(|(reserved_key, reserved_write)| {
-                    (writable || reserved_write) && reserved_key > key
-                });
-            if held || behind || reserved {
-                self.park(id, key, account, writable);
-                return Attempt::Waiting;
-            }
-        }
+    /// Puts ready transaction `id` in flight: it keeps its accounts until it completes.
+    fn start(&mut self, id: TransactionId) {
         let meta = &self.metas[id as usize];
         let cost = meta.cost;
-        let limits = self.config.limits;
-        let allocated = meta.allocated_data_bytes;
-        let over_block = self.block_units + cost > limits.block_units
-            || self.block_data_bytes + allocated > limits.account_data_bytes;
-        let over_account = self.lists[entry.account_range()].iter().any(|&account| {
-            account & 1 == 1
-                && self.accounts.states[(account >> 1) as usize].block_units + cost
-                    > limits.account_units
-        });
-        if over_block || over_account {
-            let sequence = entry.sequence;
-            self.entries[id as usize].state = State::Deferred;
-            self.deferred.push((id, sequence));
-            self.wake_accounts_of(id);
-            return Attempt::Waiting;
-        }
         self.block_units += cost;
-        self.block_data_bytes += allocated;
+        self.block_data_bytes += meta.allocated_data_bytes;
         let entry = &mut self.entries[id as usize];
         entry.state = State::InFlight;
-        for &account in &self.lists[entry.account_range()] {
-            let state = &mut self.accounts.states[(account >> 1) as usize];
-            if account & 1 == 1 {
-                state.write_locked = true;
+        for node in &self.nodes[entry.account_range()] {
+            if node.writable() {
+                let state = &mut self.accounts.states[node.account_id() as usize];
                 // Each account enters the list once per block: only a positive cost makes its
                 // total leave zero.
                 if state.block_units == 0 && cost > 0 {
-                    self.touched.push(account >> 1);
+                    self.touched.push(node.account_id());
                 }
                 state.block_units += cost;
-            } else {
-                state.readers += 1;
             }
         }
         self.queued -= 1;
         self.in_flight += 1;
-        Attempt::Scheduled
-    }
-
-    /// Parks `id` on `account`'s wait list, in priority order.
-    fn park(&mut self, id: TransactionId, key: u128, account: AccountId, writable: bool) {
-        let state = &self.accounts.states[account as usize];
-        // New arrivals mostly come in priority order (they go last); a woken waiter that waits
-        // again mostly outranks the others (it goes first); others walk from the tail.
-        let head = state.waiters_head;
-        let mut after = state.waiters_tail;
-        if head != NONE && self.entries[head as usize].key(head) < key {
-            after = NONE;
-        }
-        while after != NONE && self.entries[after as usize].key(after) < key {
-            after = self.entries[after as usize].previous;
-        }
-        let before = if after == NONE {
-            state.waiters_head
-        } else {
-            self.entries[after as usize].next
-        };
-        let entry = &mut self.entries[id as usize];
-        entry.state = State::Parked;
-        entry.parked_on = account;
-        entry.parked_write = writable;
-        entry.previous = after;
-        entry.next = before;
-        if after == NONE {
-            self.accounts.states[account as usize].waiters_head = id;
-        } else {
-            self.entries[after as usize].next = id;
-        }
-        if before == NONE {
-            self.accounts.states[account as usize].waiters_tail = id;
-        } else {
-            self.entries[before as usize].previous = id;
-        }
-        // Reserve every account it names against lower-priority transactions.
-        let sequence = self.entries[id as usize].sequence;
-        for index in self.entries[id as usize].account_range() {
-            let named = self.lists[index];
-            let state = &self.accounts.states[(named >> 1) as usize];
-            if self
-                .reservation(state)
-                .is_none_or(|(reserved_key, _)| reserved_key < key)
-            {
-                let state = &mut self.accounts.states[(named >> 1) as usize];
-                state.reserved_by = id;
-                state.reserved_sequence = sequence;
-                state.reserved_write = named & 1 == 1;
-            }
-        }
-    }
-
-    /// The key and mode of the account's reservation, if its transaction still waits.
-    #[inline]
-    fn reservation(&self, state: &crate::accounts::AccountState) -> Option<(u128, bool)> {
-        let id = state.reserved_by;
-        if id == NONE {
-            return None;
-        }
-        let entry = &self.entries[id as usize];
-        (entry.state == State::Parked && entry.sequence == state.reserved_sequence)
-            .then(|| (entry.key(id), state.reserved_write))
-    }
-
-    /// Offers every account `id` names to its waiters (its reservations lapsed).
-    fn wake_accounts_of(&mut self, id: TransactionId) {
-        for index in self.entries[id as usize].account_range() {
-            let account = self.lists[index] >> 1;
-            self.maybe_wake(account);
-        }
-    }
-
-    /// Takes parked `id` off `account`'s wait list.
-    fn unlink(&mut self, account: AccountId, id: TransactionId) {
-        let (previous, next) = {
-            let entry = &self.entries[id as usize];
-            (entry.previous, entry.next)
-        };
-        if previous == NONE {
-            self.accounts.states[account as usize].waiters_head = next;
-        } else {
-            self.entries[previous as usize].next = next;
-        }
-        if next == NONE {
-            self.accounts.states[account as usize].waiters_tail = previous;
-        } else {
-            self.entries[next as usize].previous = previous;
-        }
-        let entry = &mut self.entries[id as usize];
-        entry.previous = NONE;
-        entry.next = NONE;
-    }
-
-    /// Wakes `account`'s first waiter if the account is free for it and no wake is outstanding.
-    fn maybe_wake(&mut self, account: AccountId) {
-        let state = &self.accounts.states[account as usize];
-        let head = state.waiters_head;
-        if state.wake_outstanding || head == NONE {
-            return;
-        }
-        let head_entry = &self.entries[head as usize];
-        let writable = head_entry.parked_write;
-        if state.write_locked || (writable && state.readers > 0) {
-            return;
-        }
-        // A higher-priority waiter elsewhere reserves it: waking the head would only park it
-        // again; that waiter's departure offers the account again.
-        let head_key = head_entry.key(head);
-        if self
-            .reservation(state)
-            .is_some_and(|(reserved_key, reserved_write)| {
-                (writable || reserved_write) && reserved_key > head_key
-            })
-        {
-            return;
-        }
-        self.unlink(account, head);
-        self.accounts.states[account as usize].wake_outstanding = true;
-        let entry = &mut self.entries[head as usize];
-        entry.state = State::Ready;
-        entry.woken_from = account;
-        let key = entry.key(head);
-        self.ready.push(key);
     }
 
     /// Marks `batch` executed: its locks are released and its transactions leave the scheduler.
@@ -801,28 +827,14 @@ impl Scheduler {
         );
         *worker -= 1;
         for &id in batch.transactions() {
-            let entry = &self.entries[id as usize];
+            let entry = &mut self.entries[id as usize];
             assert!(
                 entry.state == State::InFlight,
                 "transaction {id} is not in flight"
             );
-            // Unlock, drop the reference and offer the account in one pass.
-            let range = entry.account_range();
-            for index in range.clone() {
-                let account = self.lists[index];
-                let state = &mut self.accounts.states[(account >> 1) as usize];
-                if account & 1 == 1 {
-                    state.write_locked = false;
-                } else {
-                    state.readers -= 1;
-                }
-                self.accounts.release(account >> 1);
-                self.maybe_wake(account >> 1);
-            }
-            let entry = &mut self.entries[id as usize];
             entry.state = State::Free;
-            entry.num_accounts = 0;
-            self.garbage += range.len();
+            self.leave_queues(id);
+            self.release_accounts(id);
             self.free_entries.push(id);
             self.in_flight -= 1;
         }
@@ -838,9 +850,9 @@ impl Scheduler {
         for (id, sequence) in core::mem::take(&mut self.deferred) {
             let entry = &mut self.entries[id as usize];
             if entry.state == State::Deferred && entry.sequence == sequence {
-                entry.state = State::Ready;
+                entry.state = State::Pending;
                 let key = entry.key(id);
-                self.ready.push(key);
+                self.pending.push(key);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! conflict on an account (write/write or write/read, within or across batches); the block's and
 //! each writable account's compute units, and the block's account data growth, never exceed their
 //! limits; every transaction is
-//! scheduled exactly once, in the end (none is lost in a wait list); the container's capacity
+//! scheduled exactly once, in the end (none is lost in a lock queue); the container's capacity
 //! holds.
 
 // Test code: a failed unwrap is a failed test.
