@@ -271,7 +271,9 @@ mod tests {
     fn ids_survive_growth_and_sweeps() {
         // Growth past the reservation rebuilds the index many times.
         let mut table = AccountTable::with_capacity(0);
-        let ids: Vec<u32> = (0..5_000).map(|index| table.acquire(&address(index))).collect();
+        let ids: Vec<u32> = (0..5_000)
+            .map(|index| table.acquire(&address(index)))
+            .collect();
         let mut unique = ids.clone();
         unique.sort_unstable();
         unique.dedup();
