@@ -11,8 +11,9 @@ use kestrel_micheline::{Node, NodeKind, Prim};
 use kestrel_michelson::{BigMapTypes, Destination, Host, HostView, Int, KeyHash};
 
 use std::cell::Cell;
+use std::sync::Arc;
 
-use crate::apply::{contract_code_read_milli, OriginationNonce};
+use crate::apply::{cached_parameter_type, stored_code_read_milli, OriginationNonce};
 use crate::ledger::{Ledger, LedgerError};
 
 /// The ledger as a running contract sees it.
@@ -53,9 +54,9 @@ impl<'a> LedgerHost<'a> {
         })
     }
 
-    fn script_of(&self, contract: &Destination) -> Result<Option<Node>, LedgerError> {
+    fn code_bytes_of(&self, contract: &Destination) -> Result<Option<Arc<[u8]>>, LedgerError> {
         match contract.to_crypto() {
-            kestrel_crypto::Destination::Originated(hash) => self.ledger.script(&hash),
+            kestrel_crypto::Destination::Originated(hash) => self.ledger.script_bytes(&hash),
             _ => Ok(None),
         }
     }
@@ -75,11 +76,18 @@ impl Host for LedgerHost<'_> {
     }
 
     fn contract_parameter(&self, contract: &Destination) -> Option<Node> {
-        let code = self.script_of(contract).ok()??;
-        let read = contract_code_read_milli(&code);
+        let bytes = self.code_bytes_of(contract).ok()??;
+        // A code that does not decode is a failed read: nothing is charged, as before the cache.
+        let parameter = cached_parameter_type(&bytes, || {
+            let code = kestrel_micheline::binary::decode(&bytes).ok()?;
+            Some(
+                section(&code, Prim::K_parameter).and_then(|node| node.children().first().cloned()),
+            )
+        })?;
+        let read = stored_code_read_milli(bytes.len());
         self.charged_milli
             .set(self.charged_milli.get().saturating_add(read));
-        section(&code, Prim::K_parameter).and_then(|node| node.children().first().cloned())
+        parameter
     }
 
     fn view(&self, contract: &Destination, name: &str) -> Option<HostView> {

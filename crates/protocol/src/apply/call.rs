@@ -285,6 +285,12 @@ pub fn contract_code_read_milli(code: &Node) -> u64 {
     fetch_and_decode_milli(encoded_length(code))
 }
 
+/// [`contract_code_read_milli`] of a code stored as `length` bytes (the writer is the only
+/// encoder here, so a stored code's length is its encoded length).
+pub(crate) fn stored_code_read_milli(length: usize) -> u64 {
+    fetch_and_decode_milli(length as u64)
+}
+
 /// What Octez charges around the run that the VM does not (`Script_cache.find`'s insertion and
 /// `script_size` of the loaded script, then `Script_interpreter.execute`'s epilogue): the
 /// storage's lazy-storage walk (`extract_lazy_storage_diff`), unparsing it, the ticket scans of

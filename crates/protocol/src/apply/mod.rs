@@ -39,8 +39,10 @@ pub use activation::addresses as liquidity_baking_addresses;
 pub(crate) use activation::originate_liquidity_baking;
 pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
+pub(crate) use call::stored_code_read_milli;
 pub use error::{ApplyError, ERROR_ID_PREFIX};
 pub use nonce::OriginationNonce;
+pub(crate) use script_cache::parameter as cached_parameter_type;
 pub use validate::ValidationError;
 
 /// The block an operation is applied in.

@@ -4,8 +4,13 @@
 //! script cache holds only the liquidity-baking CPMM, see `mod.rs`), whether or not the script
 //! came from here.
 //!
+//! Beside them, the `parameter` sections of codes that `CONTRACT` and `contract` values look up
+//! (the liquidity-baking CPMM's `xtzToToken` looks up its token's on every call): a lookup does
+//! not decode the other contract's code again. Gas is unchanged there too: Octez charges the
+//! read and decoding of the code by its length, which is the stored bytes' length.
+//!
 //! Scripts share structure with `Rc`, so the cache is per thread; it holds at most
-//! [`CACHED_SCRIPTS_MAX`] scripts and is emptied when full.
+//! [`CACHED_SCRIPTS_MAX`] scripts (and as many parameter sections) and is emptied when full.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,6 +28,7 @@ pub const CACHED_SCRIPTS_MAX: usize = 1024;
 
 thread_local! {
     static SCRIPTS: RefCell<HashMap<Code, Rc<Script>>> = RefCell::new(HashMap::new());
+    static PARAMETERS: RefCell<HashMap<Code, Option<Option<Node>>>> = RefCell::new(HashMap::new());
 }
 
 /// A script's stored code, compared in full but hashed by its length and ends only: hashing all
@@ -72,4 +78,26 @@ pub fn typechecked(
         scripts.insert(key, Rc::clone(&script));
     });
     Ok(script)
+}
+
+/// The parameter type (as Micheline) of the code whose binary form is `code_bytes`, from the
+/// cache when it was looked up before; otherwise `parameter` gives it. `None` when the code does
+/// not decode, `Some(None)` when it has no parameter section; both are kept too.
+pub fn parameter(
+    code_bytes: &Arc<[u8]>,
+    parameter: impl FnOnce() -> Option<Option<Node>>,
+) -> Option<Option<Node>> {
+    let key = Code(Arc::clone(code_bytes));
+    if let Some(found) = PARAMETERS.with(|parameters| parameters.borrow().get(&key).cloned()) {
+        return found;
+    }
+    let found = parameter();
+    PARAMETERS.with(|parameters| {
+        let mut parameters = parameters.borrow_mut();
+        if parameters.len() >= CACHED_SCRIPTS_MAX {
+            parameters.clear();
+        }
+        parameters.insert(key, found.clone());
+    });
+    found
 }
