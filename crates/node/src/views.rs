@@ -51,7 +51,7 @@ pub enum ViewError {
     IllTyped(String),
     /// The view failed (no such view, ill-typed input, `FAILWITH`, gas).
     #[error("{0}")]
-    Failed(String),
+    Execution(kestrel_michelson::ExecutionError),
     /// The state could not be read.
     #[error("ledger: {0}")]
     Ledger(#[from] LedgerError),
@@ -112,6 +112,6 @@ pub fn run_view(
         &mut host,
         request.gas_limit_milli,
     )
-    .map_err(|error| ViewError::Failed(error.to_string()))?;
+    .map_err(ViewError::Execution)?;
     Ok(execution.result)
 }

@@ -2,7 +2,7 @@
 //! script, storage, entrypoints) and big-map values, read from the ledger.
 
 use kestrel_crypto::{ContractHash, Destination, PublicKeyHash, ScriptExprHash};
-use kestrel_micheline::{Node, NodeKind};
+use kestrel_micheline::Node;
 use kestrel_protocol::LedgerError;
 use serde_json::{Map, Value};
 
@@ -19,10 +19,6 @@ pub const MAX_OPERATIONS_TIME_TO_LIVE: i32 = 8;
 /// (`lib_parameters/default_parameters.ml`, `constants_sandbox`); the values application reads
 /// are overwritten from the ledger's constants.
 const SANDBOX_CONSTANTS: &str = include_str!("sandbox_constants.json");
-
-/// Most annotated branches an entrypoint listing visits (a parameter type has at most
-/// `michelson_maximum_type_size` = 2001 nodes).
-const MAX_PARAMETER_TYPE_NODES: usize = 2_001;
 
 pub fn route(chain: &Chain, rest: &[&str]) -> Response {
     let answer = match rest {
@@ -181,46 +177,12 @@ fn originated(
         ["storage"] => ledger
             .storage(contract)?
             .map(|storage| kestrel_micheline::json::to_json_string(&storage)),
-        ["entrypoints"] => ledger.script(contract)?.map(|code| entrypoints(&code)),
-        _ => None,
-    })
-}
-
-/// `{"entrypoints": {name: type}}`: the parameter type's branches named with a field
-/// annotation, their annotation removed, in the order of the `or` tree.
-fn entrypoints(code: &Node) -> String {
-    let mut found = Map::new();
-    let parameter = match &code.kind {
-        NodeKind::Seq(sections) => sections.iter().find_map(|section| match &section.kind {
-            NodeKind::Prim { name, args, .. } if name.as_str() == "parameter" => args.first(),
-            _ => None,
+        ["entrypoints"] => ledger.script(contract)?.map(|code| {
+            serde_json::json!({ "entrypoints": super::scripts::entrypoint_types(&code) })
+                .to_string()
         }),
         _ => None,
-    };
-    let mut pending: Vec<&Node> = parameter.into_iter().collect();
-    let mut visited = 0;
-    while let Some(node) = pending.pop() {
-        visited += 1;
-        if visited > MAX_PARAMETER_TYPE_NODES {
-            break;
-        }
-        let NodeKind::Prim { name, args, annots } = &node.kind else {
-            continue;
-        };
-        if let Some(field) = annots.iter().find_map(|annot| annot.strip_prefix('%')) {
-            let mut stripped = node.clone();
-            if let NodeKind::Prim { annots, .. } = &mut stripped.kind {
-                annots.retain(|annot| !annot.starts_with('%'));
-            }
-            let type_json = kestrel_micheline::json::to_json_string(&stripped);
-            let value: Value = serde_json::from_str(&type_json).unwrap_or(Value::Null);
-            found.entry(field.to_string()).or_insert(value);
-        }
-        if name.as_str() == "or" {
-            pending.extend(args.iter().rev());
-        }
-    }
-    serde_json::json!({ "entrypoints": found }).to_string()
+    })
 }
 
 fn big_map_value(chain: &Chain, id: &str, key: &str) -> Result<Option<String>, LedgerError> {

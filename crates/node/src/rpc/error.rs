@@ -38,6 +38,10 @@ pub fn bad_request(message: &str) -> Response {
 }
 
 /// A 500 carrying Octez's error list.
+pub fn protocol_errors(list: Vec<Value>) -> Response {
+    errors(list)
+}
+
 fn errors(list: Vec<Value>) -> Response {
     Response {
         status: PROTOCOL_ERROR_STATUS,

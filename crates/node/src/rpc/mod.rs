@@ -147,7 +147,13 @@ fn block_rpc(
             }
         }
         ("GET", ["live_blocks"]) => Response::json(live_blocks(chain, block)),
+        ("GET", ["context", "contracts", id, "entrypoints", name]) if is_head => {
+            scripts::contract_entrypoint(chain, id, name)
+        }
         ("GET", ["context", rest @ ..]) if is_head => context::route(chain, rest),
+        ("POST", ["context", "contracts", id, rest @ ..]) if is_head => {
+            scripts::contract_post(chain, id, rest, request.body).unwrap_or_else(error::not_found)
+        }
         ("POST", ["helpers", rest @ ..]) if is_head => {
             operations::helpers(chain, rest, request.body)
         }

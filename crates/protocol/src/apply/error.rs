@@ -54,7 +54,11 @@ impl ApplyError {
     pub fn to_protocol_errors(&self) -> Vec<ProtocolError> {
         let (id, fields) = self.id_and_fields();
         let mut error = ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields);
-        if id.starts_with("gas_exhausted") {
+        // Octez registers these as temporary (`script_interpreter.ml`, `gas_limit_repr.ml`).
+        if id.starts_with("gas_exhausted")
+            || id == "michelson_v1.script_rejected"
+            || id == "michelson_v1.runtime_error"
+        {
             error.category = "temporary".to_owned();
         }
         vec![error]
