@@ -21,8 +21,8 @@ use kestrel_crypto::{ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::{Node, NodeKind, Prim};
 use kestrel_michelson::{
     execute_traced, normalize, typecheck_data_standalone, typecheck_type, Address, Call,
-    CodeContext, Config, Environment, ExecutionError, NoTrace, Script, TraceRecorder, Type,
-    TypecheckError, UnparsingMode, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    CodeContext, Config, Environment, Execution, ExecutionError, NoTrace, Script, TraceRecorder,
+    Tracer, Type, TypecheckError, UnparsingMode, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 use kestrel_protocol::apply::{
     apply_big_map_diff, emitted_operation, ApplyError, OriginationNonce,
@@ -568,6 +568,33 @@ struct RunContext {
     gas_limit_milli: u64,
 }
 
+impl RunContext {
+    /// Runs `call` of `script` as the context's contract, reporting steps to `tracer`.
+    fn execute<T: Tracer>(
+        &mut self,
+        script: &Script,
+        call: &Call<'_>,
+        tracer: &mut T,
+    ) -> Result<Execution, ScriptRpcError> {
+        let mut host = LedgerHost::new(&mut self.ledger, &mut self.nonce);
+        let result = execute_traced(
+            script,
+            call,
+            &self.environment,
+            &mut host,
+            self.gas_limit_milli,
+            tracer,
+        );
+        if let Some(ledger) = host.take_error() {
+            return Err(ledger.into());
+        }
+        result.map_err(|error| ScriptRpcError::Execution {
+            contract: self.self_contract,
+            error,
+        })
+    }
+}
+
 /// The environment of a run of `code` with `storage` as the body of `run_code` (or
 /// `run_view`) describes it: the dummy contract originated on a copy of the ledger when the body
 /// names no `self`.
@@ -655,36 +682,11 @@ fn run_code(chain: &Chain, body: &Value, trace: bool) -> Answer {
         storage: &storage,
     };
     let mut recorder = TraceRecorder::new(run.gas_limit_milli);
-    let (result, host_error) = {
-        let mut host = LedgerHost::new(&mut run.ledger, &mut run.nonce);
-        let result = if trace {
-            execute_traced(
-                &script,
-                &call,
-                &run.environment,
-                &mut host,
-                config.gas_limit_milli,
-                &mut recorder,
-            )
-        } else {
-            execute_traced(
-                &script,
-                &call,
-                &run.environment,
-                &mut host,
-                config.gas_limit_milli,
-                &mut NoTrace,
-            )
-        };
-        (result, host.take_error())
+    let execution = if trace {
+        run.execute(&script, &call, &mut recorder)?
+    } else {
+        run.execute(&script, &call, &mut NoTrace)?
     };
-    if let Some(ledger) = host_error {
-        return Err(ledger.into());
-    }
-    let execution = result.map_err(|error| ScriptRpcError::Execution {
-        contract: run.self_contract,
-        error,
-    })?;
     let sender = Destination::Originated(run.self_contract);
     let operations = execution
         .operations
@@ -776,22 +778,7 @@ fn run_tzip4_view(chain: &Chain, body: &Value) -> Answer {
         parameter: &parameter,
         storage: &storage,
     };
-    let (result, host_error) = {
-        let mut host = LedgerHost::new(&mut run.ledger, &mut run.nonce);
-        let result = execute_traced(
-            &script,
-            &call,
-            &run.environment,
-            &mut host,
-            config.gas_limit_milli,
-            &mut NoTrace,
-        );
-        (result, host.take_error())
-    };
-    if let Some(ledger) = host_error {
-        return Err(ledger.into());
-    }
-    let execution = result.map_err(|error| ScriptRpcError::Execution { contract, error })?;
+    let execution = run.execute(&script, &call, &mut NoTrace)?;
     let viewer_vm = vm_destination(&Destination::Originated(viewer));
     let data = execution
         .operations
