@@ -39,6 +39,10 @@ pub struct NodeArgs {
     /// Print the accounts and blocks as JSON lines.
     #[arg(long)]
     json: bool,
+    /// Originate Liquidity Baking's contracts at genesis from DIR's `cpmm.tz` and `lqt.tz`, as
+    /// Octez's sandbox does (the CPMM, its liquidity token, a test FA1.2 token).
+    #[arg(long, value_name = "DIR")]
+    liquidity_baking_scripts: Option<PathBuf>,
 }
 
 /// Runs the node until the process is ended.
@@ -66,11 +70,18 @@ pub fn run(args: NodeArgs) -> CommandResult {
         .map_or(0, |elapsed| elapsed.as_secs() as i64)
         // Genesis and the two blocks after it, a second apart, end at now.
         - 2;
+    let liquidity_baking = args
+        .liquidity_baking_scripts
+        .as_deref()
+        .map(crate::client::mockup::chain::read_liquidity_baking_scripts)
+        .transpose()
+        .map_err(|error| error.message())?;
     let chain = Chain::open(ChainConfig {
         directory: &directory,
         accounts: accounts(usize::from(args.accounts)),
         balance_mutez,
         genesis_seconds,
+        liquidity_baking,
     })
     .map_err(|error| error.to_string())?;
     print_start(&args, &chain, &address, started);

@@ -29,6 +29,7 @@ fn main() {
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
+        liquidity_baking: None,
     })
     .expect("a new chain");
     let branch = chain.head().hash.to_b58check();

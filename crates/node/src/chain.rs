@@ -12,6 +12,7 @@ use kestrel_context::{
 };
 use kestrel_crypto::{BlockHash, ChainId, OperationHash};
 use kestrel_protocol::block_header::Timestamp;
+use kestrel_protocol::ledger::LiquidityBakingScripts;
 use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
 use kestrel_protocol::{
     validate_and_apply, BlockContext, DecodeError, Field, Genesis, JsonError, Ledger, LedgerError,
@@ -125,6 +126,11 @@ pub struct ChainConfig<'a> {
     pub balance_mutez: u64,
     /// The genesis block's timestamp, seconds since the epoch.
     pub genesis_seconds: i64,
+    /// The liquidity-baking scripts (`cpmm.tz`, `lqt.tz`): with them a new chain's genesis
+    /// originates the CPMM, its liquidity token and a test FA1.2 token administered by the first
+    /// account, as Octez's sandbox genesis does (`Liquidity_baking_migration.init`; `cpmm.tz`
+    /// typechecks only in legacy mode, so no client can originate it).
+    pub liquidity_baking: Option<LiquidityBakingScripts>,
 }
 
 impl Chain {
@@ -139,7 +145,7 @@ impl Chain {
         let genesis = Genesis {
             accounts: bootstrap_accounts(&config.accounts, config.balance_mutez),
             constants: sandbox_constants(),
-            liquidity_baking: None,
+            liquidity_baking: config.liquidity_baking,
         };
         let ledger = Ledger::genesis(&genesis)?;
         let placeholder = ChainId::try_from_bytes(&[0; 4]).expect("4 bytes");

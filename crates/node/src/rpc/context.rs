@@ -25,6 +25,7 @@ pub fn route(chain: &Chain, rest: &[&str]) -> Response {
         ["constants"] => Ok(Some(constants(chain))),
         ["contracts", id, rest @ ..] => contract(chain, id, rest),
         ["big_maps", id, key] => big_map_value(chain, id, key),
+        ["liquidity_baking", "cpmm_address"] => cpmm_address(chain),
         _ => Ok(None),
     };
     match answer {
@@ -183,6 +184,15 @@ fn originated(
         }),
         _ => None,
     })
+}
+
+/// `liquidity_baking/cpmm_address`: the CPMM's address, when genesis originated it.
+fn cpmm_address(chain: &Chain) -> Result<Option<String>, LedgerError> {
+    let (cpmm, _, _) = kestrel_protocol::apply::liquidity_baking_addresses();
+    Ok(chain
+        .ledger()
+        .script(&cpmm)?
+        .map(|_| quoted(&Destination::Originated(cpmm).to_b58check())))
 }
 
 fn big_map_value(chain: &Chain, id: &str, key: &str) -> Result<Option<String>, LedgerError> {

@@ -671,8 +671,9 @@ fn run_code(chain: &Chain, body: &Value, trace: bool) -> Answer {
         .ok_or_else(|| bad_field("amount"))?;
     let mode = unparsing_mode(body);
     let mut run = run_context(chain, body, &code, &storage, amount)?;
+    // `Script_interpreter.execute` parses every script it runs in legacy mode.
     let config = Config {
-        legacy: false,
+        legacy: true,
         gas_limit_milli: run.gas_limit_milli,
     };
     let script = Script::typecheck(&code, &config).map_err(ScriptRpcError::IllTypedContract)?;

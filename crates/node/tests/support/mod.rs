@@ -38,6 +38,7 @@ pub fn new_chain_in(scratch: &Scratch) -> Chain {
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
+        liquidity_baking: None,
     })
     .expect("a new chain")
 }
