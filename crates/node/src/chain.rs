@@ -209,6 +209,25 @@ impl Chain {
         })
     }
 
+    /// The state at `block`: the head's ledger, or the one checked out of the block's commit
+    /// (the store keeps every block's).
+    pub fn ledger_at(&self, block: &Block) -> Result<Ledger, ChainError> {
+        if block.hash == self.head().hash {
+            return Ok(self.ledger.clone());
+        }
+        let context = ContextHash(*block.context().as_bytes());
+        let tree = self
+            .store
+            .lock()?
+            .checkout(&context)?
+            .ok_or_else(|| ChainError::NoBlocks(block.hash.to_b58check()))?;
+        Ok(Ledger::from_tree(
+            tree,
+            self.store.clone(),
+            sandbox_constants(),
+        ))
+    }
+
     /// The chain's id.
     pub fn chain_id(&self) -> ChainId {
         self.chain_id

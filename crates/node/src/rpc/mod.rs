@@ -147,10 +147,15 @@ fn block_rpc(
             }
         }
         ("GET", ["live_blocks"]) => Response::json(live_blocks(chain, block)),
-        ("GET", ["context", "contracts", id, "entrypoints", name]) if is_head => {
-            scripts::contract_entrypoint(chain, id, name)
-        }
-        ("GET", ["context", rest @ ..]) if is_head => context::route(chain, rest),
+        ("GET", ["context", rest @ ..]) => match chain.ledger_at(block) {
+            Ok(ledger) => match rest {
+                ["contracts", id, "entrypoints", name] => {
+                    scripts::contract_entrypoint(&ledger, id, name)
+                }
+                _ => context::route(&ledger, rest),
+            },
+            Err(chain_error) => error::chain_error(&chain_error),
+        },
         ("POST", ["context", "contracts", id, rest @ ..]) if is_head => {
             scripts::contract_post(chain, id, rest, request.body).unwrap_or_else(error::not_found)
         }

@@ -204,11 +204,11 @@ pub fn contract_post(chain: &Chain, id: &str, rest: &[&str], body: &[u8]) -> Opt
 
 /// `GET context/contracts/<KT1>/entrypoints/<name>`: the entrypoint's type as the script writes
 /// it; 404 when the contract or the entrypoint does not exist.
-pub fn contract_entrypoint(chain: &Chain, id: &str, name: &str) -> Response {
+pub fn contract_entrypoint(ledger: &Ledger, id: &str, name: &str) -> Response {
     let Ok(Destination::Originated(contract)) = Destination::from_b58check(id) else {
         return error::not_found();
     };
-    match chain.ledger().script(&contract) {
+    match ledger.script(&contract) {
         Ok(Some(code)) => match entrypoint_type(&code, name) {
             Some(ty) => Response::json(micheline_json(&ty).to_string()),
             None => error::not_found(),
