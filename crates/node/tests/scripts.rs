@@ -195,6 +195,11 @@ fn a_failwith_answers_script_rejected_with_its_location_and_value() {
         {"prim": "storage", "args": [{"prim": "unit"}]},
         {"prim": "code", "args": [[{"prim": "CAR"}, {"prim": "NIL", "args": [{"prim": "operation"}]}, {"prim": "PAIR"}]]}],
         "storage": {"prim": "Unit"}, "input": {"int": "1"}, "amount": "0", "chain_id": "NetXynUjJNZm7wi"});
+    let mut with_other_contracts = body(2);
+    with_other_contracts["other_contracts"] =
+        value!([{"address": "KT1BEqzn5Wx8uJrZNvuS9DVHmLvG9td3fDLi", "type": {"prim": "unit"}}]);
+    assert_eq!(post(&mut chain, "run_code", &with_other_contracts).0, 400);
+
     let (status, answer) = post(&mut chain, "run_code", &ill_typed);
     assert_eq!(status, 500);
     assert_eq!(

@@ -1,5 +1,6 @@
-//! `…/context/…` RPCs on the state of any block (the router passes its ledger): the protocol constants, contracts (balance, counter, manager key,
-//! script, storage, entrypoints) and big-map values, read from the ledger.
+//! `…/context/…` RPCs on the state of any block (the router passes its ledger): the protocol
+//! constants, contracts (balance, counter, manager key, script, storage, entrypoints), big-map
+//! values and the liquidity-baking CPMM's address.
 
 use kestrel_crypto::{ContractHash, Destination, PublicKeyHash, ScriptExprHash};
 use kestrel_micheline::Node;

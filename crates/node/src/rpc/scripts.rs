@@ -13,9 +13,11 @@
 //! defaults to `self` and `SOURCE` to the zero key hash; `NOW` and `LEVEL` are those of the next
 //! block (the head's time plus `minimal_block_delay`, the head's level plus one).
 //!
-//! Gas answers follow `Gas.encoding`: the milligas left of the request's `gas` (gas units), or
-//! `"unaccounted"` when the request gives none. `typecheck_code` answers an empty `type_map`:
-//! Kestrel's typechecker does not record the stack at each instruction.
+//! Octez's `other_contracts` and `extra_big_maps` (a run against contracts and big maps that do
+//! not exist) are refused when not empty. Gas answers follow `Gas.encoding`: the milligas left
+//! of the request's `gas` (gas units), or `"unaccounted"` when the request gives none.
+//! `typecheck_code` answers an empty `type_map`: Kestrel's typechecker does not record the stack
+//! at each instruction.
 
 use kestrel_crypto::{ChainId, ContractHash, Destination, PublicKeyHash};
 use kestrel_micheline::{Node, NodeKind, Prim};
@@ -152,6 +154,11 @@ type Answer = Result<Value, ScriptRpcError>;
 
 /// Answers `helpers/scripts/<name>`; `None` when this module does not serve `name`.
 pub fn helpers(chain: &Chain, name: &str, body: &Value) -> Option<Response> {
+    if let Some(field) = unsupported_field(body) {
+        return Some(error::bad_request(&format!(
+            "\"{field}\" is not supported: Kestrel runs scripts against the chain's own contracts and big maps"
+        )));
+    }
     let answer = match name {
         "run_code" => run_code(chain, body, false),
         "trace_code" => run_code(chain, body, true),
@@ -216,6 +223,18 @@ pub fn contract_entrypoint(ledger: &Ledger, id: &str, name: &str) -> Response {
         Ok(None) => error::not_found(),
         Err(ledger) => error::chain_error(&ledger.into()),
     }
+}
+
+/// A field of Octez's that would make the run see contracts or big maps that do not exist
+/// (`other_contracts`, `extra_big_maps`), when given and not empty: refused rather than ignored.
+fn unsupported_field(body: &Value) -> Option<&'static str> {
+    ["other_contracts", "extra_big_maps"]
+        .into_iter()
+        .find(|field| {
+            body.get(field)
+                .and_then(Value::as_array)
+                .is_some_and(|list| !list.is_empty())
+        })
 }
 
 fn respond(answer: Answer) -> Response {
