@@ -1,8 +1,9 @@
 //! The script helper RPCs through the router, against what octez-client recorded for the same
 //! scripts and data: `trace_code` against `run script … --trace-stack` (final storage, every
 //! step's location and consumed gas), a `FAILWITH` as `script_rejected`, `pack_data` against
-//! `hash data` (bytes and gas left), `normalize_type` against `normalize type`; and the RPCs on
-//! an originated contract (entrypoints, `run_code` reading its big map, views, `big_map_get`).
+//! `hash data` (bytes and gas left), `normalize_type` and `normalize_data` against `normalize type`
+//! and `normalize data` in each unparsing mode; and the RPCs on an originated contract
+//! (entrypoints, `run_code` reading its big map, views, `big_map_get`).
 
 mod support;
 
@@ -396,4 +397,46 @@ fn contract_rpcs_read_the_originated_state() {
         .1["entrypoints"]["put"],
         value!({"prim": "nat"})
     );
+}
+
+#[test]
+fn normalize_data_matches_recorded_normalize_data() {
+    let Some(file) = kestrel_testdata::require(
+        "octez-protocol/client/Test_normalize_in_unparsing_mode.out",
+        "normalize_data_matches_recorded_normalize_data",
+    ) else {
+        return;
+    };
+    let scratch = support::Scratch::new("normalize-data");
+    let mut chain = support::new_chain_in(&scratch);
+    let session = parse_session(&std::fs::read_to_string(file).expect("readable"));
+    let mut compared = 0;
+    for command in &session.commands {
+        let argv = &command.argv;
+        let Some(at) = argv.iter().position(|word| word == "data") else {
+            continue;
+        };
+        let (Some(data), Some(ty)) = (argv.get(at + 1), argv.get(at + 4)) else {
+            continue;
+        };
+        let mode = argv
+            .iter()
+            .position(|word| word == "--unparsing-mode")
+            .and_then(|at| argv.get(at + 1))
+            .map_or("Readable", String::as_str);
+        let parse =
+            |text: &str| to_json(&kestrel_micheline::parse_expression(text).expect("parses"));
+        let body = value!({"data": parse(data), "type": parse(ty), "unparsing_mode": mode});
+        let (status, answer) = post(&mut chain, "normalize_data", &body);
+        assert_eq!(status, 200, "{}: {answer}", command.line);
+        let expected = kestrel_micheline::parse_expression(command.output.trim()).expect("printed");
+        assert_eq!(
+            one_line(&answer["normalized"]),
+            print::to_text_single_line(&expected),
+            "{}",
+            command.line
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 4, "recorded normalizations compared");
 }
