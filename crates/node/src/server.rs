@@ -62,13 +62,17 @@ impl Shared {
         self.chain.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Reports head to the observer and the heads streams if it is no longer `before`.
+    /// Reports head to the observer and the heads streams if it is no longer `before`. The
+    /// header's JSON (a tenth of a block's cost: its hashes and signature in base58) is made only
+    /// when a stream listens; a new stream reads head itself ([`heads_stream`]).
     fn announce(&self, chain: &Chain, before: kestrel_crypto::BlockHash, elapsed: Duration) {
         let head = chain.head();
         if head.hash != before {
             (self.observer)(head, elapsed);
-            self.heads
-                .send_replace(Arc::from(head.header_json(&chain.chain_id())));
+            if self.heads.receiver_count() > 0 {
+                self.heads
+                    .send_replace(Arc::from(head.header_json(&chain.chain_id())));
+            }
         }
     }
 }
@@ -315,16 +319,41 @@ fn closing(status: StatusCode, message: &'static str) -> hyper::Response<Body> {
 }
 
 /// `/monitor/heads/main`: the head now, then each new head, one JSON object per line.
-fn heads_stream(shared: &Shared) -> hyper::Response<Body> {
+/// The stream subscribes first, then reads head under the chain's lock, so no head baked
+/// meanwhile is missed; one announced in between is the same head, not sent twice.
+fn heads_stream(shared: &Arc<Shared>) -> hyper::Response<Body> {
     let (mut sender, body) = Channel::new(HEADS_STREAM_BUFFER);
     let mut heads = shared.heads.subscribe();
+    let shared = shared.clone();
     tokio::spawn(async move {
-        loop {
-            let line = format!("{}\n", &**heads.borrow_and_update());
-            if sender.send_data(Bytes::from(line)).await.is_err() || heads.changed().await.is_err()
+        let head = tokio::task::spawn_blocking(move || {
+            let chain = shared.chain();
+            Arc::<str>::from(chain.head().header_json(&chain.chain_id()))
+        })
+        .await;
+        let Ok(mut last) = head else {
+            return;
+        };
+        if sender
+            .send_data(Bytes::from(format!("{last}\n")))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        while heads.changed().await.is_ok() {
+            let line = heads.borrow_and_update().clone();
+            if line == last {
+                continue;
+            }
+            if sender
+                .send_data(Bytes::from(format!("{line}\n")))
+                .await
+                .is_err()
             {
                 break;
             }
+            last = line;
         }
     });
     respond(StatusCode::OK, rpc::JSON, Either::Right(body))

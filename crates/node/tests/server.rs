@@ -140,3 +140,41 @@ fn a_block_time_bakes_the_mempool_on_a_timer() {
     assert!(level > 2, "no block was baked on the timer");
     stop.stop();
 }
+
+#[test]
+fn the_heads_stream_sends_head_then_each_new_head() {
+    let scratch = support::Scratch::new("server-heads");
+    let address = start(&scratch, ServerOptions::default());
+    let mut stream = connect(address);
+    stream
+        .write_all(b"GET /monitor/heads/main HTTP/1.1\r\nhost: node\r\n\r\n")
+        .expect("sent");
+    let mut reader = std::io::BufReader::new(stream);
+    let mut levels = Vec::new();
+    let mut mined = false;
+    let mut line = String::new();
+    while levels.len() < 3 {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut reader, &mut line).expect("a line") > 0,
+            "the stream ended"
+        );
+        // Chunk sizes and headers are skipped: only JSON lines count.
+        let parsed = serde_json::from_str::<serde_json::Value>(line.trim());
+        if let Ok(head) = parsed.as_ref().map(|value| value.as_object()) {
+            let Some(head) = head else { continue };
+            levels.push(head["level"].as_i64().expect("a level"));
+            if !mined {
+                mined = true;
+                for _ in 0..2 {
+                    let answer = exchange(
+                        address,
+                        b"POST /kestrel/mine HTTP/1.1\r\nhost: node\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+                    );
+                    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+                }
+            }
+        }
+    }
+    assert_eq!(levels, [2, 3, 4]);
+}
