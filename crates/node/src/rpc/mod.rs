@@ -8,6 +8,7 @@
 
 mod context;
 pub mod error;
+mod kestrel;
 mod operations;
 mod scripts;
 
@@ -70,6 +71,7 @@ pub fn route(chain: &mut Chain, request: &Request<'_>) -> Response {
     match (request.method, segments.as_slice()) {
         ("GET", ["version"]) => Response::json(version()),
         ("POST", ["injection", "operation"]) => operations::inject(chain, request.body),
+        ("POST", [kestrel::PREFIX, method]) => kestrel::call(chain, method, request.body),
         (method, ["chains", name, rest @ ..]) if is_this_chain(chain, name) => {
             chain_rpc(chain, method, rest, request)
         }
@@ -89,10 +91,9 @@ fn chain_rpc(chain: &Chain, method: &str, rest: &[&str], request: &Request<'_>) 
             Response::json(r#"{"bootstrapped":true,"sync_state":"synced"}"#.to_string())
         }
         ("GET", ["mempool", "filter"]) => Response::json(mempool_filter()),
-        ("GET", ["mempool", "pending_operations"]) => Response::json(
-            r#"{"validated":[],"refused":[],"outdated":[],"branch_refused":[],"branch_delayed":[],"unprocessed":[]}"#
-                .to_string(),
-        ),
+        ("GET", ["mempool", "pending_operations"]) => {
+            Response::json(chain.mempool().pending_operations_json())
+        }
         (method, ["blocks", id, rest @ ..]) => {
             let Some(block) = resolve_block(chain, id) else {
                 return error::not_found();
