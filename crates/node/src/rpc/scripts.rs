@@ -35,15 +35,11 @@ use serde_json::{json, Value};
 
 use super::{error, Response};
 use crate::chain::Chain;
-use crate::views::{run_view, ViewBlock, ViewError, ViewRequest};
+use crate::views::{run_view, ViewBlock, ViewError, ViewRequest, ZERO_KEY_HASH};
 
 /// `run_code`'s balance of the dummy contract when the request gives none: 4,000,000 tez
 /// (`RPC.ml`, `default_balance`).
 const DEFAULT_RUN_BALANCE_MUTEZ: u64 = 4_000_000_000_000;
-
-/// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): `SOURCE` of a run that
-/// names no payer.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
 
 /// `Script_interpreter`'s error wrapping a run's failure (`Runtime_contract_error`).
 const RUNTIME_ERROR_ID: &str = "michelson_v1.runtime_error";
@@ -285,7 +281,8 @@ fn micheline(body: &Value, field: &str) -> Result<Node, ScriptRpcError> {
         .map_err(|error| ScriptRpcError::BadRequest(format!("{field}: {error}")))
 }
 
-/// Micheline as a JSON value.
+/// Micheline as a JSON value, for an error's details (`null` past `serde_json`'s depth limit;
+/// answers use [`Json::micheline`]).
 fn micheline_json(node: &Node) -> Value {
     serde_json::from_str(&kestrel_micheline::json::to_json_string(node)).unwrap_or(Value::Null)
 }
