@@ -8,7 +8,7 @@ use kestrel_protocol::{Ledger, LedgerError};
 
 /// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): the `SOURCE` of a view run
 /// without a payer.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
+pub const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
 
 /// What a view run asks.
 pub struct ViewRequest<'a> {

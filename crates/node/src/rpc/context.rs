@@ -175,10 +175,9 @@ fn originated(
         ["storage"] => ledger
             .storage(contract)?
             .map(|storage| kestrel_micheline::json::to_json_string(&storage)),
-        ["entrypoints"] => ledger.script(contract)?.map(|code| {
-            serde_json::json!({ "entrypoints": super::scripts::entrypoint_types(&code) })
-                .to_string()
-        }),
+        ["entrypoints"] => ledger
+            .script(contract)?
+            .map(|code| super::scripts::entrypoints_json(&code)),
         _ => None,
     })
 }

@@ -31,19 +31,15 @@ use kestrel_protocol::apply::{
 };
 use kestrel_protocol::host::{vm_destination, LedgerHost};
 use kestrel_protocol::{Field, Ledger, LedgerError};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{error, Response};
 use crate::chain::Chain;
-use crate::views::{run_view, ViewBlock, ViewError, ViewRequest};
+use crate::views::{run_view, ViewBlock, ViewError, ViewRequest, ZERO_KEY_HASH};
 
 /// `run_code`'s balance of the dummy contract when the request gives none: 4,000,000 tez
 /// (`RPC.ml`, `default_balance`).
 const DEFAULT_RUN_BALANCE_MUTEZ: u64 = 4_000_000_000_000;
-
-/// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): `SOURCE` of a run that
-/// names no payer.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
 
 /// `Script_interpreter`'s error wrapping a run's failure (`Runtime_contract_error`).
 const RUNTIME_ERROR_ID: &str = "michelson_v1.runtime_error";
@@ -150,7 +146,39 @@ impl ScriptRpcError {
     }
 }
 
-type Answer = Result<Value, ScriptRpcError>;
+/// JSON text. Answers holding Micheline are written by hand: Micheline may nest deeper than
+/// `serde_json`'s parser accepts (128 levels), and a value read back as `null` would be a wrong
+/// answer.
+struct Json(String);
+
+impl Json {
+    /// Micheline, in its JSON form.
+    fn micheline(node: &Node) -> Json {
+        Json(kestrel_micheline::json::to_json_string(node))
+    }
+
+    /// A JSON value that holds no Micheline.
+    fn value(value: Value) -> Json {
+        Json(value.to_string())
+    }
+
+    /// `{"key": value, …}`.
+    fn object(fields: &[(&str, Json)]) -> Json {
+        let members: Vec<String> = fields
+            .iter()
+            .map(|(key, value)| format!("{}:{}", Value::from(*key), value.0))
+            .collect();
+        Json(format!("{{{}}}", members.join(",")))
+    }
+
+    /// `[item, …]`.
+    fn array(items: Vec<Json>) -> Json {
+        let items: Vec<String> = items.into_iter().map(|item| item.0).collect();
+        Json(format!("[{}]", items.join(",")))
+    }
+}
+
+type Answer = Result<Json, ScriptRpcError>;
 
 /// Answers `helpers/scripts/<name>`; `None` when this module does not serve `name`.
 pub fn helpers(chain: &Chain, name: &str, body: &Value) -> Option<Response> {
@@ -170,7 +198,7 @@ pub fn helpers(chain: &Chain, name: &str, body: &Value) -> Option<Response> {
         "normalize_data" => normalize_data(body),
         "normalize_script" => normalize_script(body),
         "normalize_type" => normalize_type(body),
-        "entrypoints" => micheline(body, "script").map(|script| list_entrypoints(&script)),
+        "entrypoints" => micheline(body, "script").map(|script| Json(entrypoints_json(&script))),
         "entrypoint" => script_entrypoint_type(body),
         _ => return None,
     };
@@ -191,7 +219,7 @@ pub fn contract_post(chain: &Chain, id: &str, rest: &[&str], body: &[u8]) -> Opt
     let answer = match rest {
         ["big_map_get"] => match contract {
             Some(contract) => big_map_get(chain.ledger(), &contract, &body),
-            None => Ok(Value::Null),
+            None => Ok(Json::value(Value::Null)),
         },
         ["script", "normalized"] | ["storage", "normalized"] => {
             let Some(contract) = contract else {
@@ -217,7 +245,7 @@ pub fn contract_entrypoint(ledger: &Ledger, id: &str, name: &str) -> Response {
     };
     match ledger.script(&contract) {
         Ok(Some(code)) => match entrypoint_type(&code, name) {
-            Some(ty) => Response::json(micheline_json(&ty).to_string()),
+            Some(ty) => Response::json(Json::micheline(&ty).0),
             None => error::not_found(),
         },
         Ok(None) => error::not_found(),
@@ -239,7 +267,7 @@ fn unsupported_field(body: &Value) -> Option<&'static str> {
 
 fn respond(answer: Answer) -> Response {
     match answer {
-        Ok(value) => Response::json(value.to_string()),
+        Ok(json) => Response::json(json.0),
         Err(error) => error.into_response(),
     }
 }
@@ -253,7 +281,8 @@ fn micheline(body: &Value, field: &str) -> Result<Node, ScriptRpcError> {
         .map_err(|error| ScriptRpcError::BadRequest(format!("{field}: {error}")))
 }
 
-/// Micheline as a JSON value.
+/// Micheline as a JSON value, for an error's details (`null` past `serde_json`'s depth limit;
+/// answers use [`Json::micheline`]).
 fn micheline_json(node: &Node) -> Value {
     serde_json::from_str(&kestrel_micheline::json::to_json_string(node)).unwrap_or(Value::Null)
 }
@@ -340,7 +369,7 @@ fn typecheck_data(body: &Value) -> Answer {
         &micheline(body, "type")?,
         legacy(body),
     )?;
-    Ok(json!({ "gas": gas_level(limit, used) }))
+    Ok(Json::value(json!({ "gas": gas_level(limit, used) })))
 }
 
 /// `pack_data`: `{data, type, gas?}` → `{packed, gas}` (legacy types allowed, as Octez's
@@ -350,10 +379,10 @@ fn pack_data(body: &Value) -> Answer {
     let (value, used) = typed_data(&micheline(body, "data")?, &micheline(body, "type")?, true)?;
     let (packed, pack_milli) = kestrel_michelson::pack_metered(&value)
         .map_err(|message| ScriptRpcError::Protocol(ILL_TYPED_DATA_ID, message.to_string()))?;
-    Ok(json!({
+    Ok(Json::value(json!({
         "packed": hex::encode(packed),
         "gas": gas_level(limit, used.saturating_add(pack_milli)),
-    }))
+    })))
 }
 
 /// `normalize_data`: `{data, type, unparsing_mode, legacy?}` → `{normalized}`.
@@ -363,14 +392,21 @@ fn normalize_data(body: &Value) -> Answer {
         &micheline(body, "type")?,
         legacy(body),
     )?;
-    Ok(json!({ "normalized": micheline_json(&normalize(&value, unparsing_mode(body))) }))
+    let normalized = normalize(&value, unparsing_mode(body));
+    Ok(Json::object(&[(
+        "normalized",
+        Json::micheline(&normalized),
+    )]))
 }
 
 /// `normalize_type`: `{type}` → `{normalized}`: annotations dropped, right combs as nested
 /// binary pairs (`Unparse_types.unparse_ty`).
 fn normalize_type(body: &Value) -> Answer {
     let (ty, _) = parse_type(&micheline(body, "type")?, true)?;
-    Ok(json!({ "normalized": micheline_json(&binary_pairs(&ty.to_node())) }))
+    Ok(Json::object(&[(
+        "normalized",
+        Json::micheline(&binary_pairs(&ty.to_node())),
+    )]))
 }
 
 /// `node` (a type) with every `pair a b c…` as `pair a (pair b c…)`, with no host recursion.
@@ -426,9 +462,11 @@ fn binary_pairs(node: &Node) -> Node {
 /// `unparsing_mode`.
 fn normalize_script(body: &Value) -> Answer {
     let script = micheline(body, "script")?;
-    Ok(json!({
-        "normalized": micheline_json(&kestrel_michelson::normalize_code_in(&script, unparsing_mode(body)))
-    }))
+    let normalized = kestrel_michelson::normalize_code_in(&script, unparsing_mode(body));
+    Ok(Json::object(&[(
+        "normalized",
+        Json::micheline(&normalized),
+    )]))
 }
 
 /// `typecheck_code`: `{program, gas?, legacy?, show_types?}` → `{type_map, gas}`.
@@ -440,7 +478,9 @@ fn typecheck_code(body: &Value) -> Answer {
         gas_limit_milli: limit.unwrap_or(HARD_GAS_LIMIT_PER_OPERATION_MILLI),
     };
     let script = Script::typecheck(&program, &config).map_err(ScriptRpcError::IllTypedContract)?;
-    Ok(json!({ "type_map": [], "gas": gas_level(limit, script.typecheck_gas_milli()) }))
+    Ok(Json::value(
+        json!({ "type_map": [], "gas": gas_level(limit, script.typecheck_gas_milli()) }),
+    ))
 }
 
 /// The parameter type of `code` (a script's toplevel sequence).
@@ -457,15 +497,20 @@ fn toplevel_field(code: &Node, field: Prim) -> Option<&Node> {
         })
 }
 
-/// `entrypoints`: `{script}` → `{entrypoints: {name: type}}`.
-fn list_entrypoints(script: &Node) -> Value {
-    json!({ "entrypoints": entrypoint_types(script) })
+/// `{"entrypoints": {name: type}}` of `code` (the `entrypoints` RPCs' answer).
+pub fn entrypoints_json(code: &Node) -> String {
+    let types: Vec<(String, Node)> = entrypoint_types(code);
+    let fields: Vec<(&str, Json)> = types
+        .iter()
+        .map(|(name, ty)| (name.as_str(), Json::micheline(ty)))
+        .collect();
+    Json::object(&[("entrypoints", Json::object(&fields))]).0
 }
 
 /// Each entrypoint of `code` with its type as written (field annotation removed), found by a
 /// walk of the parameter's `or` tree.
-pub fn entrypoint_types(code: &Node) -> Map<String, Value> {
-    let mut found = Map::new();
+fn entrypoint_types(code: &Node) -> Vec<(String, Node)> {
+    let mut found: Vec<(String, Node)> = Vec::new();
     let mut pending: Vec<&Node> = parameter_type(code).into_iter().collect();
     let mut visited = 0;
     while let Some(node) = pending.pop() {
@@ -481,9 +526,9 @@ pub fn entrypoint_types(code: &Node) -> Map<String, Value> {
             if let NodeKind::Prim { annots, .. } = &mut stripped.kind {
                 annots.retain(|annot| !annot.starts_with('%'));
             }
-            found
-                .entry(field.to_string())
-                .or_insert_with(|| micheline_json(&stripped));
+            if !found.iter().any(|(name, _)| name == field) {
+                found.push((field.to_string(), stripped));
+            }
         }
         if name.known() == Some(Prim::T_or) {
             pending.extend(args.iter().rev());
@@ -495,8 +540,11 @@ pub fn entrypoint_types(code: &Node) -> Map<String, Value> {
 /// The type of entrypoint `name` of `code`: a named branch, or the whole parameter for
 /// `default` when no branch is named so.
 fn entrypoint_type(code: &Node, name: &str) -> Option<Node> {
-    if let Some(ty) = entrypoint_types(code).get(name) {
-        return kestrel_micheline::json::from_json_str(&ty.to_string()).ok();
+    if let Some((_, ty)) = entrypoint_types(code)
+        .into_iter()
+        .find(|(field, _)| field == name)
+    {
+        return Some(ty);
     }
     (name == "default")
         .then(|| parameter_type(code).cloned())
@@ -510,7 +558,7 @@ fn script_entrypoint_type(body: &Value) -> Answer {
     let ty = entrypoint_type(&script, name).ok_or_else(|| {
         ScriptRpcError::Protocol(NO_SUCH_ENTRYPOINT_ID, format!("no entrypoint {name}"))
     })?;
-    Ok(json!({ "entrypoint_type": micheline_json(&ty) }))
+    Ok(Json::object(&[("entrypoint_type", Json::micheline(&ty))]))
 }
 
 /// The block a simulated run happens in: the one after the head.
@@ -708,44 +756,53 @@ fn run_code(chain: &Chain, body: &Value, trace: bool) -> Answer {
         run.execute(&script, &call, &mut NoTrace)?
     };
     let sender = Destination::Originated(run.self_contract);
+    let written = |result: Result<(), kestrel_protocol::JsonError>, json: String| {
+        result
+            .map(|()| Json(json))
+            .map_err(|error| ScriptRpcError::Protocol(RUNTIME_ERROR_ID, error.to_string()))
+    };
     let operations = execution
         .operations
         .iter()
         .map(|operation| {
             let mut json = String::new();
-            emitted_operation(sender, operation)
-                .write_json(&mut json)
-                .map_err(|error| ScriptRpcError::Protocol(RUNTIME_ERROR_ID, error.to_string()))?;
-            serde_json::from_str::<Value>(&json)
-                .map_err(|error| ScriptRpcError::Protocol(RUNTIME_ERROR_ID, error.to_string()))
+            let result = emitted_operation(sender, operation).write_json(&mut json);
+            written(result, json)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut answer = json!({
-        "storage": micheline_json(&normalize(&execution.storage, mode)),
-        "operations": operations,
-    });
+    let mut fields = vec![
+        (
+            "storage",
+            Json::micheline(&normalize(&execution.storage, mode)),
+        ),
+        ("operations", Json::array(operations)),
+    ];
     if trace {
-        let steps: Vec<Value> = recorder
+        let steps = recorder
             .into_steps()
             .into_iter()
             .map(|step| {
-                json!({
-                    "location": step.location,
-                    "gas": step.gas_milli.to_string(),
-                    "stack": step.stack.iter().map(|value| micheline_json(&normalize(value, mode))).collect::<Vec<_>>(),
-                })
+                let stack = step
+                    .stack
+                    .iter()
+                    .map(|value| Json::micheline(&normalize(value, mode)))
+                    .collect();
+                Json::object(&[
+                    ("location", Json::value(Value::from(step.location))),
+                    ("gas", Json::value(Value::from(step.gas_milli.to_string()))),
+                    ("stack", Json::array(stack)),
+                ])
             })
             .collect();
-        answer["trace"] = Value::from(steps);
+        fields.push(("trace", Json::array(steps)));
     }
     let applied = apply_big_map_diff(&mut run.ledger, &execution.big_map_diff)?;
     if let Some(diff) = applied.receipt {
         let mut json = String::new();
-        diff.write_json(&mut json)
-            .map_err(|error| ScriptRpcError::Protocol(RUNTIME_ERROR_ID, error.to_string()))?;
-        answer["lazy_storage_diff"] = serde_json::from_str(&json).unwrap_or(Value::Null);
+        let result = diff.write_json(&mut json);
+        fields.push(("lazy_storage_diff", written(result, json)?));
     }
-    Ok(answer)
+    Ok(Json::object(&fields))
 }
 
 /// `run_view` (TZIP-4): `{contract, entrypoint, input, chain_id, unparsing_mode, source?, payer?,
@@ -814,7 +871,8 @@ fn run_tzip4_view(chain: &Chain, body: &Value) -> Answer {
     let data = data.ok_or_else(|| {
         ScriptRpcError::Protocol(VIEW_NEVER_RETURNS_ID, format!("entrypoint {entrypoint}"))
     })?;
-    Ok(json!({ "data": micheline_json(&normalize(&data, unparsing_mode(body))) }))
+    let data = normalize(&data, unparsing_mode(body));
+    Ok(Json::object(&[("data", Json::micheline(&data))]))
 }
 
 /// `run_script_view`: `{contract, view, input, chain_id, unparsing_mode, unlimited_gas?, source?,
@@ -859,7 +917,8 @@ fn run_script_view(chain: &Chain, body: &Value) -> Answer {
     );
     match result {
         Ok(value) => {
-            Ok(json!({ "data": micheline_json(&normalize(&value, unparsing_mode(body))) }))
+            let data = normalize(&value, unparsing_mode(body));
+            Ok(Json::object(&[("data", Json::micheline(&data))]))
         }
         Err(ViewError::Ledger(ledger)) => Err(ledger.into()),
         Err(ViewError::Execution(error)) => Err(ScriptRpcError::Execution { contract, error }),
@@ -901,18 +960,18 @@ fn big_map_get(ledger: &Ledger, contract: &ContractHash, body: &Value) -> Answer
     let key = micheline(body, "key")?;
     let key_type = micheline(body, "type")?;
     let (Some(code), Some(storage)) = (ledger.script(contract)?, ledger.storage(contract)?) else {
-        return Ok(Value::Null);
+        return Ok(Json::value(Value::Null));
     };
     let (key_value, _) = typed_data(&key, &key_type, false)?;
     let (key_ty, _) = parse_type(&key_type, false)?;
     let key_hash = kestrel_michelson::big_map_key_hash(&key_value, &key_ty);
     let value = typed_storage(ledger, &code, &storage)?;
     let [id] = big_map_ids(&value)[..] else {
-        return Ok(Value::Null);
+        return Ok(Json::value(Value::Null));
     };
     Ok(match ledger.big_map_get(id, &key_hash)? {
-        Some(node) => micheline_json(&node),
-        None => Value::Null,
+        Some(node) => Json::micheline(&node),
+        None => Json::value(Value::Null),
     })
 }
 
@@ -923,19 +982,20 @@ fn normalized_script(
     contract: &ContractHash,
     body: &Value,
     whole_script: bool,
-) -> Result<Option<Value>, ScriptRpcError> {
+) -> Result<Option<Json>, ScriptRpcError> {
     let (Some(code), Some(storage)) = (ledger.script(contract)?, ledger.storage(contract)?) else {
         return Ok(None);
     };
     let mode = unparsing_mode(body);
     let storage = normalize(&typed_storage(ledger, &code, &storage)?, mode);
     if !whole_script {
-        return Ok(Some(micheline_json(&storage)));
+        return Ok(Some(Json::micheline(&storage)));
     }
     let code = kestrel_michelson::normalize_code_in(&code, mode);
-    Ok(Some(
-        json!({ "code": micheline_json(&code), "storage": micheline_json(&storage) }),
-    ))
+    Ok(Some(Json::object(&[
+        ("code", Json::micheline(&code)),
+        ("storage", Json::micheline(&storage)),
+    ])))
 }
 
 /// A contract's `storage` typechecked against the storage type of its `code`, its big maps read
