@@ -388,6 +388,16 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
     let pack = file_sizes(kestrel_context::PACK_FILE_NAME);
     let index = file_sizes(kestrel_context::INDEX_FILE_NAME);
     let control = file_sizes(kestrel_context::CONTROL_FILE_NAME);
+    // The last GC's prefix and mapping (none for a store never collected, or collected by a
+    // version that punched in place).
+    let prefix = file_sizes(&format!(
+        "{}{gc_count}",
+        kestrel_context::store_constants::PREFIX_FILE_STEM
+    ));
+    let mapping = file_sizes(&format!(
+        "{}{gc_count}",
+        kestrel_context::store_constants::MAPPING_FILE_STEM
+    ));
     if json {
         print_json(&serde_json::json!({
             "head": store.head().map(|hash| hash.to_base58()),
@@ -398,6 +408,8 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
             "index_file_bytes": index.0,
             "index_allocated_bytes": index.1,
             "control_file_bytes": control.0,
+            "prefix_file_bytes": prefix.0,
+            "mapping_file_bytes": mapping.0,
             "disk_bytes": store.disk_bytes(),
             "gc_count": gc_count,
             "gc_boundary_bytes": gc_boundary,
@@ -434,6 +446,12 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
             index.1 as f64 / 1048576.0,
             control.0
         );
+        if prefix.0 > 0 || mapping.0 > 0 {
+            println!(
+                "prefix:    {} bytes, mapping {} bytes (generation {gc_count})",
+                prefix.0, mapping.0
+            );
+        }
         println!(
             "disk:      {:.1} MiB",
             store.disk_bytes() as f64 / 1048576.0
