@@ -533,6 +533,7 @@ fn gc_report_json(report: &GcReport) -> serde_json::Value {
         "mark_frontier_peak": report.mark_frontier_peak,
         "mark_ms": report.mark_duration.as_secs_f64() * 1e3,
         "copy_ms": report.copy_duration.as_secs_f64() * 1e3,
+        "publish_ms": report.publish_duration.as_secs_f64() * 1e3,
         "total_ms": report.total_duration.as_secs_f64() * 1e3,
     })
 }

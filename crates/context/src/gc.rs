@@ -95,7 +95,7 @@ pub struct GcReport {
     pub live_bytes: u64,
     /// Bytes of the new prefix file (the live bytes below the boundary).
     pub prefix_bytes: u64,
-    /// Runs of live bytes in its mapping (16 bytes each on disk, 24 in memory).
+    /// Runs of live bytes in its mapping (16 bytes each on disk and in memory).
     pub prefix_runs: u64,
     /// Bytes of the pack below the boundary given back by this GC (not punched before).
     pub pack_bytes_punched: u64,
@@ -108,6 +108,10 @@ pub struct GcReport {
     pub mark_duration: Duration,
     /// Time spent copying the live runs into the new prefix (and syncing it).
     pub copy_duration: Duration,
+    /// How long the store's own thread spent publishing (between two commits: dropping the
+    /// older commits, switching to the new prefix, starting the checkpoint): the GC's pause of
+    /// the writer.
+    pub publish_duration: Duration,
     /// From the start to the end of the freeing (publishing included).
     pub total_duration: Duration,
 }
@@ -195,7 +199,7 @@ pub(crate) fn run(
         &job.directory,
         job.generation,
         live.boundary_bytes,
-        &live.runs,
+        live.runs,
         &job.reader,
         job.sync,
         |index| {
@@ -214,7 +218,6 @@ pub(crate) fn run(
             return Ok(unchanged);
         }
     };
-    drop(live.runs);
     job.step(GcStep::Copied);
     if marked
         .send(Ok(Marked {

@@ -37,17 +37,21 @@ pub const MAPPING_VERSION: u32 = 1;
 pub const MAPPING_HEADER_BYTES: u64 = 8 + 4 + 4 + 8 + 8;
 /// One run: its pack offset and its length (u64 big-endian each).
 pub const MAPPING_RUN_BYTES: u64 = 16;
-/// The checksum that ends the file: the first 8 bytes of BLAKE2b-256 of everything before it.
+/// The checksum that ends the file: the first 8 bytes of BLAKE2b-256 of the BLAKE2b-256 digests
+/// of the file's pieces before it (so that a writer streams the file): the header, then each
+/// [`MAPPING_CHECKSUM_PIECE_RUNS`] runs (the last piece may hold fewer).
 pub const MAPPING_CHECKSUM_BYTES: u64 = 8;
+/// Runs per checksummed piece of a mapping file (64 KiB).
+pub const MAPPING_CHECKSUM_PIECE_RUNS: u64 = 4096;
 /// Bytes copied per read while a GC builds a prefix (bounds the copy's buffer).
 const COPY_CHUNK_BYTES: u64 = 1 << 20;
 
-/// A range of live pack bytes `[start, end)` and where it starts in the prefix file.
+/// Where a range of live pack bytes starts in the pack and in the prefix file (it ends where
+/// the next run starts in the prefix file: 16 bytes of memory per run).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Run {
-    pub(crate) start: u64,
-    pub(crate) end: u64,
-    pub(crate) prefix_offset: u64,
+struct Run {
+    start: u64,
+    prefix_offset: u64,
 }
 
 /// One generation's prefix and mapping, open for reading.
@@ -61,6 +65,8 @@ pub(crate) struct Prefix {
     /// Sorted by `start`, disjoint, not touching one another; `prefix_offset`s increase in the
     /// same order, each run right after the one before.
     runs: Vec<Run>,
+    /// The prefix file's length (where the last run ends in it).
+    length_bytes: u64,
 }
 
 /// The file names of generation `generation`: prefix, mapping.
@@ -80,11 +86,35 @@ fn io_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) ->
     }
 }
 
+/// The mapping file's checksum, fed piece by piece ([`MAPPING_CHECKSUM_BYTES`]).
+#[derive(Default)]
+struct PieceChecksum {
+    digests: Vec<u8>,
+}
+
+impl PieceChecksum {
+    fn piece(&mut self, bytes: &[u8]) {
+        self.digests
+            .extend_from_slice(&kestrel_crypto::hash::blake2b_256(bytes));
+    }
+
+    fn finish(&self) -> u64 {
+        let digest = kestrel_crypto::hash::blake2b_256(&self.digests);
+        u64::from_be_bytes([
+            digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+        ])
+    }
+}
+
+/// The checksum of a whole mapping file's `bytes` before its checksum.
 fn checksum(bytes: &[u8]) -> u64 {
-    let digest = kestrel_crypto::hash::blake2b_256(bytes);
-    u64::from_be_bytes([
-        digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-    ])
+    let mut checksum = PieceChecksum::default();
+    let (header, runs) = bytes.split_at(MAPPING_HEADER_BYTES as usize);
+    checksum.piece(header);
+    for piece in runs.chunks((MAPPING_CHECKSUM_PIECE_RUNS * MAPPING_RUN_BYTES) as usize) {
+        checksum.piece(piece);
+    }
+    checksum.finish()
 }
 
 impl Prefix {
@@ -172,7 +202,6 @@ impl Prefix {
             let end = start + run_length;
             runs.push(Run {
                 start,
-                end,
                 prefix_offset,
             });
             prefix_offset += run_length;
@@ -206,6 +235,7 @@ impl Prefix {
             generation,
             boundary,
             runs,
+            length_bytes: prefix_offset,
         })
     }
 
@@ -217,7 +247,7 @@ impl Prefix {
         directory: &Path,
         generation: u64,
         boundary: u64,
-        live: &[(u64, u64)],
+        live: Vec<(u64, u64)>,
         source: &PackReader,
         sync: bool,
         should_stop: impl Fn(usize) -> bool,
@@ -225,25 +255,35 @@ impl Prefix {
         let (prefix_name, mapping_name) = file_names(generation);
         let path = directory.join(prefix_name);
         let mapping_path = directory.join(mapping_name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(io_error(&path, "create"))?;
-        let mut mapping = Vec::with_capacity(
-            (MAPPING_HEADER_BYTES + live.len() as u64 * MAPPING_RUN_BYTES + 8) as usize,
-        );
-        mapping.extend_from_slice(&MAPPING_MAGIC);
-        mapping.extend_from_slice(&MAPPING_VERSION.to_be_bytes());
-        mapping.extend_from_slice(&[0; 4]);
-        mapping.extend_from_slice(&boundary.to_be_bytes());
-        mapping.extend_from_slice(&(live.len() as u64).to_be_bytes());
-        let mut runs = Vec::with_capacity(live.len());
+        let create = |path: &Path| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .map_err(io_error(path, "create"))
+        };
+        let file = create(&path)?;
+        let mapping_file = create(&mapping_path)?;
+        let mut mapping = std::io::BufWriter::new(&mapping_file);
+        let mut checksum = PieceChecksum::default();
+        let piece_bytes = (MAPPING_CHECKSUM_PIECE_RUNS * MAPPING_RUN_BYTES) as usize;
+        let mut piece = Vec::with_capacity(piece_bytes);
+        piece.extend_from_slice(&MAPPING_MAGIC);
+        piece.extend_from_slice(&MAPPING_VERSION.to_be_bytes());
+        piece.extend_from_slice(&[0; 4]);
+        piece.extend_from_slice(&boundary.to_be_bytes());
+        piece.extend_from_slice(&(live.len() as u64).to_be_bytes());
+        let mut flush_piece = |piece: &mut Vec<u8>| {
+            checksum.piece(piece);
+            let written = mapping.write_all(piece);
+            piece.clear();
+            written.map_err(io_error(&mapping_path, "write"))
+        };
+        flush_piece(&mut piece)?;
         let mut chunk = Vec::new();
         let mut out = std::io::BufWriter::with_capacity(COPY_CHUNK_BYTES as usize, &file);
-        let mut prefix_offset = 0u64;
         for (index, &(start, end)) in live.iter().enumerate() {
             assert!(
                 start < end && end <= boundary,
@@ -251,6 +291,7 @@ impl Prefix {
             );
             if should_stop(index) {
                 drop(out);
+                drop(mapping);
                 remove_generation(directory, generation);
                 return Ok(None);
             }
@@ -262,24 +303,22 @@ impl Prefix {
                 out.write_all(&chunk).map_err(io_error(&path, "write"))?;
                 at += length as u64;
             }
-            mapping.extend_from_slice(&start.to_be_bytes());
-            mapping.extend_from_slice(&(end - start).to_be_bytes());
-            runs.push(Run {
-                start,
-                end,
-                prefix_offset,
-            });
-            prefix_offset += end - start;
+            piece.extend_from_slice(&start.to_be_bytes());
+            piece.extend_from_slice(&(end - start).to_be_bytes());
+            if piece.len() == piece_bytes {
+                flush_piece(&mut piece)?;
+            }
+        }
+        if !piece.is_empty() {
+            flush_piece(&mut piece)?;
         }
         out.flush().map_err(io_error(&path, "write"))?;
         drop(out);
-        let mapping_checksum = checksum(&mapping);
-        mapping.extend_from_slice(&mapping_checksum.to_be_bytes());
-        let mut mapping_file =
-            File::create(&mapping_path).map_err(io_error(&mapping_path, "create"))?;
-        mapping_file
-            .write_all(&mapping)
+        mapping
+            .write_all(&checksum.finish().to_be_bytes())
+            .and_then(|()| mapping.flush())
             .map_err(io_error(&mapping_path, "write"))?;
+        drop(mapping);
         if sync {
             file.sync_all().map_err(io_error(&path, "sync"))?;
             mapping_file
@@ -289,6 +328,19 @@ impl Prefix {
                 .and_then(|directory| directory.sync_all())
                 .map_err(io_error(directory, "sync"))?;
         }
+        // The ranges become the runs in place (same size: no second list in memory).
+        let mut length_bytes = 0u64;
+        let runs: Vec<Run> = live
+            .into_iter()
+            .map(|(start, end)| {
+                let run = Run {
+                    start,
+                    prefix_offset: length_bytes,
+                };
+                length_bytes += end - start;
+                run
+            })
+            .collect();
         Ok(Some(Prefix {
             file,
             path,
@@ -296,6 +348,7 @@ impl Prefix {
             generation,
             boundary,
             runs,
+            length_bytes,
         }))
     }
 
@@ -316,9 +369,17 @@ impl Prefix {
 
     /// Bytes of the prefix file (the live bytes below the boundary).
     pub(crate) fn length_bytes(&self) -> u64 {
-        self.runs
-            .last()
-            .map_or(0, |run| run.prefix_offset + (run.end - run.start))
+        self.length_bytes
+    }
+
+    /// Where run `index` ends in the pack.
+    fn run_end(&self, index: usize) -> u64 {
+        let next = self
+            .runs
+            .get(index + 1)
+            .map_or(self.length_bytes, |run| run.prefix_offset);
+        let run = self.runs[index];
+        run.start + (next - run.prefix_offset)
     }
 
     /// Bytes the file system holds for the prefix and mapping files.
@@ -339,37 +400,43 @@ impl Prefix {
     fn read(&self, buffer: &mut [u8], offset: u64) -> Result<(), ContextError> {
         let end = offset + buffer.len() as u64;
         debug_assert!(end <= self.boundary);
-        let first = self.runs.partition_point(|run| run.end <= offset);
+        // The first run ending after `offset`, and the first starting at or after `end`.
+        let mut first = self
+            .runs
+            .partition_point(|run| run.start <= offset)
+            .saturating_sub(1);
+        if first < self.runs.len() && self.run_end(first) <= offset {
+            first += 1;
+        }
         let last = self.runs.partition_point(|run| run.start < end);
         if first >= last {
             buffer.fill(0);
             return Ok(());
         }
-        let runs = &self.runs[first..last];
-        let in_prefix = |run: &Run| {
+        // Each touched run's part inside the read: its pack range and where it is in the prefix.
+        let part = |index: usize| {
+            let run = self.runs[index];
             let start = run.start.max(offset);
-            let stop = run.end.min(end);
+            let stop = self.run_end(index).min(end);
             (start, stop, run.prefix_offset + (start - run.start))
         };
-        let (_, _, read_start) = in_prefix(&runs[0]);
-        let (_, last_stop, last_prefix) = in_prefix(&runs[runs.len() - 1]);
-        let last_start = runs[runs.len() - 1].start.max(offset);
-        let read_end = last_prefix + (last_stop - last_start);
-        let read_length = (read_end - read_start) as usize;
+        let (_, _, read_start) = part(first);
+        let (last_start, last_stop, last_prefix) = part(last - 1);
+        let read_length = (last_prefix + (last_stop - last_start) - read_start) as usize;
         self.file
             .read_exact_at(&mut buffer[..read_length], read_start)
             .map_err(io_error(&self.path, "read"))?;
         // Each run's bytes go to a place at or after where they were read to, and after every
         // earlier run's bytes: moving the runs from the last one back overwrites none not moved.
-        for run in runs.iter().rev() {
-            let (start, stop, from_prefix) = in_prefix(run);
+        for index in (first..last).rev() {
+            let (start, stop, from_prefix) = part(index);
             let from = (from_prefix - read_start) as usize;
             let to = (start - offset) as usize;
             buffer.copy_within(from..from + (stop - start) as usize, to);
         }
         let mut cursor = offset;
-        for run in runs {
-            let (start, stop, _) = in_prefix(run);
+        for index in first..last {
+            let (start, stop, _) = part(index);
             buffer[(cursor - offset) as usize..(start - offset) as usize].fill(0);
             cursor = stop;
         }
@@ -494,7 +561,7 @@ mod tests {
         std::fs::write(&pack_path, &pack_bytes).unwrap();
         let reader = PackReader::new(File::open(&pack_path).unwrap(), pack_path.clone(), None);
         let live = [(10, 20), (21, 40), (90, 150)];
-        let prefix = Prefix::write(&directory, 7, 160, &live, &reader, true, |_| false)
+        let prefix = Prefix::write(&directory, 7, 160, live.to_vec(), &reader, true, |_| false)
             .unwrap()
             .unwrap();
         assert_eq!(prefix.length_bytes(), 10 + 19 + 60);
@@ -531,6 +598,40 @@ mod tests {
         std::fs::remove_dir_all(&directory).unwrap();
     }
 
+    /// A mapping of more runs than one checksummed piece holds reopens, and reads every run.
+    #[test]
+    fn mappings_of_several_pieces_reopen() {
+        let directory = scratch("pieces");
+        let runs = MAPPING_CHECKSUM_PIECE_RUNS + 5;
+        let pack_bytes: Vec<u8> = (0..runs * 3 + 16).map(|i| (i % 251) as u8 | 1).collect();
+        let pack_path = directory.join("pack");
+        std::fs::write(&pack_path, &pack_bytes).unwrap();
+        let reader = PackReader::new(File::open(&pack_path).unwrap(), pack_path.clone(), None);
+        let live: Vec<(u64, u64)> = (0..runs).map(|k| (16 + 3 * k, 18 + 3 * k)).collect();
+        let boundary = 16 + 3 * runs;
+        Prefix::write(&directory, 2, boundary, live, &reader, false, |_| false)
+            .unwrap()
+            .unwrap();
+        let prefix = Prefix::open(&directory, 2, boundary).unwrap();
+        assert_eq!(prefix.run_count(), runs);
+        let reader = PackReader::new(
+            File::open(&pack_path).unwrap(),
+            pack_path,
+            Some(Arc::new(prefix)),
+        );
+        let mut buffer = vec![0u8; (boundary - 16) as usize];
+        reader.read_exact_at(&mut buffer, 16).unwrap();
+        for (index, byte) in buffer.iter().enumerate() {
+            let expected = if index % 3 == 2 {
+                0
+            } else {
+                pack_bytes[16 + index]
+            };
+            assert_eq!(*byte, expected, "{index}");
+        }
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+
     /// Every flipped byte of a mapping file, and a prefix file of another length, is a typed
     /// error naming the file.
     #[test]
@@ -543,7 +644,7 @@ mod tests {
             &directory,
             1,
             90,
-            &[(16, 30), (40, 50)],
+            vec![(16, 30), (40, 50)],
             &reader,
             false,
             |_| false,

@@ -1744,6 +1744,7 @@ impl Store {
         let Some(run) = &self.gc_run else {
             return Ok(());
         };
+        let publish_start = std::time::Instant::now();
         let kept_offset = run.kept_offset;
         let index_start_bytes = run.index_start_bytes;
         let report = GcReport {
@@ -1759,6 +1760,7 @@ impl Store {
             index_bytes_punched: 0,
             mark_duration: marked.mark_duration,
             copy_duration: marked.copy_duration,
+            publish_duration: std::time::Duration::ZERO,
             total_duration: std::time::Duration::ZERO,
         };
         self.wait_for_checkpoint()?;
@@ -1783,6 +1785,7 @@ impl Store {
                 checkpoints_needed: self.checkpoints_completed + 1,
                 report: GcReport {
                     commits_dropped,
+                    publish_duration: publish_start.elapsed(),
                     ..report
                 },
             };

@@ -106,6 +106,10 @@ fn control_and_index_constants() {
                 "MAPPING_CHECKSUM_BYTES",
                 store::MAPPING_CHECKSUM_BYTES.to_string(),
             ),
+            (
+                "MAPPING_CHECKSUM_PIECE_RUNS",
+                store::MAPPING_CHECKSUM_PIECE_RUNS.to_string(),
+            ),
         ],
     );
 }
