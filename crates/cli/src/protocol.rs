@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use kestrel_protocol::workload::{BlockTimings, Chain, Workload, ACCOUNTS_MAX};
+use kestrel_protocol::workload::{BlockTimings, Chain, Sources, Workload, ACCOUNTS_MAX};
 
 use crate::output::{self, CommandResult};
 use crate::temporary::TemporaryDirectory;
@@ -29,6 +29,8 @@ pub enum WorkloadName {
     Transfer,
     /// Originations of the FA1.2 contract.
     Originate,
+    /// `xtzToToken` calls of the liquidity-baking CPMM (Octez's scripts, originated at genesis).
+    XtzToToken,
 }
 
 /// Options of `kestrel protocol bench`.
@@ -49,6 +51,10 @@ pub struct BenchArgs {
     /// The FA1.2 contract (default: `$KESTREL_TESTDATA/michelson/mini_scenarios/fa12_reference.tz`).
     #[arg(long)]
     fa12: Option<PathBuf>,
+    /// The directory of the liquidity-baking scripts `cpmm.tz` and `lqt.tz` (default:
+    /// `$KESTREL_TESTDATA/michelson/protocol`), for `xtz-to-token`.
+    #[arg(long)]
+    liquidity_baking: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -81,10 +87,27 @@ fn bench(args: &BenchArgs) -> CommandResult {
         WorkloadName::Fa12 => Workload::Fa12,
         WorkloadName::Transfer => Workload::Transfer,
         WorkloadName::Originate => Workload::Originate,
+        WorkloadName::XtzToToken => Workload::XtzToToken,
     };
     let fa12 = source(&args.fa12, "michelson/mini_scenarios/fa12_reference.tz")?;
+    let liquidity_baking = match workload {
+        Workload::XtzToToken => {
+            let script = |name: &str| {
+                let given = args.liquidity_baking.as_ref().map(|dir| dir.join(name));
+                source(&given, &format!("michelson/protocol/{name}"))
+            };
+            Some((script("cpmm.tz")?, script("lqt.tz")?))
+        }
+        _ => None,
+    };
+    let sources = Sources {
+        fa12: &fa12,
+        liquidity_baking: liquidity_baking
+            .as_ref()
+            .map(|(cpmm, lqt)| (cpmm.as_str(), lqt.as_str())),
+    };
     let directory = TemporaryDirectory::try_new("kestrel-protocol-bench")?;
-    let mut chain = Chain::new(workload, args.accounts, &fa12, directory.path())
+    let mut chain = Chain::new(workload, args.accounts, &sources, directory.path())
         .map_err(|error| error.to_string())?;
     let blocks = args.ops.div_ceil(args.block_size).max(1);
     let mut timings = Vec::with_capacity(blocks);

@@ -124,6 +124,12 @@ impl Script {
             .collect()
     }
 
+    /// The type of entrypoint `name` (`default` is the whole parameter unless a branch is so
+    /// named), parsing only that entrypoint's type.
+    pub fn entrypoint_type(&self, name: &str) -> Option<Type> {
+        entrypoints::find(&self.typed.param_node, name)
+    }
+
     /// The type of entrypoint `name` and the path (`true` = left) from the parameter's root.
     pub(crate) fn entrypoint(&self, name: &str) -> Option<(Type, Vec<bool>)> {
         entrypoints::find_with_path(&self.typed.param_node, name)

@@ -1,12 +1,16 @@
 //! Synthetic chains for throughput benchmarks (`kestrel protocol bench`, the criterion bench
 //! `protocol_apply`): many revealed ed25519 accounts on the mockup genesis, blocks of signed
-//! manager operations from them — tez transfers, FA1.2 `transfer`s, originations — and a block's application as a node does it: decode,
+//! manager operations from them — tez transfers, FA1.2 `transfer`s, originations, `xtzToToken`
+//! calls of the liquidity-baking CPMM — and a block's application as a node does it: decode,
 //! signatures checked as one batch, each operation validated and applied in turn
 //! ([`validate_and_apply_block`]), the state committed once to a `kestrel_context::Store`. The
 //! time of each stage is reported.
 //!
-//! The FA1.2 contract's source is the caller's (the test data's `fa12_reference.tz`): this crate
-//! embeds no script.
+//! The scripts' sources are the caller's (the test data's `fa12_reference.tz`, and Octez's
+//! liquidity-baking `cpmm.tz` and `lqt.tz`): this crate embeds no script. For `xtzToToken`, the
+//! genesis originates the liquidity-baking contracts as Octez's does, then `bootstrap1` (the test
+//! token's administrator) mints tokens, approves the CPMM and adds liquidity, so that each call
+//! buys tokens from a pool of [`LIQUIDITY_MUTEZ`] against [`LIQUIDITY_TOKENS`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use crate::apply::{validate_and_apply_block, BlockContext, Mode, StageTimings};
 use crate::contents::{Contents, ManagerKind, ManagerOperation};
 use crate::crypto_fields::Contract;
 use crate::field::{BoundedNat, Mutez};
-use crate::ledger::{Genesis, Ledger, LedgerError, Manager};
+use crate::ledger::{Genesis, Ledger, LedgerError, LiquidityBakingScripts, Manager};
 use crate::manager::{ManagerHeader, Origination, Transaction};
 use crate::operation::{Operation, SignedOperation};
 use crate::receipt::{ContentsMetadata, ManagerResult, OperationResult};
@@ -43,6 +47,25 @@ const SETUP_GAS_LIMIT: u128 = 1_040_000;
 const SETUP_STORAGE_LIMIT: u128 = 60_000;
 /// The most accounts whose token balances fit an origination's storage limit.
 pub const ACCOUNTS_MAX: usize = 500;
+/// The tez `bootstrap1` adds to the CPMM's pool (10,000 tez).
+pub const LIQUIDITY_MUTEZ: u64 = 10_000_000_000;
+/// The tokens that deposit takes at the genesis pool's price (1 token unit per 100 mutez).
+pub const LIQUIDITY_TOKENS: u64 = LIQUIDITY_MUTEZ / 100;
+/// What each `xtzToToken` call sends (1 tez).
+const SWAP_MUTEZ: u64 = 1_000_000;
+/// The calls' deadline: 2100-01-01T00:00:00Z.
+const DEADLINE_SECONDS: u64 = 4_102_444_800;
+
+/// The scripts the blocks run, as source text.
+#[derive(Debug, Clone, Copy)]
+pub struct Sources<'a> {
+    /// The FA1.2 token (TZIP-7's reference contract), for [`Workload::Fa12`] and
+    /// [`Workload::Originate`].
+    pub fa12: &'a str,
+    /// Octez's liquidity-baking CPMM and liquidity-token scripts (`cpmm.tz`, `lqt.tz`), for
+    /// [`Workload::XtzToToken`].
+    pub liquidity_baking: Option<(&'a str, &'a str)>,
+}
 
 /// What the blocks hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +76,9 @@ pub enum Workload {
     Transfer,
     /// Originations of the FA1.2 contract with an empty ledger.
     Originate,
+    /// `xtzToToken` calls of the liquidity-baking CPMM: 1 tez for tokens, sent to the caller
+    /// (the CPMM calls the token's `transfer` and burns 0.1 % of the tez).
+    XtzToToken,
 }
 
 impl Workload {
@@ -62,6 +88,7 @@ impl Workload {
             Workload::Fa12 => (10_000, 100),
             Workload::Transfer => (3_000, 0),
             Workload::Originate => (10_000, 6_000),
+            Workload::XtzToToken => (20_000, 400),
         }
     }
 }
@@ -89,7 +116,8 @@ pub enum WorkloadError {
         /// Its receipt's result.
         result: String,
     },
-    /// The accounts asked for are 0 or more than [`ACCOUNTS_MAX`], or the setup failed.
+    /// The accounts asked for are 0 or more than [`ACCOUNTS_MAX`], a workload's script is
+    /// missing, or the setup failed.
     Setup(&'static str),
 }
 
@@ -154,26 +182,39 @@ pub struct Chain {
     /// Each account's next counter.
     counters: Vec<u128>,
     fa12_code: LazyExpr<'static>,
-    /// The token the calls go to.
+    /// The contract the calls go to (the token, or the CPMM).
     target: Option<Destination>,
     chain_id: ChainId,
     level: u64,
 }
 
 impl Chain {
-    /// The mockup genesis with `accounts` funded and revealed accounts, the FA1.2 contract (source
-    /// `fa12`) originated with a balance for each when the workload calls it, and a store in
-    /// `directory` (created, emptied first).
+    /// The mockup genesis with `accounts` funded and revealed accounts, the FA1.2 contract
+    /// originated with a balance for each when the workload calls it (or the liquidity-baking
+    /// contracts with liquidity added), and a store in `directory` (created, emptied first).
     pub fn new(
         workload: Workload,
         accounts: usize,
-        fa12: &str,
+        sources: &Sources<'_>,
         directory: &Path,
     ) -> Result<Chain, WorkloadError> {
         if accounts == 0 || accounts > ACCOUNTS_MAX {
             return Err(WorkloadError::Setup("accounts must be 1 to 500"));
         }
-        let genesis = Genesis::mockup();
+        let genesis = match (workload, sources.liquidity_baking) {
+            (Workload::XtzToToken, Some((cpmm, lqt))) => {
+                Genesis::mockup().with_liquidity_baking(LiquidityBakingScripts {
+                    cpmm: expanded(cpmm, true)?,
+                    lqt: expanded(lqt, true)?,
+                })
+            }
+            (Workload::XtzToToken, None) => {
+                return Err(WorkloadError::Setup(
+                    "xtzToToken needs the liquidity-baking scripts",
+                ))
+            }
+            _ => Genesis::mockup(),
+        };
         let mut ledger = Ledger::from_tree(
             Ledger::genesis(&genesis)?.tree().clone(),
             Arc::new(InMemory),
@@ -195,13 +236,14 @@ impl Chain {
             head: None,
             counters: vec![1; accounts],
             accounts: keys,
-            fa12_code: lazy(fa12, true)?,
+            fa12_code: lazy(sources.fa12, true)?,
             target: None,
             chain_id: ChainId::from_b58check(CHAIN_ID)
                 .map_err(|_| WorkloadError::Setup("the mockup's chain id does not parse"))?,
             level: 1,
         };
         chain.originate_token()?;
+        chain.add_liquidity()?;
         Ok(chain)
     }
 
@@ -241,6 +283,59 @@ impl Chain {
         );
         let token = self.originate(&admin, counter, self.fa12_code.clone(), &storage, 0)?;
         self.target = Some(token);
+        Ok(())
+    }
+
+    /// bootstrap1 mints [`LIQUIDITY_TOKENS`] of the test token, lets the CPMM take them and adds
+    /// [`LIQUIDITY_MUTEZ`] to its pool (`addLiquidity`); the calls then go to the CPMM.
+    fn add_liquidity(&mut self) -> Result<(), WorkloadError> {
+        if self.workload != Workload::XtzToToken {
+            return Ok(());
+        }
+        let admin = SecretKey::from_b58check(ADMIN_KEY)
+            .map_err(|_| WorkloadError::Setup("bootstrap1's key does not parse"))?;
+        let admin_address = admin.public_key().hash().to_b58check();
+        let (cpmm, _, token) = crate::apply::liquidity_baking_addresses();
+        let cpmm = Destination::Originated(cpmm);
+        let token = Destination::Originated(token);
+        let cpmm_address = cpmm.to_b58check();
+        let calls = [
+            (
+                token,
+                0,
+                "mintOrBurn",
+                format!("Pair {LIQUIDITY_TOKENS} \"{admin_address}\""),
+            ),
+            (
+                token,
+                0,
+                "approve",
+                format!("Pair \"{cpmm_address}\" {LIQUIDITY_TOKENS}"),
+            ),
+            (
+                cpmm,
+                LIQUIDITY_MUTEZ,
+                "addLiquidity",
+                format!(
+                    "Pair \"{admin_address}\" (Pair 1 (Pair {LIQUIDITY_TOKENS} {DEADLINE_SECONDS}))"
+                ),
+            ),
+        ];
+        for (destination, amount, entrypoint, argument) in calls {
+            let counter = self
+                .ledger
+                .counter(&admin.public_key().hash())?
+                .unwrap_or(0)
+                + 1;
+            let operation = transaction(
+                destination,
+                amount,
+                Some((entrypoint, lazy(&argument, false)?)),
+            );
+            let limits = (SETUP_GAS_LIMIT, SETUP_STORAGE_LIMIT);
+            self.apply_setup(&sign(&admin, header(&admin, counter, limits), operation))?;
+        }
+        self.target = Some(cpmm);
         Ok(())
     }
 
@@ -319,7 +414,20 @@ impl Chain {
                     );
                     transaction(token, 0, Some(("transfer", lazy(&argument, false)?)))
                 }
-                (Workload::Fa12, None) => return Err(WorkloadError::Setup("no contract to call")),
+                (Workload::XtzToToken, Some(cpmm)) => {
+                    let argument = format!(
+                        "Pair \"{}\" (Pair 1 {DEADLINE_SECONDS})",
+                        key.public_key().hash().to_b58check()
+                    );
+                    transaction(
+                        cpmm,
+                        SWAP_MUTEZ,
+                        Some(("xtzToToken", lazy(&argument, false)?)),
+                    )
+                }
+                (Workload::Fa12 | Workload::XtzToToken, None) => {
+                    return Err(WorkloadError::Setup("no contract to call"))
+                }
             };
             let counter = self.counters[sender];
             self.counters[sender] += 1;
@@ -448,15 +556,20 @@ fn sign(key: &SecretKey, header: ManagerHeader, operation: ManagerKind<'static>)
 
 /// Binary Micheline of a script (`toplevel`) or value's text, macros expanded.
 fn lazy(text: &str, toplevel: bool) -> Result<LazyExpr<'static>, WorkloadError> {
+    let node = expanded(text, toplevel)?;
+    let bytes = kestrel_micheline::binary::encode(&node)
+        .map_err(|error| WorkloadError::Script(format!("{error:?}")))?;
+    Ok(LazyExpr(std::borrow::Cow::Owned(bytes)))
+}
+
+/// A script (`toplevel`) or value's text parsed, macros expanded.
+fn expanded(text: &str, toplevel: bool) -> Result<kestrel_micheline::Node, WorkloadError> {
     let node = if toplevel {
         kestrel_micheline::parse_toplevel(text)
     } else {
         kestrel_micheline::parse_expression(text)
     }
     .map_err(|error| WorkloadError::Script(error.to_string()))?;
-    let node = kestrel_michelson::expand_macros(&node)
-        .map_err(|error| WorkloadError::Script(error.to_string()))?;
-    let bytes = kestrel_micheline::binary::encode(&node)
-        .map_err(|error| WorkloadError::Script(format!("{error:?}")))?;
-    Ok(LazyExpr(std::borrow::Cow::Owned(bytes)))
+    kestrel_michelson::expand_macros(&node)
+        .map_err(|error| WorkloadError::Script(error.to_string()))
 }

@@ -3,7 +3,7 @@
 //! also when one operation's signature is wrong, when a source sends several operations in the
 //! block, and when an operation is refused.
 
-use kestrel_protocol::workload::{Chain, Workload};
+use kestrel_protocol::workload::{Chain, Sources, Workload};
 use kestrel_protocol::{
     validate_and_apply, validate_and_apply_block, BlockContext, Ledger, Mode, SignedOperation,
 };
@@ -60,11 +60,18 @@ fn a_block_applies_as_its_operations_one_by_one() {
     ) else {
         return;
     };
-    let fa12 = std::fs::read_to_string(path).unwrap();
+    let fa12 = std::fs::read_to_string(&path).unwrap();
+    let liquidity_baking = path.parent().unwrap().parent().unwrap().join("protocol");
+    let cpmm = std::fs::read_to_string(liquidity_baking.join("cpmm.tz")).unwrap();
+    let lqt = std::fs::read_to_string(liquidity_baking.join("lqt.tz")).unwrap();
+    let sources = Sources {
+        fa12: &fa12,
+        liquidity_baking: Some((&cpmm, &lqt)),
+    };
     let directory =
         std::env::temp_dir().join(format!("kestrel-block-apply-{}", std::process::id()));
-    for workload in [Workload::Fa12, Workload::Transfer] {
-        let mut chain = Chain::new(workload, 5, &fa12, &directory).unwrap();
+    for workload in [Workload::Fa12, Workload::Transfer, Workload::XtzToToken] {
+        let mut chain = Chain::new(workload, 5, &sources, &directory).unwrap();
         // 80 operations: 16 per account, so every source has several in the block and the
         // batch is split over threads.
         let operations = chain.signed_block(80).unwrap();

@@ -1,10 +1,13 @@
-//! A block's operations validated and applied in order, with their signatures checked first as
-//! one batch ([`crate::signature::check_all`]: the ed25519 ones verified together, the batch
-//! split over the machine's cores). Each
-//! operation's receipt is exactly what [`super::validate_and_apply`] gives applied one after the
-//! other: the batch only replaces single checks it has already passed. Its key for an operation
-//! is the one the state holds for the source before the block, or the key the operation reveals;
-//! an operation whose key the validation finds different, or a batch that fails, is checked alone.
+//! A block's operations validated and applied in order, with their signatures checked as one
+//! batch ([`crate::signature::check_all`]: the ed25519 ones verified together, the batch split over
+//! the machine's cores) on other threads *while* the operations are applied, each as if its
+//! signature had passed. When the batch passes, each operation's receipt is exactly what
+//! [`super::validate_and_apply`] gives applied one after the other: the batch only replaces single
+//! checks it has passed. When it fails, the state is put back as it was before the block and the
+//! block applied again with every signature checked alone, so the outcome never depends on the
+//! overlap. The batch's key for an operation is the one the state holds for the source before the
+//! block, or the key the operation reveals; an operation whose key the validation finds different
+//! is checked alone.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +22,9 @@ use crate::receipt::ContentsMetadata;
 /// Where the time of [`validate_and_apply_block`] went.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StageTimings {
-    /// The batched signature check.
+    /// The signature stage's time on the applying thread: reading the batch's keys, then waiting
+    /// for the batch once the operations are applied (the batch runs beside the application), and
+    /// the block's second application when the batch fails.
     pub signature: Duration,
     /// Validation (counters, keys, limits, fees; single signature checks).
     pub validation: Duration,
@@ -27,82 +32,96 @@ pub struct StageTimings {
     pub application: Duration,
 }
 
+/// One receipt per operation, or why it was refused.
+type Receipts = Vec<Result<Vec<ContentsMetadata<'static>>, ValidationError>>;
+
 /// Validates and applies `operations` in order against `ledger` (as [`Mode::Apply`]), their
-/// signatures checked as one batch first: each operation's receipt, or why it was refused (a
-/// refused operation changes nothing), and where the time went.
+/// signatures checked as one batch beside the application: each operation's receipt, or why it
+/// was refused (a refused operation changes nothing), and where the time went.
 pub fn validate_and_apply_block(
     ledger: &mut Ledger,
     operations: &[SignedOperation<'_>],
     block: &BlockContext,
-) -> (
-    Vec<Result<Vec<ContentsMetadata<'static>>, ValidationError>>,
-    StageTimings,
-) {
+) -> (Receipts, StageTimings) {
     let mut timings = StageTimings::default();
     let start = Instant::now();
-    let keys = batch_verified_keys(ledger, operations, block);
-    timings.signature = start.elapsed();
-    let receipts = operations
-        .iter()
-        .zip(&keys)
-        .map(|(operation, key)| {
-            validate_and_apply_timed(
-                ledger,
-                operation,
-                block,
-                Mode::Apply,
-                key.as_ref(),
-                &mut timings,
-            )
-        })
-        .collect();
-    (receipts, timings)
-}
-
-/// For each operation, the key its signature verified under in one batched check, or `None`
-/// when its key is unknown before the block or the batch failed.
-fn batch_verified_keys(
-    ledger: &Ledger,
-    operations: &[SignedOperation<'_>],
-    block: &BlockContext,
-) -> Vec<Option<PublicKey>> {
-    let keys: Vec<Option<PublicKey>> = operations
-        .iter()
-        .map(|operation| {
-            let first = operation.operation.contents.first()?.as_manager()?;
-            source_key(ledger, &first.header.source, first).ok()
-        })
-        .collect();
+    let keys = batch_keys(ledger, operations);
     let checked: Vec<(&SignedOperation<'_>, &PublicKey)> = operations
         .iter()
         .zip(&keys)
         .filter_map(|(operation, key)| Some((operation, key.as_ref()?)))
         .collect();
-    if all_verify(&checked, block) {
-        keys
-    } else {
-        vec![None; operations.len()]
+    timings.signature = start.elapsed();
+    let before = ledger.clone();
+    let (receipts, batch_passed) = std::thread::scope(|scope| {
+        let batch = spawn_batch(scope, &checked, block);
+        let receipts = apply_all(ledger, operations, &keys, block, &mut timings);
+        let waited = Instant::now();
+        let passed = batch.into_iter().all(|part| part.join().unwrap_or(false));
+        timings.signature += waited.elapsed();
+        (receipts, passed)
+    });
+    if batch_passed {
+        return (receipts, timings);
     }
+    let again = Instant::now();
+    *ledger = before;
+    let unchecked = vec![None; operations.len()];
+    let mut discarded = StageTimings::default();
+    let receipts = apply_all(ledger, operations, &unchecked, block, &mut discarded);
+    timings.signature += again.elapsed();
+    (receipts, timings)
+}
+
+/// Each operation validated and applied in turn, its signature taken as verified under its key
+/// in `keys`.
+fn apply_all(
+    ledger: &mut Ledger,
+    operations: &[SignedOperation<'_>],
+    keys: &[Option<PublicKey>],
+    block: &BlockContext,
+    timings: &mut StageTimings,
+) -> Receipts {
+    operations
+        .iter()
+        .zip(keys)
+        .map(|(operation, key)| {
+            validate_and_apply_timed(ledger, operation, block, Mode::Apply, key.as_ref(), timings)
+        })
+        .collect()
+}
+
+/// For each operation, the key its signature must verify under in the batch, or `None` when its
+/// key is unknown before the block (it is then checked alone).
+fn batch_keys(ledger: &Ledger, operations: &[SignedOperation<'_>]) -> Vec<Option<PublicKey>> {
+    operations
+        .iter()
+        .map(|operation| {
+            let first = operation.operation.contents.first()?.as_manager()?;
+            source_key(ledger, &first.header.source, first).ok()
+        })
+        .collect()
 }
 
 /// Operations below which the batch is checked on one thread (a thread costs more than the
 /// few checks it would take over).
 const PARALLEL_BATCH_MIN: usize = 64;
 
-/// Whether every signature verifies, the batch split over the machine's cores.
-fn all_verify(checked: &[(&SignedOperation<'_>, &PublicKey)], block: &BlockContext) -> bool {
+/// The batch's check started on other threads, split over the machine's cores: each part's
+/// handle answers whether every signature in it verifies.
+fn spawn_batch<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    checked: &'env [(&'env SignedOperation<'env>, &'env PublicKey)],
+    block: &'env BlockContext,
+) -> Vec<std::thread::ScopedJoinHandle<'scope, bool>> {
     let threads = std::thread::available_parallelism().map_or(1, |threads| threads.get());
-    if threads < 2 || checked.len() < PARALLEL_BATCH_MIN {
-        return crate::signature::check_all(checked, block.chain_id).is_ok();
-    }
-    let chunk = checked.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = checked
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || crate::signature::check_all(part, block.chain_id).is_ok())
-            })
-            .collect();
-        parts.into_iter().all(|part| part.join().unwrap_or(false))
-    })
+    let parts = if checked.len() < PARALLEL_BATCH_MIN {
+        1
+    } else {
+        threads
+    };
+    checked
+        .chunks(checked.len().div_ceil(parts).max(1))
+        .map(|part| scope.spawn(move || crate::signature::check_all(part, block.chain_id).is_ok()))
+        .collect()
 }

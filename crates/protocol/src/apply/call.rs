@@ -164,7 +164,7 @@ fn refuse_forged_argument(
     entrypoint: &str,
     argument: &Node,
 ) -> Result<(), Fault> {
-    let Some(ty) = entrypoint_type(script, entrypoint) else {
+    let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(());
     };
     if !ty.has_big_map() {
@@ -199,20 +199,6 @@ fn parse_argument(
     }
 }
 
-/// The type of `entrypoint`, if the script has it.
-fn entrypoint_type(script: &Script, entrypoint: &str) -> Option<Type> {
-    let declared = script
-        .entrypoints()
-        .into_iter()
-        .find(|(name, _)| name == entrypoint)
-        .map(|(_, ty)| ty);
-    match declared {
-        Some(ty) => Some(ty),
-        None if entrypoint == "default" => Some(script.parameter_type().clone()),
-        None => None,
-    }
-}
-
 /// A contract's argument is already typed: Octez checks its type against the entrypoint's
 /// (`lift_execution_arg`, `ty_eq`) where the run parses its Micheline. What the run charged in
 /// excess, in milligas.
@@ -223,7 +209,7 @@ fn typed_argument_reparse_milli(
     entrypoint: &str,
     argument: &Node,
 ) -> Result<u64, Fault> {
-    let Some(ty) = entrypoint_type(script, entrypoint) else {
+    let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(0);
     };
     let parsed = parse_argument(env, script, environment, argument, &ty)?;

@@ -9,6 +9,7 @@
 
 mod constants;
 mod genesis;
+mod key_cache;
 mod paths;
 
 use std::sync::Arc;
@@ -221,7 +222,7 @@ impl Ledger {
             Some((0, hash)) => PublicKeyHash::try_from_bytes(hash)
                 .map(|hash| Some(Manager::Hash(hash)))
                 .map_err(|_| corrupt()),
-            Some((1, key)) => PublicKey::try_from_bytes(key)
+            Some((1, key)) => key_cache::parsed(key)
                 .map(|key| Some(Manager::PublicKey(Box::new(key))))
                 .map_err(|_| corrupt()),
             _ => Err(corrupt()),
