@@ -4,10 +4,13 @@
 //! contract's code with numbered lines, `script reached FAILWITH instruction`, `with VALUE`), a
 //! bad parameter, an ill-typed contract; other errors by their id.
 //!
-//! Not yet printed: the `At line L characters A to B,` line of a rejected script. Octez maps
-//! the error's location (a node of the code) to the printed code with macros unexpanded
-//! (`ASSERT_SOME`); the code is printed so, the location is not mapped yet.
+//! A rejected script's `At line L characters A to B,` line: Octez prints the code with macros
+//! unexpanded (`Michelson_v1_printer.unparse_toplevel`), parses that text again, and looks the
+//! error's location (a node of the stored, expanded code) up in the reparsed text's expansion
+//! table: a node a macro expanded to is placed at the macro (`ASSERT_SOME`).
 
+use crate::client::engine::failure_span;
+use crate::client::report::at;
 use kestrel_micheline::Node;
 use kestrel_protocol::receipt::ProtocolError;
 
@@ -24,7 +27,17 @@ pub fn render(errors: &[ProtocolError], contract: Option<(&str, &Node)>) -> Stri
             "michelson_v1.script_rejected" => {
                 out.push_str(&format!("Runtime error in contract {address}:\n"));
                 if let Some((_, code)) = contract {
-                    out.push_str(&numbered(&kestrel_protocol::render::script_text(code)));
+                    let text = kestrel_protocol::render::script_text(code);
+                    out.push_str(&numbered(&text));
+                    let span = error
+                        .fields
+                        .get("location")
+                        .and_then(serde_json::Value::as_u64)
+                        .and_then(|location| u32::try_from(location).ok())
+                        .and_then(|location| failure_span(&text, location));
+                    if let Some(span) = span {
+                        out.push_str(&format!("{},\n", at(&text, span)));
+                    }
                 }
                 out.push_str("script reached FAILWITH instruction\n");
                 if let Some(with) = error.fields.get("with").and_then(|value| {
@@ -62,15 +75,18 @@ fn numbered(text: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The recorded trace of `test_contract_fails.out` but its `At line …` line.
+    /// The recorded trace of `test_contract_fails.out`: the `FAILWITH` the `ASSERT_SOME` macro
+    /// expands to is placed at the macro.
     #[test]
-    fn a_rejected_script_prints_its_numbered_code_and_value() {
+    fn a_rejected_script_prints_its_numbered_code_place_and_value() {
         let code = kestrel_micheline::parse_toplevel(
             "{ parameter address ; storage unit ; code { CAR ; CONTRACT unit ; ASSERT_SOME ; DROP ; UNIT ; NIL operation ; PAIR } }",
         )
         .expect("Micheline");
         let mut fields = serde_json::Map::new();
         fields.insert("with".into(), serde_json::json!({"prim": "Unit"}));
+        // The expanded code's node 14 (prefix order): `ASSERT_SOME`'s `FAILWITH`.
+        fields.insert("location".into(), serde_json::json!(14));
         let error = ProtocolError {
             category: "temporary".into(),
             id: "proto.025-PsUshuai.michelson_v1.script_rejected".into(),
@@ -79,7 +95,7 @@ mod tests {
         let text = render(&[error], Some(("KT1X", &code)));
         assert!(text.starts_with("Runtime error in contract KT1X:\n  1: { parameter address ;\n  2:   storage unit ;\n"), "{text}");
         assert!(
-            text.ends_with("script reached FAILWITH instruction\nwith Unit\n"),
+            text.ends_with("At line 3 characters 31 to 42,\nscript reached FAILWITH instruction\nwith Unit\n"),
             "{text}"
         );
         assert_eq!(numbered(&"x\n".repeat(10)).lines().next(), Some("  01: x"));
