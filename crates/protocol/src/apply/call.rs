@@ -74,8 +74,7 @@ pub fn call(
     })?;
     // `Script_cache.find` inserts the script it loaded and elaborated.
     meter.consume(cache_access_milli(env.script_cache.bytes()))?;
-    env.script_cache
-        .insert(script.code_nodes().saturating_add(encoded_nodes(&storage)));
+    env.script_cache.insert(script.cached_size_bytes(&storage));
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {
         refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;

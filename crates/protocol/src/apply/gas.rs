@@ -94,16 +94,6 @@ pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
 /// show (`log2 (card + 1) = 10`, so 255 ≤ card ≤ 510), near its middle.
 pub const MOCKUP_CACHED_BYTES: u64 = 383 * MINIMAL_CACHED_CONTRACT_BYTES;
 
-/// Bytes Octez's `script_size` counts per Micheline node of a cached contract's code and
-/// storage, as estimated here (Octez sums the typed code's, its Micheline's and the typed
-/// storage's in-memory sizes, `Script_typed_ir_size`, which are not modelled). Only which
-/// multiple of [`MINIMAL_CACHED_CONTRACT_BYTES`] the cache's size falls in matters, and only
-/// when the cache is nearly empty (a simulation): with this value the recorded simulated calls
-/// of `test_now`, `test_set_delegate`, `test_store_input` and `test_transfer_tokens` get
-/// Octez's estimate, those of `Create_contract`, `test_source` and `test_transfer_amount` one
-/// bucket (43 milligas) less.
-pub const CACHED_BYTES_PER_NODE: u64 = 52;
-
 /// The size of the script cache as an operation sees it, which the cost of each lookup and
 /// update depends on (`cache_access_milli`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,11 +118,9 @@ impl ScriptCacheView {
         self.bytes
     }
 
-    /// A contract of `nodes` Micheline nodes (code and storage) inserted.
-    pub fn insert(&mut self, nodes: u64) {
-        self.bytes = self
-            .bytes
-            .saturating_add(nodes.saturating_mul(CACHED_BYTES_PER_NODE));
+    /// A contract of `bytes` (`Script_ir_translator.script_size`) inserted.
+    pub fn insert(&mut self, bytes: u64) {
+        self.bytes = self.bytes.saturating_add(bytes);
     }
 }
 

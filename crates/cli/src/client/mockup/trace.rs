@@ -95,7 +95,9 @@ mod tests {
         let text = render(&[error], Some(("KT1X", &code)));
         assert!(text.starts_with("Runtime error in contract KT1X:\n  1: { parameter address ;\n  2:   storage unit ;\n"), "{text}");
         assert!(
-            text.ends_with("At line 3 characters 31 to 42,\nscript reached FAILWITH instruction\nwith Unit\n"),
+            text.ends_with(
+                "At line 3 characters 31 to 42,\nscript reached FAILWITH instruction\nwith Unit\n"
+            ),
             "{text}"
         );
         assert_eq!(numbered(&"x\n".repeat(10)).lines().next(), Some("  01: x"));
