@@ -22,8 +22,11 @@ use std::path::{Path, PathBuf};
 const PASSING: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
+    "test_big_map_origination.out",
     "test_contract_fails.out",
     "test_now.out",
+    "test_self.out",
+    "test_sender.out",
     "test_set_delegate.out",
     "test_slice.out",
     "test_source.out",
@@ -41,8 +44,11 @@ const PASSING: &[&str] = &[
 const PASSING_BUT_FOR_GAS: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
+    "test_big_map_origination.out",
     "test_contract_fails.out",
     "test_now.out",
+    "test_self.out",
+    "test_sender.out",
     "test_set_delegate.out",
     "test_slice.out",
     "test_source.out",

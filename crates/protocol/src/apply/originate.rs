@@ -93,6 +93,17 @@ pub fn typecheck_storage(
     if let Some(error) = host.take_error() {
         return Err(error.into());
     }
+    if let Some(location) = super::forged::forged_id_location(script.storage_type(), storage) {
+        return Err(
+            ApplyError::ForgedLazyStorageId(Box::new(super::error::ForgedValue {
+                location,
+                expression: storage.clone(),
+                expected_type: script.storage_type().to_node(),
+                called: None,
+            }))
+            .into(),
+        );
+    }
     let (value, cost) = checked.map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     meter.consume(cost)?;
     Ok(value)

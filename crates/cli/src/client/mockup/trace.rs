@@ -10,14 +10,45 @@
 //! table: a node a macro expanded to is placed at the macro (`ASSERT_SOME`).
 
 use crate::client::engine::failure_span;
-use crate::client::report::at;
+use crate::client::report::{at, ill_typed_data_header, invalid_value};
 use kestrel_micheline::Node;
 use kestrel_protocol::receipt::ProtocolError;
 
 /// The trace of `errors`, raised while running `contract` (its address and code) when known.
 pub fn render(errors: &[ProtocolError], contract: Option<(&str, &Node)>) -> String {
     let mut out = String::new();
+    // The value an `Ill_typed_data` printed, in which the errors after it are placed; after a
+    // bad parameter, they are placed by location only (`At (unshown) location N`).
+    let mut data_text: Option<String> = None;
+    let node_field = |error: &ProtocolError, name: &str| {
+        error
+            .fields
+            .get(name)
+            .and_then(|value| kestrel_micheline::json::from_json_str(&value.to_string()).ok())
+    };
     for error in errors {
+        let location = error
+            .fields
+            .get("location")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let place = |text: &Option<String>| -> String {
+            let span = text.as_ref().and_then(|text| {
+                let node = kestrel_micheline::parse_expression(text).ok()?;
+                let at_node =
+                    kestrel_micheline::location::node_at(&node, usize::try_from(location).ok()?)?;
+                // Octez's parser starts a parenthesized application at its `(`.
+                let mut span = at_node.span;
+                if span.start > 0 && text.as_bytes().get(span.start as usize - 1) == Some(&b'(') {
+                    span.start -= 1;
+                }
+                Some((text, span))
+            });
+            match span {
+                Some((text, span)) => at(text, span),
+                None => format!("At (unshown) location {location}"),
+            }
+        };
         let id = error
             .id
             .rsplit_once("025-PsUshuai.")
@@ -53,6 +84,36 @@ pub fn render(errors: &[ProtocolError], contract: Option<(&str, &Node)>) -> Stri
                 out.push_str(&format!("Invalid argument passed to contract {address}.\n"));
             }
             "michelson_v1.ill_typed_contract" => out.push_str("Ill typed contract.\n"),
+            "michelson_v1.ill_typed_data" => {
+                let (Some(value), Some(ty)) = (
+                    node_field(error, "ill_typed_expression"),
+                    node_field(error, "expected_type"),
+                ) else {
+                    continue;
+                };
+                let text = kestrel_micheline::print::to_text_indented_wrapped(&value);
+                let ty = kestrel_micheline::print::to_text_single_line(&ty);
+                out.push_str(&ill_typed_data_header(&text, &ty));
+                out.push('\n');
+                data_text = Some(text);
+            }
+            "michelson_v1.invalid_constant" => {
+                let (Some(value), Some(ty)) = (
+                    node_field(error, "wrong_expression"),
+                    node_field(error, "expected_type"),
+                ) else {
+                    continue;
+                };
+                let value = kestrel_micheline::print::to_text_indented_wrapped(&value);
+                let ty = kestrel_micheline::print::to_text_single_line(&ty);
+                out.push_str(&invalid_value(&place(&data_text), &value, &ty));
+                out.push('\n');
+            }
+            "michelson_v1.unexpected_forged_value" => {
+                let place = place(&data_text);
+                let separator = if data_text.is_some() { ",\n" } else { ", " };
+                out.push_str(&format!("{place}{separator}Unexpected forged value.\n"));
+            }
             other => out.push_str(&format!("Error: {other}\n")),
         }
     }
