@@ -1,7 +1,7 @@
 //! Why an operation that passed validation fails when applied (it keeps its fee; its batch is
 //! backtracked): Octez's error ids, turned into the receipts' [`ProtocolError`]s.
 
-use kestrel_crypto::Destination;
+use kestrel_crypto::{Destination, PublicKeyHash};
 use kestrel_michelson::ExecutionError;
 use serde_json::{json, Map, Value};
 
@@ -50,6 +50,17 @@ pub enum ApplyError {
     ForgedLazyStorageId(Box<ForgedValue>),
     /// The run failed (`michelson_v1.script_rejected`, `runtime_error`, …).
     Execution(ExecutionError),
+    /// Delegation to an account that is not a registered delegate
+    /// (`contract.manager.unregistered_delegate`).
+    UnregisteredDelegate(PublicKeyHash),
+    /// A registered delegate changing its delegate (`delegate.no_deletion`).
+    NoDeletion(PublicKeyHash),
+    /// Delegation to the current delegate (`delegate.unchanged`).
+    CurrentDelegate,
+    /// Self-delegation of an active registered delegate (`delegate.already_active`).
+    ActiveDelegate,
+    /// A tz5 account as a delegate (`delegate.tz5_cannot_be_a_delegate`).
+    Tz5CannotBeADelegate(PublicKeyHash),
     /// Increase of paid storage by a non-positive amount (`contract.negative_storage_input`).
     NegativeStorageInput,
 }
@@ -75,8 +86,13 @@ impl ApplyError {
         }
         let (id, fields) = self.id_and_fields();
         let mut error = ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields);
-        if id.starts_with("gas_exhausted") {
+        if id.starts_with("gas_exhausted")
+            || matches!(self, Self::CurrentDelegate | Self::ActiveDelegate)
+        {
             error.category = "temporary".to_owned();
+        }
+        if matches!(self, Self::Tz5CannotBeADelegate(_)) {
+            error.category = "branch".to_owned();
         }
         vec![error]
     }
@@ -120,6 +136,20 @@ impl ApplyError {
             }
             Self::Execution(error) => execution_error(error),
             Self::NegativeStorageInput => ("contract.negative_storage_input", Map::new()),
+            Self::UnregisteredDelegate(account) => (
+                "contract.manager.unregistered_delegate",
+                object(json!({"hash": account.to_b58check()})),
+            ),
+            Self::NoDeletion(account) => (
+                "delegate.no_deletion",
+                object(json!({"delegate": account.to_b58check()})),
+            ),
+            Self::CurrentDelegate => ("delegate.unchanged", Map::new()),
+            Self::ActiveDelegate => ("delegate.already_active", Map::new()),
+            Self::Tz5CannotBeADelegate(account) => (
+                "delegate.tz5_cannot_be_a_delegate",
+                object(json!({"delegate": account.to_b58check()})),
+            ),
         }
     }
 }

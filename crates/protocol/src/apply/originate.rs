@@ -187,6 +187,10 @@ pub fn write(
     env.ledger
         .set_used_bytes(&contract.address, u128::try_from(total).unwrap_or(0))?;
     if let Some(delegate) = &contract.delegate {
+        // `Delegate.Contract.init`: only to a registered delegate.
+        if !super::manager::registered(env.ledger, delegate)? {
+            return Err(ApplyError::UnregisteredDelegate(*delegate).into());
+        }
         env.ledger.set_delegate(&destination, Some(delegate))?;
     }
     Ok(lazy.receipt)
