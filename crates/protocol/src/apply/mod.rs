@@ -39,7 +39,7 @@ pub use activation::addresses as liquidity_baking_addresses;
 pub(crate) use activation::originate_liquidity_baking;
 pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
-pub use error::{ApplyError, ERROR_ID_PREFIX};
+pub use error::{ApplyError, ForgedValue, ERROR_ID_PREFIX};
 pub use internal::emitted_operation;
 pub use lazy_storage::apply as apply_big_map_diff;
 pub use nonce::OriginationNonce;
