@@ -18,7 +18,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-/// Files whose every command matches the recording: raise it as more do.
+/// Files whose every command matches the recording: raise it as more do. The one replayable
+/// file not listed, `test_level.out`, differs from its fifth command on: tezt's test bakes three
+/// blocks between the recorded commands (`Client.bake_for`, `contract_onchain_opcodes.ml`)
+/// without recording them, and `kestrel client --mode mockup` has no `bake for`, so `LEVEL`
+/// stays 1 where Octez's reached 4.
 const PASSING: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
