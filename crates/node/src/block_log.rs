@@ -38,14 +38,18 @@ impl BlockLog {
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(BlockLog {
+        Ok(BlockLog::empty(file, baker))
+    }
+
+    fn empty(file: File, baker: Account) -> BlockLog {
+        BlockLog {
             file,
             offsets: Vec::new(),
             end: 0,
             hashes: Vec::new(),
             recent: VecDeque::new(),
             baker,
-        })
+        }
     }
 
     /// The log of the file at `path`: its lines while `keep` accepts their blocks (the first
@@ -66,14 +70,7 @@ impl BlockLog {
             .create(true)
             .truncate(false)
             .open(path)?;
-        let mut log = BlockLog {
-            file,
-            offsets: Vec::new(),
-            end: 0,
-            hashes: Vec::new(),
-            recent: VecDeque::new(),
-            baker,
-        };
+        let mut log = BlockLog::empty(file, baker);
         for line in text.split_inclusive('\n') {
             if !line.ends_with('\n') {
                 break;
