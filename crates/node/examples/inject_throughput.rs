@@ -34,6 +34,9 @@ struct Options {
     duration: Option<u64>,
     sample: u64,
     json: bool,
+    /// A node already running (`kestrel node --accounts N`) to inject into, and its process
+    /// id, whose resident memory is then reported instead of this process's.
+    external: Option<(SocketAddr, u32)>,
 }
 
 fn options() -> Options {
@@ -44,6 +47,7 @@ fn options() -> Options {
         duration: None,
         sample: 60,
         json: false,
+        external: None,
     };
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
@@ -60,6 +64,17 @@ fn options() -> Options {
             "--duration" => options.duration = Some(value()),
             "--sample" => options.sample = value().max(1),
             "--json" => options.json = true,
+            "--external" => {
+                let address = arguments
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .expect("--external needs HOST:PORT");
+                let pid = arguments
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .expect("--external needs the node's process id after its address");
+                options.external = Some((address, pid));
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -192,7 +207,11 @@ impl Connection {
 }
 
 fn resident_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+    resident_kib_of("self")
+}
+
+fn resident_kib_of(process: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{process}/status"))
         .ok()
         .and_then(|status| {
             status
@@ -235,25 +254,7 @@ fn throughput_run(clients: usize, transfers: u32) -> f64 {
                 .collect()
         })
         .collect();
-    let mut connections: Vec<Connection> =
-        (0..clients).map(|_| Connection::open(address)).collect();
-    let started = Instant::now();
-    std::thread::scope(|scope| {
-        for (connection, requests) in connections.iter_mut().zip(&requests) {
-            scope.spawn(move || {
-                for request in requests {
-                    let (status, body) = connection.exchange(request);
-                    assert!(
-                        status.starts_with("HTTP/1.1 200"),
-                        "{status} {}",
-                        String::from_utf8_lossy(&body)
-                    );
-                }
-            });
-        }
-    });
-    let rate = (clients as f64 * f64::from(transfers)) / started.elapsed().as_secs_f64();
-    drop(connections);
+    let rate = inject_all(address, &requests);
     node.shut_down();
     rate
 }
@@ -307,8 +308,71 @@ fn load_test(clients: usize, duration: u64, sample: u64, json: bool) {
     node.shut_down();
 }
 
+/// Injects `transfers` per client into a node already running at `address`, from its first
+/// `clients` accounts (their counters read first); transfers/s.
+fn external_run(address: SocketAddr, clients: usize, transfers: u32) -> f64 {
+    let accounts = accounts(clients.saturating_sub(5));
+    let mut connection = Connection::open(address);
+    let mut get = |path: &str| -> String {
+        let (status, body) = connection
+            .exchange(format!("GET {path} HTTP/1.1\r\nhost: {address}\r\n\r\n").as_bytes());
+        assert!(status.starts_with("HTTP/1.1 200"), "{path}: {status}");
+        serde_json::from_slice::<String>(&body).expect("a JSON string")
+    };
+    let branch = get("/chains/main/blocks/head/hash");
+    let requests: Vec<Vec<Vec<u8>>> = (0..clients)
+        .map(|client| {
+            let from = &accounts[client];
+            let to = &accounts[(client + 1) % accounts.len()];
+            let path = format!(
+                "/chains/main/blocks/head/context/contracts/{}/counter",
+                from.public_key_hash.to_b58check()
+            );
+            let first: u64 = get(&path).parse::<u64>().expect("a counter") + 1;
+            (first..first + u64::from(transfers))
+                .map(|counter| injection(address, &branch, from, to, counter))
+                .collect()
+        })
+        .collect();
+    inject_all(address, &requests)
+}
+
+/// Posts each client's `requests` in turn over a connection of its own, the clients at once;
+/// requests answered per second.
+fn inject_all(address: SocketAddr, requests: &[Vec<Vec<u8>>]) -> f64 {
+    let mut connections: Vec<Connection> =
+        requests.iter().map(|_| Connection::open(address)).collect();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for (connection, requests) in connections.iter_mut().zip(requests) {
+            scope.spawn(move || {
+                for request in requests {
+                    let (status, body) = connection.exchange(request);
+                    assert!(
+                        status.starts_with("HTTP/1.1 200"),
+                        "{status} {}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
+            });
+        }
+    });
+    let count: usize = requests.iter().map(Vec::len).sum();
+    count as f64 / started.elapsed().as_secs_f64()
+}
+
 fn main() {
     let options = options();
+    if let Some((address, pid)) = options.external {
+        let before = resident_kib_of(&pid.to_string());
+        let rate = external_run(address, options.clients, options.transfers);
+        let after = resident_kib_of(&pid.to_string());
+        println!(
+            "{{\"external\": true, \"clients\": {}, \"transfers_per_client\": {}, \"transfers_per_second\": {rate:.0}, \"node_rss_kib_before\": {before}, \"node_rss_kib_after\": {after}}}",
+            options.clients, options.transfers
+        );
+        return;
+    }
     if let Some(duration) = options.duration {
         load_test(options.clients, duration, options.sample, options.json);
         return;

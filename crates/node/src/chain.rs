@@ -21,13 +21,14 @@ use kestrel_protocol::{
     Mode, Operation, SignedOperation, ValidationError,
 };
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::accounts::{bootstrap_accounts, Account};
 use crate::block::{chain_id_of_genesis, Block, BlockInput, IncludedOperation, PROTOCOL_HASH};
+use crate::block_log::BlockLog;
 use crate::mempool::{Mempool, PendingOperation};
+use std::borrow::Cow;
 
 /// Most bytes of an operation's protocol data, its branch excluded (the sandbox constants'
 /// `max_operation_data_length`).
@@ -134,8 +135,7 @@ pub struct Chain {
     ledger: Ledger,
     store: Arc<SharedStore>,
     directory: PathBuf,
-    blocks_file: std::fs::File,
-    blocks: Vec<Block>,
+    blocks: BlockLog,
     chain_id: ChainId,
     accounts: Vec<Account>,
     /// Operations validated and applied since head, waiting for the next block when blocks are
@@ -196,18 +196,15 @@ impl Chain {
         };
         let ledger = Ledger::genesis(&genesis)?;
         let placeholder = ChainId::try_from_bytes(&[0; 4]).expect("4 bytes");
-        let blocks_file = std::fs::File::create(config.directory.join(BLOCKS_FILE))?;
+        let blocks = BlockLog::create(
+            &config.directory.join(BLOCKS_FILE),
+            config.accounts[0].clone(),
+        )?;
         let genesis_seconds = config.genesis_seconds;
-        let mut chain = Chain::assemble(
-            ledger,
-            SharedStore::new(store),
-            config,
-            blocks_file,
-            Vec::new(),
-            placeholder,
-        );
+        let mut chain =
+            Chain::assemble(ledger, SharedStore::new(store), config, blocks, placeholder);
         chain.bake_at(Vec::new(), Timestamp(genesis_seconds))?;
-        chain.chain_id = chain_id_of_genesis(&chain.blocks[0].hash);
+        chain.chain_id = chain_id_of_genesis(&chain.head().hash);
         for _ in 0..INITIAL_EMPTY_BLOCKS {
             chain.bake(Vec::new())?;
         }
@@ -217,44 +214,25 @@ impl Chain {
     /// Continues the chain of `store`: its blocks up to the last whose commit the store holds
     /// (a line written after a commit the store lost, or torn, is dropped), the ledger at it.
     fn reopen(config: ChainConfig<'_>, store: Store) -> Result<Chain, ChainError> {
-        let path = config.directory.join(BLOCKS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(error) => return Err(error.into()),
-        };
-        let mut blocks = Vec::new();
-        let mut kept = String::new();
-        for line in text.lines() {
-            let Some(block) = Block::from_line(line, &config.accounts[0]) else {
-                break;
-            };
-            if !store.contains_commit(&ContextHash(*block.context().as_bytes())) {
-                break;
-            }
-            kept.push_str(line);
-            kept.push('\n');
-            blocks.push(block);
-        }
-        let Some(head) = blocks.last() else {
-            return Err(ChainError::NoBlocks(config.directory.display().to_string()));
-        };
+        let blocks = BlockLog::open(
+            &config.directory.join(BLOCKS_FILE),
+            config.accounts[0].clone(),
+            |block| store.contains_commit(&ContextHash(*block.context().as_bytes())),
+        )?;
         let missing = || ChainError::NoBlocks(config.directory.display().to_string());
+        let head = blocks.last().ok_or_else(missing)?;
         let tree = store
             .checkout(&ContextHash(*head.context().as_bytes()))?
             .ok_or_else(missing)?;
         let store = SharedStore::new(store);
         let ledger = Ledger::from_tree(tree, store.clone(), sandbox_constants());
-        std::fs::write(&path, kept)?;
-        let blocks_file = std::fs::OpenOptions::new().append(true).open(&path)?;
-        let chain_id = chain_id_of_genesis(&blocks[0].hash);
+        let genesis = blocks.hash_at(0).ok_or_else(missing)?;
         Ok(Chain::assemble(
             ledger,
             store,
             config,
-            blocks_file,
             blocks,
-            chain_id,
+            chain_id_of_genesis(&genesis),
         ))
     }
 
@@ -262,15 +240,13 @@ impl Chain {
         ledger: Ledger,
         store: Arc<SharedStore>,
         config: ChainConfig<'_>,
-        blocks_file: std::fs::File,
-        blocks: Vec<Block>,
+        blocks: BlockLog,
         chain_id: ChainId,
     ) -> Chain {
         Chain {
             ledger,
             store,
             directory: config.directory.to_path_buf(),
-            blocks_file,
             blocks,
             chain_id,
             accounts: config.accounts,
@@ -345,16 +321,19 @@ impl Chain {
         self.blocks.last().expect("a chain has its genesis block")
     }
 
-    /// The block at `level`, if the chain has one.
-    pub fn block_at_level(&self, level: i64) -> Option<&Block> {
+    /// The block at `level`, if the chain has one (read back from the blocks file when it is
+    /// not among the recent ones).
+    pub fn block_at_level(&self, level: i64) -> Option<Cow<'_, Block>> {
         usize::try_from(level)
             .ok()
             .and_then(|index| self.blocks.get(index))
     }
 
     /// The block with `hash`.
-    pub fn block_by_hash(&self, hash: &BlockHash) -> Option<&Block> {
-        self.blocks.iter().rev().find(|block| block.hash == *hash)
+    pub fn block_by_hash(&self, hash: &BlockHash) -> Option<Cow<'_, Block>> {
+        self.blocks
+            .level_of(hash)
+            .and_then(|level| self.blocks.get(level))
     }
 
     /// The block the next operation is applied in.
@@ -569,27 +548,9 @@ impl Chain {
         };
         let block_count = self.snapshots[position].block_count;
         self.snapshots.truncate(position);
-        if block_count < self.blocks.len() {
-            self.blocks.truncate(block_count);
-            self.rewrite_blocks_file()?;
-        }
+        self.blocks.truncate(block_count)?;
         self.recover()?;
         Ok(true)
-    }
-
-    /// Writes the blocks file afresh from the blocks in memory, replacing it at once (a crash
-    /// leaves the old or the new file).
-    fn rewrite_blocks_file(&mut self) -> Result<(), ChainError> {
-        let path = self.directory.join(BLOCKS_FILE);
-        let temporary = self.directory.join(format!("{BLOCKS_FILE}.new"));
-        let mut text = String::new();
-        for block in &self.blocks {
-            text.push_str(&block.to_line());
-        }
-        std::fs::write(&temporary, text)?;
-        std::fs::rename(&temporary, &path)?;
-        self.blocks_file = std::fs::OpenOptions::new().append(true).open(&path)?;
-        Ok(())
     }
 
     /// Dates the next block at `seconds` (`kestrel_set_next_block_timestamp`); it must be later
@@ -682,8 +643,7 @@ impl Chain {
             baker: &self.accounts[0].secret_key,
             chain_id: (level > 0).then_some(self.chain_id),
         });
-        self.blocks_file.write_all(block.to_line().as_bytes())?;
-        self.blocks.push(block);
+        self.blocks.push(block)?;
         Ok(self.head())
     }
 }

@@ -309,3 +309,42 @@ fn octez_pending_operations() -> Option<Value> {
     let end = start + text[start..].find("\n\n").expect("its end");
     Some(serde_json::from_str(&text[start..end]).expect("the recorded JSON"))
 }
+
+#[test]
+fn old_blocks_are_read_back_and_revert_crosses_the_recent_window() {
+    let scratch = support::Scratch::new("old-blocks");
+    let mut chain = support::new_chain_in(&scratch);
+    let operation = support::signed_transfer(&mut chain, 1, 1_000, BOOTSTRAP2);
+    let at_three = support::inject(&mut chain, &operation);
+    let id = kestrel(&mut chain, "snapshot", json!({}))["id"].clone();
+    // More blocks than are kept in memory (kestrel_node::block_log::RECENT_BLOCKS).
+    kestrel(&mut chain, "mine", json!({"blocks": 400}));
+    assert_eq!(get_json(&mut chain, "/chains/main/blocks/3"), at_three);
+    let by_hash = format!(
+        "/chains/main/blocks/{}/header",
+        at_three["hash"].as_str().expect("a hash")
+    );
+    assert_eq!(get_json(&mut chain, &by_hash)["level"], 3);
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head~400/hash"),
+        at_three["hash"]
+    );
+    let live = get_json(&mut chain, "/chains/main/blocks/head/live_blocks");
+    assert_eq!(live.as_array().map(Vec::len), Some(120));
+
+    kestrel(&mut chain, "revert", json!({ "id": id }));
+    assert_eq!(get_json(&mut chain, "/chains/main/blocks/head"), at_three);
+    assert_eq!(
+        call(&mut chain, "GET", "/chains/main/blocks/4/hash", "").status,
+        404
+    );
+    kestrel(&mut chain, "mine", json!({"blocks": 2}));
+    drop(chain);
+    let mut chain = support::new_chain_in(&scratch);
+    assert_eq!(level(&mut chain), 5);
+    assert_eq!(get_json(&mut chain, "/chains/main/blocks/3"), at_three);
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head~2/hash"),
+        at_three["hash"]
+    );
+}

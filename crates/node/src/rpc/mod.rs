@@ -99,7 +99,7 @@ fn chain_rpc(chain: &Chain, method: &str, rest: &[&str], request: &Request<'_>) 
                 return error::not_found();
             };
             let is_head = block.hash == chain.head().hash;
-            block_rpc(chain, block, is_head, method, rest, request)
+            block_rpc(chain, &block, is_head, method, rest, request)
         }
         _ => error::not_found(),
     }
@@ -170,7 +170,7 @@ fn block_rpc(
 /// The block named by `id` (`block_services.ml`, `parse_block`): `head`, `genesis`, a level, a
 /// hash, each optionally followed by `~N` or `-N` (ancestors) or `+N` (descendants). Ancestors
 /// below genesis are clamped to genesis, as a young chain must for pytezos's `head~115` branch.
-fn resolve_block<'c>(chain: &'c Chain, id: &str) -> Option<&'c Block> {
+fn resolve_block<'c>(chain: &'c Chain, id: &str) -> Option<std::borrow::Cow<'c, Block>> {
     let split = id.find(['~', '-', '+']).unwrap_or(id.len());
     let (base, offset) = id.split_at(split);
     let level = match base {
