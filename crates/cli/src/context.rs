@@ -277,6 +277,7 @@ pub fn run(command: ContextCommand) -> CommandResult {
                         keep_commits,
                         every_commits: gc_every.max(1),
                     }),
+                    gc_abort_at: None,
                 },
                 time_limit: time_limit_seconds.map(std::time::Duration::from_secs),
                 memory_sample_interval_blocks: memory_samples
@@ -387,6 +388,16 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
     let pack = file_sizes(kestrel_context::PACK_FILE_NAME);
     let index = file_sizes(kestrel_context::INDEX_FILE_NAME);
     let control = file_sizes(kestrel_context::CONTROL_FILE_NAME);
+    // The last GC's prefix and mapping (none for a store never collected, or collected by a
+    // version that punched in place).
+    let prefix = file_sizes(&format!(
+        "{}{gc_count}",
+        kestrel_context::store_constants::PREFIX_FILE_STEM
+    ));
+    let mapping = file_sizes(&format!(
+        "{}{gc_count}",
+        kestrel_context::store_constants::MAPPING_FILE_STEM
+    ));
     if json {
         print_json(&serde_json::json!({
             "head": store.head().map(|hash| hash.to_base58()),
@@ -397,6 +408,8 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
             "index_file_bytes": index.0,
             "index_allocated_bytes": index.1,
             "control_file_bytes": control.0,
+            "prefix_file_bytes": prefix.0,
+            "mapping_file_bytes": mapping.0,
             "disk_bytes": store.disk_bytes(),
             "gc_count": gc_count,
             "gc_boundary_bytes": gc_boundary,
@@ -433,6 +446,12 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
             index.1 as f64 / 1048576.0,
             control.0
         );
+        if prefix.0 > 0 || mapping.0 > 0 {
+            println!(
+                "prefix:    {} bytes, mapping {} bytes (generation {gc_count})",
+                prefix.0, mapping.0
+            );
+        }
         println!(
             "disk:      {:.1} MiB",
             store.disk_bytes() as f64 / 1048576.0
@@ -507,13 +526,14 @@ fn gc_report_json(report: &GcReport) -> serde_json::Value {
         "commits_dropped": report.commits_dropped,
         "live_objects": report.live_objects,
         "live_bytes": report.live_bytes,
-        "live_pages": report.live_pages,
-        "pages_punched": report.pages_punched,
-        "holes_punched": report.holes_punched,
-        "bytes_punched": report.pages_punched * kestrel_context::GC_PAGE_BYTES,
+        "prefix_bytes": report.prefix_bytes,
+        "prefix_runs": report.prefix_runs,
+        "pack_bytes_punched": report.pack_bytes_punched,
         "index_bytes_punched": report.index_bytes_punched,
         "mark_frontier_peak": report.mark_frontier_peak,
         "mark_ms": report.mark_duration.as_secs_f64() * 1e3,
+        "copy_ms": report.copy_duration.as_secs_f64() * 1e3,
+        "publish_ms": report.publish_duration.as_secs_f64() * 1e3,
         "total_ms": report.total_duration.as_secs_f64() * 1e3,
     })
 }
@@ -544,23 +564,25 @@ fn gc(directory: &Path, keep: u64, json: bool) -> CommandResult {
             report.kept_commit, report.commits_dropped
         );
         println!(
-            "live:   {} objects, {:.1} MiB, in {} pages below the boundary at {}",
+            "live:   {} objects, {:.1} MiB; below the boundary at {}: {:.1} MiB in the prefix \
+             ({} runs)",
             report.live_objects,
             report.live_bytes as f64 / 1048576.0,
-            report.live_pages,
-            report.boundary_bytes
+            report.boundary_bytes,
+            report.prefix_bytes as f64 / 1048576.0,
+            report.prefix_runs
         );
         println!(
-            "freed:  {:.1} MiB of the pack ({} pages), {:.1} MiB of the index",
-            (report.pages_punched * kestrel_context::GC_PAGE_BYTES) as f64 / 1048576.0,
-            report.pages_punched,
+            "freed:  {:.1} MiB of the pack, {:.1} MiB of the index",
+            report.pack_bytes_punched as f64 / 1048576.0,
             report.index_bytes_punched as f64 / 1048576.0
         );
         println!(
-            "disk:   {:.1} MiB before, {:.1} MiB after; mark {:.0} ms, total {:.0} ms",
+            "disk:   {:.1} MiB before, {:.1} MiB after; mark {:.0} ms, copy {:.0} ms, total {:.0} ms",
             disk_before as f64 / 1048576.0,
             disk_after as f64 / 1048576.0,
             report.mark_duration.as_secs_f64() * 1e3,
+            report.copy_duration.as_secs_f64() * 1e3,
             report.total_duration.as_secs_f64() * 1e3
         );
     } else {

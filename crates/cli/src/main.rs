@@ -85,9 +85,17 @@ enum Area {
     /// directory, removed on exit, unless `--data-dir` names one (reopening it continues the
     /// chain; start it with the same `--accounts`, the first account bakes).
     ///
+    /// With `--block-time N`, operations wait in the mempool and a block is baked every N seconds.
+    ///
+    /// Anvil's habits, as `POST /kestrel/<method>` with a JSON object body (docs/node-rpc.md):
+    /// `mine {"blocks": N}`, `snapshot` → `{"id"}`, `revert {"id"}`, `dump_state` / `load_state`
+    /// (and `--state FILE`), `set_next_block_timestamp {"timestamp"}`, `increase_time
+    /// {"seconds"}`, `set_balance {"address", "balance"}`, `set_storage {"address", "storage"}`,
+    /// `impersonate {"address"}` (its operations accepted unsigned) / `stop_impersonating`.
+    ///
     /// Example: `kestrel node`, then with Taquito `new TezosToolkit("http://127.0.0.1:8732")`
     /// and `new InMemorySigner("edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh")`
-    /// (bootstrap1).
+    /// (bootstrap1); `curl -d '{"blocks": 5}' http://127.0.0.1:8732/kestrel/mine`.
     Node(node::NodeArgs),
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]

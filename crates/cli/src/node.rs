@@ -3,11 +3,13 @@
 //! one line per block (or JSON objects with `--json`).
 
 use clap::Args;
-use kestrel_node::{accounts, server, Chain, ChainConfig};
+use kestrel_node::server::{ServerOptions, Stop};
+use kestrel_node::{accounts, server, state_file, Chain, ChainConfig};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::output::CommandResult;
 use crate::temporary::TemporaryDirectory;
@@ -21,9 +23,18 @@ pub struct NodeArgs {
     /// The port to listen on.
     #[arg(long, default_value_t = 8732)]
     port: u16,
-    /// The address to listen on. Anything but loopback exposes the sandbox keys' accounts.
+    /// The address to listen on. Anything but loopback exposes the sandbox keys' accounts and
+    /// the state-changing `/kestrel/*` methods to whoever reaches it.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
+    /// Bake a block every SECONDS from the mempool (`mempool/pending_operations` lists the
+    /// operations waiting); 0, the default, bakes a block for each injected operation.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    block_time: u64,
+    /// Start from the state saved in FILE if it exists, and save the state there on exit
+    /// (SIGINT, SIGTERM, SIGHUP): see `POST /kestrel/dump_state`.
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
     /// Keep the state in a temporary directory, removed on exit (the default).
     #[arg(long, conflicts_with = "data_dir")]
     in_memory: bool,
@@ -39,6 +50,10 @@ pub struct NodeArgs {
     /// Print the accounts and blocks as JSON lines.
     #[arg(long)]
     json: bool,
+    /// Originate Liquidity Baking's contracts at genesis from DIR's `cpmm.tz` and `lqt.tz`, as
+    /// Octez's sandbox does (the CPMM, its liquidity token, a test FA1.2 token).
+    #[arg(long, value_name = "DIR")]
+    liquidity_baking_scripts: Option<PathBuf>,
 }
 
 /// Runs the node until the process is ended.
@@ -54,10 +69,26 @@ pub fn run(args: NodeArgs) -> CommandResult {
     let directory = match &args.data_dir {
         Some(directory) => directory.clone(),
         None => {
-            temporary = TemporaryDirectory::try_new("kestrel-node")?;
+            temporary = TemporaryDirectory::without_signal_thread("kestrel-node");
             temporary.path().to_path_buf()
         }
     };
+    // Signals stop the server, so that the state is saved and the temporary directory removed.
+    let stop = Stop::default();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(|error| format!("cannot watch for signals: {error}"))?;
+    let stopping = stop.clone();
+    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let signal_seen = signalled.clone();
+    std::thread::Builder::new()
+        .name("stop-on-signal".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                signal_seen.store(signal, std::sync::atomic::Ordering::SeqCst);
+                stopping.stop();
+            }
+        })
+        .map_err(|error| format!("cannot start the signal thread: {error}"))?;
     let address = SocketAddr::new(args.host, args.port);
     let listener = TcpListener::bind(address)
         .map_err(|error| format!("cannot listen on {address}: {error}"))?;
@@ -66,13 +97,27 @@ pub fn run(args: NodeArgs) -> CommandResult {
         .map_or(0, |elapsed| elapsed.as_secs() as i64)
         // Genesis and the two blocks after it, a second apart, end at now.
         - 2;
-    let chain = Chain::open(ChainConfig {
+    let liquidity_baking = args
+        .liquidity_baking_scripts
+        .as_deref()
+        .map(crate::client::mockup::chain::read_liquidity_baking_scripts)
+        .transpose()
+        .map_err(|error| error.message())?;
+    let mut chain = Chain::open(ChainConfig {
         directory: &directory,
         accounts: accounts(usize::from(args.accounts)),
         balance_mutez,
         genesis_seconds,
+        liquidity_baking,
     })
     .map_err(|error| error.to_string())?;
+    if let Some(path) = args.state.as_ref().filter(|path| path.exists()) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+        state_file::load(&mut chain, &text)
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+    }
+    let address = listener.local_addr().unwrap_or(address);
     print_start(&args, &chain, &address, started);
     let json = args.json;
     let observer = Box::new(
@@ -105,8 +150,26 @@ pub fn run(args: NodeArgs) -> CommandResult {
             let _ = stdout.flush();
         },
     );
-    server::serve(listener, chain, observer).map_err(|error| format!("server: {error}"))?;
-    Ok(std::process::ExitCode::SUCCESS)
+    let options = ServerOptions {
+        block_time: (args.block_time > 0).then(|| Duration::from_secs(args.block_time)),
+        stop: Some(stop),
+    };
+    let chain = server::serve_with(listener, chain, observer, options)
+        .map_err(|error| format!("server: {error}"))?;
+    if let Some(path) = &args.state {
+        let text = state_file::dump(&chain).map_err(|error| error.to_string())?;
+        std::fs::write(path, text).map_err(|error| format!("{}: {error}", path.display()))?;
+        eprintln!("kestrel node: state saved to {}", path.display());
+    }
+    drop(chain);
+    let signal = signalled.load(std::sync::atomic::Ordering::SeqCst);
+    if signal == 0 {
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    // As a shell reports a process a signal ended.
+    Ok(std::process::ExitCode::from(
+        u8::try_from(128 + signal).unwrap_or(1),
+    ))
 }
 
 fn print_start(args: &NodeArgs, chain: &Chain, address: &SocketAddr, started: Instant) {
@@ -158,7 +221,8 @@ fn print_start(args: &NodeArgs, chain: &Chain, address: &SocketAddr, started: In
     if !args.host.is_loopback() {
         eprintln!(
             "warning: listening on {} — the sandbox accounts' secret keys are public, anyone who \
-             reaches this address can spend their tez",
+             reaches this address can spend their tez, and the /kestrel/* methods (set a \
+             balance, impersonate an account, revert the chain, …) are open to them",
             args.host
         );
     }

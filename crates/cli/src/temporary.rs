@@ -32,6 +32,13 @@ impl TemporaryDirectory {
         Ok(TemporaryDirectory { path })
     }
 
+    /// Names `<temp>/<prefix>-<pid>` as [`TemporaryDirectory::try_new`] does, for a caller that
+    /// handles the signals itself and drops this before it exits.
+    pub fn without_signal_thread(prefix: &str) -> TemporaryDirectory {
+        let path = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+        TemporaryDirectory { path }
+    }
+
     /// The directory's path.
     pub fn path(&self) -> &Path {
         &self.path

@@ -18,14 +18,28 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-/// Files whose every command matches the recording: raise it as more do.
+/// Files whose every command matches the recording: raise it as more do. The one replayable
+/// file not listed, `test_level.out`, differs from its fifth command on: tezt's test bakes three
+/// blocks between the recorded commands (`Client.bake_for`, `contract_onchain_opcodes.ml`)
+/// without recording them, and `kestrel client --mode mockup` has no `bake for`, so `LEVEL`
+/// stays 1 where Octez's reached 4.
 const PASSING: &[&str] = &[
+    "Create_contract.out",
     "Self_address_transfer.out",
+    "test_big_map_origination.out",
+    "test_contract_fails.out",
     "test_now.out",
+    "test_self.out",
+    "test_sender.out",
     "test_set_delegate.out",
+    "test_slice.out",
+    "test_source.out",
+    "test_split_bytes.out",
+    "test_split_string.out",
     "test_store_input.out",
     "test_trace_origination_compare_big_type.out",
     "test_trace_origination_compare_big_type2.out",
+    "test_transfer_amount.out",
     "test_transfer_tokens.out",
 ];
 
@@ -34,8 +48,13 @@ const PASSING: &[&str] = &[
 const PASSING_BUT_FOR_GAS: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
+    "test_big_map_origination.out",
+    "test_contract_fails.out",
     "test_now.out",
+    "test_self.out",
+    "test_sender.out",
     "test_set_delegate.out",
+    "test_slice.out",
     "test_source.out",
     "test_split_bytes.out",
     "test_split_string.out",
@@ -221,6 +240,13 @@ fn recorded_mockup_sessions_replay_with_the_same_receipts() {
             "{name} is listed as passing but differs"
         );
     }
+    // The lists say exactly what passes: a file that starts to pass is added to them.
+    assert_eq!(passing.len(), PASSING.len(), "identical files: {passing:?}");
+    assert_eq!(
+        passing_but_gas.len(),
+        PASSING_BUT_FOR_GAS.len(),
+        "files identical but for gas: {passing_but_gas:?}"
+    );
 }
 
 fn file_name(path: &Path) -> String {

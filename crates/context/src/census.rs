@@ -1,8 +1,9 @@
 //! What each kind of record costs in the pack, set beside what irmin-pack's V2 encoding of the same
 //! objects would cost (the yardstick of `kestrel context info --census`).
 //!
-//! The census scans the pack from its header to its end, frame by frame (so it counts every
-//! object written, live or not; run it on a store no GC has collected). The irmin-pack sizes are
+//! The census scans the pack from its header (or, on a collected store, from the last GC's
+//! boundary) to its end, frame by frame (so it counts every object written there, live or not;
+//! run it on a store no GC has collected to count every block). The irmin-pack sizes are
 //! computed from irmin-pack's encoding (irmin 3.x, `src/irmin-pack/inode.ml`, `Compress`, and
 //! `pack_value.ml`), for a store with Octez's configuration (minimal indexing: children addressed
 //! by pack offset; contents length header: LEB128; inodes of 32 entries):
@@ -26,9 +27,8 @@
 use crate::error::ContextError;
 use crate::leb128;
 use crate::pack::{self, EntryList, ValueView, PACK_HEADER_BYTES};
+use crate::prefix::PackReader;
 use crate::walk::{corrupt_pack, read_frame};
-use std::fs::File;
-use std::path::Path;
 
 /// Bytes of an irmin-pack object header: the hash and the kind.
 const IRMIN_HEADER_BYTES: u64 = 32 + 1;
@@ -81,13 +81,19 @@ fn leb128_bytes(value: u64) -> u64 {
     buffer.len() as u64
 }
 
-/// Scans the pack `file` (at `path`) from its header to `pack_length`.
-pub(crate) fn census(file: &File, path: &Path, pack_length: u64) -> Result<Census, ContextError> {
+/// Scans the pack `file` from `start` (its header's end, or the last GC's boundary: the bytes
+/// below it are only the live objects, in the prefix) to `pack_length`.
+pub(crate) fn census(
+    file: &PackReader,
+    start: u64,
+    pack_length: u64,
+) -> Result<Census, ContextError> {
+    let path = file.path();
     let mut census = Census::default();
     let mut buffer = Vec::new();
-    let mut offset = PACK_HEADER_BYTES;
+    let mut offset = start.max(PACK_HEADER_BYTES);
     while offset < pack_length {
-        let frame = read_frame(file, path, pack_length, offset, &mut buffer)?;
+        let frame = read_frame(file, pack_length, offset, &mut buffer)?;
         let body = &buffer[frame.body.clone()];
         let position = |error: pack::PackError| {
             corrupt_pack(

@@ -8,8 +8,11 @@ use crate::CorruptionKind;
 
 /// The first 8 bytes of the control file.
 pub const CONTROL_MAGIC: [u8; 8] = *b"KSTRLCTL";
-/// The control format version this code writes (it reads version 1 too).
-pub const CONTROL_VERSION: u32 = 2;
+/// The control format version this code writes (it reads versions 1 and 2 too).
+pub const CONTROL_VERSION: u32 = 3;
+/// Flag bit (version 3): the objects below `gc_boundary` are read from the prefix and mapping
+/// files of generation `gc_count` (docs/formats/control-file.md).
+pub const CONTROL_FLAG_PREFIX: u32 = 1;
 /// The size of a version-1 control record: magic 8, version 4, flags 4, pack length 8, index
 /// length 8, commit count 8, head offset 8, head hash 32, checksum 8.
 pub const CONTROL_V1_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + HASH_BYTES + 8;
@@ -42,6 +45,10 @@ pub struct ControlRecord {
     pub gc_count: u64,
     /// When the last GC was recorded, in seconds since the Unix epoch (0: never).
     pub gc_time_seconds: u64,
+    /// The objects below `gc_boundary_bytes` are in the prefix of generation `gc_count`
+    /// ([`CONTROL_FLAG_PREFIX`]); otherwise (a store collected by version 2, which punched dead
+    /// pages in place) they are in the pack.
+    pub gc_prefix: bool,
 }
 
 impl ControlRecord {
@@ -50,7 +57,12 @@ impl ControlRecord {
         let mut bytes = [0u8; CONTROL_BYTES];
         bytes[0..8].copy_from_slice(&CONTROL_MAGIC);
         bytes[8..12].copy_from_slice(&CONTROL_VERSION.to_be_bytes());
-        // 12..16: flags, zero in version 1.
+        let flags = if self.gc_prefix {
+            CONTROL_FLAG_PREFIX
+        } else {
+            0
+        };
+        bytes[12..16].copy_from_slice(&flags.to_be_bytes());
         bytes[16..24].copy_from_slice(&self.pack_length_bytes.to_be_bytes());
         bytes[24..32].copy_from_slice(&self.index_length_bytes.to_be_bytes());
         bytes[32..40].copy_from_slice(&self.commit_count.to_be_bytes());
@@ -79,7 +91,7 @@ impl ControlRecord {
         let version = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
         let size = match version {
             1 => CONTROL_V1_BYTES,
-            CONTROL_VERSION => CONTROL_BYTES,
+            2 | CONTROL_VERSION => CONTROL_BYTES,
             _ => return Err((8, CorruptionKind::UnsupportedVersion(u64::from(version)))),
         };
         if bytes.len() < size {
@@ -100,8 +112,14 @@ impl ControlRecord {
         if word(checksum_offset) != control_checksum(&bytes[..checksum_offset]) {
             return Err((checksum_offset as u64, CorruptionKind::BadChecksum));
         }
-        if bytes[12..16] != [0; 4] {
-            return Err((12, CorruptionKind::Inconsistent("flags are zero")));
+        let flags = u32::from_be_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+        let known_flags = if version == CONTROL_VERSION {
+            CONTROL_FLAG_PREFIX
+        } else {
+            0
+        };
+        if flags & !known_flags != 0 {
+            return Err((12, CorruptionKind::Inconsistent("no unknown flag is set")));
         }
         let head_offset = word(40);
         let mut head_hash = [0u8; HASH_BYTES];
@@ -119,6 +137,7 @@ impl ControlRecord {
             gc_boundary_bytes: if version == 1 { 0 } else { word(88) },
             gc_count: if version == 1 { 0 } else { word(96) },
             gc_time_seconds: if version == 1 { 0 } else { word(104) },
+            gc_prefix: flags & CONTROL_FLAG_PREFIX != 0,
         };
         if record.index_start_bytes < crate::store::INDEX_HEADER_BYTES
             || record.index_start_bytes > record.index_length_bytes
@@ -126,6 +145,12 @@ impl ControlRecord {
             return Err((
                 80,
                 CorruptionKind::Inconsistent("the index start lies within the index"),
+            ));
+        }
+        if record.gc_prefix && (record.gc_boundary_bytes == 0 || record.gc_count == 0) {
+            return Err((
+                12,
+                CorruptionKind::Inconsistent("a prefix is named by a GC's boundary and count"),
             ));
         }
         if record.gc_boundary_bytes > record.pack_length_bytes {
@@ -162,6 +187,7 @@ mod tests {
             gc_boundary_bytes: 1000,
             gc_count: 3,
             gc_time_seconds: 1_700_000_000,
+            gc_prefix: true,
         };
         let bytes = record.encode();
         assert_eq!(ControlRecord::decode(&bytes), Ok(record.clone()));
@@ -222,6 +248,7 @@ mod tests {
                 gc_boundary_bytes: 0,
                 gc_count: 0,
                 gc_time_seconds: 0,
+                gc_prefix: false,
             })
         );
     }

@@ -15,6 +15,10 @@ pub enum StoreFile {
     Index,
     /// A trace file (Irmin's replay format).
     Trace,
+    /// `store.prefix.<g>`: the live objects below the last GC's boundary.
+    Prefix,
+    /// `store.mapping.<g>`: where the prefix's objects lie in it.
+    Mapping,
 }
 
 impl fmt::Display for StoreFile {
@@ -24,6 +28,8 @@ impl fmt::Display for StoreFile {
             StoreFile::Control => "control file",
             StoreFile::Index => "index file",
             StoreFile::Trace => "trace file",
+            StoreFile::Prefix => "prefix file",
+            StoreFile::Mapping => "mapping file",
         })
     }
 }

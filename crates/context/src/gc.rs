@@ -1,29 +1,36 @@
 //! Garbage collection: frees the pack bytes of every object that only commits older than a kept
-//! commit reach, without moving any object, beside the commits that go on.
+//! commit reach, beside the commits that go on, by moving the live objects below the kept commit
+//! into a dense prefix file ([`crate::prefix`]) and giving the pack's bytes below it back to the
+//! file system.
 //!
 //! Design (docs/formats/control-file.md, "Garbage collection"; ARCHITECTURE.md names the thread).
 //! Irmin's GC (irmin-pack 3.x, `layered_store.md` and its release notes) copies the objects the
 //! GC commit reaches into a new *prefix* file, with a *mapping* file from their old offsets to
-//! their new places, keeps the bytes after the commit as a chunked *suffix*, and swaps the files
-//! in: objects keep their offsets (the mapping translates them), and the disk needs room for a
-//! second copy of the live objects while the GC runs. Kestrel keeps the offsets without a
-//! mapping: objects never move, and the bytes of dead objects are given back to the file system
-//! by punching holes (`fallocate(PUNCH_HOLE | KEEP_SIZE)`) in every 4 KiB page of the pack below
-//! the GC commit that holds no byte of a live object. So a GC needs no extra disk at all, no file
-//! is swapped, a read of a live object costs what it did (no mapping lookup), and every step is
-//! safe to kill: the mark only reads; the commits older than the kept one are dropped by the one
-//! atomic replacement of the control file (the index start and the GC boundary it records), made
-//! durable before any hole is punched; a kill while punching leaves dead pages unpunched, which
-//! the next GC punches. The price is that a live object pins its pages: the bytes freed are the
-//! whole dead pages, not every dead byte (BENCHMARKS.md measures the difference).
+//! their new places, keeps the bytes after the commit as a chunked *suffix* whose chunks wholly
+//! before the commit it deletes, and swaps the files in. Kestrel does the same with one pack file
+//! instead of chunks: once the new prefix is published, every read below the GC boundary goes to
+//! the prefix, so the pack's bytes below the boundary are never read again and one hole punched
+//! (`fallocate(PUNCH_HOLE | KEEP_SIZE)`) gives them all back. Objects keep their offsets (the
+//! mapping translates them), so no referrer is rewritten. The mapping holds *runs* of live bytes
+//! that touch each other in the pack, not one entry per object. Extra disk while a GC runs: the
+//! new prefix and mapping beside the old ones (at most the live bytes below the boundary).
 //!
 //! Phases, on a thread the store owns (`gc`): **mark** walks every object reachable from the
 //! kept commit and from the head when the GC started ([`crate::walk::walk`], in decreasing offset
-//! order, the heap being its own visited set), recording the pages their bytes lie in; the store
-//! then **publishes** (on its own thread, between two commits: it drops the older commits from
-//! its index and starts a checkpoint carrying the new index start and GC boundary); once that
-//! checkpoint is durable the thread **punches** the dead pages of the pack and the dropped
-//! records' pages of the index.
+//! order, the heap being its own visited set), recording the runs of live bytes below the
+//! boundary (the end of the kept commit's object); **copy** writes those runs, read through the
+//! store's current reader (old prefix or pack), into the next generation's prefix and mapping
+//! files and syncs them; the store then **publishes** (on its own thread, between two commits: it
+//! drops the older commits from its index, reads through the new prefix from then on, and starts
+//! a checkpoint whose control file names the new generation and boundary); once that checkpoint
+//! is durable the thread **frees**: it removes the previous generation's files, punches the
+//! pack below the boundary and the dropped records' pages of the index.
+//!
+//! Crash safety: until the control file names the new generation, its files are strays the next
+//! open removes and the old control file's generation and boundary are intact; the rename of the
+//! control file is the one switch; after it, the old generation's files and the pack bytes below
+//! the boundary are never read, so a crash while freeing only leaves bytes the next GC (or open)
+//! frees. [`GcStep`] names the points a crash test aborts at.
 //!
 //! What callers must guarantee: a commit made after the kept commit is built from it or from a
 //! later commit (as a chain of blocks is), so that what it points to below the GC boundary is
@@ -33,6 +40,7 @@
 
 use crate::error::ContextError;
 use crate::pack::{self, PACK_HEADER_BYTES};
+use crate::prefix::{self, PackReader, Prefix};
 use crate::walk::{corrupt_pack, walk, Visit, PAGE_BYTES};
 use std::fs::File;
 use std::path::PathBuf;
@@ -45,12 +53,6 @@ use std::time::{Duration, Instant};
 /// most Linux file systems (a hole punched in a smaller range frees nothing).
 pub const GC_PAGE_BYTES: u64 = PAGE_BYTES;
 
-/// Holes punched between two pauses of the GC thread, and the pause: 64 `fallocate` calls take
-/// about a millisecond, so commits wait for at most that (the 5,000-block replay's p99 block time
-/// was 41 ms with no pause and the machine loaded, against 18 ms without GC).
-const PUNCHES_PER_PAUSE: u64 = 64;
-const PUNCH_PAUSE: Duration = Duration::from_millis(1);
-
 /// When a store collects by itself ([`crate::StoreOptions::gc`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GcPolicy {
@@ -60,12 +62,30 @@ pub struct GcPolicy {
     pub every_commits: u64,
 }
 
+/// A point of a GC at which a crash test makes the process abort
+/// ([`crate::StoreOptions::gc_abort_at`]), in the order a GC passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcStep {
+    /// The mark is done; nothing written.
+    Marked,
+    /// Half of the live runs are copied into the new prefix.
+    Copying,
+    /// The new prefix and mapping are written and synced, not yet published.
+    Copied,
+    /// The control file naming the new generation is durable; nothing freed yet.
+    Published,
+    /// The previous generation's files are removed; the pack not yet punched.
+    OldFilesRemoved,
+    /// The pack and index are punched (the GC's last step).
+    Punched,
+}
+
 /// What one GC did, for `kestrel context info` and the replay's report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GcReport {
     /// The kept commit: it and every later commit stay.
     pub kept_commit: crate::ContextHash,
-    /// The end of the kept commit's object: the pages wholly below it were candidates.
+    /// The end of the kept commit's object: below it, only the live objects stay (in the prefix).
     pub boundary_bytes: u64,
     /// Commits dropped from the index.
     pub commits_dropped: u64,
@@ -73,12 +93,12 @@ pub struct GcReport {
     pub live_objects: u64,
     /// Their bytes.
     pub live_bytes: u64,
-    /// Pages below the boundary holding a byte of a live object.
-    pub live_pages: u64,
-    /// Pages punched by this GC (dead since the previous one, or never punched before).
-    pub pages_punched: u64,
-    /// Holes punched (runs of dead pages, one `fallocate` each).
-    pub holes_punched: u64,
+    /// Bytes of the new prefix file (the live bytes below the boundary).
+    pub prefix_bytes: u64,
+    /// Runs of live bytes in its mapping (16 bytes each on disk and in memory).
+    pub prefix_runs: u64,
+    /// Bytes of the pack below the boundary given back by this GC (not punched before).
+    pub pack_bytes_punched: u64,
     /// Bytes of the index punched.
     pub index_bytes_punched: u64,
     /// The most offsets the mark had pending at once (its frontier, 8 bytes each; see
@@ -86,69 +106,45 @@ pub struct GcReport {
     pub mark_frontier_peak: u64,
     /// Time spent marking.
     pub mark_duration: Duration,
-    /// From the start to the end of the punching (publishing included).
+    /// Time spent copying the live runs into the new prefix (and syncing it).
+    pub copy_duration: Duration,
+    /// How long the store's own thread spent publishing (between two commits: dropping the
+    /// older commits, switching to the new prefix, starting the checkpoint): the GC's pause of
+    /// the writer.
+    pub publish_duration: Duration,
+    /// From the start to the end of the freeing (publishing included).
     pub total_duration: Duration,
 }
 
-/// A set of pages, one bit each.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PageSet {
-    words: Vec<u64>,
-}
-
-impl PageSet {
-    fn with_pages(pages: u64) -> PageSet {
-        PageSet {
-            words: vec![0; pages.div_ceil(64) as usize],
-        }
-    }
-
-    fn pages(&self) -> u64 {
-        self.words.len() as u64 * 64
-    }
-
-    fn contains(&self, page: u64) -> bool {
-        self.words
-            .get((page / 64) as usize)
-            .is_some_and(|word| word & (1 << (page % 64)) != 0)
-    }
-
-    /// Adds `page`; pages beyond the set's size are ignored.
-    fn insert(&mut self, page: u64) {
-        if let Some(word) = self.words.get_mut((page / 64) as usize) {
-            *word |= 1 << (page % 64);
-        }
-    }
-
-    fn grow_to(&mut self, pages: u64) {
-        let words = pages.div_ceil(64) as usize;
-        if self.words.len() < words {
-            self.words.resize(words, 0);
-        }
-    }
-}
-
-/// What the mark hands to the store before it publishes.
-#[derive(Clone, Debug)]
+/// What the mark and copy hand to the store before it publishes.
+#[derive(Clone)]
 pub(crate) struct Marked {
     pub(crate) boundary_bytes: u64,
     pub(crate) live_objects: u64,
     pub(crate) live_bytes: u64,
-    pub(crate) live_pages: u64,
+    pub(crate) prefix: Arc<Prefix>,
     pub(crate) frontier_peak: u64,
     pub(crate) mark_duration: Duration,
+    pub(crate) copy_duration: Duration,
 }
 
-/// What the punching hands back: the pages known punched (kept for the next GC) and counts.
+/// What the freeing hands back.
+#[derive(Default)]
 pub(crate) struct Punched {
-    pub(crate) punched: PageSet,
-    pub(crate) pages_punched: u64,
-    pub(crate) holes_punched: u64,
+    /// The pack is punched from its header's page up to here (the next GC starts here).
+    pub(crate) punched_below_bytes: u64,
+    pub(crate) pack_bytes_punched: u64,
     pub(crate) index_bytes_punched: u64,
 }
 
 /// Everything the GC thread needs, taken from the store when the GC starts.
 pub(crate) struct GcJob {
+    /// Reads objects as the store did when the GC started (through the current prefix).
+    pub(crate) reader: PackReader,
+    pub(crate) directory: PathBuf,
+    /// The generation the new prefix is written as (the GC count once published).
+    pub(crate) generation: u64,
+    pub(crate) sync: bool,
     pub(crate) pack: File,
     pub(crate) pack_path: PathBuf,
     pub(crate) index: File,
@@ -159,121 +155,135 @@ pub(crate) struct GcJob {
     pub(crate) roots: Vec<u64>,
     /// The index start the publication records: the index pages wholly before it are punched.
     pub(crate) index_start_bytes: u64,
-    /// The pages punched by earlier GCs of this store since it was opened.
-    pub(crate) punched: PageSet,
+    /// The pack is known punched from its header's page up to here.
+    pub(crate) punched_below_bytes: u64,
     pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) abort_at: Option<GcStep>,
 }
 
-/// Runs a GC's mark, sends its result, waits for the store's go (the publication is durable),
-/// then punches. Returns the punched pages; a closed channel (the store gave up) ends it early.
+impl GcJob {
+    /// Aborts the process at `step` if the crash test asked for it.
+    fn step(&self, step: GcStep) {
+        if self.abort_at == Some(step) {
+            std::process::abort();
+        }
+    }
+}
+
+/// Runs a GC's mark and copy, sends their result, waits for the store's go (the publication is
+/// durable), then frees. A closed channel (the store gave up) ends it early; a cancelled GC
+/// removes the files it wrote.
 pub(crate) fn run(
-    mut job: GcJob,
+    job: GcJob,
     marked: Sender<Result<Marked, ContextError>>,
     go: Receiver<()>,
 ) -> Result<Punched, ContextError> {
-    let mut punched = std::mem::take(&mut job.punched);
+    let unchanged = Punched {
+        punched_below_bytes: job.punched_below_bytes,
+        ..Punched::default()
+    };
     let mark_start = Instant::now();
     let live = match mark(&job) {
         Ok(Some(live)) => live,
-        Ok(None) => {
-            return Ok(Punched {
-                punched,
-                pages_punched: 0,
-                holes_punched: 0,
-                index_bytes_punched: 0,
-            })
-        }
+        Ok(None) => return Ok(unchanged),
         Err(error) => {
             let _ = marked.send(Err(error));
-            return Ok(Punched {
-                punched,
-                pages_punched: 0,
-                holes_punched: 0,
-                index_bytes_punched: 0,
-            });
+            return Ok(unchanged);
         }
     };
-    let (live_pages, boundary_bytes, live_objects, live_bytes, frontier_peak) = live;
-    let candidate_pages = boundary_bytes / GC_PAGE_BYTES;
-    let live_page_count = (0..candidate_pages)
-        .filter(|page| live_pages.contains(*page))
-        .count() as u64;
+    let mark_duration = mark_start.elapsed();
+    job.step(GcStep::Marked);
+    let copy_start = Instant::now();
+    let half = live.runs.len() / 2;
+    let copied = Prefix::write(
+        &job.directory,
+        job.generation,
+        live.boundary_bytes,
+        live.runs,
+        &job.reader,
+        job.sync,
+        |index| {
+            if index == half {
+                job.step(GcStep::Copying);
+            }
+            job.cancel.load(Ordering::Relaxed)
+        },
+    );
+    let prefix = match copied {
+        Ok(Some(prefix)) => prefix,
+        Ok(None) => return Ok(unchanged),
+        Err(error) => {
+            prefix::remove_generation(&job.directory, job.generation);
+            let _ = marked.send(Err(error));
+            return Ok(unchanged);
+        }
+    };
+    job.step(GcStep::Copied);
     if marked
         .send(Ok(Marked {
-            boundary_bytes,
-            live_objects,
-            live_bytes,
-            live_pages: live_page_count,
-            frontier_peak,
-            mark_duration: mark_start.elapsed(),
+            boundary_bytes: live.boundary_bytes,
+            live_objects: live.objects,
+            live_bytes: live.bytes,
+            prefix: Arc::new(prefix),
+            frontier_peak: live.frontier_peak,
+            mark_duration,
+            copy_duration: copy_start.elapsed(),
         }))
         .is_err()
         || go.recv().is_err()
     {
-        return Ok(Punched {
-            punched,
-            pages_punched: 0,
-            holes_punched: 0,
-            index_bytes_punched: 0,
-        });
+        // Not published: the store drops the new files when it gives up (or its next open does).
+        return Ok(unchanged);
     }
-    punched.grow_to(candidate_pages);
-    let mut pages_punched = 0;
-    let mut holes = 0u64;
-    let mut page = 0;
-    while page < candidate_pages {
-        if live_pages.contains(page) || punched.contains(page) {
-            page += 1;
-            continue;
-        }
-        if job.cancel.load(Ordering::Relaxed) {
-            break;
-        }
-        let start = page;
-        while page < candidate_pages && !live_pages.contains(page) && !punched.contains(page) {
-            page += 1;
-        }
-        punch_hole(&job.pack, &job.pack_path, start, page - start)?;
-        for punched_page in start..page {
-            punched.insert(punched_page);
-        }
-        pages_punched += page - start;
-        holes += 1;
-        // A punch holds the file's locks that commits' writes and page-cache misses need:
-        // pause now and then so that a commit never queues behind a long run of them.
-        if holes.is_multiple_of(PUNCHES_PER_PAUSE) {
-            std::thread::sleep(PUNCH_PAUSE);
-        }
-    }
-    // The index records before the kept commit's: whole pages after the header's.
-    let index_pages = job.index_start_bytes / GC_PAGE_BYTES;
-    let index_bytes_punched = if index_pages > 1 {
-        punch_hole(&job.index, &job.index_path, 1, index_pages - 1)?;
-        (index_pages - 1) * GC_PAGE_BYTES
+    job.step(GcStep::Published);
+    prefix::remove_other_generations(&job.directory, Some(job.generation))?;
+    job.step(GcStep::OldFilesRemoved);
+    // The pack below the boundary, from the page after the header's (which is never punched):
+    // whole pages only.
+    let first = job
+        .punched_below_bytes
+        .max(PACK_HEADER_BYTES.div_ceil(GC_PAGE_BYTES) * GC_PAGE_BYTES);
+    let end = live.boundary_bytes / GC_PAGE_BYTES * GC_PAGE_BYTES;
+    let pack_bytes_punched = if end > first {
+        punch_hole(&job.pack, &job.pack_path, first, end - first)?;
+        end - first
     } else {
         0
     };
+    // The index records before the kept commit's: whole pages after the header's.
+    let index_end = job.index_start_bytes / GC_PAGE_BYTES * GC_PAGE_BYTES;
+    let index_bytes_punched = if index_end > GC_PAGE_BYTES {
+        punch_hole(
+            &job.index,
+            &job.index_path,
+            GC_PAGE_BYTES,
+            index_end - GC_PAGE_BYTES,
+        )?;
+        index_end - GC_PAGE_BYTES
+    } else {
+        0
+    };
+    job.step(GcStep::Punched);
     Ok(Punched {
-        punched,
-        pages_punched,
-        holes_punched: holes,
+        punched_below_bytes: end.max(job.punched_below_bytes),
+        pack_bytes_punched,
         index_bytes_punched,
     })
 }
 
-/// Gives the `count` pages from `first` back to the file system; the file keeps its length and
-/// reads zeros there.
+/// Gives the `length` bytes at `start` (whole pages) back to the file system; the file keeps
+/// its length and reads zeros there.
 fn punch_hole(
     file: &File,
     path: &std::path::Path,
-    first: u64,
-    count: u64,
+    start: u64,
+    length: u64,
 ) -> Result<(), ContextError> {
     rustix::fs::fallocate(
         file,
         rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
-        first * GC_PAGE_BYTES,
-        count * GC_PAGE_BYTES,
+        start,
+        length,
     )
     .map_err(|errno| ContextError::Io {
         path: path.to_path_buf(),
@@ -282,24 +292,31 @@ fn punch_hole(
     })
 }
 
-/// The live pages below the boundary, the boundary, the live objects and bytes, and the most
-/// offsets pending at once; `None` if cancelled.
-type Live = (PageSet, u64, u64, u64, u64);
+/// What the mark found.
+struct Live {
+    /// The runs of live bytes below the boundary, `[start, end)`, ascending.
+    runs: Vec<(u64, u64)>,
+    boundary_bytes: u64,
+    objects: u64,
+    bytes: u64,
+    frontier_peak: u64,
+}
 
-/// Walks every object reachable from the job's roots, recording the pages its bytes lie in.
+/// Walks every object reachable from the job's roots, recording the runs of live bytes below
+/// the boundary; `None` if cancelled.
 fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let Some(&keep) = job.roots.first() else {
-        return Ok(Some((PageSet::default(), 0, 0, 0, 0)));
+        return Ok(Some(Live {
+            runs: Vec::new(),
+            boundary_bytes: 0,
+            objects: 0,
+            bytes: 0,
+            frontier_peak: 0,
+        }));
     };
     // The boundary: the end of the kept commit's object.
     let mut buffer = Vec::new();
-    let frame = crate::walk::read_frame(
-        &job.pack,
-        &job.pack_path,
-        job.pack_length_bytes,
-        keep,
-        &mut buffer,
-    )?;
+    let frame = crate::walk::read_frame(&job.reader, job.pack_length_bytes, keep, &mut buffer)?;
     if frame.tag != pack::TAG_COMMIT {
         return Err(corrupt_pack(
             &job.pack_path,
@@ -308,24 +325,23 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
         ));
     }
     let boundary_bytes = keep + frame.length_bytes();
-    let mut live = PageSet::with_pages(boundary_bytes.div_ceil(GC_PAGE_BYTES));
-    // The header's page is never punched.
-    live.insert(PACK_HEADER_BYTES / GC_PAGE_BYTES);
-    let mut live_objects = 0u64;
-    let mut live_bytes = 0u64;
+    // Visited in decreasing offset order: a run grows downwards while objects touch.
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut objects = 0u64;
+    let mut bytes = 0u64;
     let mut children = Vec::new();
     let peak = walk(
-        &job.pack,
-        &job.pack_path,
+        &job.reader,
         job.pack_length_bytes,
         job.roots.iter().map(|root| (*root, ())).collect(),
         |visit: Visit<'_, ()>, push| {
             let end = visit.offset + visit.frame.length_bytes();
-            live_objects += 1;
-            live_bytes += visit.frame.length_bytes();
+            objects += 1;
+            bytes += visit.frame.length_bytes();
             if visit.offset < boundary_bytes {
-                for page in visit.offset / GC_PAGE_BYTES..end.div_ceil(GC_PAGE_BYTES) {
-                    live.insert(page);
+                match runs.last_mut() {
+                    Some(run) if run.0 == end => run.0 = visit.offset,
+                    _ => runs.push((visit.offset, end)),
                 }
             }
             children.clear();
@@ -355,12 +371,13 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let Some(peak) = peak else {
         return Ok(None);
     };
-    debug_assert!(live.pages() >= boundary_bytes / GC_PAGE_BYTES);
-    Ok(Some((
-        live,
+    runs.reverse();
+    runs.shrink_to_fit();
+    Ok(Some(Live {
+        runs,
         boundary_bytes,
-        live_objects,
-        live_bytes,
-        peak as u64,
-    )))
+        objects,
+        bytes,
+        frontier_peak: peak as u64,
+    }))
 }

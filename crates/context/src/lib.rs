@@ -23,9 +23,15 @@ pub mod leb128;
 mod node;
 pub mod ocaml_hash;
 pub mod pack;
+mod prefix;
 mod store;
-/// The store's file names and index format constants (docs/formats/control-file.md).
+/// The store's file names and the index and mapping formats' constants
+/// (docs/formats/control-file.md).
 pub mod store_constants {
+    pub use crate::prefix::{
+        MAPPING_CHECKSUM_BYTES, MAPPING_CHECKSUM_PIECE_RUNS, MAPPING_FILE_STEM,
+        MAPPING_HEADER_BYTES, MAPPING_MAGIC, MAPPING_RUN_BYTES, MAPPING_VERSION, PREFIX_FILE_STEM,
+    };
     pub use crate::store::{
         CHECKPOINT_INTERVAL_COMMITS, CONTROL_FILE_NAME, INDEX_FILE_NAME, INDEX_HEADER_BYTES,
         INDEX_MAGIC, INDEX_RECORD_BYTES, INDEX_VERSION, PACK_FILE_NAME,
@@ -37,9 +43,12 @@ mod walk;
 mod writer;
 
 pub use census::{Census, RecordCost};
-pub use control::{ControlRecord, CONTROL_BYTES, CONTROL_MAGIC, CONTROL_V1_BYTES, CONTROL_VERSION};
+pub use control::{
+    ControlRecord, CONTROL_BYTES, CONTROL_FLAG_PREFIX, CONTROL_MAGIC, CONTROL_V1_BYTES,
+    CONTROL_VERSION,
+};
 pub use error::{ContextError, CorruptionKind, StoreFile};
-pub use gc::{GcPolicy, GcReport, GC_PAGE_BYTES};
+pub use gc::{GcPolicy, GcReport, GcStep, GC_PAGE_BYTES};
 pub use hash::{CommitInfo, ContextHash, Kind};
 pub use node::{
     InMemory, NodeObject, ObjectSource, FLAT_SPLIT_MIN_ENTRIES, INLINE_CONTENTS_MAX_BYTES,

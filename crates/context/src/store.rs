@@ -31,7 +31,7 @@
 use crate::cache::{encode_trace_record, CachePolicy, MixMap, ObjectCache, TraceEvent};
 use crate::control::{ControlRecord, CONTROL_BYTES};
 use crate::error::{ContextError, CorruptionKind, StoreFile};
-use crate::gc::{GcJob, GcPolicy, GcReport, Marked, PageSet, Punched};
+use crate::gc::{GcJob, GcPolicy, GcReport, GcStep, Marked, Punched};
 use crate::hash::INODE_ENTRIES_MAX;
 use crate::hash::{commit_hash, ContextHash, HASH_BYTES};
 use crate::node::{
@@ -43,6 +43,7 @@ use crate::pack::{
     self, read_frame_header, CommitRecord, PACK_HEADER_BYTES, TAG_COMMIT, TAG_CONTENTS,
     TAG_FLAT_PART, TAG_FLAT_SPLIT, TAG_INODE_TREE,
 };
+use crate::prefix::{PackReader, Prefix};
 use crate::tree::Tree;
 use crate::verify::{CommitToCheck, VerifyReport, VerifyScope};
 use crate::walk::{read_frame, read_own_hash};
@@ -149,6 +150,9 @@ pub struct StoreOptions {
     /// Collect garbage by this policy as commits go ([`crate::gc`]); `None` (the default): only
     /// when [`Store::gc`] is called.
     pub gc: Option<GcPolicy>,
+    /// Crash tests only: abort the process when a GC reaches this step ([`crate::gc`]), as a
+    /// kill there would. `None` (the default) in every other use.
+    pub gc_abort_at: Option<GcStep>,
 }
 
 impl Default for StoreOptions {
@@ -162,6 +166,7 @@ impl Default for StoreOptions {
             cache_budget_includes_retained: false,
             cache_trace: None,
             gc: None,
+            gc_abort_at: None,
         }
     }
 }
@@ -310,6 +315,8 @@ pub struct MemoryStatistics {
     pub write_buffer_bytes: usize,
     /// Capacity of the hash-encoding buffer.
     pub hash_buffer_bytes: usize,
+    /// The GC's prefix mapping (its runs).
+    pub prefix_mapping_bytes: usize,
 }
 
 /// A context store on disk.
@@ -318,6 +325,9 @@ pub struct Store {
     pack_path: PathBuf,
     index_path: PathBuf,
     pack: File,
+    /// Reads objects by pack offset: from the last GC's prefix below its boundary, from the pack
+    /// elsewhere ([`crate::prefix`]).
+    reader: PackReader,
     index: File,
     /// Bytes of the pack file written so far (everything before is on the file).
     pack_length_bytes: u64,
@@ -373,8 +383,9 @@ pub struct Store {
     gc_time_seconds: u64,
     /// The GC running on its thread, if any ([`crate::gc`]).
     gc_run: Option<GcRun>,
-    /// Pages of the pack punched by the GCs since the store was opened (not punched again).
-    gc_punched: PageSet,
+    /// The pack is known punched from its header's page up to here (by the GCs since the store
+    /// was opened; the next one punches from here).
+    gc_punched_below_bytes: u64,
     /// What the last GC since the store was opened did, and how many completed.
     gc_last: Option<GcReport>,
     gc_completed: u64,
@@ -676,6 +687,28 @@ impl Store {
         };
         let pack = open_file(&pack_path)?;
         let index = open_file(&index_path)?;
+        // The last GC's prefix, if it made one; a writer removes any other generation's files
+        // (a GC that never published, or the one it replaced).
+        let prefix = if control.gc_prefix {
+            Some(Arc::new(Prefix::open(
+                directory,
+                control.gc_count,
+                control.gc_boundary_bytes,
+            )?))
+        } else {
+            None
+        };
+        if writable {
+            crate::prefix::remove_other_generations(
+                directory,
+                prefix.as_ref().map(|prefix| prefix.generation()),
+            )?;
+        }
+        let reader = PackReader::new(
+            pack.try_clone().map_err(io_error(&pack_path, "open"))?,
+            pack_path.clone(),
+            prefix,
+        );
         let pack_file_length = pack.metadata().map_err(io_error(&pack_path, "stat"))?.len();
         let index_file_length = index
             .metadata()
@@ -829,6 +862,7 @@ impl Store {
             pack_path,
             index_path,
             pack,
+            reader,
             index,
             pack_length_bytes: control.pack_length_bytes,
             index_length_bytes: index_length,
@@ -862,7 +896,7 @@ impl Store {
             gc_count: control.gc_count,
             gc_time_seconds: control.gc_time_seconds,
             gc_run: None,
-            gc_punched: PageSet::default(),
+            gc_punched_below_bytes: 0,
             gc_last: None,
             gc_completed: 0,
             gc_error: None,
@@ -936,6 +970,7 @@ impl Store {
                 gc_boundary_bytes: 0,
                 gc_count: 0,
                 gc_time_seconds: 0,
+                gc_prefix: false,
             },
         )
     }
@@ -1139,6 +1174,7 @@ impl Store {
                 gc_boundary_bytes: self.gc_boundary_bytes,
                 gc_count: self.gc_count,
                 gc_time_seconds: self.gc_time_seconds,
+                gc_prefix: self.reader.prefix().is_some(),
             },
         };
         self.commits_since_checkpoint = 0;
@@ -1190,6 +1226,7 @@ impl Store {
         };
         allocated(&self.pack, self.pack_length_bytes)
             + allocated(&self.index, self.index_length_bytes)
+            + self.reader.prefix().map_or(0, |prefix| prefix.disk_bytes())
             + CONTROL_BYTES as u64
     }
 
@@ -1209,6 +1246,10 @@ impl Store {
             read_buffer_bytes: self.read_buffer.borrow().capacity(),
             write_buffer_bytes: self.write_buffer.capacity(),
             hash_buffer_bytes: self.hash_buffer.capacity(),
+            prefix_mapping_bytes: self
+                .reader
+                .prefix()
+                .map_or(0, |prefix| prefix.memory_bytes()),
             ..MemoryStatistics::default()
         };
         if let Some((
@@ -1249,13 +1290,7 @@ impl Store {
         offset: u64,
         buffer: &mut Vec<u8>,
     ) -> Result<(u8, std::ops::Range<usize>), ContextError> {
-        let frame = read_frame(
-            &self.pack,
-            &self.pack_path,
-            self.pack_length_bytes,
-            offset,
-            buffer,
-        )?;
+        let frame = read_frame(&self.reader, self.pack_length_bytes, offset, buffer)?;
         let mut statistics = self.statistics.borrow_mut();
         statistics.objects_read += 1;
         statistics.objects_read_by_tag[usize::from(frame.tag) % 8] += 1;
@@ -1563,6 +1598,10 @@ impl Store {
         }
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let job = GcJob {
+            reader: self.reader.try_clone()?,
+            directory: self.directory.clone(),
+            generation: self.gc_count + 1,
+            sync: self.options.sync_mode != SyncMode::Never,
             pack: self
                 .pack
                 .try_clone()
@@ -1576,8 +1615,9 @@ impl Store {
             pack_length_bytes: self.pack_length_bytes,
             roots,
             index_start_bytes: self.index_start_bytes + position * INDEX_RECORD_BYTES,
-            punched: std::mem::take(&mut self.gc_punched),
+            punched_below_bytes: self.gc_punched_below_bytes,
             cancel: cancel.clone(),
+            abort_at: self.options.gc_abort_at,
         };
         let index_start_bytes = job.index_start_bytes;
         let (marked_sender, marked) = std::sync::mpsc::channel();
@@ -1704,6 +1744,7 @@ impl Store {
         let Some(run) = &self.gc_run else {
             return Ok(());
         };
+        let publish_start = std::time::Instant::now();
         let kept_offset = run.kept_offset;
         let index_start_bytes = run.index_start_bytes;
         let report = GcReport {
@@ -1712,12 +1753,14 @@ impl Store {
             commits_dropped: 0,
             live_objects: marked.live_objects,
             live_bytes: marked.live_bytes,
-            live_pages: marked.live_pages,
+            prefix_bytes: marked.prefix.length_bytes(),
+            prefix_runs: marked.prefix.run_count(),
             mark_frontier_peak: marked.frontier_peak,
-            pages_punched: 0,
-            holes_punched: 0,
+            pack_bytes_punched: 0,
             index_bytes_punched: 0,
             mark_duration: marked.mark_duration,
+            copy_duration: marked.copy_duration,
+            publish_duration: std::time::Duration::ZERO,
             total_duration: std::time::Duration::ZERO,
         };
         self.wait_for_checkpoint()?;
@@ -1727,6 +1770,12 @@ impl Store {
         self.index_start_bytes = index_start_bytes;
         self.gc_boundary_bytes = marked.boundary_bytes;
         self.gc_count += 1;
+        debug_assert_eq!(marked.prefix.generation(), self.gc_count);
+        debug_assert_eq!(marked.prefix.boundary(), self.gc_boundary_bytes);
+        // Reads below the boundary come from the new prefix from now on: it holds every object
+        // the kept commits reach there, at their offsets (the old files stay until the control
+        // file naming the new ones is durable).
+        self.reader.set_prefix(marked.prefix);
         self.gc_time_seconds = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_secs());
@@ -1736,6 +1785,7 @@ impl Store {
                 checkpoints_needed: self.checkpoints_completed + 1,
                 report: GcReport {
                     commits_dropped,
+                    publish_duration: publish_start.elapsed(),
                     ..report
                 },
             };
@@ -1758,12 +1808,11 @@ impl Store {
         });
         match joined {
             Some(Ok(punched)) => {
-                self.gc_punched = punched.punched;
+                self.gc_punched_below_bytes = punched.punched_below_bytes;
                 if let Some(report) = report {
                     self.gc_completed += 1;
                     self.gc_last = Some(GcReport {
-                        pages_punched: punched.pages_punched,
-                        holes_punched: punched.holes_punched,
+                        pack_bytes_punched: punched.pack_bytes_punched,
                         index_bytes_punched: punched.index_bytes_punched,
                         total_duration: run.started.elapsed(),
                         ..report
@@ -1807,7 +1856,7 @@ impl Store {
         }
         crate::verify::verify(
             &crate::verify::Files {
-                pack: &self.pack,
+                pack: &self.reader,
                 pack_path: &self.pack_path,
                 pack_length_bytes: self.pack_length_bytes,
                 index_path: &self.index_path,
@@ -1825,7 +1874,7 @@ impl Store {
     /// Every record of the pack by kind, with what irmin-pack V2 would write for the same
     /// objects ([`crate::census`]): a scan of the whole pack.
     pub fn census(&self) -> Result<crate::Census, ContextError> {
-        crate::census::census(&self.pack, &self.pack_path, self.pack_length_bytes)
+        crate::census::census(&self.reader, self.gc_boundary_bytes, self.pack_length_bytes)
     }
 
     /// Whether a GC is running.
@@ -2245,8 +2294,7 @@ impl Store {
             drop(buffer);
             let mut pointers = Vec::with_capacity(record.pointers.len());
             for (index, child) in record.pointers {
-                let hash =
-                    read_own_hash(&self.pack, &self.pack_path, self.pack_length_bytes, child)?;
+                let hash = read_own_hash(&self.reader, self.pack_length_bytes, child)?;
                 pointers.push((
                     index,
                     NodeRef::Stored {

@@ -15,8 +15,8 @@ use crate::hash::{
     hash_encoding, ContextHash, Kind, FLAT_NODE_MAX_ENTRIES, HASH_BYTES, INODE_ENTRIES_MAX,
 };
 use crate::pack::{self, EntryList, ValueView};
+use crate::prefix::PackReader;
 use crate::walk::{corrupt_pack, read_frame, read_own_hash, walk, Visit};
-use std::fs::File;
 use std::path::Path;
 
 /// Which commits `verify` starts from.
@@ -53,7 +53,7 @@ pub(crate) struct CommitToCheck {
 
 /// The pack and index a verification reads.
 pub(crate) struct Files<'a> {
-    pub(crate) pack: &'a File,
+    pub(crate) pack: &'a PackReader,
     pub(crate) pack_path: &'a Path,
     pub(crate) pack_length_bytes: u64,
     pub(crate) index_path: &'a Path,
@@ -78,7 +78,6 @@ pub(crate) fn verify(
     for commit in commits {
         let frame = read_frame(
             files.pack,
-            files.pack_path,
             files.pack_length_bytes,
             commit.offset,
             &mut buffer,
@@ -147,13 +146,7 @@ pub(crate) fn verify(
         if let Some(start) = region_start {
             if start >= files.gc_boundary_bytes && start <= commit.offset {
                 let mut region = vec![0u8; (commit.offset - start) as usize];
-                std::os::unix::fs::FileExt::read_exact_at(files.pack, &mut region, start).map_err(
-                    |source| ContextError::Io {
-                        path: files.pack_path.to_path_buf(),
-                        action: "read",
-                        source,
-                    },
-                )?;
+                files.pack.read_exact_at(&mut region, start)?;
                 if pack::region_checksum(&region) != record.region_checksum {
                     return Err(corrupt_pack(
                         files.pack_path,
@@ -169,7 +162,6 @@ pub(crate) fn verify(
     let mut part_buffer = Vec::new();
     walk(
         files.pack,
-        files.pack_path,
         files.pack_length_bytes,
         roots,
         |visit: Visit<'_, ContextHash>, push| {
@@ -231,12 +223,7 @@ pub(crate) fn verify(
                     // own when it is visited.
                     let mut hashes = Vec::with_capacity(record.pointers.len());
                     for (index, offset) in &record.pointers {
-                        let hash = read_own_hash(
-                            files.pack,
-                            files.pack_path,
-                            files.pack_length_bytes,
-                            *offset,
-                        )?;
+                        let hash = read_own_hash(files.pack, files.pack_length_bytes, *offset)?;
                         push(*offset, hash);
                         hashes.push((*index, hash));
                     }
@@ -256,7 +243,6 @@ pub(crate) fn verify(
                     for (index, part_offset) in parts {
                         let part = read_frame(
                             files.pack,
-                            files.pack_path,
                             files.pack_length_bytes,
                             part_offset,
                             &mut part_buffer,

@@ -12,9 +12,8 @@
 use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::ContextHash;
 use crate::pack::{read_frame_header, OWN_HASH_PREFIX_MAX_BYTES, PACK_HEADER_BYTES};
+use crate::prefix::PackReader;
 use std::collections::BinaryHeap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
@@ -60,15 +59,15 @@ impl Frame {
     }
 }
 
-/// Reads the object frame at `offset` of the pack `file` (at `path`, valid up to `pack_length`)
-/// into `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
+/// Reads the object frame at `offset` of the pack `file` (valid up to `pack_length`) into
+/// `buffer`. The buffer is only grown, never cleared, so a read does not zero it first.
 pub(crate) fn read_frame(
-    file: &File,
-    path: &Path,
+    file: &PackReader,
     pack_length: u64,
     offset: u64,
     buffer: &mut Vec<u8>,
 ) -> Result<Frame, ContextError> {
+    let path = file.path();
     if offset < PACK_HEADER_BYTES || offset >= pack_length {
         return Err(corrupt_pack(
             path,
@@ -76,19 +75,13 @@ pub(crate) fn read_frame(
             CorruptionKind::BadChildOffset(offset),
         ));
     }
-    let io = |source| ContextError::Io {
-        path: path.to_path_buf(),
-        action: "read",
-        source,
-    };
     let available = pack_length - offset;
     let to_page_end = PAGE_BYTES - offset % PAGE_BYTES;
     let first = available.min(to_page_end.max(FIRST_READ_MIN_BYTES)) as usize;
     if buffer.len() < first {
         buffer.resize(first.max(PAGE_BYTES as usize), 0);
     }
-    file.read_exact_at(&mut buffer[..first], offset)
-        .map_err(io)?;
+    file.read_exact_at(&mut buffer[..first], offset)?;
     let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
         .map_err(|error| corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind))?;
     let total = header_length as u64 + body_length;
@@ -100,8 +93,7 @@ pub(crate) fn read_frame(
         if buffer.len() < total {
             buffer.resize(total, 0);
         }
-        file.read_exact_at(&mut buffer[first..total], offset + first as u64)
-            .map_err(io)?;
+        file.read_exact_at(&mut buffer[first..total], offset + first as u64)?;
     }
     Ok(Frame {
         tag,
@@ -112,15 +104,15 @@ pub(crate) fn read_frame(
     })
 }
 
-/// Reads the hash that the inode value or inode tree at `offset` of the pack `file` (at `path`,
-/// valid up to `pack_length`) records of itself ([`crate::pack::read_own_hash`]): how a reader
+/// Reads the hash that the inode value or inode tree at `offset` of the pack `file` (valid up to
+/// `pack_length`) records of itself ([`crate::pack::read_own_hash`]): how a reader
 /// learns the hashes of an inode tree's children, which the tree names by offset alone.
 pub(crate) fn read_own_hash(
-    file: &File,
-    path: &Path,
+    file: &PackReader,
     pack_length: u64,
     offset: u64,
 ) -> Result<ContextHash, ContextError> {
+    let path = file.path();
     if offset < PACK_HEADER_BYTES || offset >= pack_length {
         return Err(corrupt_pack(
             path,
@@ -131,12 +123,7 @@ pub(crate) fn read_own_hash(
     let available = pack_length - offset;
     let mut prefix = [0u8; OWN_HASH_PREFIX_MAX_BYTES];
     let length = (OWN_HASH_PREFIX_MAX_BYTES as u64).min(available) as usize;
-    file.read_exact_at(&mut prefix[..length], offset)
-        .map_err(|source| ContextError::Io {
-            path: path.to_path_buf(),
-            action: "read",
-            source,
-        })?;
+    file.read_exact_at(&mut prefix[..length], offset)?;
     crate::pack::read_own_hash(&prefix[..length], available)
         .map_err(|error| corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind))
 }
@@ -159,11 +146,11 @@ impl Window {
     /// (read it on its own).
     fn frame(
         &mut self,
-        file: &File,
-        path: &Path,
+        file: &PackReader,
         pack_length: u64,
         offset: u64,
     ) -> Result<Option<Frame>, ContextError> {
+        let path = file.path();
         if offset < PACK_HEADER_BYTES || offset >= pack_length {
             return Err(corrupt_pack(
                 path,
@@ -177,12 +164,7 @@ impl Window {
             let end = end.min(pack_length).max(header_end);
             let start = end.saturating_sub(WINDOW_BYTES).max(PACK_HEADER_BYTES);
             self.bytes.resize((end - start) as usize, 0);
-            file.read_exact_at(&mut self.bytes, start)
-                .map_err(|source| ContextError::Io {
-                    path: path.to_path_buf(),
-                    action: "read",
-                    source,
-                })?;
+            file.read_exact_at(&mut self.bytes, start)?;
             self.start = start;
         }
         let at = (offset - self.start) as usize;
@@ -234,8 +216,7 @@ const FOLD_MIN_ENTRIES: usize = 1 << 16;
 /// twice the distinct entries pending. Copies with different labels stay, so `duplicate` still
 /// sees every disagreement.
 pub(crate) fn walk<T: Ord>(
-    file: &File,
-    path: &Path,
+    file: &PackReader,
     pack_length: u64,
     roots: Vec<(u64, T)>,
     mut visit: impl FnMut(Visit<'_, T>, &mut dyn FnMut(u64, T)) -> Result<(), ContextError>,
@@ -259,10 +240,10 @@ pub(crate) fn walk<T: Ord>(
         if should_stop() {
             return Ok(None);
         }
-        let (frame, bytes) = match window.frame(file, path, pack_length, offset)? {
+        let (frame, bytes) = match window.frame(file, pack_length, offset)? {
             Some(frame) => (frame, &window.bytes[..]),
             None => (
-                read_frame(file, path, pack_length, offset, &mut buffer)?,
+                read_frame(file, pack_length, offset, &mut buffer)?,
                 &buffer[..],
             ),
         };
@@ -278,7 +259,7 @@ pub(crate) fn walk<T: Ord>(
         for (child, child_label) in pushed.drain(..) {
             if child >= offset {
                 return Err(corrupt_pack(
-                    path,
+                    file.path(),
                     offset,
                     CorruptionKind::BadChildOffset(child),
                 ));

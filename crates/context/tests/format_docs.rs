@@ -89,6 +89,27 @@ fn control_and_index_constants() {
                 "CHECKPOINT_INTERVAL_COMMITS",
                 store::CHECKPOINT_INTERVAL_COMMITS.to_string(),
             ),
+            (
+                "CONTROL_FLAG_PREFIX",
+                kestrel_context::CONTROL_FLAG_PREFIX.to_string(),
+            ),
+            ("PREFIX_FILE_STEM", store::PREFIX_FILE_STEM.to_string()),
+            ("MAPPING_FILE_STEM", store::MAPPING_FILE_STEM.to_string()),
+            ("MAPPING_MAGIC", text(&store::MAPPING_MAGIC)),
+            ("MAPPING_VERSION", store::MAPPING_VERSION.to_string()),
+            (
+                "MAPPING_HEADER_BYTES",
+                store::MAPPING_HEADER_BYTES.to_string(),
+            ),
+            ("MAPPING_RUN_BYTES", store::MAPPING_RUN_BYTES.to_string()),
+            (
+                "MAPPING_CHECKSUM_BYTES",
+                store::MAPPING_CHECKSUM_BYTES.to_string(),
+            ),
+            (
+                "MAPPING_CHECKSUM_PIECE_RUNS",
+                store::MAPPING_CHECKSUM_PIECE_RUNS.to_string(),
+            ),
         ],
     );
 }

@@ -570,6 +570,9 @@ fn walk_everything(store: &Store, tree: &Tree) {
 const CRASH_CHILD_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_CHILD";
 /// The GC policy of the crash test's writer process, `keep,every` (none when unset).
 const CRASH_CHILD_GC_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_GC";
+/// The GC step at which the crash test's writer process aborts (`GcStep`'s name; none when
+/// unset).
+const CRASH_CHILD_ABORT_VARIABLE: &str = "KESTREL_CONTEXT_CRASH_GC_ABORT";
 /// Rounds of the crash test that kills a collecting writer (default [`GC_CRASH_ROUNDS`]; set it
 /// higher for a longer run: `KESTREL_CONTEXT_CRASH_ROUNDS=500 cargo test -p kestrel-context
 /// --test store killing_the_writer_during_gc`).
@@ -592,8 +595,15 @@ fn crash_writer_process() {
             every_commits: every.parse().unwrap(),
         }
     });
+    let gc_abort_at = std::env::var(CRASH_CHILD_ABORT_VARIABLE).ok().map(|name| {
+        *GC_STEPS
+            .iter()
+            .find(|step| format!("{step:?}") == name)
+            .unwrap()
+    });
     let options = StoreOptions {
         gc,
+        gc_abort_at,
         ..StoreOptions::default()
     };
     let mut store = Store::open(Path::new(&directory), options).unwrap();
@@ -1183,7 +1193,11 @@ fn gc_keeps_the_last_commits_and_frees_the_rest() {
     let report = store.wait_for_gc().unwrap().expect("a GC report");
     assert_eq!(report.kept_commit, commits[30].0);
     assert_eq!(report.commits_dropped, 30);
-    assert!(report.pages_punched > 0, "{report:?}");
+    assert!(report.pack_bytes_punched > 0, "{report:?}");
+    assert!(
+        report.prefix_bytes > 0 && report.prefix_bytes < report.live_bytes,
+        "{report:?}"
+    );
     assert!(
         store.disk_bytes() < disk_before,
         "{} {disk_before}",
@@ -1307,7 +1321,7 @@ fn verify_reports_every_flipped_byte_with_file_and_offset() {
                 (n, StoreFile::Index) if n == kestrel_context::INDEX_FILE_NAME => true,
                 (n, StoreFile::Control) if n == kestrel_context::CONTROL_FILE_NAME => true,
                 (_, StoreFile::Index | StoreFile::Control | StoreFile::Pack) => true,
-                (_, StoreFile::Trace) => false,
+                (_, StoreFile::Trace | StoreFile::Prefix | StoreFile::Mapping) => false,
             };
             assert!(partner_ok, "{name}: flip at {position}: {error}");
             if format!("{file:?}") == "Control" {
@@ -1328,11 +1342,34 @@ fn verify_reports_every_flipped_byte_with_file_and_offset() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+/// Every step of a GC, in order.
+const GC_STEPS: [kestrel_context::GcStep; 6] = [
+    kestrel_context::GcStep::Marked,
+    kestrel_context::GcStep::Copying,
+    kestrel_context::GcStep::Copied,
+    kestrel_context::GcStep::Published,
+    kestrel_context::GcStep::OldFilesRemoved,
+    kestrel_context::GcStep::Punched,
+];
+
 /// Starts the crash test's writer process on `directory` (with a GC policy `gc`, if any); its
 /// durable commits arrive on the returned receiver.
 fn spawn_writer(
     directory: &Path,
     gc: Option<&str>,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<(u64, ContextHash)>,
+    std::thread::JoinHandle<()>,
+) {
+    spawn_writer_aborting(directory, gc, None)
+}
+
+/// [`spawn_writer`] whose GCs abort the process at `abort_at`.
+fn spawn_writer_aborting(
+    directory: &Path,
+    gc: Option<&str>,
+    abort_at: Option<kestrel_context::GcStep>,
 ) -> (
     std::process::Child,
     std::sync::mpsc::Receiver<(u64, ContextHash)>,
@@ -1351,6 +1388,9 @@ fn spawn_writer(
         .stderr(Stdio::null());
     if let Some(gc) = gc {
         command.env(CRASH_CHILD_GC_VARIABLE, gc);
+    }
+    if let Some(step) = abort_at {
+        command.env(CRASH_CHILD_ABORT_VARIABLE, format!("{step:?}"));
     }
     let mut child = command.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -1511,4 +1551,114 @@ fn a_walk_folds_copies_of_a_shared_object() {
     assert_eq!(reread.hash(), tree.hash());
     store.close().unwrap();
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Checks a store reopened after a crash: the last `keep` durable commits read back with their
+/// contents, every kept commit verifies, and only the current generation's prefix files remain.
+fn check_reopened_after_gc_crash(
+    directory: &Path,
+    durable: &[(u64, ContextHash)],
+    keep: u64,
+    context: &str,
+) -> u64 {
+    use kestrel_context::VerifyScope;
+    let store = Store::open(directory, StoreOptions::default())
+        .unwrap_or_else(|error| panic!("{context}: reopen failed: {error}"));
+    let head_tree = store.checkout(&store.head().unwrap()).unwrap().unwrap();
+    let head_level = u64::from_be_bytes(
+        head_tree.find(&store, &["last"]).unwrap().unwrap()[..]
+            .try_into()
+            .unwrap(),
+    );
+    for (level, hash) in durable
+        .iter()
+        .filter(|(level, _)| *level + keep > head_level)
+    {
+        let tree = store
+            .checkout(hash)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{context}: durable commit {level} lost"));
+        assert_eq!(
+            tree.find(&store, &key(*level, 5))
+                .unwrap()
+                .unwrap()
+                .to_vec(),
+            value(*level, 5),
+            "{context}"
+        );
+    }
+    store
+        .verify(VerifyScope::AllCommits)
+        .unwrap_or_else(|error| panic!("{context}: verify failed: {error}"));
+    let (gc_count, _, _) = store.gc_history();
+    let mut strays: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| {
+            name.starts_with(kestrel_context::store_constants::PREFIX_FILE_STEM)
+                || name.starts_with(kestrel_context::store_constants::MAPPING_FILE_STEM)
+        })
+        .collect();
+    strays.sort();
+    let expected: Vec<String> = if gc_count == 0 {
+        Vec::new()
+    } else {
+        vec![
+            format!("store.mapping.{gc_count}"),
+            format!("store.prefix.{gc_count}"),
+        ]
+    };
+    assert_eq!(strays, expected, "{context}");
+    gc_count
+}
+
+/// A writer collecting every 2 commits keeping 3 aborts (as a kill would) at each step of a GC
+/// in turn: the mark done, the copy half done, the copy synced, the control file naming the new
+/// prefix durable, the old prefix removed, the pack punched. Each reopen keeps every kept commit
+/// whole and verified, with only the current prefix's files; then the store collects again.
+#[test]
+fn a_crash_at_each_gc_step_loses_no_kept_commit() {
+    const KEEP: u64 = 3;
+    for step in GC_STEPS {
+        let directory = temporary_directory(&format!("crash-step-{step:?}"));
+        let mut durable: Vec<(u64, ContextHash)> = Vec::new();
+        // Twice: the first abort is in the store's first GC (no old prefix), the second in a
+        // GC that replaces a prefix.
+        for round in 0..2 {
+            let (mut child, receiver, reader) =
+                spawn_writer_aborting(&directory, Some("3,2"), Some(step));
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            let status = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{step:?}: the writer never reached the step"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            };
+            assert!(!status.success(), "{step:?}: the writer aborted");
+            reader.join().unwrap();
+            durable.extend(receiver.try_iter());
+            let context = format!("{step:?} round {round}");
+            let gc_count = check_reopened_after_gc_crash(&directory, &durable, KEEP, &context);
+            let published = !matches!(
+                step,
+                kestrel_context::GcStep::Marked
+                    | kestrel_context::GcStep::Copying
+                    | kestrel_context::GcStep::Copied
+            );
+            assert_eq!(gc_count > 0, published || round > 0, "{context}");
+            if round == 0 && !published {
+                // Let one GC complete so that the next round's abort replaces a prefix.
+                let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+                assert!(store.gc_keep_last(KEEP).unwrap());
+                store.wait_for_gc().unwrap();
+                store.close().unwrap();
+                check_reopened_after_gc_crash(&directory, &durable, KEEP, &context);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&directory);
+    }
 }

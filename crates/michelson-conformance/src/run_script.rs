@@ -12,8 +12,8 @@ use kestrel_micheline::print::{write_indented, write_single_line, Wrapping};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
     execute_traced, normalize, Address, BigMapDiff, BigMapDiffAction, BigMapInit, Call,
-    Environment, ExecutionError, InternalOperation, NoTrace, Script, ScriptError, Tracer, Type,
-    TypecheckError, UnparsingMode, Value,
+    Environment, ExecutionError, InternalOperation, NoTrace, Script, ScriptError, TraceRecorder,
+    Type, TypecheckError, UnparsingMode, Value,
 };
 use std::fmt::Write;
 use std::rc::Rc;
@@ -129,38 +129,6 @@ fn readable(value: &Value) -> String {
     print_one_line(&normalize(value, UnparsingMode::Readable))
 }
 
-/// Collects trace steps when `enabled` (`run script` is not a hot path: one instrumented
-/// instantiation serves both).
-struct Collector {
-    enabled: bool,
-    steps: Vec<TraceStep>,
-    last_gas: i64,
-    /// The location of the step running (where a failure happened).
-    entered: Option<u32>,
-}
-
-impl Tracer for Collector {
-    const ENABLED: bool = true;
-    fn log(&mut self, location: u32, gas_milli_remaining: i64, stack: &[Value]) {
-        if !self.enabled {
-            return;
-        }
-        self.steps.push(TraceStep {
-            location,
-            gas_milli: self.last_gas - gas_milli_remaining,
-            stack: stack
-                .iter()
-                .rev()
-                .map(|v| normalize(v, UnparsingMode::Readable))
-                .collect(),
-        });
-        self.last_gas = gas_milli_remaining;
-    }
-    fn enter(&mut self, location: u32) {
-        self.entered = Some(location);
-    }
-}
-
 /// Parses a tez amount as octez-client writes it (`1`, `0.5`, `1_000`) into mutez; `None` for
 /// anything else, negative amounts included.
 pub fn parse_tez(text: &str) -> Option<i64> {
@@ -250,15 +218,8 @@ pub fn run_script(
         parameter: &parameter,
         storage: &storage,
     };
-    let gas_limit = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
-    let new_collector = || Collector {
-        enabled: options.trace_stack,
-        steps: Vec::new(),
-        last_gas: gas_limit,
-        entered: None,
-    };
     let run_traced = || {
-        let mut collector = new_collector();
+        let mut recorder = TraceRecorder::new(config.gas_limit_milli);
         let mut host = FixtureHost::new(FIRST_FRESH_BIG_MAP_ID);
         let result = execute_traced(
             &typed,
@@ -266,13 +227,13 @@ pub fn run_script(
             &environment,
             &mut host,
             config.gas_limit_milli,
-            &mut collector,
+            &mut recorder,
         );
-        (result, collector)
+        (result, Some(recorder))
     };
     // Without `--trace-stack` the run takes the interpreter's plain path; runs are
     // deterministic, so a failed one is run again instrumented to find the failing instruction.
-    let (result, collector) = if options.trace_stack {
+    let (result, recorder) = if options.trace_stack {
         run_traced()
     } else {
         let mut host = FixtureHost::new(FIRST_FRESH_BIG_MAP_ID);
@@ -285,17 +246,22 @@ pub fn run_script(
             &mut NoTrace,
         );
         match plain {
-            Ok(execution) => (Ok(execution), new_collector()),
+            Ok(execution) => (Ok(execution), None),
             Err(_) => run_traced(),
         }
+    };
+    let location = recorder.as_ref().and_then(TraceRecorder::failing_location);
+    let trace = match recorder {
+        Some(recorder) if options.trace_stack => readable_trace(recorder),
+        _ => Vec::new(),
     };
     let execution = match result {
         Ok(execution) => execution,
         Err(error) => {
             return Err(RunScriptError::Execution {
                 error,
-                trace: collector.steps,
-                location: collector.entered,
+                trace,
+                location,
             })
         }
     };
@@ -312,8 +278,25 @@ pub fn run_script(
             .iter()
             .flat_map(describe_diff)
             .collect(),
-        trace: collector.steps,
+        trace,
     })
+}
+
+/// The recorded steps with their stacks in readable form.
+fn readable_trace(recorder: TraceRecorder) -> Vec<TraceStep> {
+    recorder
+        .into_steps()
+        .into_iter()
+        .map(|step| TraceStep {
+            location: step.location,
+            gas_milli: step.gas_milli,
+            stack: step
+                .stack
+                .iter()
+                .map(|value| normalize(value, UnparsingMode::Readable))
+                .collect(),
+        })
+        .collect()
 }
 
 fn parse_data_text(text: &str) -> Result<Node, RunScriptError> {

@@ -450,8 +450,28 @@ pub fn typecheck_data_metered<H: Host>(
     ty: &Type,
     context: &CodeContext<'_, H>,
 ) -> Result<(Value, u64), TcError> {
-    let mut tc = Typechecker::new(context.lookup());
-    tc.legacy = context.legacy;
+    parse_data_metered(context.lookup(), node, ty, context.legacy)
+}
+
+/// [`typecheck_data_metered`] for data that names no stored state: no other contract or big
+/// map, `SELF` of type `unit` at TZT's default address (what octez-client's `typecheck data`
+/// and `hash data` and the node's `typecheck_data`, `pack_data` and `normalize_data` RPCs see).
+pub fn typecheck_data_standalone(
+    node: &Node,
+    ty: &Type,
+    legacy: bool,
+) -> Result<(Value, u64), TcError> {
+    crate::context::with_empty_lookup(|lookup| parse_data_metered(lookup, node, ty, legacy))
+}
+
+fn parse_data_metered(
+    lookup: crate::context::Lookup<'_>,
+    node: &Node,
+    ty: &Type,
+    legacy: bool,
+) -> Result<(Value, u64), TcError> {
+    let mut tc = Typechecker::new(lookup);
+    tc.legacy = legacy;
     let value = if ty.has_lambda() {
         let expanded = crate::macros::expand_all(node)?;
         tc.parse_data(&expanded, ty)?

@@ -2405,3 +2405,61 @@ mod tests {
         assert_eq!(cost::cost_map_update(comparable_size(&key_hash), 1_000), 76);
     }
 }
+
+/// One step of a recorded trace.
+#[derive(Debug, Clone)]
+pub struct TracedStep {
+    /// The step's Micheline location.
+    pub location: u32,
+    /// Milligas consumed since the previous step (Octez's `trace_code` `gas`, what
+    /// octez-client prints as `just consumed gas`).
+    pub gas_milli: i64,
+    /// The stack after the step, top first.
+    pub stack: Vec<Value>,
+}
+
+/// A [`Tracer`] that records every step, and the location of the step running, so that a
+/// failed run tells where it failed (`trace_code`, `run script --trace-stack`, and the
+/// `location` of a `FAILWITH` or another runtime error).
+#[derive(Debug, Clone)]
+pub struct TraceRecorder {
+    steps: Vec<TracedStep>,
+    last_gas_milli: i64,
+    entered: Option<u32>,
+}
+
+impl TraceRecorder {
+    /// A recorder for a run given `gas_limit_milli` milligas.
+    pub fn new(gas_limit_milli: u64) -> TraceRecorder {
+        TraceRecorder {
+            steps: Vec::new(),
+            last_gas_milli: i64::try_from(gas_limit_milli).unwrap_or(i64::MAX),
+            entered: None,
+        }
+    }
+
+    /// The location of the last step that started: where a failed run stopped.
+    pub fn failing_location(&self) -> Option<u32> {
+        self.entered
+    }
+
+    /// The steps recorded.
+    pub fn into_steps(self) -> Vec<TracedStep> {
+        self.steps
+    }
+}
+
+impl Tracer for TraceRecorder {
+    const ENABLED: bool = true;
+    fn log(&mut self, location: u32, gas_milli_remaining: i64, stack: &[Value]) {
+        self.steps.push(TracedStep {
+            location,
+            gas_milli: self.last_gas_milli - gas_milli_remaining,
+            stack: stack.iter().rev().cloned().collect(),
+        });
+        self.last_gas_milli = gas_milli_remaining;
+    }
+    fn enter(&mut self, location: u32) {
+        self.entered = Some(location);
+    }
+}

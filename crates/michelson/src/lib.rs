@@ -51,8 +51,8 @@ pub use data::{
 pub use error::ExecutionError;
 pub use execute::{
     execute, execute_traced, expand_macros, run_code, run_view, typecheck_code, typecheck_data,
-    typecheck_data_metered, typecheck_type, Call, CodeContext, Execution, InternalOperation,
-    TypedCode, ViewExecution,
+    typecheck_data_metered, typecheck_data_standalone, typecheck_type, Call, CodeContext,
+    Execution, InternalOperation, TypedCode, ViewExecution,
 };
 pub use gas::interpreter::cost_check_signature_scheme;
 pub use host::{
@@ -61,7 +61,7 @@ pub use host::{
     HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 pub use int::Int;
-pub use interpret::{NoTrace, Tracer};
+pub use interpret::{NoTrace, TraceRecorder, TracedStep, Tracer};
 pub use literals::{
     chain_id_from_base58, chain_id_to_base58, timestamp_from_rfc3339, timestamp_to_rfc3339,
     Address, Destination, Key, KeyHash, Signature,
@@ -71,5 +71,5 @@ pub use script::{Script, ScriptError, ViewSignature};
 pub use typecheck::{TcError as TypecheckError, TcErrorKind as TypecheckErrorKind};
 pub use types::{parse_type, Type, TypeError};
 pub use unexpand::unexpand_macros;
-pub use unparse::normalize_code;
+pub use unparse::{normalize_code, normalize_code_in};
 pub use value::Value;

@@ -167,6 +167,18 @@ impl Script {
         self.code_nodes
     }
 
+    /// The bytes Octez's script cache counts for this script with `storage` (Micheline of the
+    /// storage type): `Script_ir_translator.script_size`, the typed code's size model plus the
+    /// storage value's.
+    pub fn cached_size_bytes(&self, storage: &Node) -> u64 {
+        self.typed
+            .code_size_bytes
+            .saturating_add(crate::typecheck::ir_size::storage_bytes(
+                &self.typed.storage_type,
+                storage,
+            ))
+    }
+
     /// Milligas Octez charges to parse and typecheck the script.
     pub fn typecheck_gas_milli(&self) -> u64 {
         self.typecheck_gas_milli

@@ -166,13 +166,31 @@ pub fn lambda_node(lambda: &Lambda, mode: Mode) -> Node {
 /// Octez unparses a lambda's code from its typed form, so `PUSH`ed data is written in the
 /// requested form; this rewrites each `PUSH t v` of `code` with `v` in optimized form.
 pub fn normalize_code(code: &Node) -> Node {
+    normalize_pushes(code, Mode::OptimizedLegacy)
+}
+
+/// `code` with the data of every `PUSH` written in `mode`, as Octez's `unparse_code` (the
+/// `normalize_script` RPC) writes a script.
+pub fn normalize_code_in(code: &Node, mode: crate::data::UnparsingMode) -> Node {
+    use crate::data::UnparsingMode as Public;
+    normalize_pushes(
+        code,
+        match mode {
+            Public::Readable => Mode::Readable,
+            Public::Optimized => Mode::Optimized,
+            Public::OptimizedLegacy => Mode::OptimizedLegacy,
+        },
+    )
+}
+
+fn normalize_pushes(code: &Node, mode: Mode) -> Node {
     let mut out = code.clone();
-    crate::context::with_empty_lookup(|lookup| normalize_pushes(&mut out, lookup));
+    crate::context::with_empty_lookup(|lookup| rewrite_pushes(&mut out, lookup, mode));
     out
 }
 
-/// Rewrites the data of every `PUSH` in `code` in optimized form.
-fn normalize_pushes(code: &mut Node, lookup: crate::context::Lookup<'_>) {
+/// Rewrites the data of every `PUSH` in `code` in `mode`.
+fn rewrite_pushes(code: &mut Node, lookup: crate::context::Lookup<'_>, mode: Mode) {
     let mut pending: Vec<&mut Node> = vec![code];
     while let Some(node) = pending.pop() {
         match &mut node.kind {
@@ -190,7 +208,7 @@ fn normalize_pushes(code: &mut Node, lookup: crate::context::Lookup<'_>) {
                         let mut tc = crate::typecheck::Typechecker::new(lookup);
                         tc.allow_self = false;
                         if let Ok(value) = tc.parse_data(&args[1], &ty) {
-                            args[1] = unparse(&value, Mode::OptimizedLegacy);
+                            args[1] = unparse(&value, mode);
                         }
                     }
                     continue;

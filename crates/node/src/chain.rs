@@ -11,18 +11,24 @@ use kestrel_context::{
     CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
 };
 use kestrel_crypto::{BlockHash, ChainId, OperationHash};
+use kestrel_crypto::{Destination, PublicKeyHash};
+use kestrel_micheline::Node;
 use kestrel_protocol::block_header::Timestamp;
+use kestrel_protocol::ledger::LiquidityBakingScripts;
 use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
 use kestrel_protocol::{
     validate_and_apply, BlockContext, DecodeError, Field, Genesis, JsonError, Ledger, LedgerError,
     Mode, Operation, SignedOperation, ValidationError,
 };
-use std::io::Write;
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::accounts::{bootstrap_accounts, Account};
 use crate::block::{chain_id_of_genesis, Block, BlockInput, IncludedOperation, PROTOCOL_HASH};
+use crate::block_log::BlockLog;
+use crate::mempool::{Mempool, PendingOperation};
+use std::borrow::Cow;
 
 /// Most bytes of an operation's protocol data, its branch excluded (the sandbox constants'
 /// `max_operation_data_length`).
@@ -67,7 +73,27 @@ pub enum ChainError {
     /// The store holds a chain whose blocks file has no block the store holds.
     #[error("{0} holds a context store but no block of it in {BLOCKS_FILE}")]
     NoBlocks(String),
+    /// A `kestrel_*` request names no snapshot, account or contract the chain has.
+    #[error("{0}")]
+    Unknown(String),
+    /// The mempool holds [`MAX_PENDING_OPERATIONS`] already.
+    #[error("the mempool holds {MAX_PENDING_OPERATIONS} operations already")]
+    MempoolFull,
+    /// More blocks asked of one `kestrel_mine` than [`MAX_MINED_BLOCKS`].
+    #[error("{requested} blocks asked, at most {MAX_MINED_BLOCKS} at once")]
+    TooManyBlocks {
+        /// How many.
+        requested: u64,
+    },
 }
+
+/// Most blocks one `kestrel_mine` request bakes (each is a context commit and a line of the
+/// blocks file: ten thousand take a few seconds, during which other requests wait).
+pub const MAX_MINED_BLOCKS: u64 = 10_000;
+
+/// Most operations the mempool holds before it refuses more (Octez's `mempool/filter`
+/// `max_operations` default, which the node reports).
+pub const MAX_PENDING_OPERATIONS: usize = 10_000;
 
 /// The context store shared by the chain (which commits) and its ledger (which loads objects
 /// through it): the store is not `Sync`, so loads take a lock, never contended since the chain
@@ -80,11 +106,10 @@ impl SharedStore {
         Arc::new(SharedStore(Mutex::new(store)))
     }
 
-    /// The store.
+    /// The store. A panic while it was held leaves it as the store left it (a commit
+    /// interrupted half-way marks the store itself as failed, see `Store::commit`).
     pub fn lock(&self) -> Result<MutexGuard<'_, Store>, ContextError> {
-        self.0
-            .lock()
-            .map_err(|_| ContextError::InvalidArgument("the store's lock is poisoned".into()))
+        Ok(self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The store, once nothing else shares it.
@@ -109,10 +134,33 @@ impl ObjectSource for SharedStore {
 pub struct Chain {
     ledger: Ledger,
     store: Arc<SharedStore>,
-    blocks_file: std::fs::File,
-    blocks: Vec<Block>,
+    directory: PathBuf,
+    blocks: BlockLog,
     chain_id: ChainId,
     accounts: Vec<Account>,
+    /// Operations validated and applied since head, waiting for the next block when blocks are
+    /// baked on a timer ([`Chain::hold_operations`]).
+    mempool: Mempool,
+    hold_operations: bool,
+    clock: Clock,
+    snapshots: Vec<Snapshot>,
+    next_snapshot_id: u64,
+    impersonated: HashSet<PublicKeyHash>,
+}
+
+/// How the node dates its blocks: the wall clock moved by `offset_seconds`
+/// (`kestrel_increase_time`), or once a fixed date (`kestrel_set_next_block_timestamp`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Clock {
+    offset_seconds: i64,
+    next_block_seconds: Option<i64>,
+}
+
+/// A state the chain can return to: its blocks up to `block_count`, the head then.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    id: u64,
+    block_count: usize,
 }
 
 /// Where a chain lives, and how a new one starts.
@@ -125,12 +173,17 @@ pub struct ChainConfig<'a> {
     pub balance_mutez: u64,
     /// The genesis block's timestamp, seconds since the epoch.
     pub genesis_seconds: i64,
+    /// The liquidity-baking scripts (`cpmm.tz`, `lqt.tz`): with them a new chain's genesis
+    /// originates the CPMM, its liquidity token and a test FA1.2 token administered by the first
+    /// account, as Octez's sandbox genesis does (`Liquidity_baking_migration.init`; `cpmm.tz`
+    /// typechecks only in legacy mode, so no client can originate it).
+    pub liquidity_baking: Option<LiquidityBakingScripts>,
 }
 
 impl Chain {
     /// Opens the chain in `config.directory`, or creates one there: genesis with `config`'s
     /// accounts, committed, and the first blocks.
-    pub fn open(config: ChainConfig<'_>) -> Result<Chain, ChainError> {
+    pub fn open(mut config: ChainConfig<'_>) -> Result<Chain, ChainError> {
         std::fs::create_dir_all(config.directory)?;
         let store = Store::open(config.directory, StoreOptions::default())?;
         if store.head().is_some() {
@@ -139,21 +192,19 @@ impl Chain {
         let genesis = Genesis {
             accounts: bootstrap_accounts(&config.accounts, config.balance_mutez),
             constants: sandbox_constants(),
-            liquidity_baking: None,
+            liquidity_baking: config.liquidity_baking.take(),
         };
         let ledger = Ledger::genesis(&genesis)?;
         let placeholder = ChainId::try_from_bytes(&[0; 4]).expect("4 bytes");
-        let blocks_file = std::fs::File::create(config.directory.join(BLOCKS_FILE))?;
-        let mut chain = Chain {
-            ledger,
-            store: SharedStore::new(store),
-            blocks_file,
-            blocks: Vec::new(),
-            chain_id: placeholder,
-            accounts: config.accounts,
-        };
-        chain.bake_at(Vec::new(), Timestamp(config.genesis_seconds))?;
-        chain.chain_id = chain_id_of_genesis(&chain.blocks[0].hash);
+        let blocks = BlockLog::create(
+            &config.directory.join(BLOCKS_FILE),
+            config.accounts[0].clone(),
+        )?;
+        let genesis_seconds = config.genesis_seconds;
+        let mut chain =
+            Chain::assemble(ledger, SharedStore::new(store), config, blocks, placeholder);
+        chain.bake_at(Vec::new(), Timestamp(genesis_seconds))?;
+        chain.chain_id = chain_id_of_genesis(&chain.head().hash);
         for _ in 0..INITIAL_EMPTY_BLOCKS {
             chain.bake(Vec::new())?;
         }
@@ -163,44 +214,91 @@ impl Chain {
     /// Continues the chain of `store`: its blocks up to the last whose commit the store holds
     /// (a line written after a commit the store lost, or torn, is dropped), the ledger at it.
     fn reopen(config: ChainConfig<'_>, store: Store) -> Result<Chain, ChainError> {
-        let path = config.directory.join(BLOCKS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(error) => return Err(error.into()),
-        };
-        let mut blocks = Vec::new();
-        let mut kept = String::new();
-        for line in text.lines() {
-            let Some(block) = Block::from_line(line, &config.accounts[0]) else {
-                break;
-            };
-            if !store.contains_commit(&ContextHash(*block.context().as_bytes())) {
-                break;
-            }
-            kept.push_str(line);
-            kept.push('\n');
-            blocks.push(block);
-        }
-        let Some(head) = blocks.last() else {
-            return Err(ChainError::NoBlocks(config.directory.display().to_string()));
-        };
+        let blocks = BlockLog::open(
+            &config.directory.join(BLOCKS_FILE),
+            config.accounts[0].clone(),
+            |block| store.contains_commit(&ContextHash(*block.context().as_bytes())),
+        )?;
         let missing = || ChainError::NoBlocks(config.directory.display().to_string());
+        let head = blocks.last().ok_or_else(missing)?;
         let tree = store
             .checkout(&ContextHash(*head.context().as_bytes()))?
             .ok_or_else(missing)?;
         let store = SharedStore::new(store);
         let ledger = Ledger::from_tree(tree, store.clone(), sandbox_constants());
-        std::fs::write(&path, kept)?;
-        let blocks_file = std::fs::OpenOptions::new().append(true).open(&path)?;
-        Ok(Chain {
+        let genesis = blocks.hash_at(0).ok_or_else(missing)?;
+        Ok(Chain::assemble(
             ledger,
             store,
-            blocks_file,
-            chain_id: chain_id_of_genesis(&blocks[0].hash),
+            config,
             blocks,
+            chain_id_of_genesis(&genesis),
+        ))
+    }
+
+    fn assemble(
+        ledger: Ledger,
+        store: Arc<SharedStore>,
+        config: ChainConfig<'_>,
+        blocks: BlockLog,
+        chain_id: ChainId,
+    ) -> Chain {
+        Chain {
+            ledger,
+            store,
+            directory: config.directory.to_path_buf(),
+            blocks,
+            chain_id,
             accounts: config.accounts,
-        })
+            mempool: Mempool::default(),
+            hold_operations: false,
+            clock: Clock::default(),
+            snapshots: Vec::new(),
+            next_snapshot_id: 1,
+            impersonated: HashSet::new(),
+        }
+    }
+
+    /// Holds injected operations in the mempool until [`Chain::bake_pending`] (blocks on a
+    /// timer), instead of baking a block for each.
+    pub fn hold_operations(&mut self, hold: bool) {
+        self.hold_operations = hold;
+    }
+
+    /// The operations waiting for the next block.
+    pub fn mempool(&self) -> &Mempool {
+        &self.mempool
+    }
+
+    /// Puts the state back at head's commit and empties the mempool: after a request failed
+    /// half-way (a panic), whatever it changed in memory is dropped.
+    pub fn recover(&mut self) -> Result<(), ChainError> {
+        self.mempool = Mempool::default();
+        self.ledger = self.ledger_of_commit(self.head().context())?;
+        Ok(())
+    }
+
+    /// The ledger of commit `context`.
+    fn ledger_of_commit(&self, context: kestrel_crypto::ContextHash) -> Result<Ledger, ChainError> {
+        let tree = self
+            .store
+            .lock()?
+            .checkout(&ContextHash(*context.as_bytes()))?
+            .ok_or_else(|| ChainError::NoBlocks(self.directory.display().to_string()))?;
+        Ok(Ledger::from_tree(
+            tree,
+            self.store.clone(),
+            *self.ledger.constants(),
+        ))
+    }
+
+    /// The state at `block`: the head's ledger, or the one checked out of the block's commit
+    /// (the store keeps every block's).
+    pub fn ledger_at(&self, block: &Block) -> Result<Ledger, ChainError> {
+        if block.hash == self.head().hash {
+            return Ok(self.ledger.clone());
+        }
+        self.ledger_of_commit(block.context())
     }
 
     /// The chain's id.
@@ -223,16 +321,19 @@ impl Chain {
         self.blocks.last().expect("a chain has its genesis block")
     }
 
-    /// The block at `level`, if the chain has one.
-    pub fn block_at_level(&self, level: i64) -> Option<&Block> {
+    /// The block at `level`, if the chain has one (read back from the blocks file when it is
+    /// not among the recent ones).
+    pub fn block_at_level(&self, level: i64) -> Option<Cow<'_, Block>> {
         usize::try_from(level)
             .ok()
             .and_then(|index| self.blocks.get(index))
     }
 
     /// The block with `hash`.
-    pub fn block_by_hash(&self, hash: &BlockHash) -> Option<&Block> {
-        self.blocks.iter().rev().find(|block| block.hash == *hash)
+    pub fn block_by_hash(&self, hash: &BlockHash) -> Option<Cow<'_, Block>> {
+        self.blocks
+            .level_of(hash)
+            .and_then(|level| self.blocks.get(level))
     }
 
     /// The block the next operation is applied in.
@@ -240,7 +341,7 @@ impl Chain {
         let head = self.head();
         BlockContext {
             level: u64::try_from(head.level()).unwrap_or(0) + 1,
-            timestamp_seconds: next_timestamp(head.timestamp()).0,
+            timestamp_seconds: self.next_timestamp().0,
             chain_id: self.chain_id,
             payload_producer: self.accounts[0].public_key_hash,
         }
@@ -276,19 +377,29 @@ impl Chain {
             .map(|operation| {
                 let bytes = operation.encode();
                 let signed = SignedOperation::decode(&bytes)?;
-                Ok(validate_and_apply(
-                    &mut ledger,
-                    &signed,
-                    &block,
-                    Mode::Apply,
-                )?)
+                let mode = self.mode_for(&signed);
+                Ok(validate_and_apply(&mut ledger, &signed, &block, mode)?)
             })
             .collect()
     }
 
-    /// Validates and applies the signed operation `bytes`, and bakes a block with it. An
-    /// operation whose application fails is included all the same (it pays its fee); an invalid
-    /// one changes nothing.
+    /// How `operation` is validated: its signature checked, unless its source is impersonated.
+    fn mode_for(&self, operation: &SignedOperation<'_>) -> Mode {
+        let source = operation
+            .operation
+            .contents
+            .first()
+            .and_then(|contents| contents.as_manager())
+            .map(|manager| manager.header.source);
+        match source {
+            Some(source) if self.impersonated.contains(&source) => Mode::Simulate,
+            _ => Mode::Apply,
+        }
+    }
+
+    /// Validates and applies the signed operation `bytes`, and bakes a block with it (or, when
+    /// operations are held, adds it to the mempool). An operation whose application fails is
+    /// included all the same (it pays its fee); an invalid one changes nothing.
     pub fn inject(&mut self, bytes: &[u8]) -> Result<OperationHash, ChainError> {
         let size_bytes = bytes.len().saturating_sub(32);
         if size_bytes > MAX_OPERATION_DATA_BYTES {
@@ -296,11 +407,181 @@ impl Chain {
         }
         let signed = SignedOperation::decode(bytes)?;
         let block = self.next_block();
-        let metadata = validate_and_apply(&mut self.ledger, &signed, &block, Mode::Apply)?;
+        let mode = self.mode_for(&signed);
         let hash = signed.hash();
+        if !self.hold_operations {
+            let metadata = validate_and_apply(&mut self.ledger, &signed, &block, mode)?;
+            let json = self.operation_json(&hash, &signed.operation, &metadata)?;
+            self.bake(vec![IncludedOperation { hash, json }])?;
+            return Ok(hash);
+        }
+        if self.mempool.len() >= MAX_PENDING_OPERATIONS {
+            return Err(ChainError::MempoolFull);
+        }
+        let mut ledger = self.mempool.ledger(&self.ledger).clone();
+        let metadata = validate_and_apply(&mut ledger, &signed, &block, mode)?;
         let json = self.operation_json(&hash, &signed.operation, &metadata)?;
-        self.bake(vec![IncludedOperation { hash, json }])?;
+        let mut pending = format!("{{\"hash\":\"{}\",", hash.to_b58check());
+        let operation = signed.operation.to_json()?;
+        pending.push_str(operation.strip_prefix('{').unwrap_or(&operation));
+        self.mempool.push(
+            ledger,
+            PendingOperation {
+                json: pending,
+                included: IncludedOperation { hash, json },
+            },
+        );
         Ok(hash)
+    }
+
+    /// Bakes a block with the mempool's operations (an empty one when it holds none).
+    pub fn bake_pending(&mut self) -> Result<&Block, ChainError> {
+        let (ledger, operations) = self.mempool.take();
+        if let Some(ledger) = ledger {
+            self.ledger = ledger;
+        }
+        self.bake(operations)
+    }
+
+    /// Bakes `count` blocks now, the first with the mempool's operations (`kestrel_mine`).
+    pub fn mine(&mut self, count: u64) -> Result<&Block, ChainError> {
+        if count > MAX_MINED_BLOCKS {
+            return Err(ChainError::TooManyBlocks { requested: count });
+        }
+        for _ in 0..count {
+            self.bake_pending()?;
+        }
+        Ok(self.head())
+    }
+
+    /// Changes the state with `change` and bakes a block holding the change (with the
+    /// mempool's operations), so that head's context is always the state clients read.
+    fn change_state(
+        &mut self,
+        change: impl FnOnce(&mut Ledger) -> Result<(), ChainError>,
+    ) -> Result<&Block, ChainError> {
+        let mut ledger = self.mempool.ledger(&self.ledger).clone();
+        change(&mut ledger)?;
+        self.mempool.set_ledger(ledger);
+        self.bake_pending()
+    }
+
+    /// Sets the spendable balance of `contract` (an implicit account is created if need be)
+    /// and bakes a block (`kestrel_set_balance`).
+    pub fn set_balance(
+        &mut self,
+        contract: &Destination,
+        mutez: u64,
+    ) -> Result<&Block, ChainError> {
+        let contract = *contract;
+        self.change_state(|ledger| {
+            match &contract {
+                Destination::Implicit(account) if !ledger.is_allocated(&contract)? => {
+                    ledger.allocate_implicit(account)?;
+                }
+                Destination::Implicit(_) => {}
+                _ if ledger.is_allocated(&contract)? => {}
+                _ => return Err(ChainError::Unknown(format!("no contract {contract}"))),
+            }
+            Ok(ledger.set_balance(&contract, mutez)?)
+        })
+    }
+
+    /// Replaces the storage of originated contract `contract` and bakes a block
+    /// (`kestrel_set_storage`). The storage is not typechecked against the script: the caller
+    /// answers for it.
+    pub fn set_storage(
+        &mut self,
+        contract: &kestrel_crypto::ContractHash,
+        storage: &Node,
+    ) -> Result<&Block, ChainError> {
+        self.change_state(|ledger| {
+            if ledger.script_bytes(contract)?.is_none() {
+                return Err(ChainError::Unknown(format!(
+                    "no contract {}",
+                    contract.to_b58check()
+                )));
+            }
+            Ok(ledger.set_storage(contract, storage)?)
+        })
+    }
+
+    /// Replaces the whole state by `tree` and bakes a block (`kestrel_load_state`).
+    pub fn replace_state(&mut self, tree: kestrel_context::Tree) -> Result<&Block, ChainError> {
+        self.mempool = Mempool::default();
+        self.ledger = Ledger::from_tree(tree, self.store.clone(), *self.ledger.constants());
+        self.bake(Vec::new())
+    }
+
+    /// The store the ledger's objects load from.
+    pub fn store(&self) -> &Arc<SharedStore> {
+        &self.store
+    }
+
+    /// Accepts operations from `account` without checking their signature (the account must
+    /// be revealed: its key cannot be revealed without its secret), or stops.
+    pub fn impersonate(&mut self, account: PublicKeyHash, impersonated: bool) {
+        if impersonated {
+            self.impersonated.insert(account);
+        } else {
+            self.impersonated.remove(&account);
+        }
+    }
+
+    /// Records the state now (blocks and head), to return to with [`Chain::revert`].
+    pub fn snapshot(&mut self) -> u64 {
+        let id = self.next_snapshot_id;
+        self.next_snapshot_id += 1;
+        self.snapshots.push(Snapshot {
+            id,
+            block_count: self.blocks.len(),
+        });
+        id
+    }
+
+    /// Returns to snapshot `id`: the blocks after it are dropped (from the blocks file too),
+    /// the mempool emptied, and `id` and later snapshots forgotten. False when there is no such
+    /// snapshot.
+    pub fn revert(&mut self, id: u64) -> Result<bool, ChainError> {
+        let Some(position) = self.snapshots.iter().position(|snapshot| snapshot.id == id) else {
+            return Ok(false);
+        };
+        let block_count = self.snapshots[position].block_count;
+        self.snapshots.truncate(position);
+        self.blocks.truncate(block_count)?;
+        self.recover()?;
+        Ok(true)
+    }
+
+    /// Dates the next block at `seconds` (`kestrel_set_next_block_timestamp`); it must be later
+    /// than head.
+    pub fn set_next_block_timestamp(&mut self, seconds: i64) -> Result<(), ChainError> {
+        let head = self.head().timestamp().0;
+        if seconds <= head {
+            return Err(ChainError::Unknown(format!(
+                "the next block's timestamp {seconds} must be after head's, {head}"
+            )));
+        }
+        self.clock.next_block_seconds = Some(seconds);
+        Ok(())
+    }
+
+    /// Moves the clock `seconds` ahead (`kestrel_increase_time`); returns the total offset.
+    pub fn increase_time(&mut self, seconds: i64) -> i64 {
+        self.clock.offset_seconds = self.clock.offset_seconds.saturating_add(seconds);
+        self.clock.offset_seconds
+    }
+
+    /// The timestamp of the next block: the date set for it, or the clock now (moved by the
+    /// offset), or a second after head when the clock has not moved past it (blocks are made
+    /// faster than one a second).
+    fn next_timestamp(&self) -> Timestamp {
+        let previous = self.head().timestamp().0;
+        let seconds = self
+            .clock
+            .next_block_seconds
+            .unwrap_or_else(|| wall_clock_seconds().saturating_add(self.clock.offset_seconds));
+        Timestamp(seconds.max(previous.saturating_add(1)))
     }
 
     /// The JSON of an included operation.
@@ -325,8 +606,9 @@ impl Chain {
     }
 
     /// Bakes a block with `operations` (already applied to the ledger) on top of head.
-    pub fn bake(&mut self, operations: Vec<IncludedOperation>) -> Result<&Block, ChainError> {
-        let timestamp = next_timestamp(self.head().timestamp());
+    fn bake(&mut self, operations: Vec<IncludedOperation>) -> Result<&Block, ChainError> {
+        let timestamp = self.next_timestamp();
+        self.clock.next_block_seconds = None;
         self.bake_at(operations, timestamp)
     }
 
@@ -361,8 +643,7 @@ impl Chain {
             baker: &self.accounts[0].secret_key,
             chain_id: (level > 0).then_some(self.chain_id),
         });
-        self.blocks_file.write_all(block.to_line().as_bytes())?;
-        self.blocks.push(block);
+        self.blocks.push(block)?;
         Ok(self.head())
     }
 }
@@ -400,13 +681,11 @@ pub fn write_contents_with_metadata(
     contents_with_metadata(operation, metadata).write_json(out)
 }
 
-/// The timestamp of the block after one at `previous`: now, or a second later than `previous`
-/// when the clock has not moved past it (blocks are made faster than one a second).
-fn next_timestamp(previous: Timestamp) -> Timestamp {
-    let now = std::time::SystemTime::now()
+/// The wall clock, seconds since the epoch.
+fn wall_clock_seconds() -> i64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-        });
-    Timestamp(now.max(previous.0.saturating_add(1)))
+        })
 }

@@ -5,15 +5,22 @@
 //! octez-client drive it unmodified (`shared/specs/tezos-node.md`).
 //!
 //! Map: [`accounts`] (sandbox and generated accounts), [`block`] (headers, hashes, block JSON),
-//! [`chain`] (state, history, block production), [`rpc`] (the router), [`server`] (HTTP), [`views`] (on-chain views run off-chain).
+//! [`block_log`] (the blocks file, recent blocks in memory),
+//! [`chain`] (state, history, block production, snapshots, time), [`mempool`] (operations
+//! waiting for a timed block), [`rpc`] (the router; `rpc::kestrel` the `kestrel_*` methods),
+//! [`server`] (HTTP), [`state_file`] (state documents), [`views`] (on-chain views run
+//! off-chain).
 
 #![forbid(unsafe_code)]
 
 pub mod accounts;
 pub mod block;
+pub mod block_log;
 pub mod chain;
+pub mod mempool;
 pub mod rpc;
 pub mod server;
+pub mod state_file;
 pub mod views;
 
 pub use accounts::{accounts, Account};

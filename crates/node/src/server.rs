@@ -1,9 +1,12 @@
 //! The node's HTTP/1.1 server: hyper on a current-thread tokio runtime. Connections are kept
 //! alive, `TCP_NODELAY` is set (without it each keep-alive request waits ~40 ms on Nagle and
 //! delayed ACKs: `tezos-node.md` §5), every answer carries CORS headers, and body size,
-//! connection count and header read time have limits. The router runs on tokio's blocking
-//! pool under the chain's lock, so a long request never stalls the accepting thread;
-//! `/monitor/heads/main` streams one header per line as blocks are baked.
+//! connection count, header and body read times have limits, so a slow or malformed client
+//! holds only its own connection. The router runs on tokio's blocking pool under the chain's
+//! lock, so a long request never stalls the accepting thread; a request whose handler panics
+//! is answered 500 with an error list and the chain is put back at head's commit (the lock is
+//! never left poisoned). `/monitor/heads/main` streams one header per line as blocks are baked;
+//! with a block time, a timer bakes the mempool's operations.
 
 use bytes::Bytes;
 use http_body_util::channel::Channel;
@@ -14,9 +17,10 @@ use hyper::{Method, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, Notify, Semaphore};
 
 use crate::block::Block;
 use crate::chain::Chain;
@@ -29,8 +33,13 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Most connections served at once; further ones wait to be accepted.
 pub const MAX_CONNECTIONS: usize = 256;
 
-/// How long a client may take to send a request's headers before its connection is closed.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to send a request's headers before its connection is closed
+/// (a slowloris client holds one of [`MAX_CONNECTIONS`] for at most this long).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client may take to send a request's body, once its headers are read; past it
+/// the request is answered 408 and the connection closed.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Heads buffered per `/monitor/heads/main` stream before the stream waits for its client.
 const HEADS_STREAM_BUFFER: usize = 16;
@@ -46,13 +55,68 @@ struct Shared {
     observer: Box<BlockObserver>,
 }
 
+impl Shared {
+    /// The chain. A panic while it was held was caught and the chain recovered (see
+    /// [`answer`]), so a poisoned lock holds a sound chain.
+    fn chain(&self) -> MutexGuard<'_, Chain> {
+        self.chain.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reports head to the observer and the heads streams if it is no longer `before`. The
+    /// header's JSON (a tenth of a block's cost: its hashes and signature in base58) is made only
+    /// when a stream listens; a new stream reads head itself ([`heads_stream`]).
+    fn announce(&self, chain: &Chain, before: kestrel_crypto::BlockHash, elapsed: Duration) {
+        let head = chain.head();
+        if head.hash != before {
+            (self.observer)(head, elapsed);
+            if self.heads.receiver_count() > 0 {
+                self.heads
+                    .send_replace(Arc::from(head.header_json(&chain.chain_id())));
+            }
+        }
+    }
+}
+
+/// How a server runs beyond its defaults.
+#[derive(Default)]
+pub struct ServerOptions {
+    /// Bake a block every so often from the mempool (`--block-time`); `None`: a block per
+    /// injected operation.
+    pub block_time: Option<Duration>,
+    /// When asked to, the server stops, and [`serve_with`] returns the chain.
+    pub stop: Option<Stop>,
+}
+
+/// A handle that stops a server from another thread (a signal handler).
+#[derive(Clone, Default)]
+pub struct Stop(Arc<Notify>);
+
+impl Stop {
+    /// Stops the server (once it runs, if it does not yet).
+    pub fn stop(&self) {
+        self.0.notify_one();
+    }
+}
+
 /// Serves `chain` on `listener` until the process ends, calling `observer` for each block.
 pub fn serve(
     listener: TcpListener,
     chain: Chain,
     observer: Box<BlockObserver>,
 ) -> std::io::Result<()> {
+    serve_with(listener, chain, observer, ServerOptions::default()).map(drop)
+}
+
+/// Serves `chain` on `listener` as `options` say, calling `observer` for each block; returns
+/// the chain once `options.stop` is notified.
+pub fn serve_with(
+    listener: TcpListener,
+    mut chain: Chain,
+    observer: Box<BlockObserver>,
+    options: ServerOptions,
+) -> std::io::Result<Chain> {
     listener.set_nonblocking(true)?;
+    chain.hold_operations(options.block_time.is_some());
     let head = Arc::from(chain.head().header_json(&chain.chain_id()));
     let (heads, _) = watch::channel(head);
     let shared = Arc::new(Shared {
@@ -64,7 +128,66 @@ pub fn serve(
         .enable_io()
         .enable_time()
         .build()?;
-    runtime.block_on(accept_loop(listener, shared))
+    let stop = options.stop.unwrap_or_default().0;
+    let failure = Arc::new(Mutex::new(None));
+    runtime.block_on(async {
+        if let Some(period) = options.block_time {
+            tokio::spawn(bake_on_timer(shared.clone(), period));
+        }
+        let (accepting, stopping, failed) = (shared.clone(), stop.clone(), failure.clone());
+        tokio::spawn(async move {
+            if let Err(error) = accept_loop(listener, accepting).await {
+                *failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                stopping.notify_one();
+            }
+        });
+        stop.notified().await;
+    });
+    if let Some(error) = failure
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
+        return Err(error);
+    }
+    // Ends the connections' tasks and waits for a request still under the lock.
+    drop(runtime);
+    let shared = Arc::try_unwrap(shared)
+        .map_err(|_| std::io::Error::other("a request still holds the chain"))?;
+    Ok(shared
+        .chain
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner))
+}
+
+/// Bakes the mempool's operations every `period`.
+async fn bake_on_timer(shared: Arc<Shared>, period: Duration) {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let shared = shared.clone();
+        let baked = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let mut chain = shared.chain();
+            let before = chain.head().hash;
+            let response = guarded(&mut chain, |chain| match chain.bake_pending() {
+                Ok(_) => Response::json(String::new()),
+                Err(error) => rpc::error::chain_error(&error),
+            });
+            if response.status != 200 {
+                eprintln!(
+                    "kestrel node: cannot bake: {}",
+                    String::from_utf8_lossy(&response.body)
+                );
+            }
+            shared.announce(&chain, before, started.elapsed());
+        })
+        .await;
+        if baked.is_err() {
+            return;
+        }
+    }
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) -> std::io::Result<()> {
@@ -113,75 +236,124 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
     if method == Method::GET && path == MONITOR_HEADS_PATH {
         return heads_stream(&shared);
     }
-    let body = match Limited::new(request.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => {
-            return respond(
+    let collected = tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        Limited::new(request.into_body(), MAX_BODY_BYTES).collect(),
+    )
+    .await;
+    let body = match collected {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(_)) => {
+            return closing(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                rpc::TEXT,
-                Either::Left(Full::new(Bytes::from_static(b"request body too large"))),
+                "the request body is larger than the node accepts (MAX_BODY_BYTES)",
+            )
+        }
+        Err(_) => {
+            return closing(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body took too long (BODY_READ_TIMEOUT)",
             )
         }
     };
     let routed = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let Ok(mut chain) = shared.chain.lock() else {
-            return None;
-        };
+        let mut chain = shared.chain();
         let before = chain.head().hash;
-        let response = rpc::route(
-            &mut chain,
-            &Request {
-                method: method.as_str(),
-                path: &path,
-                query: &query,
-                body: &body,
-            },
-        );
-        let head = chain.head();
-        if head.hash != before {
-            (shared.observer)(head, started.elapsed());
-            shared
-                .heads
-                .send_replace(Arc::from(head.header_json(&chain.chain_id())));
-        }
-        Some(response)
+        let request = Request {
+            method: method.as_str(),
+            path: &path,
+            query: &query,
+            body: &body,
+        };
+        let response = guarded(&mut chain, |chain| rpc::route(chain, &request));
+        shared.announce(&chain, before, started.elapsed());
+        response
     })
     .await;
-    match routed {
-        Ok(Some(Response {
-            status,
-            content_type,
-            body,
-        })) => respond(
-            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            content_type,
-            Either::Left(Full::new(Bytes::from(body))),
-        ),
-        _ => respond(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            rpc::TEXT,
-            Either::Left(Full::new(Bytes::from_static(
-                b"the node's state is unavailable",
-            ))),
-        ),
+    let Response {
+        status,
+        content_type,
+        body,
+    } = routed.unwrap_or_else(|_| rpc::error::internal("the node failed on this request"));
+    respond(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        content_type,
+        Either::Left(Full::new(Bytes::from(body))),
+    )
+}
+
+/// Runs `handle` on `chain`; if it panics, puts the chain back at head's commit (whatever the
+/// handler changed in memory is dropped) and answers 500 with the panic's message.
+fn guarded(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> Response) -> Response {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| handle(chain))) {
+        Ok(response) => response,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|text| text.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let recovered = match chain.recover() {
+                Ok(()) => "the node's state is back at head".to_string(),
+                Err(error) => format!("the node's state could not be restored: {error}"),
+            };
+            rpc::error::internal(&format!(
+                "the node failed on this request ({message}); {recovered}"
+            ))
+        }
     }
 }
 
+/// A text answer after which the connection is closed (the rest of its body is not read).
+fn closing(status: StatusCode, message: &'static str) -> hyper::Response<Body> {
+    let mut response = respond(
+        status,
+        rpc::TEXT,
+        Either::Left(Full::new(Bytes::from_static(message.as_bytes()))),
+    );
+    response
+        .headers_mut()
+        .insert("connection", HeaderValue::from_static("close"));
+    response
+}
+
 /// `/monitor/heads/main`: the head now, then each new head, one JSON object per line.
-fn heads_stream(shared: &Shared) -> hyper::Response<Body> {
+/// The stream subscribes first, then reads head under the chain's lock, so no head baked
+/// meanwhile is missed; one announced in between is the same head, not sent twice.
+fn heads_stream(shared: &Arc<Shared>) -> hyper::Response<Body> {
     let (mut sender, body) = Channel::new(HEADS_STREAM_BUFFER);
     let mut heads = shared.heads.subscribe();
+    let shared = shared.clone();
     tokio::spawn(async move {
-        loop {
-            let line = format!("{}\n", &**heads.borrow_and_update());
-            if sender.send_data(Bytes::from(line)).await.is_err() || heads.changed().await.is_err()
+        let head = tokio::task::spawn_blocking(move || {
+            let chain = shared.chain();
+            Arc::<str>::from(chain.head().header_json(&chain.chain_id()))
+        })
+        .await;
+        let Ok(mut last) = head else {
+            return;
+        };
+        if sender
+            .send_data(Bytes::from(format!("{last}\n")))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        while heads.changed().await.is_ok() {
+            let line = heads.borrow_and_update().clone();
+            if line == last {
+                continue;
+            }
+            if sender
+                .send_data(Bytes::from(format!("{line}\n")))
+                .await
+                .is_err()
             {
                 break;
             }
+            last = line;
         }
     });
     respond(StatusCode::OK, rpc::JSON, Either::Right(body))
@@ -202,4 +374,66 @@ fn respond(status: StatusCode, content_type: &'static str, body: Body) -> hyper:
         HeaderValue::from_static("content-type"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{accounts, ChainConfig};
+
+    #[test]
+    fn a_panicking_handler_answers_500_and_leaves_the_chain_at_head() {
+        let directory =
+            std::env::temp_dir().join(format!("kestrel-node-test-guarded-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let mut chain = Chain::open(ChainConfig {
+            directory: &directory,
+            accounts: accounts(0),
+            balance_mutez: 4_000_000_000_000,
+            genesis_seconds: 1_700_000_000,
+            liquidity_baking: None,
+        })
+        .expect("a new chain");
+        let bootstrap1 = chain.accounts()[0].clone();
+        let bootstrap2 = kestrel_crypto::Destination::Implicit(chain.accounts()[1].public_key_hash);
+        let before = chain.ledger().balance(&bootstrap2).expect("a balance");
+        let mut transfer = kestrel_protocol::Operation::from_json_str(&format!(
+            r#"{{"branch": "{}", "contents": [{{"kind": "transaction", "source": "{}",
+            "fee": "1000", "counter": "1", "gas_limit": "3000", "storage_limit": "0",
+            "amount": "5", "destination": "{}"}}]}}"#,
+            chain.head().hash.to_b58check(),
+            bootstrap1.public_key_hash.to_b58check(),
+            chain.accounts()[1].public_key_hash.to_b58check()
+        ))
+        .expect("an operation");
+        transfer.signature = Some(bootstrap1.secret_key.sign(&transfer.signing_message()));
+        chain.hold_operations(true);
+        let response = guarded(&mut chain, |chain| {
+            chain.inject(&transfer.encode()).expect("held");
+            assert_eq!(chain.mempool().len(), 1);
+            panic!("a bug");
+        });
+        assert_eq!(response.status, 500);
+        assert_eq!(response.content_type, rpc::JSON);
+        let body: serde_json::Value = serde_json::from_slice(&response.body).expect("JSON");
+        assert_eq!(body[0]["id"], "failure");
+        assert!(body[0]["msg"].as_str().is_some_and(|m| m.contains("a bug")));
+        // The held transfer is gone: the next block does not include it.
+        assert!(chain.mempool().is_empty());
+        chain.bake_pending().expect("a block");
+        assert!(chain.head().operations.is_empty());
+        assert_eq!(
+            chain.ledger().balance(&bootstrap2).expect("a balance"),
+            before
+        );
+        // And the chain goes on: the same transfer is accepted.
+        chain.inject(&transfer.encode()).expect("held");
+        chain.bake_pending().expect("a block");
+        assert_eq!(
+            chain.ledger().balance(&bootstrap2).expect("a balance"),
+            before + 5
+        );
+        drop(chain);
+        let _ = std::fs::remove_dir_all(&directory);
+    }
 }

@@ -8,7 +8,7 @@ use kestrel_protocol::{Ledger, LedgerError};
 
 /// The Ed25519 key hash of zeros (`Signature.Public_key_hash.zero`): the `SOURCE` of a view run
 /// without a payer.
-const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
+pub const ZERO_KEY_HASH: &str = "tz1Ke2h7sDdakHJQh8WX4Z372du1KChsksyU";
 
 /// What a view run asks.
 pub struct ViewRequest<'a> {
@@ -51,7 +51,7 @@ pub enum ViewError {
     IllTyped(String),
     /// The view failed (no such view, ill-typed input, `FAILWITH`, gas).
     #[error("{0}")]
-    Failed(String),
+    Execution(kestrel_michelson::ExecutionError),
     /// The state could not be read.
     #[error("ledger: {0}")]
     Ledger(#[from] LedgerError),
@@ -112,6 +112,6 @@ pub fn run_view(
         &mut host,
         request.gas_limit_milli,
     )
-    .map_err(|error| ViewError::Failed(error.to_string()))?;
+    .map_err(ViewError::Execution)?;
     Ok(execution.result)
 }

@@ -20,7 +20,6 @@ use crate::ledger::{Ledger, LedgerError};
 pub struct LedgerHost<'a> {
     ledger: &'a mut Ledger,
     nonce: &'a mut OriginationNonce,
-    registry: Vec<Destination>,
     error: Option<LedgerError>,
     charged_milli: Cell<u64>,
 }
@@ -31,7 +30,6 @@ impl<'a> LedgerHost<'a> {
         LedgerHost {
             ledger,
             nonce,
-            registry: Vec::new(),
             error: None,
             charged_milli: Cell::new(0),
         }
@@ -120,16 +118,15 @@ impl Host for LedgerHost<'_> {
     }
 
     fn address_index(&self, address: &Destination) -> Option<u64> {
-        let index = self.registry.iter().position(|known| known == address)?;
+        // A read error is reported by the run's other reads; here it reads as unregistered.
+        let index = self.ledger.address_index(&address.to_crypto()).ok()??;
         u64::try_from(index).ok()
     }
 
     fn index_address(&mut self, address: &Destination) -> u64 {
-        if let Some(index) = self.address_index(address) {
-            return index;
-        }
-        self.registry.push(*address);
-        self.registry.len() as u64 - 1
+        let registered = self.ledger.register_address(&address.to_crypto());
+        let index = self.keep(registered.map(Some)).unwrap_or_default();
+        u64::try_from(index).unwrap_or(u64::MAX)
     }
 
     fn fresh_big_map_id(&mut self) -> Int {

@@ -253,7 +253,7 @@ fn script(text: &mut Text, indent: usize, code: &LazyExpr<'_>, storage: &LazyExp
         text,
         indent + 2,
         "Initial storage:",
-        &expr_text(storage.bytes(), false),
+        &expr_text(storage.bytes(), true),
     );
 }
 

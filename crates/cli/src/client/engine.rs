@@ -5,9 +5,8 @@
 
 use kestrel_micheline::{Node, NodeKind, Prim, Span};
 use kestrel_michelson::{
-    normalize, CodeContext, Config, EmptyHost, Environment, ExecutionError, Script, Type,
-    TypecheckError as TcError, TypecheckErrorKind as TcErrorKind, Value,
-    HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    normalize, Config, ExecutionError, Script, Type, TypecheckError as TcError,
+    TypecheckErrorKind as TcErrorKind, Value, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 use kestrel_michelson_conformance::run_script::{self, RunScriptError, RunScriptOptions};
 
@@ -134,10 +133,8 @@ impl Checker {
     /// Parses `node` (macros expanded) as data of `ty`; returns it with the gas charged.
     pub fn parse_data(&self, node: &Node, ty: &Type) -> Result<(Typed, i64), Failure> {
         let node = Checker::expand(node)?;
-        let (value, gas) = with_mockup_context(self.legacy, |context| {
-            kestrel_michelson::typecheck_data_metered(&node, ty, context)
-        })
-        .map_err(|e| Failure::of(&e))?;
+        let (value, gas) = kestrel_michelson::typecheck_data_standalone(&node, ty, self.legacy)
+            .map_err(|e| Failure::of(&e))?;
         let typed = Typed { value };
         Ok((typed, milligas(gas)))
     }
@@ -154,21 +151,6 @@ impl Checker {
             gas_limit_milli: HARD_GAS_LIMIT_PER_OPERATION_MILLI,
         }
     }
-}
-
-/// Runs `f` in octez-client's mockup context: the default environment, a `unit` parameter for
-/// `SELF`, and no other contract.
-fn with_mockup_context<R>(legacy: bool, f: impl FnOnce(&CodeContext<'_, EmptyHost>) -> R) -> R {
-    let environment = Environment::default();
-    let self_parameter = Node::prim(Prim::T_unit, vec![]);
-    let mut host = EmptyHost::default();
-    let context = CodeContext {
-        environment: &environment,
-        self_parameter: &self_parameter,
-        host: &mut host,
-        legacy,
-    };
-    f(&context)
 }
 
 fn milligas(gas: u64) -> i64 {

@@ -10,7 +10,7 @@
 
 mod engine;
 mod grammar;
-mod mockup;
+pub(crate) mod mockup;
 mod report;
 mod stack;
 

@@ -47,21 +47,24 @@ pub fn at(text: &str, span: Span) -> String {
 /// The failure at its place in `text`: `At line L characters A to B,` then the sentence on the
 /// next line, except `value V is invalid for type T.`, which Octez prints in boxes that stay on
 /// the location's line as far as they fit.
-fn located(text: &str, failure: &Failure) -> String {
+pub(crate) fn located(text: &str, failure: &Failure) -> String {
     let place = at(text, failure.span);
     match &failure.invalid_value {
-        Some((value, ty)) => {
-            let head = format!("{place}, value {value}");
-            let tail = format!("is invalid for type {ty}.");
-            let separator = if width(&head) + 1 + width(&tail) > OCTEZ_MARGIN_COLUMNS {
-                '\n'
-            } else {
-                ' '
-            };
-            format!("{head}{separator}{tail}")
-        }
+        Some((value, ty)) => invalid_value(&place, value, ty),
         None => format!("{place},\n{}", failure.message),
     }
+}
+
+/// `PLACE, value V is invalid for type T.`, broken before `is` when it does not fit the margin.
+pub(crate) fn invalid_value(place: &str, value: &str, ty: &str) -> String {
+    let head = format!("{place}, value {value}");
+    let tail = format!("is invalid for type {ty}.");
+    let separator = if width(&head) + 1 + width(&tail) > OCTEZ_MARGIN_COLUMNS {
+        '\n'
+    } else {
+        ' '
+    };
+    format!("{head}{separator}{tail}")
 }
 
 /// The columns `text` takes.
@@ -72,7 +75,7 @@ fn width(text: &str) -> usize {
 /// The first lines octez-client prints for Octez's `Ill_typed_data`: `Ill typed data:`, the
 /// value's numbered source lines (`1: ...`), then `is not an expression of type TYPE`, each part
 /// on the line before when it fits in the margin, as `Format` lays out its boxes.
-fn ill_typed_data_header(source: &str, type_text: &str) -> String {
+pub(crate) fn ill_typed_data_header(source: &str, type_text: &str) -> String {
     const HEAD: &str = "Ill typed data:";
     let lines: Vec<&str> = source.split('\n').collect();
     let digits = lines.len().to_string().len();

@@ -12,6 +12,7 @@
 //!
 //! Callers pass stacks top last, as the typechecker keeps them.
 
+use super::ir_size;
 use crate::gas::typecheck as cost;
 use crate::types::{Type, WorkStack};
 use crate::value::Value;
@@ -24,12 +25,15 @@ pub struct Charge {
     pub gas_milli: u64,
     /// Nodes of Octez's typed IR the step builds (counted for `code_size`).
     pub ir_nodes: u64,
+    /// Bytes of Octez's size model for what the step builds (`code_size`, see [`ir_size`]).
+    pub ir_bytes: u64,
 }
 
 impl Charge {
     fn add(&mut self, other: Charge) {
         self.gas_milli = self.gas_milli.saturating_add(other.gas_milli);
         self.ir_nodes = self.ir_nodes.saturating_add(other.ir_nodes);
+        self.ir_bytes = self.ir_bytes.saturating_add(other.ir_bytes);
     }
 }
 
@@ -238,6 +242,7 @@ pub fn block(count: usize) -> Charge {
     Charge {
         gas_milli: (count.max(1) as u64).saturating_mul(cost::COST_PARSE_INSTRUCTION_CYCLE),
         ir_nodes: 0,
+        ir_bytes: 0,
     }
 }
 
@@ -245,13 +250,34 @@ pub fn block(count: usize) -> Charge {
 pub const PLAIN_INSTRUCTION: Charge = Charge {
     gas_milli: cost::COST_PARSE_INSTRUCTION_CYCLE,
     ir_nodes: 1,
+    ir_bytes: ir_size::INSTR_BASE1,
 };
 
 /// The end of a block that does not always fail: its `IHalt`.
 pub const BLOCK_END: Charge = Charge {
     gas_milli: 0,
     ir_nodes: 1,
+    ir_bytes: ir_size::INSTR_BASE0,
 };
+
+/// A lambda's descriptor (or the script code's): its `Lam`, `kdescr` and stack types; its
+/// instructions are counted as they are typechecked.
+pub fn lambda_descriptor(input: &[Type], output: &Type) -> Charge {
+    Charge {
+        gas_milli: 0,
+        ir_nodes: lambda_descriptor_nodes(input, output),
+        ir_bytes: ir_size::lambda_descriptor_bytes(input, output),
+    }
+}
+
+/// A value an instruction stores (`PUSH`).
+pub fn stored_value(value: &Value) -> Charge {
+    Charge {
+        gas_milli: 0,
+        ir_nodes: value_nodes(value),
+        ir_bytes: ir_size::value_bytes(value),
+    }
+}
 
 /// The integer argument of `DROP n`, `DIG n`, ... when there is one.
 fn small_argument(args: &[Node]) -> Option<usize> {
@@ -282,6 +308,7 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
     let mut charge = Charge {
         gas_milli: cost::COST_PARSE_INSTRUCTION_CYCLE,
         ir_nodes: 1,
+        ir_bytes: instruction_bytes(prim, args, stack),
     };
     let top = level(stack, 0);
     let second = level(stack, 1);
@@ -293,11 +320,15 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
         // No typed instruction: `CAST` keeps the stack, `RENAME` drops an annotation.
         Prim::I_CAST => {
             charge.ir_nodes = 0;
+            charge.ir_bytes = 0;
             if let (Some(top), Some(Ok(cast))) = (top, args.first().map(crate::types::parse_type)) {
                 extra.gas_milli = ty_eq(&cast, top);
             }
         }
-        Prim::I_RENAME => charge.ir_nodes = 0,
+        Prim::I_RENAME => {
+            charge.ir_nodes = 0;
+            charge.ir_bytes = 0;
+        }
         Prim::I_DROP | Prim::I_DIP if args.len() == 2 || (prim == Prim::I_DROP && n.is_some()) => {
             let n = n.unwrap_or(0);
             extra.gas_milli = proof(n);
@@ -434,6 +465,112 @@ pub fn stored_type(ty: &Type) -> Charge {
     Charge {
         gas_milli: 0,
         ir_nodes: type_size(ty),
+        ir_bytes: ir_size::type_bytes(ty),
+    }
+}
+
+/// The bytes of the typed instruction Octez builds for `prim` on `stack`
+/// (`Script_typed_ir_size.kinstr_size`): its block by the number of continuations it holds,
+/// its other fields, and what they hold besides the types and values parsed from its arguments
+/// (counted by [`stored_type`] and [`stored_value`]), the entrypoint it names
+/// ([`stored_entrypoint`]) and its bodies.
+fn instruction_bytes(prim: Prim, args: &[Node], stack: &[Type]) -> u64 {
+    use ir_size::{
+        peano_witness_bytes, prefix_witness_bytes, type_bytes, INSTR_BASE0, INSTR_BASE1,
+        INSTR_BASE2, INSTR_BASE3, WORD,
+    };
+    let n = small_argument(args);
+    let numbered = args.len() == 1 && n.is_some();
+    let top_type = || level(stack, 0).map_or(0, type_bytes);
+    match prim {
+        Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => INSTR_BASE3,
+        Prim::I_LOOP | Prim::I_LOOP_LEFT => INSTR_BASE2,
+        // `IOpt_map` holds no more; the others keep a type for logging only (a word).
+        Prim::I_MAP if matches!(level(stack, 0), Some(Type::Option(_))) => INSTR_BASE2,
+        Prim::I_ITER | Prim::I_MAP => INSTR_BASE2 + WORD,
+        Prim::I_DIP if args.len() == 2 => {
+            INSTR_BASE2 + 2 * WORD + prefix_witness_bytes(stack.iter().rev().take(n.unwrap_or(0)))
+        }
+        Prim::I_DIP => INSTR_BASE2 + WORD,
+        Prim::I_FAILWITH => INSTR_BASE0 + WORD + top_type(),
+        Prim::I_NEVER => INSTR_BASE0,
+        Prim::I_DROP | Prim::I_DIG if numbered => {
+            INSTR_BASE1 + 2 * WORD + prefix_witness_bytes(stack.iter().rev().take(n.unwrap_or(0)))
+        }
+        Prim::I_DUG if numbered => {
+            INSTR_BASE1
+                + 2 * WORD
+                + prefix_witness_bytes(stack.iter().rev().skip(1).take(n.unwrap_or(0)))
+        }
+        Prim::I_DUP | Prim::I_PAIR | Prim::I_UNPAIR | Prim::I_GET | Prim::I_UPDATE if numbered => {
+            INSTR_BASE1 + 2 * WORD + peano_witness_bytes(n.unwrap_or(0))
+        }
+        Prim::I_PUSH | Prim::I_EMPTY_MAP | Prim::I_EMPTY_BIG_MAP => INSTR_BASE1 + 2 * WORD,
+        Prim::I_NONE
+        | Prim::I_LEFT
+        | Prim::I_RIGHT
+        | Prim::I_NIL
+        | Prim::I_EMPTY_SET
+        | Prim::I_EXEC
+        | Prim::I_LAMBDA
+        | Prim::I_LAMBDA_REC
+        | Prim::I_UNPACK
+        | Prim::I_TICKET
+        | Prim::I_TICKET_DEPRECATED
+        | Prim::I_READ_TICKET
+        | Prim::I_SAPLING_EMPTY_STATE => INSTR_BASE1 + WORD,
+        Prim::I_COMPARE | Prim::I_PACK => INSTR_BASE1 + WORD + top_type(),
+        Prim::I_APPLY => {
+            let captured = match level(stack, 1) {
+                Some(Type::Lambda(parameter, _)) => match parameter.as_ref() {
+                    Type::Pair(captured, _) => type_bytes(captured),
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            INSTR_BASE1 + WORD + captured
+        }
+        Prim::I_JOIN_TICKETS => {
+            let contents = match level(stack, 0) {
+                Some(Type::Pair(a, _)) => match a.as_ref() {
+                    Type::Ticket(contents) => type_bytes(contents),
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            INSTR_BASE1 + WORD + contents
+        }
+        Prim::I_CONTRACT | Prim::I_SELF => INSTR_BASE1 + 2 * WORD,
+        Prim::I_CREATE_CONTRACT => INSTR_BASE1 + 2 * WORD,
+        Prim::I_VIEW => {
+            // `view_signature_size`: its block, its name, its input type (the output type is
+            // a parsed argument).
+            let name = match args.first().map(|a| &a.kind) {
+                Some(NodeKind::String(name)) => name.len() as u64,
+                _ => 0,
+            };
+            INSTR_BASE1 + 2 * WORD + ir_size::H3W + ir_size::string_size(name) + top_type()
+        }
+        Prim::I_EMIT => {
+            // The payload type and its Micheline: the stack's unparsed, or the written one.
+            let payload = top_type();
+            let unparsed = match args.first() {
+                Some(written) => ir_size::node_bytes(written),
+                None => level(stack, 0).map_or(0, |ty| ir_size::node_bytes(&ty.to_node())),
+            };
+            INSTR_BASE1 + 3 * WORD + payload + unparsed
+        }
+        _ => INSTR_BASE1,
+    }
+}
+
+/// The entrypoint an instruction stores (`CONTRACT`, `SELF`, `EMIT`'s tag; empty for
+/// `default`): a string (`Entrypoint.in_memory_size`).
+pub fn stored_entrypoint(name: &str) -> Charge {
+    Charge {
+        gas_milli: 0,
+        ir_nodes: 0,
+        ir_bytes: ir_size::entrypoint_size(name),
     }
 }
 

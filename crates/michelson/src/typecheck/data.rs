@@ -518,10 +518,7 @@ impl Typechecker<'_> {
             stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
         }
         // The lambda's descriptor in the typed IR, then its code.
-        self.charge(super::charges::Charge {
-            gas_milli: 0,
-            ir_nodes: super::charges::lambda_descriptor_nodes(&stack, ret),
-        });
+        self.charge(super::charges::lambda_descriptor(&stack, ret));
         let (mut compiled, out) = self.typecheck_code(code, stack)?;
         compiled.location = self.location_of(code);
         self.charge_body_end(&out, None);

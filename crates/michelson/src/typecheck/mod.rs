@@ -8,6 +8,7 @@
 pub mod charges;
 pub mod data;
 pub mod entrypoints;
+pub mod ir_size;
 pub mod operators;
 pub mod unparse_code;
 
@@ -182,6 +183,8 @@ pub struct Typechecker<'a> {
     /// Nodes of Octez's typed IR for the code typechecked so far (`Script_typed_ir_size`),
     /// which Octez charges once a script's code is typechecked.
     pub ir_nodes: u64,
+    /// Bytes of Octez's size model for the typed code typechecked so far (`ir_size`).
+    pub ir_bytes: u64,
     /// Whether `SELF` is allowed (not inside views and lambdas... Octez forbids it in lambdas).
     pub allow_self: bool,
     /// Whether the legacy mode is on (accepts deprecated instructions).
@@ -310,6 +313,7 @@ impl<'a> Typechecker<'a> {
             gas_consumed_milli: 0,
             gas_limit_milli: crate::host::HARD_GAS_LIMIT_PER_OPERATION_MILLI as i64,
             ir_nodes: 0,
+            ir_bytes: 0,
             allow_self: true,
             legacy: false,
             self_param_override: None,
@@ -368,6 +372,7 @@ impl<'a> Typechecker<'a> {
     pub fn charge(&mut self, charge: charges::Charge) {
         self.charge_gas(charge.gas_milli);
         self.ir_nodes = self.ir_nodes.saturating_add(charge.ir_nodes);
+        self.ir_bytes = self.ir_bytes.saturating_add(charge.ir_bytes);
     }
 
     /// Parses a type node, charging Octez's `parse_ty` (one cycle per type node).
@@ -701,10 +706,7 @@ impl<'a> Typechecker<'a> {
                 if recursive {
                     body_stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
                 }
-                self.charge(charges::Charge {
-                    gas_milli: 0,
-                    ir_nodes: charges::lambda_descriptor_nodes(&body_stack, &ret),
-                });
+                self.charge(charges::lambda_descriptor(&body_stack, &ret));
                 let saved_allow_self = self.allow_self;
                 self.allow_self = false;
                 Ok(Step::Enter {
@@ -1082,10 +1084,7 @@ impl<'a> Typechecker<'a> {
                 }
                 let value = self.parse_data(&args[1], &t)?;
                 self.charge(charges::stored_type(&t));
-                self.charge(charges::Charge {
-                    gas_milli: 0,
-                    ir_nodes: charges::value_nodes(&value),
-                });
+                self.charge(charges::stored_value(&value));
                 stack.push(t);
                 b.emit(Instr::Push(value), loc);
                 Ok(Some(stack))
@@ -1569,6 +1568,7 @@ impl<'a> Typechecker<'a> {
                 })?;
                 self.charge_gas(search_steps * crate::gas::typecheck::COST_FIND_ENTRYPOINT_CYCLE);
                 self.charge(charges::stored_type(&t));
+                self.charge(charges::stored_entrypoint(&entrypoint));
                 let stored = if entrypoint == "default" {
                     String::new()
                 } else {
@@ -1606,6 +1606,7 @@ impl<'a> Typechecker<'a> {
                     return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
                 }
                 self.charge(charges::stored_type(&t));
+                self.charge(charges::stored_entrypoint(&entrypoint));
                 replace!(
                     1,
                     Instr::Contract(Rc::from(entrypoint.as_str()), t.clone()),
@@ -1661,6 +1662,8 @@ impl<'a> Typechecker<'a> {
                         + charges::ty_eq(&parsed.storage_type, top!(2)),
                     ir_nodes: charges::type_size(&parsed.storage_type)
                         + charges::node_size_nodes(script),
+                    ir_bytes: ir_size::type_bytes(&parsed.storage_type)
+                        + ir_size::node_bytes(script),
                 });
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
@@ -1683,6 +1686,7 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_EMIT => {
                 let tag = field_annot(node).unwrap_or("").to_string();
+                self.charge(charges::stored_entrypoint(&tag));
                 let (type_node, t) = match args.len() {
                     0 => (top!(0).to_node(), top!(0).clone()),
                     1 => (args[0].clone(), self.parse_type(&args[0])?),
@@ -1865,6 +1869,7 @@ impl<'a> Typechecker<'a> {
             self.charge_gas(crate::gas::typecheck::cost_expand_no_constants(nodes));
         }
         let ir_nodes_before = self.ir_nodes;
+        let ir_bytes_before = self.ir_bytes;
         let NodeKind::Seq(items) = &node.kind else {
             return Err(TcError::new(
                 node.span,
@@ -1972,16 +1977,24 @@ impl<'a> Typechecker<'a> {
         // `code_size`: the typed code, its descriptor and the Micheline of the code and of the
         // views (which a run does not typecheck, so their typechecking is not charged here).
         let code_ir_nodes = self.ir_nodes.saturating_sub(ir_nodes_before);
+        let code_ir_bytes = self.ir_bytes.saturating_sub(ir_bytes_before);
         let mut views_nodes = 0u64;
+        let mut views_bytes = 0u64;
         for view in &views {
-            views_nodes = views_nodes.saturating_add(
-                view.children()
-                    .iter()
-                    .skip(1)
-                    .map(charges::node_size_nodes)
-                    .sum::<u64>(),
-            );
+            for part in view.children().iter().skip(1) {
+                views_nodes = views_nodes.saturating_add(charges::node_size_nodes(part));
+                views_bytes = views_bytes.saturating_add(ir_size::node_bytes(part));
+            }
         }
+        // Octez's `code_size`: the code's `Lam` (its Micheline, descriptor and typed code) and
+        // the views' Micheline.
+        let code_size_bytes = ir_size::node_bytes(code_node)
+            .saturating_add(ir_size::lambda_descriptor_bytes(
+                std::slice::from_ref(&input),
+                &expected,
+            ))
+            .saturating_add(code_ir_bytes)
+            .saturating_add(views_bytes);
         let gas_before_views = self.gas_consumed_milli;
         let mut typed_views = Vec::new();
         for view in views {
@@ -2060,7 +2073,10 @@ impl<'a> Typechecker<'a> {
                 self.charge_gas(crate::gas::typecheck::cost_typed_ir_size_nodes(nodes));
             }
             // The enclosing code counts a `CREATE_CONTRACT`'s script as Micheline only.
-            Level::Nested => self.ir_nodes = ir_nodes_before,
+            Level::Nested => {
+                self.ir_nodes = ir_nodes_before;
+                self.ir_bytes = ir_bytes_before;
+            }
         }
         Ok(Script {
             param_node: param_node.clone(),
@@ -2068,6 +2084,7 @@ impl<'a> Typechecker<'a> {
             storage_type,
             code: Rc::new(compiled),
             views: typed_views,
+            code_size_bytes,
         })
     }
 
@@ -2239,6 +2256,8 @@ pub struct Script {
     pub code: Rc<Code>,
     /// Views: name, input type, output type, expanded code.
     pub views: Vec<(String, Type, Type, Node)>,
+    /// Octez's `code_size` of the script, bytes (`ir_size`).
+    pub code_size_bytes: u64,
 }
 
 impl Script {

@@ -1,13 +1,13 @@
-//! `…/context/…` RPCs at head: the protocol constants, contracts (balance, counter, manager key,
-//! script, storage, entrypoints) and big-map values, read from the ledger.
+//! `…/context/…` RPCs on the state of any block (the router passes its ledger): the protocol
+//! constants, contracts (balance, counter, manager key, script, storage, entrypoints), big-map
+//! values and the liquidity-baking CPMM's address.
 
 use kestrel_crypto::{ContractHash, Destination, PublicKeyHash, ScriptExprHash};
-use kestrel_micheline::{Node, NodeKind};
-use kestrel_protocol::LedgerError;
+use kestrel_micheline::Node;
+use kestrel_protocol::{Ledger, LedgerError};
 use serde_json::{Map, Value};
 
 use super::{error, quoted, Response};
-use crate::chain::Chain;
 
 /// The sandbox's `blocks_per_cycle` (`constants_sandbox`).
 pub const BLOCKS_PER_CYCLE: i32 = 8;
@@ -20,15 +20,12 @@ pub const MAX_OPERATIONS_TIME_TO_LIVE: i32 = 8;
 /// are overwritten from the ledger's constants.
 const SANDBOX_CONSTANTS: &str = include_str!("sandbox_constants.json");
 
-/// Most annotated branches an entrypoint listing visits (a parameter type has at most
-/// `michelson_maximum_type_size` = 2001 nodes).
-const MAX_PARAMETER_TYPE_NODES: usize = 2_001;
-
-pub fn route(chain: &Chain, rest: &[&str]) -> Response {
+pub fn route(ledger: &Ledger, rest: &[&str]) -> Response {
     let answer = match rest {
-        ["constants"] => Ok(Some(constants(chain))),
-        ["contracts", id, rest @ ..] => contract(chain, id, rest),
-        ["big_maps", id, key] => big_map_value(chain, id, key),
+        ["constants"] => Ok(Some(constants(ledger))),
+        ["contracts", id, rest @ ..] => contract(ledger, id, rest),
+        ["big_maps", id, key] => big_map_value(ledger, id, key),
+        ["liquidity_baking", "cpmm_address"] => cpmm_address(ledger),
         _ => Ok(None),
     };
     match answer {
@@ -38,10 +35,10 @@ pub fn route(chain: &Chain, rest: &[&str]) -> Response {
     }
 }
 
-fn constants(chain: &Chain) -> String {
+fn constants(ledger: &Ledger) -> String {
     let mut value: Value =
         serde_json::from_str(SANDBOX_CONSTANTS).expect("the sandbox constants are JSON");
-    let constants = chain.ledger().constants();
+    let constants = ledger.constants();
     if let Some(object) = value.as_object_mut() {
         let mut set = |name: &str, value: Value| {
             object.insert(name.to_string(), value);
@@ -78,29 +75,27 @@ fn constants(chain: &Chain) -> String {
     value.to_string()
 }
 
-fn contract(chain: &Chain, id: &str, rest: &[&str]) -> Result<Option<String>, LedgerError> {
+fn contract(ledger: &Ledger, id: &str, rest: &[&str]) -> Result<Option<String>, LedgerError> {
     let Ok(destination) = Destination::from_b58check(id) else {
         return Ok(None);
     };
-    let ledger = chain.ledger();
     match destination {
-        Destination::Implicit(account) => implicit(chain, &account, rest),
+        Destination::Implicit(account) => implicit(ledger, &account, rest),
         Destination::Originated(contract) => {
             if !ledger.is_allocated(&destination)? {
                 return Ok(None);
             }
-            originated(chain, &contract, rest)
+            originated(ledger, &contract, rest)
         }
         Destination::SmartRollup(_) => Ok(None),
     }
 }
 
 fn implicit(
-    chain: &Chain,
+    ledger: &Ledger,
     account: &PublicKeyHash,
     rest: &[&str],
 ) -> Result<Option<String>, LedgerError> {
-    let ledger = chain.ledger();
     let destination = Destination::Implicit(*account);
     // A never-seen account's counter is the global counter (`Contract.get_counter`).
     let counter = match ledger.counter(account)? {
@@ -138,11 +133,10 @@ fn implicit(
 }
 
 fn originated(
-    chain: &Chain,
+    ledger: &Ledger,
     contract: &ContractHash,
     rest: &[&str],
 ) -> Result<Option<String>, LedgerError> {
-    let ledger = chain.ledger();
     let destination = Destination::Originated(*contract);
     let script = || -> Result<Option<(Node, Node)>, LedgerError> {
         Ok(
@@ -181,54 +175,26 @@ fn originated(
         ["storage"] => ledger
             .storage(contract)?
             .map(|storage| kestrel_micheline::json::to_json_string(&storage)),
-        ["entrypoints"] => ledger.script(contract)?.map(|code| entrypoints(&code)),
+        ["entrypoints"] => ledger
+            .script(contract)?
+            .map(|code| super::scripts::entrypoints_json(&code)),
         _ => None,
     })
 }
 
-/// `{"entrypoints": {name: type}}`: the parameter type's branches named with a field
-/// annotation, their annotation removed, in the order of the `or` tree.
-fn entrypoints(code: &Node) -> String {
-    let mut found = Map::new();
-    let parameter = match &code.kind {
-        NodeKind::Seq(sections) => sections.iter().find_map(|section| match &section.kind {
-            NodeKind::Prim { name, args, .. } if name.as_str() == "parameter" => args.first(),
-            _ => None,
-        }),
-        _ => None,
-    };
-    let mut pending: Vec<&Node> = parameter.into_iter().collect();
-    let mut visited = 0;
-    while let Some(node) = pending.pop() {
-        visited += 1;
-        if visited > MAX_PARAMETER_TYPE_NODES {
-            break;
-        }
-        let NodeKind::Prim { name, args, annots } = &node.kind else {
-            continue;
-        };
-        if let Some(field) = annots.iter().find_map(|annot| annot.strip_prefix('%')) {
-            let mut stripped = node.clone();
-            if let NodeKind::Prim { annots, .. } = &mut stripped.kind {
-                annots.retain(|annot| !annot.starts_with('%'));
-            }
-            let type_json = kestrel_micheline::json::to_json_string(&stripped);
-            let value: Value = serde_json::from_str(&type_json).unwrap_or(Value::Null);
-            found.entry(field.to_string()).or_insert(value);
-        }
-        if name.as_str() == "or" {
-            pending.extend(args.iter().rev());
-        }
-    }
-    serde_json::json!({ "entrypoints": found }).to_string()
+/// `liquidity_baking/cpmm_address`: the CPMM's address, when genesis originated it.
+fn cpmm_address(ledger: &Ledger) -> Result<Option<String>, LedgerError> {
+    let (cpmm, _, _) = kestrel_protocol::apply::liquidity_baking_addresses();
+    Ok(ledger
+        .script(&cpmm)?
+        .map(|_| quoted(&Destination::Originated(cpmm).to_b58check())))
 }
 
-fn big_map_value(chain: &Chain, id: &str, key: &str) -> Result<Option<String>, LedgerError> {
+fn big_map_value(ledger: &Ledger, id: &str, key: &str) -> Result<Option<String>, LedgerError> {
     let (Ok(id), Ok(key)) = (id.parse::<i64>(), ScriptExprHash::from_b58check(key)) else {
         return Ok(None);
     };
-    Ok(chain
-        .ledger()
+    Ok(ledger
         .big_map_get(id, key.as_bytes())?
         .map(|value| kestrel_micheline::json::to_json_string(&value)))
 }

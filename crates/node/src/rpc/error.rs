@@ -16,6 +16,9 @@ const PROTOCOL_ERROR_STATUS: u16 = 500;
 /// The error of an oversized operation (`Prevalidation.Oversized_operation`).
 const OVERSIZED_OPERATION_ID: &str = "prevalidation.oversized_operation";
 
+/// Octez's generic error (`Error_monad.failure`).
+const FAILURE_ID: &str = "failure";
+
 /// The error of bytes that are not an operation (`Prevalidation.Parse_error`).
 const PARSE_ERROR_ID: &str = "prevalidation.parse_error";
 
@@ -38,6 +41,10 @@ pub fn bad_request(message: &str) -> Response {
 }
 
 /// A 500 carrying Octez's error list.
+pub fn protocol_errors(list: Vec<Value>) -> Response {
+    errors(list)
+}
+
 fn errors(list: Vec<Value>) -> Response {
     Response {
         status: PROTOCOL_ERROR_STATUS,
@@ -66,6 +73,23 @@ pub fn protocol_error(id: &str, message: &str) -> Response {
     )])
 }
 
+/// A 500 with one permanent error whose id is `id` as given, and a message (the node's own
+/// errors, `kestrel.<method>`).
+pub fn protocol_error_with_id(id: &str, message: &str) -> Response {
+    let mut fields = Map::new();
+    fields.insert("msg".into(), Value::from(message));
+    errors(vec![error("permanent", id.to_string(), fields)])
+}
+
+/// A 500 for a request the node failed on (a bug: a panic), as Octez answers a request its
+/// handler raised on, but as an error list with `Content-Type: application/json` so that
+/// clients show the message: `[{"kind": "temporary", "id": "failure", "msg"}]`.
+pub fn internal(message: &str) -> Response {
+    let mut fields = Map::new();
+    fields.insert("msg".into(), Value::from(message));
+    errors(vec![error("temporary", FAILURE_ID.to_string(), fields)])
+}
+
 /// The error answer for `chain_error`.
 pub fn chain_error(chain_error: &ChainError) -> Response {
     match chain_error {
@@ -88,10 +112,13 @@ pub fn chain_error(chain_error: &ChainError) -> Response {
         ChainError::Ledger(_)
         | ChainError::Store(_)
         | ChainError::Blocks(_)
-        | ChainError::NoBlocks(_) => {
+        | ChainError::NoBlocks(_)
+        | ChainError::Unknown(_)
+        | ChainError::TooManyBlocks { .. }
+        | ChainError::MempoolFull => {
             let mut fields = Map::new();
             fields.insert("msg".into(), Value::from(chain_error.to_string()));
-            errors(vec![error("temporary", "failure".to_string(), fields)])
+            errors(vec![error("temporary", FAILURE_ID.to_string(), fields)])
         }
     }
 }

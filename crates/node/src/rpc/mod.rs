@@ -8,6 +8,7 @@
 
 mod context;
 pub mod error;
+mod kestrel;
 mod operations;
 mod scripts;
 
@@ -70,6 +71,7 @@ pub fn route(chain: &mut Chain, request: &Request<'_>) -> Response {
     match (request.method, segments.as_slice()) {
         ("GET", ["version"]) => Response::json(version()),
         ("POST", ["injection", "operation"]) => operations::inject(chain, request.body),
+        ("POST", [kestrel::PREFIX, method]) => kestrel::call(chain, method, request.body),
         (method, ["chains", name, rest @ ..]) if is_this_chain(chain, name) => {
             chain_rpc(chain, method, rest, request)
         }
@@ -89,16 +91,15 @@ fn chain_rpc(chain: &Chain, method: &str, rest: &[&str], request: &Request<'_>) 
             Response::json(r#"{"bootstrapped":true,"sync_state":"synced"}"#.to_string())
         }
         ("GET", ["mempool", "filter"]) => Response::json(mempool_filter()),
-        ("GET", ["mempool", "pending_operations"]) => Response::json(
-            r#"{"validated":[],"refused":[],"outdated":[],"branch_refused":[],"branch_delayed":[],"unprocessed":[]}"#
-                .to_string(),
-        ),
+        ("GET", ["mempool", "pending_operations"]) => {
+            Response::json(chain.mempool().pending_operations_json())
+        }
         (method, ["blocks", id, rest @ ..]) => {
             let Some(block) = resolve_block(chain, id) else {
                 return error::not_found();
             };
             let is_head = block.hash == chain.head().hash;
-            block_rpc(chain, block, is_head, method, rest, request)
+            block_rpc(chain, &block, is_head, method, rest, request)
         }
         _ => error::not_found(),
     }
@@ -147,7 +148,18 @@ fn block_rpc(
             }
         }
         ("GET", ["live_blocks"]) => Response::json(live_blocks(chain, block)),
-        ("GET", ["context", rest @ ..]) if is_head => context::route(chain, rest),
+        ("GET", ["context", rest @ ..]) => match chain.ledger_at(block) {
+            Ok(ledger) => match rest {
+                ["contracts", id, "entrypoints", name] => {
+                    scripts::contract_entrypoint(&ledger, id, name)
+                }
+                _ => context::route(&ledger, rest),
+            },
+            Err(chain_error) => error::chain_error(&chain_error),
+        },
+        ("POST", ["context", "contracts", id, rest @ ..]) if is_head => {
+            scripts::contract_post(chain, id, rest, request.body).unwrap_or_else(error::not_found)
+        }
         ("POST", ["helpers", rest @ ..]) if is_head => {
             operations::helpers(chain, rest, request.body)
         }
@@ -158,7 +170,7 @@ fn block_rpc(
 /// The block named by `id` (`block_services.ml`, `parse_block`): `head`, `genesis`, a level, a
 /// hash, each optionally followed by `~N` or `-N` (ancestors) or `+N` (descendants). Ancestors
 /// below genesis are clamped to genesis, as a young chain must for pytezos's `head~115` branch.
-fn resolve_block<'c>(chain: &'c Chain, id: &str) -> Option<&'c Block> {
+fn resolve_block<'c>(chain: &'c Chain, id: &str) -> Option<std::borrow::Cow<'c, Block>> {
     let split = id.find(['~', '-', '+']).unwrap_or(id.len());
     let (base, offset) = id.split_at(split);
     let level = match base {

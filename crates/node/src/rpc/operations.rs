@@ -6,7 +6,6 @@ use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::Operation;
 use serde_json::Value;
 
-use super::scripts::{data_rpc, DataRpc};
 use super::{error, quoted, Response};
 use crate::chain::{write_contents_with_metadata, Chain, ChainError};
 
@@ -22,10 +21,9 @@ pub fn helpers(chain: &Chain, rest: &[&str], body: &[u8]) -> Response {
         ["forge", "operations"] => forge(&value),
         ["scripts", "run_operation"] | ["scripts", "simulate_operation"] => simulate(chain, &value),
         ["preapply", "operations"] => preapply(chain, &value),
-        ["scripts", "pack_data"] => return data_rpc(DataRpc::Pack, &value),
-        ["scripts", "typecheck_data"] => return data_rpc(DataRpc::Typecheck, &value),
-        ["scripts", "normalize_data"] => return data_rpc(DataRpc::Normalize, &value),
-        ["scripts", "run_script_view"] => return super::scripts::run_script_view(chain, &value),
+        ["scripts", name] => {
+            return super::scripts::helpers(chain, name, &value).unwrap_or_else(error::not_found)
+        }
         _ => return error::not_found(),
     };
     match answer {

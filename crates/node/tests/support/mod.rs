@@ -38,6 +38,7 @@ pub fn new_chain_in(scratch: &Scratch) -> Chain {
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
+        liquidity_baking: None,
     })
     .expect("a new chain")
 }
@@ -94,4 +95,28 @@ pub fn inject(chain: &mut Chain, operation: &str) -> Value {
         String::from_utf8_lossy(&response.body)
     );
     get_json(chain, "/chains/main/blocks/head")
+}
+
+/// Originates, from bootstrap1 with `counter`, a contract whose storage is a nat, 5, its
+/// parameter unit (the code keeps the storage), with `views` (JSON elements, each after a
+/// comma, appended to its code); returns its address.
+pub fn originate_nat_contract(chain: &mut Chain, counter: u32, views: &str) -> String {
+    let origination = signed_by_bootstrap1(
+        chain,
+        &format!(
+            r#"[{{"kind": "origination", "source": "{BOOTSTRAP1}", "fee": "2000", "counter": "{counter}",
+            "gas_limit": "5000", "storage_limit": "600", "balance": "0",
+            "script": {{"code": [{{"prim": "parameter", "args": [{{"prim": "unit"}}]}},
+              {{"prim": "storage", "args": [{{"prim": "nat"}}]}},
+              {{"prim": "code", "args": [[{{"prim": "CDR"}},
+                {{"prim": "NIL", "args": [{{"prim": "operation"}}]}}, {{"prim": "PAIR"}}]]}}{views}],
+              "storage": {{"int": "5"}}}}}}]"#
+        ),
+    );
+    let block = inject(chain, &origination);
+    block["operations"][3][0]["contents"][0]["metadata"]["operation_result"]["originated_contracts"]
+        [0]
+    .as_str()
+    .expect("a contract")
+    .to_string()
 }

@@ -74,11 +74,17 @@ pub fn call(
     })?;
     // `Script_cache.find` inserts the script it loaded and elaborated.
     meter.consume(cache_access_milli(env.script_cache.bytes()))?;
-    env.script_cache
-        .insert(script.code_nodes().saturating_add(encoded_nodes(&storage)));
+    env.script_cache.insert(script.cached_size_bytes(&storage));
     let environment = environment(env, args)?;
     if let Parameter::Untyped(node) = args.parameter {
-        refuse_forged_argument(env, &script, &environment, args.entrypoint, node)?;
+        refuse_forged_argument(
+            env,
+            &script,
+            &environment,
+            args.entrypoint,
+            node,
+            destination,
+        )?;
     }
     let parameter = match args.parameter {
         Parameter::Untyped(node) => node.clone(),
@@ -163,12 +169,24 @@ fn refuse_forged_argument(
     environment: &Environment,
     entrypoint: &str,
     argument: &Node,
+    called: Destination,
 ) -> Result<(), Fault> {
     let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(());
     };
     if !ty.has_big_map() {
         return Ok(());
+    }
+    if let Some(location) = super::forged::forged_id_location(&ty, argument) {
+        return Err(
+            ApplyError::ForgedLazyStorageId(Box::new(super::error::ForgedValue {
+                location,
+                expression: argument.clone(),
+                expected_type: ty.to_node(),
+                called: Some(called),
+            }))
+            .into(),
+        );
     }
     if let Some((value, _)) = parse_argument(env, script, environment, argument, &ty)? {
         super::forged::refuse_forged_big_maps(&value)?;

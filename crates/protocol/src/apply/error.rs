@@ -1,7 +1,7 @@
 //! Why an operation that passed validation fails when applied (it keeps its fee; its batch is
 //! backtracked): Octez's error ids, turned into the receipts' [`ProtocolError`]s.
 
-use kestrel_crypto::Destination;
+use kestrel_crypto::{Destination, PublicKeyHash};
 use kestrel_michelson::ExecutionError;
 use serde_json::{json, Map, Value};
 
@@ -43,19 +43,60 @@ pub enum ApplyError {
     /// A big-map id in an operation's storage or argument (`michelson_v1.unexpected_forged_value`):
     /// only contracts may pass stored big maps.
     UnexpectedForgedValue,
+    /// A big-map id written in an origination's storage or an implicit account's argument,
+    /// met while parsing it (Octez's trace: `ill_typed_data` for a storage or
+    /// `bad_contract_parameter` for an argument, `invalid_constant` of the whole value,
+    /// `unexpected_forged_value` at the id).
+    ForgedLazyStorageId(Box<ForgedValue>),
     /// The run failed (`michelson_v1.script_rejected`, `runtime_error`, …).
     Execution(ExecutionError),
+    /// Delegation to an account that is not a registered delegate
+    /// (`contract.manager.unregistered_delegate`).
+    UnregisteredDelegate(PublicKeyHash),
+    /// A registered delegate changing its delegate (`delegate.no_deletion`).
+    NoDeletion(PublicKeyHash),
+    /// Delegation to the current delegate (`delegate.unchanged`).
+    CurrentDelegate,
+    /// Self-delegation of an active registered delegate (`delegate.already_active`).
+    ActiveDelegate,
+    /// A tz5 account as a delegate (`delegate.tz5_cannot_be_a_delegate`).
+    Tz5CannotBeADelegate(PublicKeyHash),
     /// Increase of paid storage by a non-positive amount (`contract.negative_storage_input`).
     NegativeStorageInput,
+}
+
+/// Where a big-map id was written ([`ApplyError::ForgedLazyStorageId`]).
+#[derive(Debug, Clone)]
+pub struct ForgedValue {
+    /// The id's location (prefix order) in `expression`.
+    pub location: u32,
+    /// The storage or argument.
+    pub expression: kestrel_micheline::Node,
+    /// Its expected type, as Micheline.
+    pub expected_type: kestrel_micheline::Node,
+    /// The contract called, for an argument; `None` for a storage.
+    pub called: Option<Destination>,
 }
 
 impl ApplyError {
     /// The errors the receipt shows, outermost first, ids prefixed.
     pub fn to_protocol_errors(&self) -> Vec<ProtocolError> {
+        if let Self::ForgedLazyStorageId(forged) = self {
+            return forged_trace(forged);
+        }
         let (id, fields) = self.id_and_fields();
         let mut error = ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields);
-        if id.starts_with("gas_exhausted") {
+        // Octez registers these as temporary (`script_interpreter.ml`, `gas_limit_repr.ml`,
+        // `delegate_storage.ml`).
+        if id.starts_with("gas_exhausted")
+            || id == "michelson_v1.script_rejected"
+            || id == "michelson_v1.runtime_error"
+            || matches!(self, Self::CurrentDelegate | Self::ActiveDelegate)
+        {
             error.category = "temporary".to_owned();
+        }
+        if matches!(self, Self::Tz5CannotBeADelegate(_)) {
+            error.category = "branch".to_owned();
         }
         vec![error]
     }
@@ -94,11 +135,69 @@ impl ApplyError {
                 ("operation.not_supported", Map::new())
             }
             Self::IllTypedContract(_) => ("michelson_v1.ill_typed_contract", Map::new()),
-            Self::UnexpectedForgedValue => ("michelson_v1.unexpected_forged_value", Map::new()),
+            Self::UnexpectedForgedValue | Self::ForgedLazyStorageId(_) => {
+                ("michelson_v1.unexpected_forged_value", Map::new())
+            }
             Self::Execution(error) => execution_error(error),
             Self::NegativeStorageInput => ("contract.negative_storage_input", Map::new()),
+            Self::UnregisteredDelegate(account) => (
+                "contract.manager.unregistered_delegate",
+                object(json!({"hash": account.to_b58check()})),
+            ),
+            Self::NoDeletion(account) => (
+                "delegate.no_deletion",
+                object(json!({"delegate": account.to_b58check()})),
+            ),
+            Self::CurrentDelegate => ("delegate.unchanged", Map::new()),
+            Self::ActiveDelegate => ("delegate.already_active", Map::new()),
+            Self::Tz5CannotBeADelegate(account) => (
+                "delegate.tz5_cannot_be_a_delegate",
+                object(json!({"delegate": account.to_b58check()})),
+            ),
         }
     }
+}
+
+/// The trace of [`ApplyError::ForgedLazyStorageId`], outermost first.
+fn forged_trace(forged: &ForgedValue) -> Vec<ProtocolError> {
+    let ForgedValue {
+        location,
+        expression,
+        expected_type,
+        called,
+    } = forged;
+    let json = |node: &kestrel_micheline::Node| {
+        serde_json::from_str(&kestrel_micheline::json::to_json_string(node)).unwrap_or(Value::Null)
+    };
+    let error = |id: &str, fields: Value| {
+        let fields = match fields {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        ProtocolError::permanent(format!("{ERROR_ID_PREFIX}{id}"), fields)
+    };
+    let outer = match called {
+        Some(contract) => error(
+            "michelson_v1.bad_contract_parameter",
+            json!({"contract": contract.to_b58check()}),
+        ),
+        None => error(
+            "michelson_v1.ill_typed_data",
+            json!({"expected_type": json(expected_type), "ill_typed_expression": json(expression)}),
+        ),
+    };
+    vec![
+        outer,
+        error(
+            "michelson_v1.invalid_constant",
+            json!({"location": 0, "expected_type": json(expected_type),
+                "wrong_expression": json(expression)}),
+        ),
+        error(
+            "michelson_v1.unexpected_forged_value",
+            json!({ "location": location }),
+        ),
+    ]
 }
 
 fn execution_error(error: &ExecutionError) -> (&'static str, Map<String, Value>) {

@@ -89,20 +89,11 @@ pub const MINIMAL_CACHED_CONTRACT_BYTES: u64 = 688;
 
 /// The script cache's size when an operation of a mockup block runs: it holds the
 /// liquidity-baking CPMM, which the block's subsidy (`apply_liquidity_baking_subsidy`, at the
-/// start of every block) has just run. Its typed size (`Script_ir_translator.script_size`) is
-/// not modelled; this value puts the cardinal estimate in the bucket the recorded receipts
-/// show (`log2 (card + 1) = 10`, so 255 ≤ card ≤ 510), near its middle.
-pub const MOCKUP_CACHED_BYTES: u64 = 383 * MINIMAL_CACHED_CONTRACT_BYTES;
-
-/// Bytes Octez's `script_size` counts per Micheline node of a cached contract's code and
-/// storage, as estimated here (Octez sums the typed code's, its Micheline's and the typed
-/// storage's in-memory sizes, `Script_typed_ir_size`, which are not modelled). Only which
-/// multiple of [`MINIMAL_CACHED_CONTRACT_BYTES`] the cache's size falls in matters, and only
-/// when the cache is nearly empty (a simulation): with this value the recorded simulated calls
-/// of `test_now`, `test_set_delegate`, `test_store_input` and `test_transfer_tokens` get
-/// Octez's estimate, those of `Create_contract`, `test_source` and `test_transfer_amount` one
-/// bucket (43 milligas) less.
-pub const CACHED_BYTES_PER_NODE: u64 = 52;
+/// start of every block) has just run. This is the size model's figure for the CPMM with its
+/// storage (`Script::cached_size_bytes`; its integers stay below 2^62, so the subsidy does not
+/// change it), checked against the script in the tests: 264 minimal contracts, in the bucket
+/// the recorded receipts show (`log2 (card + 1) = 10`).
+pub const MOCKUP_CACHED_BYTES: u64 = 182_272;
 
 /// The size of the script cache as an operation sees it, which the cost of each lookup and
 /// update depends on (`cache_access_milli`).
@@ -128,11 +119,9 @@ impl ScriptCacheView {
         self.bytes
     }
 
-    /// A contract of `nodes` Micheline nodes (code and storage) inserted.
-    pub fn insert(&mut self, nodes: u64) {
-        self.bytes = self
-            .bytes
-            .saturating_add(nodes.saturating_mul(CACHED_BYTES_PER_NODE));
+    /// A contract of `bytes` (`Script_ir_translator.script_size`) inserted.
+    pub fn insert(&mut self, bytes: u64) {
+        self.bytes = self.bytes.saturating_add(bytes);
     }
 }
 
@@ -187,5 +176,27 @@ mod tests {
         // An empty cache: log2(1) = 1 + numbits(1) = 2.
         assert_eq!(cache_access_milli(0), 686);
         assert_eq!(cache_access_milli(688), 729);
+    }
+
+    #[test]
+    fn the_mockup_cache_holds_the_cpmm() {
+        let Some(path) = kestrel_testdata::require(
+            "michelson/protocol/cpmm.tz",
+            "the_mockup_cache_holds_the_cpmm",
+        ) else {
+            return;
+        };
+        let text = std::fs::read_to_string(path).expect("cpmm.tz");
+        let config = kestrel_michelson::Config {
+            legacy: true,
+            gas_limit_milli: u64::MAX,
+        };
+        let script = kestrel_michelson::Script::parse(&text, &config).expect("CPMM typechecks");
+        let storage = kestrel_micheline::parse_expression(
+            "Pair 1 100 1 \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\" \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\"",
+        )
+        .expect("storage");
+        assert_eq!(script.cached_size_bytes(&storage), MOCKUP_CACHED_BYTES);
+        assert_eq!(cache_access_milli(MOCKUP_CACHED_BYTES), 600 + 43 * 10);
     }
 }

@@ -226,6 +226,19 @@ fn internal_result(
     }
 }
 
+/// An operation a script emitted as a receipt shows it (and the `run_code` RPC answers it):
+/// `sender` the contract that ran, the nonce the one the run gave it.
+pub fn emitted_operation(
+    sender: Destination,
+    operation: &InternalOperation,
+) -> ReceiptOperation<'static> {
+    ReceiptOperation {
+        source: TransactionDestination(sender),
+        nonce: u16::try_from(local_nonce(operation)).unwrap_or(u16::MAX),
+        operation: payload(operation),
+    }
+}
+
 /// What the receipt shows of an emitted operation (Micheline in optimized form).
 fn payload(operation: &InternalOperation) -> InternalKind<'static> {
     let optimized = |value| {

@@ -7,7 +7,6 @@ use kestrel_micheline::{Node, NodeKind};
 use kestrel_michelson::{BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate, UnparsingMode};
 
 use super::gas::write_access_milli;
-use super::Fault;
 use crate::field::Z64;
 use crate::internal::MichelineExpr;
 use crate::ledger::{Ledger, LedgerError};
@@ -33,7 +32,7 @@ pub struct Applied {
 }
 
 /// Applies `diffs` in order.
-pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, Fault> {
+pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, LedgerError> {
     let mut applied = Applied::default();
     let mut items = Vec::with_capacity(diffs.len());
     for diff in diffs {
@@ -105,7 +104,7 @@ fn apply_init(
     id: i64,
     init: &BigMapInit,
     applied: &mut Applied,
-) -> Result<ReceiptDiff<'static>, Fault> {
+) -> Result<ReceiptDiff<'static>, LedgerError> {
     Ok(match init {
         BigMapInit::Existing => StorageDiff::Update(Vec::new()),
         BigMapInit::Copy { source } => {
@@ -142,7 +141,7 @@ fn apply_updates(
     id: i64,
     updates: &[BigMapUpdate],
     applied: &mut Applied,
-) -> Result<Vec<ReceiptUpdate<'static>>, Fault> {
+) -> Result<Vec<ReceiptUpdate<'static>>, LedgerError> {
     let mut size_diff: i128 = 0;
     let mut items = Vec::with_capacity(updates.len());
     for update in updates {

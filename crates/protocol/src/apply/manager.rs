@@ -244,6 +244,13 @@ pub fn to_implicit(
     })
 }
 
+/// Whether `account` is a registered delegate (`Delegate_storage.registered`): an implicit
+/// account delegating to itself, since registration (`Storage.Delegates.add`) happens only with
+/// self-delegation and a registered delegate can change its delegate no more (`No_deletion`).
+pub fn registered(ledger: &Ledger, account: &PublicKeyHash) -> Result<bool, Fault> {
+    Ok(ledger.delegate(&Destination::Implicit(*account))?.as_ref() == Some(account))
+}
+
 /// `Contract.Delegate.set`: a delegate must be registered (delegate to itself), except for
 /// self-delegation, which registers.
 pub fn set_delegate(
@@ -251,6 +258,40 @@ pub fn set_delegate(
     contract: &Destination,
     delegate: Option<&PublicKeyHash>,
 ) -> Result<(), Fault> {
+    let not_tz5 = |account: &PublicKeyHash| {
+        if account.scheme() == kestrel_crypto::SignatureScheme::MlDsa44 {
+            Err(ApplyError::Tz5CannotBeADelegate(*account))
+        } else {
+            Ok(())
+        }
+    };
+    match (contract, delegate) {
+        (Destination::Implicit(source), Some(delegate)) if source == delegate => {
+            // `set_self_delegate`: a registered delegate is active here (deactivation is not
+            // modelled), so registering again is refused.
+            if registered(ledger, source)? {
+                return Err(ApplyError::ActiveDelegate.into());
+            }
+            not_tz5(source)?;
+        }
+        _ => {
+            if let Destination::Implicit(account) = contract {
+                if registered(ledger, account)? {
+                    return Err(ApplyError::NoDeletion(*account).into());
+                }
+            }
+            let current = ledger.delegate(contract)?;
+            if delegate.is_some() && delegate == current.as_ref() {
+                return Err(ApplyError::CurrentDelegate.into());
+            }
+            if let Some(delegate) = delegate {
+                not_tz5(delegate)?;
+                if !registered(ledger, delegate)? {
+                    return Err(ApplyError::UnregisteredDelegate(*delegate).into());
+                }
+            }
+        }
+    }
     ledger.set_delegate(contract, delegate)?;
     Ok(())
 }
@@ -451,4 +492,73 @@ fn backtrack_status<T>(status: &mut OperationResult<T>, errors: Option<Vec<Proto
         OperationResult::Applied(result) => OperationResult::Backtracked { errors, result },
         other => other,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::Genesis;
+
+    /// A tz1 account of 20 bytes `byte`.
+    fn account(byte: u8) -> PublicKeyHash {
+        let mut bytes = [byte; 21];
+        bytes[0] = 0;
+        PublicKeyHash::try_from_bytes(&bytes).expect("key hash")
+    }
+
+    /// Delegations in turn on the mockup genesis (five registered bootstrap delegates), each
+    /// with the Octez error it gets (`delegate_storage.ml`), or none when it is applied.
+    #[test]
+    fn delegations_follow_octez_rules() {
+        let genesis = Genesis::mockup();
+        let bootstrap: Vec<PublicKeyHash> = genesis
+            .accounts
+            .iter()
+            .map(|account| account.public_key.hash())
+            .collect();
+        let mut ledger = Ledger::genesis(&genesis).expect("genesis");
+        let (newcomer, stranger) = (account(1), account(2));
+        for allocated in [newcomer, stranger] {
+            ledger.allocate_implicit(&allocated).expect("allocated");
+        }
+        let implicit = Destination::Implicit;
+        let cases = [
+            (newcomer, Some(bootstrap[1]), None),
+            (newcomer, Some(bootstrap[1]), Some("delegate.unchanged")),
+            (
+                bootstrap[0],
+                Some(bootstrap[1]),
+                Some("delegate.no_deletion"),
+            ),
+            (
+                bootstrap[0],
+                Some(bootstrap[0]),
+                Some("delegate.already_active"),
+            ),
+            (bootstrap[3], None, Some("delegate.no_deletion")),
+            (
+                stranger,
+                Some(newcomer),
+                Some("contract.manager.unregistered_delegate"),
+            ),
+            (newcomer, None, None),
+            // Self-delegation registers: the newcomer may now be chosen.
+            (newcomer, Some(newcomer), None),
+            (stranger, Some(newcomer), None),
+            (newcomer, Some(newcomer), Some("delegate.already_active")),
+        ];
+        for (contract, delegate, expected) in cases {
+            let got = match set_delegate(&mut ledger, &implicit(contract), delegate.as_ref()) {
+                Ok(()) => None,
+                Err(Fault::Operation(error)) => Some(error.to_protocol_errors()[0].id.clone()),
+                Err(Fault::Ledger(error)) => panic!("ledger: {error}"),
+            };
+            let expected = expected.map(|id| format!("{}{id}", super::super::ERROR_ID_PREFIX));
+            assert_eq!(got, expected, "{contract} to {delegate:?}");
+        }
+        assert_eq!(
+            ledger.delegate(&implicit(stranger)).expect("readable"),
+            Some(newcomer)
+        );
+    }
 }

@@ -93,6 +93,17 @@ pub fn typecheck_storage(
     if let Some(error) = host.take_error() {
         return Err(error.into());
     }
+    if let Some(location) = super::forged::forged_id_location(script.storage_type(), storage) {
+        return Err(
+            ApplyError::ForgedLazyStorageId(Box::new(super::error::ForgedValue {
+                location,
+                expression: storage.clone(),
+                expected_type: script.storage_type().to_node(),
+                called: None,
+            }))
+            .into(),
+        );
+    }
     let (value, cost) = checked.map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     meter.consume(cost)?;
     Ok(value)
@@ -176,6 +187,10 @@ pub fn write(
     env.ledger
         .set_used_bytes(&contract.address, u128::try_from(total).unwrap_or(0))?;
     if let Some(delegate) = &contract.delegate {
+        // `Delegate.Contract.init`: only to a registered delegate.
+        if !super::manager::registered(env.ledger, delegate)? {
+            return Err(ApplyError::UnregisteredDelegate(*delegate).into());
+        }
         env.ledger.set_delegate(&destination, Some(delegate))?;
     }
     Ok(lazy.receipt)

@@ -379,6 +379,25 @@ impl Ledger {
 
     // Big maps.
 
+    /// The index `INDEX_ADDRESS` gave `address`, if it registered it
+    /// (`Storage.Address_registry.Registry`).
+    pub fn address_index(&self, address: &Destination) -> Result<Option<u128>, LedgerError> {
+        self.read_n(&paths::address_index(address))
+    }
+
+    /// The index of `address`, registering it under the next one when it has none
+    /// (`Script_address_registry.index`).
+    pub fn register_address(&mut self, address: &Destination) -> Result<u128, LedgerError> {
+        if let Some(index) = self.address_index(address)? {
+            return Ok(index);
+        }
+        let next_path = paths::address_registry_next();
+        let next = self.read_n(&next_path)?.unwrap_or_default();
+        self.write_field(&paths::address_index(address), &BoundedNat(next))?;
+        self.write_field(&next_path, &BoundedNat(next.saturating_add(1)))?;
+        Ok(next)
+    }
+
     /// The next fresh big-map id.
     pub fn next_big_map_id(&self) -> Result<i64, LedgerError> {
         let path = paths::next_big_map_id();
@@ -585,6 +604,20 @@ mod tests {
         assert_eq!(ledger.delegate(&contract).unwrap(), Some(bootstrap1));
         assert_eq!(ledger.global_counter().unwrap(), 0);
         assert_eq!(ledger.next_big_map_id().unwrap(), 0);
+    }
+
+    #[test]
+    fn registered_addresses_keep_their_index() {
+        let mut ledger = Ledger::genesis(&Genesis::mockup()).unwrap();
+        let (first, second) = (
+            Destination::Implicit(bootstrap(0)),
+            Destination::Implicit(bootstrap(1)),
+        );
+        assert_eq!(ledger.address_index(&first).unwrap(), None);
+        assert_eq!(ledger.register_address(&first).unwrap(), 0);
+        assert_eq!(ledger.register_address(&second).unwrap(), 1);
+        assert_eq!(ledger.register_address(&first).unwrap(), 0);
+        assert_eq!(ledger.address_index(&second).unwrap(), Some(1));
     }
 
     #[test]

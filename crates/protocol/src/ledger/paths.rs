@@ -28,6 +28,18 @@ pub fn contract_directory(contract: &Destination) -> Path {
     path
 }
 
+/// `address_registry/next`: the index `INDEX_ADDRESS` gives the next address it registers.
+pub fn address_registry_next() -> Path {
+    names(&["address_registry", "next"])
+}
+
+/// `address_registry/addresses/<hex destination>`: the index of one registered address.
+pub fn address_index(destination: &Destination) -> Path {
+    let mut path = names(&["address_registry", "addresses"]);
+    path.push(hex_name(&destination.to_bytes()));
+    path
+}
+
 /// `big_maps/next`: the next fresh big-map id.
 pub fn next_big_map_id() -> Path {
     names(&["big_maps", "next"])

@@ -20,8 +20,11 @@ use std::sync::Arc;
 
 use super::MockupError;
 
-/// The mockup's head: Octez's genesis block, the branch of every injected operation.
-pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
+/// The mockup's head, the branch of every injected operation: the block hash Octez's mockup
+/// gives its RPC context (`genesis_block_hash`, `proto_025_PsUshuai/lib_client/mockup.ml`).
+/// The branch is part of the signed bytes, hence of the operation hash and of the addresses
+/// originated from it (`SELF_ADDRESS` shows them unmasked in `test_self.out`).
+pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisCCCCCeZiLHU";
 
 /// The level operations are applied at: the genesis head's successor.
 const MOCKUP_LEVEL: u64 = 1;

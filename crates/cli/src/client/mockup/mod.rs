@@ -8,7 +8,7 @@
 //! and fees as octez-client sets them), [`trace`] (error traces). Output goes where octez-client sends it: messages and
 //! answers to standard output, warnings and errors to standard error.
 
-mod chain;
+pub(crate) mod chain;
 mod estimate;
 mod forge;
 mod trace;
@@ -68,7 +68,7 @@ impl MockupError {
     }
 
     /// The error in octez-client's words, as printed under `Error:`.
-    fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             MockupError::Io(text)
             | MockupError::Wallet(text)

@@ -1,0 +1,405 @@
+//! The bytes Octez's size model gives a typechecked script in memory
+//! (`Script_typed_ir_size`, `Cache_memory_helpers`, protocol 025): the script cache's size is
+//! the sum of its scripts' sizes (`Script_ir_translator.script_size`: the typed code's
+//! `code_size` plus the storage's `value_size`), and the cost of every cache lookup and update
+//! grows with it.
+//!
+//! The model counts OCaml blocks: a header word plus the fields of each typed-IR instruction,
+//! type and value, with constants Octez measured (`Obj.reachable_words`) for the leaves. The
+//! typechecker adds an instruction's bytes where it counts its typed-IR node
+//! (`charges::instruction` and the charges beside it); this module holds the sizes of what the
+//! instructions carry (types, stack types, proof witnesses, values, Micheline).
+
+use crate::types::{Type, WorkStack};
+use crate::value::Value;
+use kestrel_micheline::{Node, NodeKind};
+use num_bigint::BigInt;
+
+/// A machine word, bytes (`word_size`).
+pub const WORD: u64 = 8;
+/// A block header (`header_size`).
+pub const HEADER: u64 = WORD;
+/// A block of one field (`h1w`).
+pub const H1W: u64 = HEADER + WORD;
+/// A block of two fields (`h2w`).
+pub const H2W: u64 = HEADER + 2 * WORD;
+/// A block of three fields (`h3w`).
+pub const H3W: u64 = HEADER + 3 * WORD;
+/// A block of four fields (`h4w`).
+pub const H4W: u64 = HEADER + 4 * WORD;
+/// A block of five fields (`h5w`).
+pub const H5W: u64 = HEADER + 5 * WORD;
+
+/// An instruction with no continuation (`IHalt`, `IFailwith`, `INever`: `base0`).
+pub const INSTR_BASE0: u64 = H1W;
+/// An instruction with one continuation (`base1`).
+pub const INSTR_BASE1: u64 = H2W;
+/// An instruction with a body and a continuation (`base2`).
+pub const INSTR_BASE2: u64 = H3W;
+/// An instruction with two branches and a continuation (`base3`).
+pub const INSTR_BASE3: u64 = H4W;
+
+/// A `Lam` (descriptor and Micheline) and its `kdescr` (location, stack types, instruction).
+pub const LAMBDA_BLOCKS: u64 = H2W + H4W;
+
+/// `Set_t` values: the boxed module's measured size, and a tree node per element.
+const SET_BOXING_BYTES: u64 = 536;
+/// `Map_t` values: the boxed module's measured size, and a tree node per binding.
+const MAP_BOXING_BYTES: u64 = 696;
+/// `key_hash_size`, measured.
+const KEY_HASH_BYTES: u64 = 64;
+/// `chain_id_size`, measured.
+const CHAIN_ID_BYTES: u64 = 16;
+/// `mutez_size` (`h2w`).
+const MUTEZ_BYTES: u64 = H2W;
+/// `signature_size` of an ed25519, secp256k1 or p256 signature (and of an unknown one).
+const SIGNATURE_BYTES: u64 = 96;
+/// `signature_size` of a BLS signature.
+const BLS_SIGNATURE_BYTES: u64 = 128;
+/// `signature_size` of an ML-DSA-44 signature.
+const MLDSA_SIGNATURE_BYTES: u64 = 2448;
+/// `blake2b_hash_size`: a boxed 20-byte string.
+const BLAKE2B_HASH_BYTES: u64 = H1W + string_size(20);
+/// `public_key_hash_in_memory_size`.
+const PUBLIC_KEY_HASH_BYTES: u64 = H1W + BLAKE2B_HASH_BYTES;
+
+/// `string_size_gen`: a string of `len` bytes with its header and padding.
+pub const fn string_size(len: u64) -> u64 {
+    HEADER + len + (8 - len % 8)
+}
+
+/// `z_size`: nothing for an integer of at most 62 bits (an immediate), else its limbs.
+pub fn z_size(z: &BigInt) -> u64 {
+    bits_size(z.bits())
+}
+
+/// [`z_size`] of an integer of `bits` significant bits.
+fn bits_size(bits: u64) -> u64 {
+    if bits <= 62 {
+        0
+    } else {
+        WORD * bits.div_ceil(64) + 32
+    }
+}
+
+/// `Entrypoint.in_memory_size`; the empty name stands for `default`.
+pub fn entrypoint_size(name: &str) -> u64 {
+    let name = if name.is_empty() { "default" } else { name };
+    string_size(name.len() as u64)
+}
+
+/// `ty_size`'s bytes: nothing for a basic type (shared), a block with its metadata and
+/// fields for each compound one.
+pub fn type_bytes(ty: &Type) -> u64 {
+    let mut total = 0u64;
+    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
+    while let Some(ty) = pending.pop() {
+        total = total.saturating_add(match ty {
+            Type::Pair(a, b) | Type::Or(a, b) => {
+                pending.push(a);
+                pending.push(b);
+                H1W + 3 * WORD
+            }
+            Type::Lambda(a, b) | Type::Map(a, b) | Type::BigMap(a, b) => {
+                pending.push(a);
+                pending.push(b);
+                H1W + 2 * WORD
+            }
+            Type::Option(a) => {
+                pending.push(a);
+                H1W + 2 * WORD
+            }
+            Type::List(a) | Type::Set(a) | Type::Contract(a) | Type::Ticket(a) => {
+                pending.push(a);
+                H1W + WORD
+            }
+            // `base_compound_no_meta`, the memo size (counted as nothing) and a word.
+            Type::SaplingState(_) | Type::SaplingTransaction(_) => HEADER + WORD,
+            _ => 0,
+        });
+    }
+    total
+}
+
+/// `stack_ty_size`'s bytes: a two-field block per level, with its type.
+pub fn stack_bytes(stack: &[Type]) -> u64 {
+    stack.iter().fold(0u64, |total, ty| {
+        total.saturating_add(H2W.saturating_add(type_bytes(ty)))
+    })
+}
+
+/// A lambda's `Lam` and descriptor with its input and output stack types.
+pub fn lambda_descriptor_bytes(input: &[Type], output: &Type) -> u64 {
+    LAMBDA_BLOCKS
+        .saturating_add(stack_bytes(input))
+        .saturating_add(stack_bytes(std::slice::from_ref(output)))
+}
+
+/// A stack-prefix witness (`KPrefix` per level, with that level's type).
+pub fn prefix_witness_bytes<'a>(levels: impl Iterator<Item = &'a Type>) -> u64 {
+    levels.fold(0u64, |total, ty| {
+        total.saturating_add(H3W.saturating_add(type_bytes(ty)))
+    })
+}
+
+/// A Peano-shaped witness of `n` (`PAIR n`, `UNPAIR n`, `GET n`, `UPDATE n`, `DUP n`).
+pub fn peano_witness_bytes(n: usize) -> u64 {
+    (HEADER + H1W).saturating_mul(n as u64)
+}
+
+/// `node_size`'s bytes of a Micheline expression: a block per node, a list cell per argument
+/// or item, and each annotation a boxed string.
+pub fn node_bytes(node: &Node) -> u64 {
+    let mut total = 0u64;
+    let mut pending: Vec<&Node> = vec![node];
+    while let Some(node) = pending.pop() {
+        let bytes = match &node.kind {
+            NodeKind::Int(z) => H2W + z_size(z),
+            NodeKind::String(s) => H2W + string_size(s.len() as u64),
+            NodeKind::Bytes(b) => H2W + string_size(b.len() as u64),
+            NodeKind::Prim { args, annots, .. } => {
+                pending.extend(args.iter());
+                let annotations: u64 = annots
+                    .iter()
+                    .map(|a| H2W + string_size(a.len() as u64))
+                    .sum();
+                annotations + 3 * WORD * args.len() as u64 + H4W
+            }
+            NodeKind::Seq(items) => {
+                pending.extend(items.iter());
+                3 * WORD * items.len() as u64 + H2W
+            }
+        };
+        total = total.saturating_add(bytes);
+    }
+    total
+}
+
+/// `value_size`'s bytes of a pushed value (a lambda's own blocks and code are counted when it
+/// is typechecked).
+pub fn value_bytes(value: &Value) -> u64 {
+    let mut total = 0u64;
+    let mut pending: Vec<&Value> = vec![value];
+    while let Some(value) = pending.pop() {
+        let bytes = match value {
+            Value::Unit | Value::Bool(_) | Value::None | Value::Lambda(_) => 0,
+            Value::Int(z) | Value::Nat(z) | Value::Timestamp(z) => bits_size(z.bits()),
+            Value::String(s) => string_size(s.len() as u64),
+            Value::Bytes(b) => string_size(b.len() as u64),
+            Value::Mutez(_) => MUTEZ_BYTES,
+            Value::KeyHash(_) => KEY_HASH_BYTES,
+            Value::Key(key) => key_bytes(Some(key.kind)),
+            Value::Signature(signature) => signature_bytes(signature.bytes.len()),
+            Value::ChainId(_) => CHAIN_ID_BYTES,
+            Value::Address(address) => {
+                address_bytes(address.destination.is_implicit(), &address.entrypoint)
+            }
+            Value::Pair(pair) => {
+                pending.push(&pair.0);
+                pending.push(&pair.1);
+                H2W
+            }
+            Value::Left(inner) | Value::Right(inner) => {
+                pending.push(inner);
+                H1W
+            }
+            Value::Some(inner) => {
+                pending.push(inner);
+                H1W
+            }
+            Value::List(items) => {
+                pending.extend(items.iter());
+                H2W + H2W * items.len() as u64
+            }
+            Value::Set(items) => {
+                pending.extend(items.iter());
+                SET_BOXING_BYTES + H4W * items.len() as u64
+            }
+            Value::Map(map) => {
+                for (key, bound) in map.iter() {
+                    pending.push(key);
+                    pending.push(bound);
+                }
+                MAP_BOXING_BYTES + H5W * map.len() as u64
+            }
+            // Not pushable, hence never in a script's code; a stored big map is measured by
+            // `storage_bytes`.
+            Value::BigMap(_)
+            | Value::Contract(_)
+            | Value::Operation(_)
+            | Value::Ticket(_)
+            | Value::Bls12381Fr(_)
+            | Value::Bls12381G1(_)
+            | Value::Bls12381G2(_) => 0,
+        };
+        total = total.saturating_add(bytes);
+    }
+    total
+}
+
+/// `public_key_size` by the key's tag (0 ed25519, 1 secp256k1, 2 p256, 3 BLS, 4 ML-DSA-44).
+fn key_bytes(tag: Option<u8>) -> u64 {
+    H1W + match tag {
+        Some(1) => 72,
+        Some(2) => 96,
+        Some(4) => 1328,
+        _ => 64,
+    }
+}
+
+/// `signature_size` by the signature's length.
+fn signature_bytes(length: usize) -> u64 {
+    match length {
+        96 => BLS_SIGNATURE_BYTES,
+        0..=64 => SIGNATURE_BYTES,
+        _ => MLDSA_SIGNATURE_BYTES,
+    }
+}
+
+/// `address_size`: the address block, its destination (`Destination.in_memory_size`, a
+/// contract: implicit or originated; a smart rollup's hash is counted as an originated
+/// contract's) and its entrypoint.
+fn address_bytes(implicit: bool, entrypoint: &str) -> u64 {
+    let contract = if implicit {
+        H1W + PUBLIC_KEY_HASH_BYTES
+    } else {
+        H1W + BLAKE2B_HASH_BYTES
+    };
+    H2W + H1W + contract + entrypoint_size(entrypoint)
+}
+
+/// `value_size`'s nodes and bytes of a stored value of type `ty` written as Micheline
+/// (`Script_ir_translator.script_size` of a loaded script's storage). Pairs may be written as
+/// combs or sequences; a stored big map (its id) counts its block and types; a lambda counts
+/// its Micheline (its typed code is not rebuilt here).
+pub fn storage_bytes(ty: &Type, node: &Node) -> u64 {
+    let mut total = 0u64;
+    let mut pending: Vec<(&Type, &Node)> = vec![(ty, node)];
+    while let Some((ty, node)) = pending.pop() {
+        let bytes = match (ty, &node.kind) {
+            (Type::Int | Type::Nat | Type::Timestamp, NodeKind::Int(z)) => z_size(z),
+            (Type::String, NodeKind::String(s)) => string_size(s.len() as u64),
+            (Type::Bytes, NodeKind::Bytes(b)) => string_size(b.len() as u64),
+            (Type::Mutez, _) => MUTEZ_BYTES,
+            (Type::KeyHash, _) => KEY_HASH_BYTES,
+            (Type::Key, NodeKind::Bytes(b)) => key_bytes(b.first().copied()),
+            (Type::Key, NodeKind::String(s)) => key_bytes(Some(key_tag(s))),
+            (Type::Signature, NodeKind::Bytes(b)) => signature_bytes(b.len()),
+            (Type::Signature, NodeKind::String(s)) => {
+                signature_bytes(if s.starts_with("BLsig") { 96 } else { 64 })
+            }
+            (Type::ChainId, _) => CHAIN_ID_BYTES,
+            (Type::Address, NodeKind::String(s)) => {
+                let (address, entrypoint) = s.split_once('%').unwrap_or((s, ""));
+                address_bytes(!address.starts_with("KT1"), entrypoint)
+            }
+            (Type::Address, NodeKind::Bytes(b)) => {
+                // Binary form: a 22-byte contract (tag 0 implicit) then the entrypoint.
+                let entrypoint = b
+                    .get(22..)
+                    .map_or("", |e| std::str::from_utf8(e).unwrap_or(""));
+                address_bytes(b.first() == Some(&0), entrypoint)
+            }
+            (Type::Pair(_, _), NodeKind::Prim { args, .. }) if args.len() >= 2 => {
+                comb_items(ty, args, &mut pending)
+            }
+            (Type::Pair(_, _), NodeKind::Seq(items)) if items.len() >= 2 => {
+                comb_items(ty, items, &mut pending)
+            }
+            (Type::Or(left, right), NodeKind::Prim { args, .. }) if args.len() == 1 => {
+                let is_left = node.known_prim() == Some(kestrel_micheline::Prim::D_Left);
+                pending.push((if is_left { left } else { right }, &args[0]));
+                H1W
+            }
+            (Type::Option(inner), NodeKind::Prim { args, .. }) => {
+                if let Some(arg) = args.first() {
+                    pending.push((inner, arg));
+                    H1W
+                } else {
+                    0
+                }
+            }
+            (Type::List(element), NodeKind::Seq(items)) => {
+                pending.extend(items.iter().map(|item| (element.as_ref(), item)));
+                H2W + H2W * items.len() as u64
+            }
+            (Type::Set(element), NodeKind::Seq(items)) => {
+                pending.extend(items.iter().map(|item| (element.as_ref(), item)));
+                SET_BOXING_BYTES + H4W * items.len() as u64
+            }
+            (Type::Map(key, bound), NodeKind::Seq(items)) => {
+                for item in items {
+                    if let NodeKind::Prim { args, .. } = &item.kind {
+                        if let [k, v] = args.as_slice() {
+                            pending.push((key, k));
+                            pending.push((bound, v));
+                        }
+                    }
+                }
+                MAP_BOXING_BYTES + H5W * items.len() as u64
+            }
+            (Type::BigMap(key, bound), NodeKind::Int(id)) => {
+                // `big_map_size`: the block, its id (an option of an integer), its types and
+                // an empty overlay.
+                H4W + H1W + z_size(id) + type_bytes(key) + type_bytes(bound) + H2W
+            }
+            (Type::Lambda(_, _), _) => node_bytes(node),
+            _ => 0,
+        };
+        total = total.saturating_add(bytes);
+    }
+    total
+}
+
+/// A right comb written flat (`Pair a b c`, `{a; b; c}`) of type `ty`: its items are queued
+/// with their types, and the bytes of its pair blocks returned.
+fn comb_items<'a>(ty: &'a Type, items: &'a [Node], pending: &mut Vec<(&'a Type, &'a Node)>) -> u64 {
+    let mut bytes = 0u64;
+    let mut ty = ty;
+    for (index, item) in items.iter().enumerate() {
+        if index + 1 == items.len() {
+            pending.push((ty, item));
+            break;
+        }
+        let Type::Pair(left, right) = ty else {
+            break;
+        };
+        bytes = bytes.saturating_add(H2W);
+        pending.push((left, item));
+        ty = right;
+    }
+    bytes
+}
+
+/// The tag of a public key written in base58 (by its prefix), as its binary form has it.
+fn key_tag(text: &str) -> u8 {
+    match text.get(..4) {
+        Some("sppk") => 1,
+        Some("p2pk") => 2,
+        Some("BLpk") => 3,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_octez_helpers() {
+        assert_eq!(string_size(0), 16);
+        assert_eq!(string_size(7), 16);
+        assert_eq!(string_size(8), 24);
+        assert_eq!(BLAKE2B_HASH_BYTES, 48);
+        assert_eq!(PUBLIC_KEY_HASH_BYTES, 64);
+        assert_eq!(entrypoint_size(""), 16);
+        assert_eq!(z_size(&BigInt::from(1u64 << 61)), 0);
+        assert_eq!(z_size(&BigInt::from(1u64 << 62)), 40);
+        // pair nat (list unit): the pair and the list.
+        let ty = Type::pair(Type::Nat, Type::list(Type::Unit));
+        assert_eq!(type_bytes(&ty), 40 + 24);
+        // `{ UNIT }`: a sequence of one item, a primitive without arguments.
+        let node = Node::seq(vec![Node::prim(kestrel_micheline::Prim::I_UNIT, vec![])]);
+        assert_eq!(node_bytes(&node), 24 + 24 + 40);
+    }
+}
