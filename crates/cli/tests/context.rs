@@ -192,6 +192,9 @@ fn gc_verify_and_info() {
     let info: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(info["commits"], 2);
     assert_eq!(info["gc_count"], 1);
+    // The live objects below the kept commit moved into the first generation's prefix.
+    assert!(info["prefix_file_bytes"].as_u64().unwrap() > 0, "{info}");
+    assert!(store.join("store.prefix.1").exists() && store.join("store.mapping.1").exists());
     let (code, stdout, _) = kestrel(&[
         "context",
         "verify",

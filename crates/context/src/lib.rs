@@ -3,7 +3,8 @@
 //!
 //! - [`hash`]: the Tezos context hash encodings (tezos-context-hash-SPEC.md).
 //! - [`Tree`]: immutable trees with structural sharing (`find`, `add`, `remove`, `copy`, ...).
-//! - [`Store`]: the pack file, commit index and control file (docs/formats/*.md); the only
+//! - [`Store`]: the pack file, commit index and control file, and the prefix and mapping files
+//!   a GC moves the live objects below its kept commit into (docs/formats/*.md); the only
 //!   library code in Kestrel that does file I/O.
 //! - [`leb128`]: the unsigned LEB128 integers of the pack format (also Irmin's trace format's,
 //!   read by the replay crate, `kestrel-context-replay`).
