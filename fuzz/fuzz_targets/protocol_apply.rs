@@ -50,7 +50,11 @@ fn check(ledger: &Ledger, operation: &SignedOperation<'_>, block: &BlockContext,
     let mut copy = ledger.clone();
     let before = copy.tree().hash();
     if validate_and_apply(&mut copy, operation, block, mode).is_err() {
-        assert_eq!(copy.tree().hash(), before, "a refused operation changed the state");
+        assert_eq!(
+            copy.tree().hash(),
+            before,
+            "a refused operation changed the state"
+        );
     }
 }
 
