@@ -9,12 +9,13 @@
 //! container's contents and each removal is amortized over many lookups.
 //!
 //! The index from address to id is an open-addressing table of 8-byte slots (32 bits of the hash
-//! beside the id; the address itself is compared in the id's row), at most half full, probed
-//! linearly: one slot read and one address compare for most lookups, no per-entry allocation. A
-//! sweep rebuilds it from the ids that stay. Account addresses are chosen by senders, so the hash
-//! is keyed by a per-process random seed (an adversary cannot aim many addresses at one run of
-//! slots without knowing it); it folds the four words of an address with 128-bit multiplies (not
-//! a cryptographic hash: it needs only be unpredictable to the sender).
+//! beside the id; the address itself is compared in the id's row, which holds the account's
+//! state in the same cache line), at most half full, probed linearly: one slot read and one
+//! row read for most lookups, no per-entry allocation. A sweep rebuilds it from the ids that
+//! stay. Account addresses are chosen by senders, so the hash is keyed by a per-process random
+//! key (an adversary cannot aim many addresses at one run of slots without knowing it): two
+//! independent 128-bit multiplies of the address's words mixed with the key, folded (not a
+//! cryptographic hash: it needs only be unpredictable to the sender).
 
 use kestrel_txview::Address;
 use std::hash::{BuildHasher, Hasher};
@@ -26,12 +27,15 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
 
-const _: () = assert!(core::mem::size_of::<AccountState>() <= 32);
+const _: () = assert!(core::mem::size_of::<AccountState>() == 64);
 
-/// One account's state: what every lock operation reads, kept small (32 bytes) so that the states
-/// of a window's accounts stay in cache; the address lives apart.
+/// One account's row: its address and what every lock operation reads, in one 64-byte cache line
+/// (a lookup's address compare brings in the state it then updates).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub(crate) struct AccountState {
+    /// The address (compared on lookup; a freed id keeps its last address).
+    address: Address,
     /// Queued and in-flight transactions naming the account.
     pub(crate) references: u32,
     /// First and last of the transactions queued on the account in the scheduler's lock order
@@ -52,10 +56,9 @@ pub(crate) struct AccountTable {
     slots: Vec<u64>,
     /// Interned ids (the index's entries).
     interned: usize,
-    hasher: SeededState,
+    /// The address hash's key.
+    key: [u64; 4],
     pub(crate) states: Vec<AccountState>,
-    /// Each id's address (compared on lookup; a freed id keeps its last address).
-    addresses: Vec<Address>,
     free: Vec<AccountId>,
     /// Accounts some transaction names.
     referenced: usize,
@@ -74,9 +77,8 @@ impl AccountTable {
         Self {
             slots: vec![0; slot_count(accounts)],
             interned: 0,
-            hasher: SeededState::new(),
+            key: random_key(),
             states: Vec::with_capacity(accounts),
-            addresses: Vec::with_capacity(accounts),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,
@@ -90,7 +92,7 @@ impl AccountTable {
 
     #[inline]
     fn hash(&self, address: &Address) -> u64 {
-        self.hasher.hash_one(address)
+        hash_address(&self.key, address)
     }
 
     /// The id of `address`, interning it, with one more reference.
@@ -115,7 +117,7 @@ impl AccountTable {
                 break id;
             }
             let id = (slot as u32).wrapping_sub(1);
-            if slot & !0xFFFF_FFFF == tag && self.addresses[id as usize] == *address {
+            if slot & !0xFFFF_FFFF == tag && self.states[id as usize].address == *address {
                 break id;
             }
             index = (index + 1) & mask;
@@ -130,6 +132,7 @@ impl AccountTable {
 
     fn new_id(&mut self, address: &Address) -> AccountId {
         let state = AccountState {
+            address: *address,
             references: 0,
             head: NONE,
             tail: NONE,
@@ -140,12 +143,10 @@ impl AccountTable {
         match self.free.pop() {
             Some(id) => {
                 self.states[id as usize] = state;
-                self.addresses[id as usize] = *address;
                 id
             }
             None => {
                 self.states.push(state);
-                self.addresses.push(*address);
                 (self.states.len() - 1) as AccountId
             }
         }
@@ -184,7 +185,7 @@ impl AccountTable {
             if !state.interned {
                 continue;
             }
-            let hash = self.hasher.hash_one(self.addresses[id]);
+            let hash = hash_address(&self.key, &state.address);
             let mut index = hash as usize & mask;
             while self.slots[index] != 0 {
                 index = (index + 1) & mask;
@@ -192,6 +193,20 @@ impl AccountTable {
             self.slots[index] = hash >> 32 << 32 | (id as u64 + 1);
         }
     }
+}
+
+/// A per-process random key for [`hash_address`].
+fn random_key() -> [u64; 4] {
+    let random = std::collections::hash_map::RandomState::new();
+    [1u64, 2, 3, 4].map(|word| random.hash_one(word))
+}
+
+/// An address's 64-bit hash under `key`: two independent folded multiplies of its words.
+#[inline(always)]
+fn hash_address(key: &[u64; 4], address: &Address) -> u64 {
+    let (words, _) = address.as_chunks::<8>();
+    let word = |index: usize| u64::from_le_bytes(words[index]) ^ key[index];
+    fold_multiply(word(0), word(1)) ^ fold_multiply(word(2), word(3)).rotate_left(29)
 }
 
 /// A per-process random hash key.
