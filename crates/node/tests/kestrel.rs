@@ -9,22 +9,10 @@ use kestrel_crypto::SecretKey;
 use kestrel_node::Chain;
 use kestrel_protocol::Operation;
 use serde_json::{json, Value};
-use support::{call, get_json, BOOTSTRAP1, BOOTSTRAP2};
+use support::{call, get_json, post_json, BOOTSTRAP1, BOOTSTRAP2};
 
 fn kestrel(chain: &mut Chain, method: &str, body: Value) -> Value {
-    let response = call(
-        chain,
-        "POST",
-        &format!("/kestrel/{method}"),
-        &body.to_string(),
-    );
-    assert_eq!(
-        response.status,
-        200,
-        "{method}: {}",
-        String::from_utf8_lossy(&response.body)
-    );
-    serde_json::from_slice(&response.body).expect("JSON")
+    post_json(chain, &format!("/kestrel/{method}"), &body.to_string())
 }
 
 fn balance(chain: &mut Chain, account: &str) -> u64 {

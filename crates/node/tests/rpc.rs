@@ -4,7 +4,7 @@
 
 mod support;
 
-use kestrel_node::{Chain, Response};
+use kestrel_node::Chain;
 use serde_json::Value;
 use support::{call, get_json, BOOTSTRAP1, BOOTSTRAP2};
 
@@ -120,12 +120,12 @@ fn data_rpcs_pack_normalize_typecheck_and_refuse_ill_typed_data() {
     let mut chain = support::new_chain_in(&scratch);
     let path = "/chains/main/blocks/head/helpers/scripts/pack_data";
     let body = r#"{"data": {"string": "hello"}, "type": {"prim": "string"}}"#;
-    let packed = get_packed(&mut chain, path, body);
+    let packed = support::post_json(&mut chain, path, body);
     // PACK "hello": 0x05, a string node (01), its 4-byte length, its bytes.
     assert_eq!(packed["packed"], "05010000000568656c6c6f");
     let pair = r#"{"data": {"prim": "Pair", "args": [{"int": "1"}, {"string": "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx"}]},
         "type": {"prim": "pair", "args": [{"prim": "nat"}, {"prim": "address"}]}}"#;
-    let packed = get_packed(&mut chain, path, pair);
+    let packed = support::post_json(&mut chain, path, pair);
     // Pair (07 07), nat 1 (00 01), the address optimized: bytes (0a, length 22), implicit (00),
     // ed25519 (00), the key hash.
     let hash = kestrel_crypto::PublicKeyHash::from_b58check(BOOTSTRAP1).expect("a key hash");
@@ -139,17 +139,6 @@ fn data_rpcs_pack_normalize_typecheck_and_refuse_ill_typed_data() {
         errors[0]["id"],
         "proto.025-PsUshuai.michelson_v1.ill_typed_data"
     );
-}
-
-fn get_packed(chain: &mut Chain, path: &str, body: &str) -> Value {
-    let response: Response = call(chain, "POST", path, body);
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    serde_json::from_slice(&response.body).expect("JSON")
 }
 
 #[test]

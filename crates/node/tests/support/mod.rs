@@ -55,6 +55,18 @@ pub fn call(chain: &mut Chain, method: &str, path: &str, body: &str) -> Response
     )
 }
 
+/// POSTs `body` to `path` and reads the 200 answer's JSON (the body is shown on another status).
+pub fn post_json(chain: &mut Chain, path: &str, body: &str) -> Value {
+    let response = call(chain, "POST", path, body);
+    assert_eq!(
+        response.status,
+        200,
+        "{path}: {}",
+        String::from_utf8_lossy(&response.body)
+    );
+    serde_json::from_slice(&response.body).expect("JSON")
+}
+
 pub fn get_json(chain: &mut Chain, path: &str) -> Value {
     let response = call(chain, "GET", path, "");
     assert_eq!(response.status, 200, "{path}");
