@@ -9,18 +9,10 @@ use kestrel_crypto::SecretKey;
 use kestrel_node::Chain;
 use kestrel_protocol::Operation;
 use serde_json::{json, Value};
-use support::{call, get_json, post_json, BOOTSTRAP1, BOOTSTRAP2};
+use support::{balance, call, get_json, post_json, BOOTSTRAP1, BOOTSTRAP2};
 
 fn kestrel(chain: &mut Chain, method: &str, body: Value) -> Value {
     post_json(chain, &format!("/kestrel/{method}"), &body.to_string())
-}
-
-fn balance(chain: &mut Chain, account: &str) -> u64 {
-    let path = format!("/chains/main/blocks/head/context/contracts/{account}/balance");
-    get_json(chain, &path)
-        .as_str()
-        .and_then(|text| text.parse().ok())
-        .expect("a balance")
 }
 
 fn level(chain: &mut Chain) -> i64 {

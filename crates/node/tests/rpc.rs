@@ -6,18 +6,10 @@ mod support;
 
 use kestrel_node::Chain;
 use serde_json::Value;
-use support::{call, get_json, BOOTSTRAP1, BOOTSTRAP2};
+use support::{balance, call, get_json, BOOTSTRAP1, BOOTSTRAP2};
 
 fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64) -> String {
     support::signed_transfer(chain, counter, amount, BOOTSTRAP2)
-}
-
-fn balance(chain: &mut Chain, account: &str) -> u64 {
-    let path = format!("/chains/main/blocks/head/context/contracts/{account}/balance");
-    get_json(chain, &path)
-        .as_str()
-        .and_then(|text| text.parse().ok())
-        .expect("a balance")
 }
 
 #[test]

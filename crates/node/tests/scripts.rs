@@ -9,11 +9,20 @@ mod support;
 
 use kestrel_micheline::{json, print, Node};
 use kestrel_node::Chain;
-use kestrel_testdata::parse_session;
+use kestrel_testdata::{parse_session, Session};
 use serde_json::{json as value, Value};
 use support::{call, get_json, BOOTSTRAP1};
 
 const SCRIPTS: &str = "/chains/main/blocks/head/helpers/scripts";
+
+/// The recorded octez-client session at `path` under the test data, or `None` (reported) when
+/// the data is absent.
+fn recorded_session(path: &str, test: &str) -> Option<Session> {
+    let file = kestrel_testdata::require(path, test)?;
+    Some(parse_session(
+        &std::fs::read_to_string(file).expect("readable"),
+    ))
+}
 
 /// Instructions whose results depend on the chain or the call (mockup's defaults differ from a
 /// node's): a recorded run using one is not comparable.
@@ -211,7 +220,7 @@ fn a_failwith_answers_script_rejected_with_its_location_and_value() {
 
 #[test]
 fn pack_data_matches_recorded_hash_data() {
-    let Some(file) = kestrel_testdata::require(
+    let Some(session) = recorded_session(
         "octez-protocol/client/hash_data_good.out",
         "pack_data_matches_recorded_hash_data",
     ) else {
@@ -219,7 +228,6 @@ fn pack_data_matches_recorded_hash_data() {
     };
     let scratch = support::Scratch::new("pack");
     let mut chain = support::new_chain_in(&scratch);
-    let session = parse_session(&std::fs::read_to_string(file).expect("readable"));
     let mut compared = 0;
     for command in &session.commands {
         let argv = &command.argv;
@@ -269,7 +277,7 @@ fn pack_data_matches_recorded_hash_data() {
 
 #[test]
 fn normalize_type_matches_recorded_normalize_type() {
-    let Some(file) = kestrel_testdata::require(
+    let Some(session) = recorded_session(
         "octez-protocol/client/Test_normalize_type.out",
         "normalize_type_matches_recorded_normalize_type",
     ) else {
@@ -277,7 +285,6 @@ fn normalize_type_matches_recorded_normalize_type() {
     };
     let scratch = support::Scratch::new("normalize-type");
     let mut chain = support::new_chain_in(&scratch);
-    let session = parse_session(&std::fs::read_to_string(file).expect("readable"));
     let mut compared = 0;
     for command in &session.commands {
         let Some(ty) = command.argv.last() else {
@@ -401,7 +408,7 @@ fn contract_rpcs_read_the_originated_state() {
 
 #[test]
 fn normalize_data_matches_recorded_normalize_data() {
-    let Some(file) = kestrel_testdata::require(
+    let Some(session) = recorded_session(
         "octez-protocol/client/Test_normalize_in_unparsing_mode.out",
         "normalize_data_matches_recorded_normalize_data",
     ) else {
@@ -409,7 +416,6 @@ fn normalize_data_matches_recorded_normalize_data() {
     };
     let scratch = support::Scratch::new("normalize-data");
     let mut chain = support::new_chain_in(&scratch);
-    let session = parse_session(&std::fs::read_to_string(file).expect("readable"));
     let mut compared = 0;
     for command in &session.commands {
         let argv = &command.argv;

@@ -35,6 +35,7 @@
 pub mod anonymous;
 pub mod apply;
 pub mod block_header;
+mod bounded_cache;
 pub mod consensus;
 pub mod contents;
 pub mod crypto_fields;

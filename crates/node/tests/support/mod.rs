@@ -67,6 +67,15 @@ pub fn post_json(chain: &mut Chain, path: &str, body: &str) -> Value {
     serde_json::from_slice(&response.body).expect("JSON")
 }
 
+/// `account`'s balance at head, mutez.
+pub fn balance(chain: &mut Chain, account: &str) -> u64 {
+    let path = format!("/chains/main/blocks/head/context/contracts/{account}/balance");
+    get_json(chain, &path)
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .expect("a balance")
+}
+
 pub fn get_json(chain: &mut Chain, path: &str) -> Value {
     let response = call(chain, "GET", path, "");
     assert_eq!(response.status, 200, "{path}");

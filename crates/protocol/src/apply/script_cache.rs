@@ -13,7 +13,6 @@
 //! [`CACHED_SCRIPTS_MAX`] scripts (and as many parameter sections) and is emptied when full.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -22,13 +21,16 @@ use kestrel_micheline::Node;
 use kestrel_michelson::{Config, Script};
 
 use super::{ApplyError, Fault};
+use crate::bounded_cache::BoundedCache;
 
 /// Scripts kept per thread before the cache is emptied.
 pub const CACHED_SCRIPTS_MAX: usize = 1024;
 
 thread_local! {
-    static SCRIPTS: RefCell<HashMap<Code, Rc<Script>>> = RefCell::new(HashMap::new());
-    static PARAMETERS: RefCell<HashMap<Code, Option<Option<Node>>>> = RefCell::new(HashMap::new());
+    static SCRIPTS: RefCell<BoundedCache<Code, Rc<Script>>> =
+        RefCell::new(BoundedCache::new(CACHED_SCRIPTS_MAX));
+    static PARAMETERS: RefCell<BoundedCache<Code, Option<Option<Node>>>> =
+        RefCell::new(BoundedCache::new(CACHED_SCRIPTS_MAX));
 }
 
 /// A script's stored code, compared in full but hashed by its length and ends only: hashing all
@@ -59,7 +61,7 @@ pub fn typechecked(
     decode: impl FnOnce() -> Result<Node, Fault>,
 ) -> Result<Rc<Script>, Fault> {
     let key = Code(Arc::clone(code_bytes));
-    let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key).cloned());
+    let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key));
     if let Some(script) = cached.filter(|script| script.typecheck_gas_milli() <= gas_limit_milli) {
         return Ok(script);
     }
@@ -70,13 +72,7 @@ pub fn typechecked(
     let script = Script::typecheck(&decode()?, &config)
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
     let script = Rc::new(script);
-    SCRIPTS.with(|scripts| {
-        let mut scripts = scripts.borrow_mut();
-        if scripts.len() >= CACHED_SCRIPTS_MAX {
-            scripts.clear();
-        }
-        scripts.insert(key, Rc::clone(&script));
-    });
+    SCRIPTS.with(|scripts| scripts.borrow_mut().insert(key, Rc::clone(&script)));
     Ok(script)
 }
 
@@ -88,16 +84,10 @@ pub fn parameter(
     parameter: impl FnOnce() -> Option<Option<Node>>,
 ) -> Option<Option<Node>> {
     let key = Code(Arc::clone(code_bytes));
-    if let Some(found) = PARAMETERS.with(|parameters| parameters.borrow().get(&key).cloned()) {
+    if let Some(found) = PARAMETERS.with(|parameters| parameters.borrow().get(&key)) {
         return found;
     }
     let found = parameter();
-    PARAMETERS.with(|parameters| {
-        let mut parameters = parameters.borrow_mut();
-        if parameters.len() >= CACHED_SCRIPTS_MAX {
-            parameters.clear();
-        }
-        parameters.insert(key, found.clone());
-    });
+    PARAMETERS.with(|parameters| parameters.borrow_mut().insert(key, found.clone()));
     found
 }

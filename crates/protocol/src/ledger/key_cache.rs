@@ -7,31 +7,27 @@
 //! holds at most [`CACHED_KEYS_MAX`] keys and is emptied when full.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use kestrel_crypto::{CryptoError, PublicKey};
+
+use crate::bounded_cache::BoundedCache;
 
 /// Keys kept per thread before the cache is emptied (an ML-DSA-44 key, the largest, is about
 /// 2.6 kB with its parse; an ed25519 key about 200 bytes).
 pub const CACHED_KEYS_MAX: usize = 16_384;
 
 thread_local! {
-    static KEYS: RefCell<HashMap<Box<[u8]>, PublicKey>> = RefCell::new(HashMap::new());
+    static KEYS: RefCell<BoundedCache<Box<[u8]>, PublicKey>> =
+        RefCell::new(BoundedCache::new(CACHED_KEYS_MAX));
 }
 
 /// The key whose binary form (tag then key) is `bytes`, parsed at most once per thread.
 pub fn parsed(bytes: &[u8]) -> Result<PublicKey, CryptoError> {
-    if let Some(key) = KEYS.with(|keys| keys.borrow().get(bytes).cloned()) {
+    if let Some(key) = KEYS.with(|keys| keys.borrow().get(bytes)) {
         return Ok(key);
     }
     let key = PublicKey::try_from_bytes(bytes)?;
-    KEYS.with(|keys| {
-        let mut keys = keys.borrow_mut();
-        if keys.len() >= CACHED_KEYS_MAX {
-            keys.clear();
-        }
-        keys.insert(bytes.into(), key.clone());
-    });
+    KEYS.with(|keys| keys.borrow_mut().insert(bytes.into(), key.clone()));
     Ok(key)
 }
 
