@@ -4,7 +4,7 @@
 
 use kestrel_micheline::Node;
 use kestrel_michelson::{
-    Address, BigMapTypes, Destination, FreshIds, Host, HostView, Int, KeyHash, Type,
+    Address, BigMapTypes, Destination, FreshIds, Host, HostView, Int, KeyHash, StoredRead, Type,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -94,8 +94,21 @@ impl Host for FixtureHost {
         self.big_maps.get(id).map(|map| map.types.clone())
     }
 
-    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> Option<Node> {
-        self.big_maps.get(id)?.values.get(key_hash).cloned()
+    /// Fixtures are not a carbonated store: reads are free.
+    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<Option<Node>> {
+        StoredRead::free(
+            self.big_maps
+                .get(id)
+                .and_then(|map| map.values.get(key_hash).cloned()),
+        )
+    }
+
+    fn big_map_mem(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<bool> {
+        StoredRead::free(
+            self.big_maps
+                .get(id)
+                .is_some_and(|map| map.values.contains_key(key_hash)),
+        )
     }
 
     fn contract_parameter(&self, contract: &Destination) -> Option<Node> {

@@ -115,6 +115,27 @@ pub struct BigMapTypes {
     pub value_type: Type,
 }
 
+/// What a read of the host's store gave, and the milligas the store charges for it (Octez's
+/// carbonated storage accesses, `Storage_costs.read_access`, which depend on the store's
+/// layout; a host without a carbonated store charges 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRead<T> {
+    /// What was read.
+    pub value: T,
+    /// Milligas the store charges for the access.
+    pub cost_milli: u64,
+}
+
+impl<T> StoredRead<T> {
+    /// A read the store charges nothing for.
+    pub fn free(value: T) -> StoredRead<T> {
+        StoredRead {
+            value,
+            cost_milli: 0,
+        }
+    }
+}
+
 /// The chain's state as the VM reads it, and the identifiers it hands out. Reads are lazy: a
 /// big map is read one key at a time, by the key's hash (`Script_expr_hash` of the packed key,
 /// see [`crate::big_map_key_hash`]).
@@ -122,8 +143,13 @@ pub trait Host {
     /// The key and value types of stored big map `id`, if it exists.
     fn big_map_types(&self, id: &Int) -> Option<BigMapTypes>;
     /// The value bound in stored big map `id` to the key whose hash is `key_hash`, as Micheline
-    /// (the VM typechecks it against the map's value type).
-    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> Option<Node>;
+    /// (the VM typechecks it against the map's value type and charges its deserialization,
+    /// `Script_repr.deserialized_cost`), with what the store charges to look the key up and
+    /// read the value (`Big_map.get_opt`'s carbonated `find`).
+    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<Option<Node>>;
+    /// Whether stored big map `id` binds the key whose hash is `key_hash` (`MEM` reads no
+    /// value), with what the store charges to look it up (`Big_map.mem`).
+    fn big_map_mem(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<bool>;
     /// The parameter type, with its entrypoint annotations, of contract `contract` (for
     /// `CONTRACT` and `contract` literals); `None` if no such contract exists. Implicit accounts
     /// need no answer.
@@ -189,8 +215,11 @@ impl Host for EmptyHost {
     fn big_map_types(&self, _: &Int) -> Option<BigMapTypes> {
         None
     }
-    fn big_map_value(&self, _: &Int, _: &[u8; 32]) -> Option<Node> {
-        None
+    fn big_map_value(&self, _: &Int, _: &[u8; 32]) -> StoredRead<Option<Node>> {
+        StoredRead::free(None)
+    }
+    fn big_map_mem(&self, _: &Int, _: &[u8; 32]) -> StoredRead<bool> {
+        StoredRead::free(false)
     }
     fn contract_parameter(&self, _: &Destination) -> Option<Node> {
         None

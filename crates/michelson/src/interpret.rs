@@ -1653,11 +1653,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     cost::cost_big_map_mem(map.overlay.len() as u64)
                         + crate::pack::big_map_key_hash_cost(&key)
                 );
-                let found = self.big_map_get(&map, &key)?;
                 if matches!(instr, Instr::MemBigMap) {
-                    stack.push(Value::Bool(found.is_some()));
+                    let (found, read_cost) = self.big_map_mem(&map, &key);
+                    charge!(read_cost);
+                    stack.push(Value::Bool(found));
                 } else {
-                    stack.push(match found {
+                    let (found, read_cost) = self.big_map_get(&map, &key, *gas);
+                    charge!(read_cost);
+                    stack.push(match found? {
                         Some(v) => Value::some(v),
                         None => Value::None,
                     });
@@ -1724,7 +1727,9 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     } + crate::pack::big_map_key_hash_cost(&key)
                 );
                 let old = if matches!(instr, Instr::GetAndUpdateBigMap) {
-                    self.big_map_get(&map, &key)?
+                    let (found, read_cost) = self.big_map_get(&map, &key, *gas);
+                    charge!(read_cost);
+                    found?
                 } else {
                     None
                 };
@@ -2060,23 +2065,59 @@ impl<'a, 'h> Interpreter<'a, 'h> {
     }
 
     /// The value bound to `key` in `map`: its overlay, else the host's stored map, read by the
-    /// key's hash and typechecked (a stored value that does not typecheck is the host's fault).
-    fn big_map_get(&self, map: &BigMap, key: &Value) -> Result<Option<Value>, RunError> {
+    /// key's hash and typechecked in legacy mode (`Script_big_map.get_by_hash`; a stored value
+    /// that does not typecheck is the host's fault). Returns it with what the read costs beyond
+    /// the instruction: the store's access, the value's deserialization and its typechecking,
+    /// bounded by `gas_left_milli` (a typechecking stopped there costs more than is left).
+    fn big_map_get(
+        &self,
+        map: &BigMap,
+        key: &Value,
+        gas_left_milli: i64,
+    ) -> (Result<Option<Value>, RunError>, u64) {
         if let Some(entry) = map.overlay.get(key) {
-            return Ok(entry.clone());
+            return (Ok(entry.clone()), 0);
         }
         let Some(id) = map.id.as_ref() else {
-            return Ok(None);
+            return (Ok(None), 0);
         };
         let key_hash = crate::pack::big_map_key_hash(key, &map.key_type);
-        let Some(node) = self.context.host.big_map_value(id, &key_hash) else {
-            return Ok(None);
+        let read = self.context.host.big_map_value(id, &key_hash);
+        let Some(node) = read.value else {
+            return (Ok(None), read.cost_milli);
         };
+        let decode = crate::typecheck::charges::micheline_deserialization(&node);
         let mut tc = crate::typecheck::Typechecker::new(self.context.lookup());
-        match tc.parse_data(&node, &map.value_type) {
-            Ok(value) => Ok(Some(value)),
-            Err(_) => Err(RunError::IllTypedStoredValue),
+        tc.legacy = true;
+        tc.gas_limit_milli = gas_left_milli.saturating_sub(
+            i64::try_from(read.cost_milli.saturating_add(decode)).unwrap_or(i64::MAX),
+        );
+        let value = tc.parse_data(&node, &map.value_type);
+        let cost = read
+            .cost_milli
+            .saturating_add(decode)
+            .saturating_add(u64::try_from(tc.gas_consumed_milli).unwrap_or(0));
+        match value {
+            Ok(value) => (Ok(Some(value)), cost),
+            Err(error) if matches!(error.kind, crate::typecheck::TcErrorKind::GasExhaustion) => {
+                (Err(RunError::GasExhaustion), cost)
+            }
+            Err(_) => (Err(RunError::IllTypedStoredValue), cost),
         }
+    }
+
+    /// Whether `map` binds `key`: its overlay, else the host's stored map (`Script_big_map.mem`,
+    /// which reads no value), with what the store charges for the lookup.
+    fn big_map_mem(&self, map: &BigMap, key: &Value) -> (bool, u64) {
+        if let Some(entry) = map.overlay.get(key) {
+            return (entry.is_some(), 0);
+        }
+        let Some(id) = map.id.as_ref() else {
+            return (false, 0);
+        };
+        let key_hash = crate::pack::big_map_key_hash(key, &map.key_type);
+        let read = self.context.host.big_map_mem(id, &key_hash);
+        (read.value, read.cost_milli)
     }
 
     /// The `contract` value `CONTRACT` pushes, and what reading the contract's parameter type

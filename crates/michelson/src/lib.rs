@@ -57,8 +57,8 @@ pub use execute::{
 pub use gas::interpreter::cost_check_signature_scheme;
 pub use host::{
     placeholder_contract_address, BigMapTypes, Config, EmptyHost, Environment, FreshIds, Host,
-    HostView, DEFAULT_CHAIN_ID, DEFAULT_SELF, DEFAULT_SENDER, HARD_GAS_LIMIT_PER_OPERATION,
-    HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    HostView, StoredRead, DEFAULT_CHAIN_ID, DEFAULT_SELF, DEFAULT_SENDER,
+    HARD_GAS_LIMIT_PER_OPERATION, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 pub use int::Int;
 pub use interpret::{NoTrace, TraceRecorder, TracedStep, Tracer};

@@ -7,7 +7,7 @@ use kestrel_micheline::Node;
 use kestrel_michelson::{
     big_map_key_hash, execute, normalize, parse_type, run_view, BigMapDiff, BigMapDiffAction,
     BigMapInit, BigMapTypes, Config, Destination, Environment, Execution, ExecutionError, FreshIds,
-    Host, HostView, Int, InternalOperation, KeyHash, Script, UnparsingMode, Value,
+    Host, HostView, Int, InternalOperation, KeyHash, Script, StoredRead, UnparsingMode, Value,
     HARD_GAS_LIMIT_PER_OPERATION_MILLI,
 };
 use std::cell::Cell;
@@ -18,6 +18,9 @@ struct TestHost {
     big_map: BTreeMap<[u8; 32], Node>,
     reads: Cell<usize>,
     fresh: FreshIds,
+    /// Milligas the store charges for a lookup, and besides it for reading a bound value.
+    lookup_cost_milli: u64,
+    read_cost_milli: u64,
 }
 
 fn expression(text: &str) -> Node {
@@ -47,6 +50,8 @@ impl TestHost {
             big_map,
             reads: Cell::new(0),
             fresh: FreshIds::new(10),
+            lookup_cost_milli: 0,
+            read_cost_milli: 0,
         }
     }
 }
@@ -55,11 +60,27 @@ impl Host for TestHost {
     fn big_map_types(&self, id: &Int) -> Option<BigMapTypes> {
         (*id == Int::from(0)).then(nat_string_types)
     }
-    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> Option<Node> {
+    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<Option<Node>> {
         self.reads.set(self.reads.get() + 1);
-        (*id == Int::from(0))
+        let value = (*id == Int::from(0))
             .then(|| self.big_map.get(key_hash).cloned())
-            .flatten()
+            .flatten();
+        let read = if value.is_some() {
+            self.read_cost_milli
+        } else {
+            0
+        };
+        StoredRead {
+            value,
+            cost_milli: self.lookup_cost_milli + read,
+        }
+    }
+    fn big_map_mem(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<bool> {
+        self.reads.set(self.reads.get() + 1);
+        StoredRead {
+            value: *id == Int::from(0) && self.big_map.contains_key(key_hash),
+            cost_milli: self.lookup_cost_milli,
+        }
     }
     fn contract_parameter(&self, _: &Destination) -> Option<Node> {
         None
@@ -341,6 +362,49 @@ fn big_maps_are_read_one_key_at_a_time() {
         "storage Pair 0 (Some \"two\")\nbig_map 0 existing",
     );
     assert_eq!(host.reads.get(), 1);
+}
+
+/// Milligas `script` consumes on stored big map 0 with `parameter`, the store charging
+/// `lookup` for a lookup and `read` besides for reading a bound value.
+fn consumed_on_stored_map(script: &str, parameter: &str, lookup: u64, read: u64) -> u64 {
+    let typed = Script::parse(script, &Config::default()).expect("test script typechecks");
+    let mut host = TestHost::new();
+    host.lookup_cost_milli = lookup;
+    host.read_cost_milli = read;
+    execute(
+        &typed,
+        "default",
+        &expression(parameter),
+        &expression("0"),
+        &Environment::default(),
+        &mut host,
+        HARD_GAS_LIMIT_PER_OPERATION_MILLI,
+    )
+    .expect("script runs")
+    .consumed_milligas
+}
+
+/// A `GET` that reads a stored big map pays what the store charges, the value's
+/// deserialization and its typechecking (`Script_big_map.get_by_hash`: `Big_map.get_opt` —
+/// `Storage.Big_map.Contents.find`, carbonated, then `Script_repr.deserialized_cost` —, then
+/// `parse_data`); a `MEM` pays the store's lookup only (`Big_map.mem`).
+#[test]
+fn stored_big_map_reads_are_charged() {
+    let get = "parameter nat; storage (big_map nat string); \
+               code { UNPAIR; DUP 2; SWAP; GET; DROP; NIL operation; PAIR }";
+    let mem = "parameter nat; storage (big_map nat string); \
+               code { UNPAIR; DUP 2; SWAP; MEM; DROP; NIL operation; PAIR }";
+    // Key 2 is bound to "two", key 3 is not; both hash at the same cost.
+    let hit = consumed_on_stored_map(get, "2", 1_000, 5_000);
+    let miss = consumed_on_stored_map(get, "3", 1_000, 5_000);
+    // `cost_DECODING_MICHELINE` of "two": 60 · 1 node + 10 · 3 string bytes = 90;
+    // `parse_data` of a string: a cycle (100) and `check_printable` (15 + 10 · 3) = 145.
+    assert_eq!(hit - miss, 5_000 + 90 + 145);
+    assert_eq!(hit - consumed_on_stored_map(get, "2", 0, 0), 6_000);
+    assert_eq!(miss - consumed_on_stored_map(get, "3", 0, 0), 1_000);
+    let mem_hit = consumed_on_stored_map(mem, "2", 1_000, 5_000);
+    assert_eq!(mem_hit, consumed_on_stored_map(mem, "3", 1_000, 5_000));
+    assert_eq!(mem_hit - consumed_on_stored_map(mem, "2", 0, 0), 1_000);
 }
 
 #[test]

@@ -8,19 +8,27 @@
 //! `contract` values) are added up in [`LedgerHost::charged_milli`] for the caller to charge.
 
 use kestrel_micheline::{Node, NodeKind, Prim};
-use kestrel_michelson::{BigMapTypes, Destination, Host, HostView, Int, KeyHash};
+use kestrel_michelson::{BigMapTypes, Destination, Host, HostView, Int, KeyHash, StoredRead};
 
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::apply::{cached_parameter_type, stored_code_read_milli, OriginationNonce};
+use crate::apply::{
+    cached_parameter_type, read_access_milli, stored_code_read_milli, OriginationNonce,
+};
 use crate::ledger::{Ledger, LedgerError};
+
+/// The length of a big-map binding's path in the context, which Octez's storage accesses are
+/// charged by: `big_maps/index/<id>/contents/<hex key hash>/data` (or `len`), six names
+/// (`Storage.Big_map.Contents`, both indexes one name long: `Lazy_storage_kind.Big_map.Id`,
+/// `Script_expr_hash` by `Path_encoding.Make_hex`).
+pub const BIG_MAP_BINDING_PATH_LENGTH: u64 = 6;
 
 /// The ledger as a running contract sees it.
 pub struct LedgerHost<'a> {
     ledger: &'a mut Ledger,
     nonce: &'a mut OriginationNonce,
-    error: Option<LedgerError>,
+    error: Cell<Option<LedgerError>>,
     charged_milli: Cell<u64>,
 }
 
@@ -30,7 +38,7 @@ impl<'a> LedgerHost<'a> {
         LedgerHost {
             ledger,
             nonce,
-            error: None,
+            error: Cell::new(None),
             charged_milli: Cell::new(0),
         }
     }
@@ -47,9 +55,15 @@ impl<'a> LedgerHost<'a> {
 
     fn keep<T>(&mut self, result: Result<Option<T>, LedgerError>) -> Option<T> {
         result.unwrap_or_else(|error| {
-            self.error.get_or_insert(error);
+            self.keep_error(error);
             None
         })
+    }
+
+    /// Keeps `error` unless an earlier one is kept.
+    fn keep_error(&self, error: LedgerError) {
+        let first = self.error.take().unwrap_or(error);
+        self.error.set(Some(first));
     }
 
     fn code_bytes_of(&self, contract: &Destination) -> Result<Option<Arc<[u8]>>, LedgerError> {
@@ -69,8 +83,48 @@ impl Host for LedgerHost<'_> {
         })
     }
 
-    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> Option<Node> {
-        self.ledger.big_map_get(id.to_i64()?, key_hash).ok()?
+    /// `Big_map.get_opt` = `Storage.Big_map.Contents.find`, carbonated: the lookup
+    /// (`read_access` of the binding's path, nothing read), then, when bound, the read of its
+    /// length and bytes (`read_access` of the `len` path, same length, the value's bytes).
+    fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<Option<Node>> {
+        let Some(id) = id.to_i64() else {
+            return StoredRead::free(None);
+        };
+        let path_length = BIG_MAP_BINDING_PATH_LENGTH;
+        let lookup = read_access_milli(path_length, 0);
+        match self.ledger.big_map_binding(id, key_hash) {
+            Ok(Some((value, stored_bytes))) => StoredRead {
+                value: Some(value),
+                cost_milli: lookup
+                    .saturating_add(read_access_milli(path_length, stored_bytes as u64)),
+            },
+            Ok(None) => StoredRead {
+                value: None,
+                cost_milli: lookup,
+            },
+            Err(error) => {
+                self.keep_error(error);
+                StoredRead::free(None)
+            }
+        }
+    }
+
+    /// `Big_map.mem` = `Storage.Big_map.Contents.mem`: the lookup only.
+    fn big_map_mem(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<bool> {
+        let Some(id) = id.to_i64() else {
+            return StoredRead::free(false);
+        };
+        let cost_milli = read_access_milli(BIG_MAP_BINDING_PATH_LENGTH, 0);
+        match self.ledger.big_map_value_size(id, key_hash) {
+            Ok(size) => StoredRead {
+                value: size.is_some(),
+                cost_milli,
+            },
+            Err(error) => {
+                self.keep_error(error);
+                StoredRead::free(false)
+            }
+        }
     }
 
     fn contract_parameter(&self, contract: &Destination) -> Option<Node> {
@@ -170,4 +224,54 @@ fn find_view<'n>(script: &'n Node, name: &str) -> Option<&'n [Node]> {
             _ => None,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{paths, Genesis};
+
+    /// What Octez charges a contract for reading a stored big map (protocol 025): `Big_map.mem`
+    /// and `Big_map.get_opt` are `Storage.Big_map.Contents.mem` / `find`
+    /// (`storage_functors.ml`, `Make_indexed_carbonated_data_storage`): a lookup
+    /// (`consume_mem_gas`: `read_access ~path_length ~read_bytes:0`), then for a bound key the
+    /// read of its `len` (`consume_read_gas`: `read_access ~path_length ~read_bytes:len`), where
+    /// `Storage_costs.read_access = 200_000 + 5000 · path_length + 2 · read_bytes` milligas.
+    #[test]
+    fn stored_big_map_reads_cost_what_octez_charges() {
+        let mut ledger = Ledger::genesis(&Genesis::mockup()).unwrap();
+        let nat = kestrel_micheline::parse_expression("nat").unwrap();
+        let bytes = kestrel_micheline::parse_expression("bytes").unwrap();
+        let value = kestrel_micheline::parse_expression("0x0102").unwrap();
+        ledger.create_big_map(7, &nat, &bytes).unwrap();
+        ledger.big_map_set(7, &[1; 32], Some(&value)).unwrap();
+        assert_eq!(
+            paths::big_map_value(7, &[1; 32]).len() as u64,
+            BIG_MAP_BINDING_PATH_LENGTH
+        );
+        let mut nonce = OriginationNonce::new([0; 32]);
+        let host = LedgerHost::new(&mut ledger, &mut nonce);
+        let id = Int::from(7);
+        // Lookup: 200_000 + 5000 · 6. Read: the same plus 2 · 7 bytes (`0x0a`, a 4-byte
+        // length, 2 bytes).
+        let hit = host.big_map_value(&id, &[1; 32]);
+        assert!(hit.value.is_some());
+        assert_eq!(hit.cost_milli, 230_000 + 230_014);
+        let miss = host.big_map_value(&id, &[2; 32]);
+        assert_eq!((miss.value, miss.cost_milli), (None, 230_000));
+        assert_eq!(
+            host.big_map_mem(&id, &[1; 32]),
+            StoredRead {
+                value: true,
+                cost_milli: 230_000
+            }
+        );
+        assert_eq!(
+            host.big_map_mem(&id, &[2; 32]),
+            StoredRead {
+                value: false,
+                cost_milli: 230_000
+            }
+        );
+    }
 }

@@ -186,6 +186,14 @@ pub fn micheline_serialization(node: &Node) -> u64 {
     cost::cost_encode_micheline(serialized_nodes, int_bytes, string_bytes)
 }
 
+/// `Script_repr.deserialized_cost` of `node` (`cost_DECODING_MICHELINE`, at least 10): what
+/// reading a stored expression back costs, e.g. a stored big-map value
+/// (`Storage.Big_map.Contents.find`'s `consume_deserialize_gas`).
+pub fn micheline_deserialization(node: &Node) -> u64 {
+    let (_, serialized_nodes, int_bytes, string_bytes) = serialized_size(node);
+    cost::cost_decode_micheline(serialized_nodes, int_bytes, string_bytes).max(10)
+}
+
 /// Nodes of `node`, then its nodes, integer bytes and string bytes as `Script_repr.
 /// Micheline_size` counts them, each annotation a string node (`of_annots`).
 fn serialized_size(node: &Node) -> (u64, u64, u64, u64) {

@@ -41,6 +41,7 @@ pub use block::{validate_and_apply_block, StageTimings};
 pub use call::contract_code_read_milli;
 pub(crate) use call::stored_code_read_milli;
 pub use error::{ApplyError, ForgedValue, ERROR_ID_PREFIX};
+pub(crate) use gas::read_access_milli;
 pub use internal::emitted_operation;
 pub use lazy_storage::apply as apply_big_map_diff;
 pub use nonce::OriginationNonce;

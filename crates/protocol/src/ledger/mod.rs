@@ -10,7 +10,7 @@
 mod constants;
 mod genesis;
 mod key_cache;
-mod paths;
+pub(crate) mod paths;
 
 use std::sync::Arc;
 
@@ -448,7 +448,22 @@ impl Ledger {
 
     /// The value bound in big map `id` to the key whose `expr…` hash is `key_hash`.
     pub fn big_map_get(&self, id: i64, key_hash: &[u8; 32]) -> Result<Option<Node>, LedgerError> {
-        self.read_micheline(&paths::big_map_value(id, key_hash))
+        Ok(self.big_map_binding(id, key_hash)?.map(|(value, _)| value))
+    }
+
+    /// [`Ledger::big_map_get`] with the bytes the value is stored in.
+    pub fn big_map_binding(
+        &self,
+        id: i64,
+        key_hash: &[u8; 32],
+    ) -> Result<Option<(Node, usize)>, LedgerError> {
+        let path = paths::big_map_value(id, key_hash);
+        match self.read(&path)? {
+            None => Ok(None),
+            Some(bytes) => kestrel_micheline::binary::decode(&bytes)
+                .map(|value| Some((value, bytes.len())))
+                .map_err(|_| corrupt(&path, "binary Micheline")),
+        }
     }
 
     /// The stored size of the binding of `key_hash` in big map `id`, bytes, if bound.
