@@ -8,8 +8,9 @@
 //! The recorder masked hashes in the command lines too; [`UNMASK`] says, per file and in order
 //! of appearance, which alias (or literal) each masked argument stood for, read from the
 //! recording (the contract just originated, the source whose counter the receipt shows, the
-//! key hash whose bytes an `Updated storage` shows unmasked). Files that cannot be replayed as
-//! recorded are listed in [`NOT_REPLAYABLE`] with the reason.
+//! key hash whose bytes an `Updated storage` shows unmasked). Contracts a test originated
+//! without recording it are originated as it did, before the command that needs them
+//! ([`SETUP`]). Files that cannot be replayed are listed in [`NOT_REPLAYABLE`] with the reason.
 //!
 //! [`PASSING`] lists the files whose every command prints the recorded output; the test fails
 //! when one of them does not, and prints, for every other file, its first difference.
@@ -26,6 +27,8 @@ use std::path::{Path, PathBuf};
 const PASSING: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
+    "Test_sending_a_big_map_during_contract_internal_origination.out",
+    "Test_sending_a_big_map_from_a_contract_to_another.out",
     "test_big_map_origination.out",
     "test_contract_fails.out",
     "test_now.out",
@@ -49,20 +52,60 @@ const PASSING: &[&str] = &[
 const PASSING_BUT_FOR_GAS: &[&str] = PASSING;
 
 /// Files the recording does not let us replay, with the reason.
-const NOT_REPLAYABLE: &[(&str, &str)] = &[
-    (
-        "increase_paid_storage.out",
-        "records the receipt only: neither the command nor the origination of its contract",
-    ),
+const NOT_REPLAYABLE: &[(&str, &str)] = &[(
+    "increase_paid_storage.out",
+    "records the receipt only: neither the command nor the origination of its contract",
+)];
+
+/// An origination a test made without recording it: alias, script under
+/// `michelson_test_scripts/`, initial storage (tezt's `originate_contract_at` in
+/// `contract_big_map_transfer.ml`: 0 tez from bootstrap1, burn cap 1, `--force`).
+type Setup = (&'static str, &'static str, &'static str);
+
+const SENDER_FRESH: Setup = ("sender", "big_maps/sender_fresh.tz", "Unit");
+const SENDER_STORED: Setup = ("sender", "big_maps/sender_stored.tz", "{Elt \"d\" 0x; }");
+const SENDER_STORED_UPDATED: Setup = (
+    "sender",
+    "big_maps/sender_stored_updated.tz",
+    "{Elt \"b\" 0x; Elt \"d\" 0x; }",
+);
+const RECEIVER_DROP: Setup = ("receiver", "big_maps/receiver_drop.tz", "Unit");
+const RECEIVER_STORE: Setup = ("receiver", "big_maps/receiver_store.tz", "{}");
+const RECEIVER_STORE_UPDATED: Setup = ("receiver", "big_maps/receiver_store_updated.tz", "{}");
+
+/// `contract_big_map_transfer.ml`'s first test: for each sender and receiver, the receiver
+/// then the sender originated, then the recorded call.
+const SENDER_RECEIVER_SETUP: &[&[Setup]] = &[
+    &[RECEIVER_DROP, SENDER_FRESH],
+    &[RECEIVER_STORE, SENDER_FRESH],
+    &[RECEIVER_STORE_UPDATED, SENDER_FRESH],
+    &[RECEIVER_DROP, SENDER_STORED],
+    &[RECEIVER_STORE, SENDER_STORED],
+    &[RECEIVER_STORE_UPDATED, SENDER_STORED],
+    &[RECEIVER_DROP, SENDER_STORED_UPDATED],
+    &[RECEIVER_STORE, SENDER_STORED_UPDATED],
+    &[RECEIVER_STORE_UPDATED, SENDER_STORED_UPDATED],
+];
+
+/// Per file, the originations to make before each recorded command, by command.
+const SETUP: &[(&str, &[&[Setup]])] = &[
     (
         "Test_sending_a_big_map_during_contract_internal_origination.out",
-        "the contract it calls was originated by a setup step the recording leaves out",
+        &[&[(
+            "originator",
+            "big_maps/originator.tz",
+            "{Elt \"b\" 0x; Elt \"d\" 0x; }",
+        )]],
     ),
     (
         "Test_sending_a_big_map_from_a_contract_to_another.out",
-        "the senders and receivers it calls were originated by setup steps the recording leaves out",
+        SENDER_RECEIVER_SETUP,
     ),
 ];
+
+/// Titles the recorder wrote into a session between commands (`Regression.capture` in
+/// `contract_big_map_transfer.ml`); they end the previous command's recorded output.
+const CAPTURED_TITLES: &[&str] = &["Test transferring big map from "];
 
 /// Per file, what each masked command-line value stood for, in order: a wallet alias (contract
 /// or key), or `=TEXT` for a literal.
@@ -77,6 +120,18 @@ const UNMASK: &[(&str, &[&str])] = &[
         &["originate_big_map", "originate_big_map"],
     ),
     ("test_contract_fails.out", &["contract", "contract"]),
+    (
+        "Test_sending_a_big_map_during_contract_internal_origination.out",
+        &["originator"],
+    ),
+    (
+        "Test_sending_a_big_map_from_a_contract_to_another.out",
+        &[
+            "sender", "receiver", "sender", "receiver", "sender", "receiver", "sender", "receiver",
+            "sender", "receiver", "sender", "receiver", "sender", "receiver", "sender", "receiver",
+            "sender", "receiver",
+        ],
+    ),
     (
         "test_level.out",
         &["level", "level", "level", "level", "level"],
@@ -302,7 +357,43 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
     );
     assert_eq!(code, 0, "create mockup failed: {stderr}");
     let mut pending = values.iter();
+    let setup = SETUP
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(&[][..], |(_, setup)| *setup);
     for (index, command) in session.commands.iter().enumerate() {
+        for (alias, script, init) in setup.get(index).copied().unwrap_or_default() {
+            let script = format!("{scripts}{script}");
+            let (code, _, stderr) = support::run_kestrel(
+                &[
+                    "client",
+                    "--mode",
+                    "mockup",
+                    "--base-dir",
+                    &base,
+                    "originate",
+                    "contract",
+                    alias,
+                    "transferring",
+                    "0",
+                    "from",
+                    "bootstrap1",
+                    "running",
+                    &script,
+                    "--init",
+                    init,
+                    "--burn-cap",
+                    "1",
+                    "--force",
+                ],
+                "",
+            );
+            assert_eq!(
+                code, 0,
+                "{name}: setup origination of {alias} failed: {stderr}"
+            );
+        }
+        let recorded = without_captured_titles(&command.output);
         let mut arguments = vec!["client".to_string(), "--base-dir".to_string(), base.clone()];
         for word in &command.argv {
             let mut word = word.replacen("michelson_test_scripts/", scripts, 1);
@@ -321,15 +412,15 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
         let got = mask(&format!("{stdout}{stderr}"));
         let at =
             |difference: String| format!("command {} ({}): {difference}", index + 1, command.line);
-        if got == command.output {
+        if got == recorded {
             replayed.identical += 1;
             replayed.identical_but_gas += 1;
             continue;
         }
         replayed
             .first_difference
-            .get_or_insert_with(|| at(first_difference(&command.output, &got)));
-        let (want, got) = (without_gas(&command.output), without_gas(&got));
+            .get_or_insert_with(|| at(first_difference(&recorded, &got)));
+        let (want, got) = (without_gas(&recorded), without_gas(&got));
         if want == got {
             replayed.identical_but_gas += 1;
         } else {
@@ -340,6 +431,18 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
     }
     let _ = std::fs::remove_dir_all(&base_dir);
     replayed
+}
+
+/// A command's recorded output without the recorder's titles at its end ([`CAPTURED_TITLES`])
+/// and the blank lines before them.
+fn without_captured_titles(output: &str) -> String {
+    let mut lines: Vec<&str> = output.lines().collect();
+    while lines.last().is_some_and(|line| {
+        line.is_empty() || CAPTURED_TITLES.iter().any(|title| line.starts_with(title))
+    }) {
+        lines.pop();
+    }
+    lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
 /// `text` with the figures that follow from gas replaced by `#`: estimated and consumed gas,

@@ -90,8 +90,8 @@ impl FixtureHost {
 }
 
 impl Host for FixtureHost {
-    fn big_map_types(&self, id: &Int) -> Option<BigMapTypes> {
-        self.big_maps.get(id).map(|map| map.types.clone())
+    fn big_map_types(&self, id: &Int) -> StoredRead<Option<BigMapTypes>> {
+        StoredRead::free(self.big_maps.get(id).map(|map| map.types.clone()))
     }
 
     /// Fixtures are not a carbonated store: reads are free.
@@ -150,6 +150,9 @@ impl Host for FixtureHost {
 
     fn fresh_big_map_id(&mut self) -> Int {
         self.fresh.big_map_id()
+    }
+    fn fresh_temporary_big_map_id(&mut self) -> Int {
+        self.fresh.temporary_big_map_id()
     }
 
     fn fresh_contract_address(&mut self) -> Destination {

@@ -12,8 +12,8 @@ use kestrel_micheline::print::{write_indented, write_single_line, Wrapping};
 use kestrel_micheline::Node;
 use kestrel_michelson::{
     execute_traced, normalize, Address, BigMapDiff, BigMapDiffAction, BigMapInit, Call,
-    Environment, ExecutionError, InternalOperation, NoTrace, Script, ScriptError, TraceRecorder,
-    Type, TypecheckError, UnparsingMode, Value,
+    Environment, ExecutionError, Int, InternalOperation, NoTrace, Script, ScriptError,
+    TraceRecorder, Type, TypecheckError, UnparsingMode, Value,
 };
 use std::fmt::Write;
 use std::rc::Rc;
@@ -306,32 +306,38 @@ fn parse_data_text(text: &str) -> Result<Node, RunScriptError> {
 }
 
 /// The lines octez-client prints for one big map's changes (`New map(4) of type (big_map nat
-/// nat)`, `Set map(4)[1] to 4`, `Unset map(4)[2]`, `Copy map(1) to map(4)`, `Clear map(1)`).
+/// nat)`, `Set map(4)[1] to 4`, `Unset map(4)[2]`, `Copy map(1) to map(4)`, `Clear map(1)`;
+/// a temporary big map is `temp(1)` for id -1).
 fn describe_diff(diff: &BigMapDiff) -> Vec<String> {
-    let id = &diff.id;
+    let name = |id: &Int| match id.to_i64() {
+        Some(id) if id < 0 => format!("temp({})", id.unsigned_abs()),
+        _ => format!("map({id})"),
+    };
+    let id = name(&diff.id);
     let BigMapDiffAction::Update { init, updates } = &diff.action else {
-        return vec![format!("Clear map({id})")];
+        return vec![format!("Clear {id}")];
     };
     let mut lines = Vec::new();
     match init {
         BigMapInit::Existing => {}
-        BigMapInit::Copy { source } => lines.push(format!("Copy map({source}) to map({id})")),
+        BigMapInit::Copy { source } => lines.push(format!("Copy {} to {id}", name(source))),
         BigMapInit::Alloc {
             key_type,
             value_type,
         } => {
             let ty = Type::BigMap(Rc::new(key_type.clone()), Rc::new(value_type.clone()));
             lines.push(format!(
-                "New map({id}) of type {}",
+                "New {id} of type {}",
                 print_one_line(&ty.to_node())
             ));
         }
     }
-    for update in updates {
+    // `Legacy_big_map_diff.of_lazy_storage_diff` lists an item's updates in reverse.
+    for update in updates.iter().rev() {
         let key = readable(&update.key);
         lines.push(match &update.value {
-            Some(value) => format!("Set map({id})[{key}] to {}", readable(value)),
-            None => format!("Unset map({id})[{key}]"),
+            Some(value) => format!("Set {id}[{key}] to {}", readable(value)),
+            None => format!("Unset {id}[{key}]"),
         });
     }
     lines

@@ -3,7 +3,8 @@
 //! extracted from the storage after the call as Octez's `extract_lazy_storage_diff` does: a big
 //! map of the old storage seen once more keeps its id (`Existing`), one seen again or coming from
 //! elsewhere is copied to a fresh id, one without an id is allocated one, and the old storage's
-//! big maps no longer present are removed.
+//! big maps no longer present are removed. An emitted operation's big maps go to temporary ids
+//! the same way.
 
 use crate::host::Host;
 use crate::int::Int;
@@ -67,7 +68,8 @@ pub struct BigMapUpdate {
 
 /// Replaces every big map of `after` (of type `ty`) by a stored one without pending changes,
 /// returning the new storage and the diff that turns the stored state into it. `before` is the
-/// storage the call started from.
+/// storage the call started from. The diff is in Octez's order (`extract_lazy_storage_diff`):
+/// the removals, highest id first, then the big maps from the last met to the first.
 pub(crate) fn extract_big_map_diff(
     before: &Value,
     after: &Value,
@@ -76,21 +78,72 @@ pub(crate) fn extract_big_map_diff(
 ) -> (Value, Vec<BigMapDiff>) {
     let mut extraction = Extraction {
         unclaimed: BTreeSet::new(),
+        temporary: false,
         diff: Vec::new(),
         host,
     };
     collect_ids(before, &mut extraction.unclaimed);
     let storage = extraction.walk(after, ty);
-    let removed: Vec<Int> = std::mem::take(&mut extraction.unclaimed)
+    let mut diff: Vec<BigMapDiff> = std::mem::take(&mut extraction.unclaimed)
         .into_iter()
-        .collect();
-    extraction
-        .diff
-        .extend(removed.into_iter().map(|id| BigMapDiff {
+        .rev()
+        .map(|id| BigMapDiff {
             id,
             action: BigMapDiffAction::Remove,
-        }));
-    (storage, extraction.diff)
+        })
+        .collect();
+    diff.extend(extraction.diff.into_iter().rev());
+    (storage, diff)
+}
+
+/// What an emitted transfer's argument or origination's storage carries (`transfer` and
+/// `create_contract` in `script_interpreter_defs.ml`: `extract_lazy_storage_diff ~temporary:true`
+/// with the value's own ids to duplicate): each big map moved to a fresh temporary id, a copy
+/// of its stored map if it has one, allocated otherwise, with its pending changes. Returns the
+/// value and the diff, in Octez's order (the big maps from the last met to the first).
+pub(crate) fn extract_temporary_big_maps(
+    value: &Value,
+    ty: &Type,
+    host: &mut dyn Host,
+) -> (Value, Vec<BigMapDiff>) {
+    let mut extraction = Extraction {
+        unclaimed: BTreeSet::new(),
+        temporary: true,
+        diff: Vec::new(),
+        host,
+    };
+    let value = extraction.walk(value, ty);
+    let mut diff = extraction.diff;
+    diff.reverse();
+    (value, diff)
+}
+
+/// What Octez charges to describe `diffs` (`diff_of_big_map`, once per big map extracted): a
+/// fresh big map's types unparsed, and for each binding a cycle and its key and value
+/// unparsed, in milligas.
+pub fn big_map_diff_cost_milli(diffs: &[BigMapDiff]) -> u64 {
+    let mut total = 0u64;
+    for diff in diffs {
+        let BigMapDiffAction::Update { init, updates } = &diff.action else {
+            continue;
+        };
+        if let BigMapInit::Alloc {
+            key_type,
+            value_type,
+        } = init
+        {
+            total =
+                total.saturating_add(crate::data::big_map_alloc_cost_milli(key_type, value_type));
+        }
+        for update in updates {
+            let value = update.value.as_ref().map_or(0, crate::pack::pack_cost);
+            total = total
+                .saturating_add(crate::gas::typecheck::COST_PARSE_INSTRUCTION_CYCLE)
+                .saturating_add(crate::pack::pack_cost(&update.key))
+                .saturating_add(value);
+        }
+    }
+    total
 }
 
 /// The ids of the stored big maps in `value`.
@@ -118,6 +171,8 @@ fn collect_ids(value: &Value, ids: &mut BTreeSet<Int>) {
 struct Extraction<'h> {
     /// Ids of the old storage not yet seen in the new one.
     unclaimed: BTreeSet<Int>,
+    /// Whether fresh ids are temporary ones.
+    temporary: bool,
     diff: Vec<BigMapDiff>,
     host: &'h mut dyn Host,
 }
@@ -158,24 +213,34 @@ impl Extraction<'_> {
         }
     }
 
+    fn fresh_id(&mut self) -> Int {
+        if self.temporary {
+            self.host.fresh_temporary_big_map_id()
+        } else {
+            self.host.fresh_big_map_id()
+        }
+    }
+
     fn store(&mut self, map: &BigMap) -> Value {
         let (id, init) = match &map.id {
             Some(id) if self.unclaimed.remove(id) => (id.clone(), BigMapInit::Existing),
             Some(source) => (
-                self.host.fresh_big_map_id(),
+                self.fresh_id(),
                 BigMapInit::Copy {
                     source: source.clone(),
                 },
             ),
             None => (
-                self.host.fresh_big_map_id(),
+                self.fresh_id(),
                 BigMapInit::Alloc {
                     key_type: map.key_type.clone(),
                     value_type: map.value_type.clone(),
                 },
             ),
         };
-        let updates = map
+        // Octez's overlay is keyed by the keys' hashes, and `diff_of_big_map` lists it from the
+        // highest hash down.
+        let mut updates: Vec<BigMapUpdate> = map
             .overlay
             .iter()
             .map(|(key, value)| BigMapUpdate {
@@ -184,6 +249,7 @@ impl Extraction<'_> {
                 value: value.clone(),
             })
             .collect();
+        updates.sort_unstable_by_key(|update| std::cmp::Reverse(update.key_hash));
         self.diff.push(BigMapDiff {
             id: id.clone(),
             action: BigMapDiffAction::Update { init, updates },

@@ -76,11 +76,17 @@ pub fn serialization_cost_milli(node: &Node) -> u64 {
     crate::typecheck::charges::micheline_serialization(node)
 }
 
-/// What Octez charges for one walk of a value looking for big maps
-/// (`Script_ir_translator.collect_lazy_storage` / `extract_lazy_storage_diff`): a cycle per
-/// step, in milligas.
+/// What Octez charges for a walk of a value collecting its stored big maps
+/// (`Script_ir_translator.collect_lazy_storage`): a cycle per step, two for a stored big map,
+/// in milligas.
 pub fn lazy_storage_walk_cost_milli(ty: &Type, value: &Value) -> u64 {
     crate::typecheck::charges::collect_lazy_storage(ty, value)
+}
+
+/// What Octez charges for the walk of a value extracting its big maps
+/// (`Script_ir_translator.extract_lazy_storage_diff`): a cycle per step, in milligas.
+pub fn lazy_storage_extract_cost_milli(ty: &Type, value: &Value) -> u64 {
+    crate::typecheck::charges::extract_lazy_storage(ty, value)
 }
 
 /// What Octez charges to describe a fresh big map in a lazy-storage diff (`diff_of_big_map`:

@@ -93,6 +93,7 @@ impl InternalOperation {
                 amount,
                 destination,
                 nonce,
+                ..
             } => InternalOperation::Transaction {
                 destination: destination.clone(),
                 amount_mutez: *amount,
@@ -112,6 +113,7 @@ impl InternalOperation {
                 storage_type,
                 address,
                 nonce,
+                ..
             } => InternalOperation::Origination {
                 address: address.destination,
                 delegate: *delegate,
@@ -228,23 +230,43 @@ pub fn execute_traced<T: Tracer>(
     let Some(Value::Pair(result)) = stack.pop() else {
         unreachable!("a typechecked script returns a pair");
     };
-    let operations = match &result.0 {
-        Value::List(list) => list
-            .iter()
-            .rev()
-            .filter_map(|operation| match operation {
-                Value::Operation(operation) => Some(InternalOperation::from_operation(operation)),
-                _ => None,
-            })
-            .collect(),
-        _ => unreachable!("a typechecked script returns a list of operations"),
+    let Value::List(list) = &result.0 else {
+        unreachable!("a typechecked script returns a list of operations");
     };
-    let (storage, big_map_diff) = extract_big_map_diff(
+    // The operations' big-map moves to temporary ids come first, in the operations' order,
+    // then the storage's diff (`Script_interpreter.execute`, `lazy_storage_diff_all`).
+    let mut operations = Vec::with_capacity(list.len());
+    let mut big_map_diff = Vec::new();
+    for operation in list.iter().rev() {
+        let Value::Operation(operation) = operation else {
+            unreachable!("a list of operations holds operations");
+        };
+        operations.push(InternalOperation::from_operation(operation));
+        if let Operation::Transfer {
+            big_map_diff: diff, ..
+        }
+        | Operation::CreateContract {
+            big_map_diff: diff, ..
+        } = &**operation
+        {
+            big_map_diff.extend(diff.iter().cloned());
+        }
+    }
+    let (storage, storage_diff) = extract_big_map_diff(
         &storage_before,
         &result.1,
         script.storage_type(),
         &mut *context.host,
     );
+    // Describing the storage's big maps (`extract_lazy_storage_diff`) is part of the call.
+    let remaining = remaining.saturating_sub(
+        i64::try_from(crate::big_map_diff::big_map_diff_cost_milli(&storage_diff))
+            .unwrap_or(i64::MAX),
+    );
+    if remaining < 0 {
+        return Err(ExecutionError::GasExhaustion);
+    }
+    big_map_diff.extend(storage_diff);
     Ok(Execution {
         storage,
         operations,

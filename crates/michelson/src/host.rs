@@ -140,8 +140,9 @@ impl<T> StoredRead<T> {
 /// big map is read one key at a time, by the key's hash (`Script_expr_hash` of the packed key,
 /// see [`crate::big_map_key_hash`]).
 pub trait Host {
-    /// The key and value types of stored big map `id`, if it exists.
-    fn big_map_types(&self, id: &Int) -> Option<BigMapTypes>;
+    /// The key and value types of stored big map `id`, if it exists, with what the store
+    /// charges to find them (`Big_map.exists`).
+    fn big_map_types(&self, id: &Int) -> StoredRead<Option<BigMapTypes>>;
     /// The value bound in stored big map `id` to the key whose hash is `key_hash`, as Micheline
     /// (the VM typechecks it against the map's value type and charges its deserialization,
     /// `Script_repr.deserialized_cost`), with what the store charges to look the key up and
@@ -166,16 +167,22 @@ pub trait Host {
     fn index_address(&mut self, address: &Destination) -> u64;
     /// A fresh big map id (for big maps the run leaves in its storage without one).
     fn fresh_big_map_id(&mut self) -> Int;
+    /// A fresh temporary big map id, negative (Octez's `Lazy_storage_kind.Temp_ids`): the big
+    /// maps an emitted transfer or origination carries live under one until the operation that
+    /// emitted them ends.
+    fn fresh_temporary_big_map_id(&mut self) -> Int;
     /// The address of the next contract `CREATE_CONTRACT` originates (Octez derives it from the
     /// operation hash and the origination nonce, which the host owns).
     fn fresh_contract_address(&mut self) -> Destination;
 }
 
-/// The identifiers a host hands out: fresh big map ids counted from a first one, and placeholder
+/// The identifiers a host hands out: fresh big map ids counted from a first one, temporary ones
+/// from -1 down, and placeholder
 /// origination addresses ([`placeholder_contract_address`]) counted from 0.
 #[derive(Debug, Default, Clone)]
 pub struct FreshIds {
     next_big_map_id: i64,
+    temporary_big_maps: i64,
     origination_index: u32,
 }
 
@@ -184,8 +191,15 @@ impl FreshIds {
     pub fn new(first_big_map_id: i64) -> FreshIds {
         FreshIds {
             next_big_map_id: first_big_map_id,
+            temporary_big_maps: 0,
             origination_index: 0,
         }
+    }
+
+    /// The next temporary big map id: -1, -2, ...
+    pub fn temporary_big_map_id(&mut self) -> Int {
+        self.temporary_big_maps += 1;
+        Int::from(-self.temporary_big_maps)
     }
 
     /// The next big map id.
@@ -212,8 +226,8 @@ pub struct EmptyHost {
 }
 
 impl Host for EmptyHost {
-    fn big_map_types(&self, _: &Int) -> Option<BigMapTypes> {
-        None
+    fn big_map_types(&self, _: &Int) -> StoredRead<Option<BigMapTypes>> {
+        StoredRead::free(None)
     }
     fn big_map_value(&self, _: &Int, _: &[u8; 32]) -> StoredRead<Option<Node>> {
         StoredRead::free(None)
@@ -250,6 +264,9 @@ impl Host for EmptyHost {
     }
     fn fresh_big_map_id(&mut self) -> Int {
         self.fresh.big_map_id()
+    }
+    fn fresh_temporary_big_map_id(&mut self) -> Int {
+        self.fresh.temporary_big_map_id()
     }
     fn fresh_contract_address(&mut self) -> Destination {
         self.fresh.contract_address()

@@ -1849,15 +1849,27 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     }
                     Destination::Implicit(_) => None,
                     Destination::Originated(_) => Some(
-                        2 * crate::typecheck::charges::collect_lazy_storage(
+                        crate::typecheck::charges::collect_lazy_storage(
+                            &contract.param_type,
+                            &param,
+                        ) + crate::typecheck::charges::extract_lazy_storage(
                             &contract.param_type,
                             &param,
                         ),
                     ),
                     Destination::SmartRollup(_) => Some(0),
                 };
+                // To a contract, the argument's big maps move to temporary ids.
+                let (param, big_map_diff) = match contract.address.destination {
+                    Destination::Originated(_) if contract.param_type.has_big_map() => {
+                        self.temporary_big_maps(&param, &contract.param_type)
+                    }
+                    _ => (param, Vec::new()),
+                };
                 if let Some(walks) = walks {
-                    charge!(walks.saturating_add(crate::pack::pack_cost(&param)));
+                    charge!(walks
+                        .saturating_add(crate::big_map_diff::big_map_diff_cost_milli(&big_map_diff))
+                        .saturating_add(crate::pack::pack_cost(&param)));
                 }
                 let nonce = self.next_nonce();
                 stack.push(Value::Operation(Rc::new(Operation::Transfer {
@@ -1866,6 +1878,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     amount,
                     destination: contract.address.clone(),
                     nonce,
+                    big_map_diff,
                 })));
             }
             Instr::SetDelegate => {
@@ -1884,17 +1897,25 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 })));
             }
             Instr::CreateContract(script, storage_type) => {
-                // The storage's lazy parts are collected and extracted (one walk each), then
-                // the storage is unparsed (`unparse_data`, optimized) into the origination.
-                if let Some(storage) = stack.get(stack.len().wrapping_sub(3)) {
-                    let walk =
-                        crate::typecheck::charges::collect_lazy_storage(storage_type, storage);
-                    charge!(
-                        cost::COST_CREATE_CONTRACT
-                            + walk.saturating_mul(2)
-                            + crate::pack::pack_cost(storage)
-                    );
-                }
+                // The storage's lazy parts are collected and extracted to temporary ids (one
+                // walk each), then the storage is unparsed (`unparse_data`, optimized) into
+                // the origination.
+                let Some(storage) = stack.get(stack.len().wrapping_sub(3)) else {
+                    return Err(bad());
+                };
+                let walks = crate::typecheck::charges::collect_lazy_storage(storage_type, storage)
+                    + crate::typecheck::charges::extract_lazy_storage(storage_type, storage);
+                let (storage, big_map_diff) = if storage_type.has_big_map() {
+                    self.temporary_big_maps(storage, storage_type)
+                } else {
+                    (storage.clone(), Vec::new())
+                };
+                charge!(
+                    cost::COST_CREATE_CONTRACT
+                        + walks
+                        + crate::big_map_diff::big_map_diff_cost_milli(&big_map_diff)
+                        + crate::pack::pack_cost(&storage)
+                );
                 let delegate = match pop!(stack) {
                     Value::Some(k) => match &*k {
                         Value::KeyHash(k) => Some(*k),
@@ -1905,7 +1926,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 let Value::Mutez(amount) = pop!(stack) else {
                     return Err(bad());
                 };
-                let storage = pop!(stack);
+                pop!(stack);
                 let nonce = self.next_nonce();
                 let address = self.originated_address();
                 stack.push(Value::Address(Rc::new(address.clone())));
@@ -1917,6 +1938,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     storage_type: storage_type.clone(),
                     address,
                     nonce,
+                    big_map_diff,
                 })));
             }
             Instr::Emit(tag, type_node, ty) => {
@@ -2156,6 +2178,16 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             _ => Value::None,
         };
         (value, cost)
+    }
+
+    /// `value` (of type `ty`) with its big maps moved to temporary ids, and the diff that does
+    /// it ([`crate::big_map_diff::extract_temporary_big_maps`]).
+    fn temporary_big_maps(
+        &mut self,
+        value: &Value,
+        ty: &Type,
+    ) -> (Value, Vec<crate::big_map_diff::BigMapDiff>) {
+        crate::big_map_diff::extract_temporary_big_maps(value, ty, &mut *self.context.host)
     }
 
     fn originated_address(&mut self) -> Address {

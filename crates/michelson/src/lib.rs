@@ -41,12 +41,13 @@ mod unparse;
 mod value;
 
 pub use big_map_diff::{
-    extract_origination_big_maps, BigMapDiff, BigMapDiffAction, BigMapInit, BigMapUpdate,
+    big_map_diff_cost_milli, extract_origination_big_maps, BigMapDiff, BigMapDiffAction,
+    BigMapInit, BigMapUpdate,
 };
 pub use data::{
-    big_map_alloc_cost_milli, lazy_storage_walk_cost_milli, normalize, pack, pack_metered,
-    serialization_cost_milli, type_equality_cost_milli, unpack, unparse_code_cost_milli,
-    unparse_data_cost_milli, UnparsingMode,
+    big_map_alloc_cost_milli, lazy_storage_extract_cost_milli, lazy_storage_walk_cost_milli,
+    normalize, pack, pack_metered, serialization_cost_milli, type_equality_cost_milli, unpack,
+    unparse_code_cost_milli, unparse_data_cost_milli, UnparsingMode,
 };
 pub use error::ExecutionError;
 pub use execute::{

@@ -179,6 +179,12 @@ impl Script {
             ))
     }
 
+    /// The nodes Octez's size model counts in `storage` (`Script_typed_ir_size.value_size`),
+    /// which `script_size` charges for.
+    pub fn storage_size_nodes(&self, storage: &Node) -> u64 {
+        crate::typecheck::ir_size::storage_nodes(&self.typed.storage_type, storage)
+    }
+
     /// Milligas Octez charges to parse and typecheck the script.
     pub fn typecheck_gas_milli(&self) -> u64 {
         self.typecheck_gas_milli

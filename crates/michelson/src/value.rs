@@ -105,6 +105,8 @@ pub enum Operation {
         destination: Address,
         /// Operation nonce.
         nonce: u64,
+        /// The argument's big maps moved to temporary ids (to a contract).
+        big_map_diff: Vec<crate::big_map_diff::BigMapDiff>,
     },
     /// `SET_DELEGATE`.
     SetDelegate {
@@ -129,6 +131,8 @@ pub enum Operation {
         address: Address,
         /// Operation nonce.
         nonce: u64,
+        /// The storage's big maps moved to temporary ids.
+        big_map_diff: Vec<crate::big_map_diff::BigMapDiff>,
     },
     /// `EMIT`.
     Emit {

@@ -57,8 +57,8 @@ impl TestHost {
 }
 
 impl Host for TestHost {
-    fn big_map_types(&self, id: &Int) -> Option<BigMapTypes> {
-        (*id == Int::from(0)).then(nat_string_types)
+    fn big_map_types(&self, id: &Int) -> StoredRead<Option<BigMapTypes>> {
+        StoredRead::free((*id == Int::from(0)).then(nat_string_types))
     }
     fn big_map_value(&self, id: &Int, key_hash: &[u8; 32]) -> StoredRead<Option<Node>> {
         self.reads.set(self.reads.get() + 1);
@@ -102,6 +102,9 @@ impl Host for TestHost {
     }
     fn fresh_big_map_id(&mut self) -> Int {
         self.fresh.big_map_id()
+    }
+    fn fresh_temporary_big_map_id(&mut self) -> Int {
+        self.fresh.temporary_big_map_id()
     }
     fn fresh_contract_address(&mut self) -> Destination {
         self.fresh.contract_address()
@@ -307,6 +310,9 @@ fn operations_in_order_with_their_nonces() {
 
 #[test]
 fn big_map_diffs_in_octez_shape() {
+    // Octez's order (`extract_lazy_storage_diff`): removals first, then the big maps from the
+    // last met to the first, so a copy is taken before the original's updates apply; a big
+    // map's updates from the highest key hash down (`diff_of_big_map`).
     // A literal big map is allocated a fresh id, with its bindings set.
     check(
         "parameter unit; storage (big_map nat string); code { CDR; NIL operation; PAIR }",
@@ -321,7 +327,7 @@ fn big_map_diffs_in_octez_shape() {
                 NONE string; PUSH nat 1; UPDATE; NIL operation; PAIR }",
         "0",
         "Unit",
-        "storage 0\nbig_map 0 existing\nbig_map 0 unset 1\nbig_map 0 set 3 \"three\"",
+        "storage 0\nbig_map 0 existing\nbig_map 0 set 3 \"three\"\nbig_map 0 unset 1",
     );
     assert_eq!(host.reads.get(), 0, "UPDATE reads nothing");
     // A fresh big map keeps a removed binding as `Unset` (Octez's overlay binds it to
@@ -332,7 +338,7 @@ fn big_map_diffs_in_octez_shape() {
                 PUSH nat 2; UPDATE; NONE string; PUSH nat 2; UPDATE; NIL operation; PAIR }",
         "0",
         "Unit",
-        "storage 10\nbig_map 10 alloc\nbig_map 10 unset 2\nbig_map 0 remove",
+        "storage 10\nbig_map 0 remove\nbig_map 10 alloc\nbig_map 10 unset 2",
     );
     // Replaced by a new one: the old one is removed.
     check(
@@ -340,7 +346,7 @@ fn big_map_diffs_in_octez_shape() {
          code { DROP; EMPTY_BIG_MAP nat string; NIL operation; PAIR }",
         "0",
         "Unit",
-        "storage 10\nbig_map 10 alloc\nbig_map 0 remove",
+        "storage 10\nbig_map 0 remove\nbig_map 10 alloc",
     );
     // Kept twice: the second occurrence is a copy.
     check(
@@ -348,7 +354,37 @@ fn big_map_diffs_in_octez_shape() {
          code { CDR; CAR; DUP; PAIR; NIL operation; PAIR }",
         "Pair 0 {}",
         "Unit",
-        "storage Pair 0 10\nbig_map 0 existing\nbig_map 10 copy 0",
+        "storage Pair 0 10\nbig_map 10 copy 0\nbig_map 0 existing",
+    );
+}
+
+/// An emitted origination's (or transfer's) big maps move to temporary ids, their diff before
+/// the storage's (`create_contract` / `transfer` in `script_interpreter_defs.ml`:
+/// `extract_lazy_storage_diff ~temporary:true`; `Script_interpreter.execute`'s
+/// `lazy_storage_diff_all`): a stored one is copied with its pending changes, a fresh one
+/// allocated, each under the next id from -1 down.
+#[test]
+fn emitted_big_maps_move_to_temporary_ids() {
+    check(
+        "parameter unit; storage (big_map nat string); \
+         code { CDR; DUP; PUSH (option string) (Some \"x\"); PUSH nat 5; UPDATE; \
+                PUSH mutez 0; NONE key_hash; \
+                CREATE_CONTRACT { parameter unit; storage (big_map nat string); \
+                                  code { CDR; NIL operation; PAIR } }; \
+                SWAP; DROP; \
+                EMPTY_BIG_MAP nat string; PUSH mutez 0; NONE key_hash; \
+                CREATE_CONTRACT { parameter unit; storage (big_map nat string); \
+                                  code { CDR; NIL operation; PAIR } }; \
+                SWAP; DROP; NIL operation; SWAP; CONS; SWAP; CONS; PAIR }",
+        "0",
+        "Unit",
+        "storage 0\n\
+         operation 0 origination 0 -1\n\
+         operation 1 origination 0 -2\n\
+         big_map -1 copy 0\n\
+         big_map -1 set 5 \"x\"\n\
+         big_map -2 alloc\n\
+         big_map 0 existing",
     );
 }
 

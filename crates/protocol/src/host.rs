@@ -24,6 +24,10 @@ use crate::ledger::{Ledger, LedgerError};
 /// `Script_expr_hash` by `Path_encoding.Make_hex`).
 pub const BIG_MAP_BINDING_PATH_LENGTH: u64 = 6;
 
+/// What `Big_map.exists` charges before reading a big map's types: `read_bytes_cost 0`, the
+/// base weight of a read (100 gas, `Gas_limit_repr.read_base_weight`).
+pub const BIG_MAP_EXISTS_MILLI: u64 = 100_000;
+
 /// The ledger as a running contract sees it.
 pub struct LedgerHost<'a> {
     ledger: &'a mut Ledger,
@@ -75,12 +79,20 @@ impl<'a> LedgerHost<'a> {
 }
 
 impl Host for LedgerHost<'_> {
-    fn big_map_types(&self, id: &Int) -> Option<BigMapTypes> {
-        let (key, value) = self.ledger.big_map_types(id.to_i64()?).ok()??;
-        Some(BigMapTypes {
-            key_type: kestrel_michelson::parse_type(&key).ok()?,
-            value_type: kestrel_michelson::parse_type(&value).ok()?,
-        })
+    /// `Big_map.exists`: `Gas_limit_repr.read_bytes_cost 0` (100 gas), then the types read
+    /// uncarbonated.
+    fn big_map_types(&self, id: &Int) -> StoredRead<Option<BigMapTypes>> {
+        let types = id.to_i64().and_then(|id| {
+            let (key, value) = self.ledger.big_map_types(id).ok()??;
+            Some(BigMapTypes {
+                key_type: kestrel_michelson::parse_type(&key).ok()?,
+                value_type: kestrel_michelson::parse_type(&value).ok()?,
+            })
+        });
+        StoredRead {
+            value: types,
+            cost_milli: BIG_MAP_EXISTS_MILLI,
+        }
     }
 
     /// `Big_map.get_opt` = `Storage.Big_map.Contents.find`, carbonated: the lookup
@@ -189,6 +201,10 @@ impl Host for LedgerHost<'_> {
         let stored = self.ledger.set_next_big_map_id(id + 1);
         self.keep(stored.map(Some));
         Int::from(id)
+    }
+
+    fn fresh_temporary_big_map_id(&mut self) -> Int {
+        Int::from(self.ledger.fresh_temporary_big_map_id())
     }
 
     fn fresh_contract_address(&mut self) -> Destination {

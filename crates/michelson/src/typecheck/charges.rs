@@ -587,6 +587,16 @@ pub fn stored_entrypoint(name: &str) -> Charge {
 /// others follow the value (both halves of a pair, the present side of an `or`, a `Some`, every
 /// list element and map value); a stored big map (with an id) costs one more cycle.
 pub fn collect_lazy_storage(ty: &Type, value: &Value) -> u64 {
+    lazy_storage_walk(ty, value, true)
+}
+
+/// `extract_lazy_storage_diff`'s walk of a value (`extract_lazy_storage_updates`): the same
+/// calls as [`collect_lazy_storage`], but a big map costs one cycle whether stored or not.
+pub fn extract_lazy_storage(ty: &Type, value: &Value) -> u64 {
+    lazy_storage_walk(ty, value, false)
+}
+
+fn lazy_storage_walk(ty: &Type, value: &Value, stored_costs_more: bool) -> u64 {
     let mut calls = 0u64;
     let mut pending = vec![(ty, value)];
     while let Some((ty, value)) = pending.pop() {
@@ -595,7 +605,9 @@ pub fn collect_lazy_storage(ty: &Type, value: &Value) -> u64 {
             continue;
         }
         match (ty, value) {
-            (Type::BigMap(..), Value::BigMap(big_map)) if big_map.id.is_some() => calls += 1,
+            (Type::BigMap(..), Value::BigMap(big_map)) => {
+                calls += u64::from(stored_costs_more && big_map.id.is_some());
+            }
             (Type::Pair(left, right), Value::Pair(pair)) => {
                 pending.push((right, &pair.1));
                 pending.push((left, &pair.0));

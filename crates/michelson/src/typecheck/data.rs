@@ -279,7 +279,7 @@ impl Typechecker<'_> {
                         return Err(bad());
                     };
                     let id = Int::from(id);
-                    if self.context.host.big_map_types(&id).is_none() {
+                    if self.context.host.big_map_types(&id).value.is_none() {
                         return Err(bad());
                     }
                     let NodeKind::Seq(items) = &args[1].kind else {
@@ -306,8 +306,18 @@ impl Typechecker<'_> {
                     })))
                 }
                 NodeKind::Int(id) => {
+                    // `Big_map.exists`, then the stored types parsed and compared with the
+                    // expected ones (`parse_comparable_ty`, `parse_big_map_value_ty`, `ty_eq`).
                     let id = Int::from(id);
-                    let stored = self.context.host.big_map_types(&id).ok_or_else(bad)?;
+                    let read = self.context.host.big_map_types(&id);
+                    self.charge_gas(read.cost_milli);
+                    let stored = read.value.ok_or_else(bad)?;
+                    self.charge_gas(
+                        super::charges::parse_type(&stored.key_type)
+                            .saturating_add(super::charges::parse_type(&stored.value_type))
+                            .saturating_add(super::charges::ty_eq(key_type, &stored.key_type))
+                            .saturating_add(super::charges::ty_eq(value_type, &stored.value_type)),
+                    );
                     if &stored.key_type != key_type.as_ref()
                         || &stored.value_type != value_type.as_ref()
                     {

@@ -268,14 +268,35 @@ fn address_bytes(implicit: bool, entrypoint: &str) -> u64 {
     H2W + H1W + contract + entrypoint_size(entrypoint)
 }
 
-/// `value_size`'s nodes and bytes of a stored value of type `ty` written as Micheline
-/// (`Script_ir_translator.script_size` of a loaded script's storage). Pairs may be written as
-/// combs or sequences; a stored big map (its id) counts its block and types; a lambda counts
-/// its Micheline (its typed code is not rebuilt here).
+/// `value_size`'s bytes of a stored value of type `ty` written as Micheline
+/// (`Script_ir_translator.script_size` of a loaded script's storage).
 pub fn storage_bytes(ty: &Type, node: &Node) -> u64 {
+    storage_size(ty, node).bytes
+}
+
+/// `value_size`'s nodes of a stored value of type `ty` written as Micheline, which
+/// `script_size` charges for (`Script_typed_ir_size_costs.nodes_cost`).
+pub fn storage_nodes(ty: &Type, node: &Node) -> u64 {
+    storage_size(ty, node).nodes
+}
+
+/// What `value_size` measures.
+struct ValueSize {
+    nodes: u64,
+    bytes: u64,
+}
+
+/// `value_size`'s nodes and bytes of a stored value of type `ty` written as Micheline: a node
+/// per value, pair block included (pairs may be written as combs or sequences); a map's
+/// bindings are a key and a value each; a stored big map (its id) counts its block and the
+/// nodes and bytes of its types; a lambda counts its Micheline (its typed code is not rebuilt
+/// here).
+fn storage_size(ty: &Type, node: &Node) -> ValueSize {
     let mut total = 0u64;
+    let mut nodes = 0u64;
     let mut pending: Vec<(&Type, &Node)> = vec![(ty, node)];
     while let Some((ty, node)) = pending.pop() {
+        nodes = nodes.saturating_add(1);
         let bytes = match (ty, &node.kind) {
             (Type::Int | Type::Nat | Type::Timestamp, NodeKind::Int(z)) => z_size(z),
             (Type::String, NodeKind::String(s)) => string_size(s.len() as u64),
@@ -301,10 +322,14 @@ pub fn storage_bytes(ty: &Type, node: &Node) -> u64 {
                 address_bytes(b.first() == Some(&0), entrypoint)
             }
             (Type::Pair(_, _), NodeKind::Prim { args, .. }) if args.len() >= 2 => {
-                comb_items(ty, args, &mut pending)
+                let blocks = comb_items(ty, args, &mut pending);
+                nodes = nodes.saturating_add(blocks - 1);
+                H2W * blocks
             }
             (Type::Pair(_, _), NodeKind::Seq(items)) if items.len() >= 2 => {
-                comb_items(ty, items, &mut pending)
+                let blocks = comb_items(ty, items, &mut pending);
+                nodes = nodes.saturating_add(blocks - 1);
+                H2W * blocks
             }
             (Type::Or(left, right), NodeKind::Prim { args, .. }) if args.len() == 1 => {
                 let is_left = node.known_prim() == Some(kestrel_micheline::Prim::D_Left);
@@ -341,20 +366,27 @@ pub fn storage_bytes(ty: &Type, node: &Node) -> u64 {
             (Type::BigMap(key, bound), NodeKind::Int(id)) => {
                 // `big_map_size`: the block, its id (an option of an integer), its types and
                 // an empty overlay.
+                nodes = nodes.saturating_add((key.size() + bound.size()) as u64);
                 H4W + H1W + z_size(id) + type_bytes(key) + type_bytes(bound) + H2W
             }
-            (Type::Lambda(_, _), _) => node_bytes(node),
+            (Type::Lambda(_, _), _) => {
+                nodes = nodes.saturating_add(super::charges::micheline_nodes(node) - 1);
+                node_bytes(node)
+            }
             _ => 0,
         };
         total = total.saturating_add(bytes);
     }
-    total
+    ValueSize {
+        nodes,
+        bytes: total,
+    }
 }
 
 /// A right comb written flat (`Pair a b c`, `{a; b; c}`) of type `ty`: its items are queued
-/// with their types, and the bytes of its pair blocks returned.
+/// with their types, and the number of its pair blocks returned (at least 1).
 fn comb_items<'a>(ty: &'a Type, items: &'a [Node], pending: &mut Vec<(&'a Type, &'a Node)>) -> u64 {
-    let mut bytes = 0u64;
+    let mut blocks = 0u64;
     let mut ty = ty;
     for (index, item) in items.iter().enumerate() {
         if index + 1 == items.len() {
@@ -364,11 +396,11 @@ fn comb_items<'a>(ty: &'a Type, items: &'a [Node], pending: &mut Vec<(&'a Type, 
         let Type::Pair(left, right) = ty else {
             break;
         };
-        bytes = bytes.saturating_add(H2W);
+        blocks += 1;
         pending.push((left, item));
         ty = right;
     }
-    bytes
+    blocks.max(1)
 }
 
 /// The tag of a public key written in base58 (by its prefix), as its binary form has it.

@@ -326,13 +326,13 @@ fn charge_after_run(
     let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
     let storage_type = script.storage_type();
     for cost in [
-        size_nodes_milli(encoded_nodes(old_storage)),
-        kestrel_michelson::lazy_storage_walk_cost_milli(storage_type, storage),
+        size_nodes_milli(script.storage_size_nodes(old_storage)),
+        kestrel_michelson::lazy_storage_extract_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
         type_has_tickets_milli(script.parameter_type().size() as u64),
         type_has_tickets_milli(storage_type.size() as u64),
         TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
-        size_nodes_milli(encoded_nodes(&new_storage)),
+        size_nodes_milli(script.storage_size_nodes(&new_storage)),
         operations_tickets_milli(operations),
         cache_access_milli(cache_bytes),
     ] {
@@ -369,17 +369,6 @@ fn operations_tickets_milli(operations: &[InternalOperation]) -> u64 {
         _ => 0,
     });
     scans.fold(3 * EMPTY_MAP_FOLD_MILLI, u64::saturating_add)
-}
-
-/// The nodes of a Micheline expression.
-fn encoded_nodes(node: &Node) -> u64 {
-    let mut count = 0;
-    let mut pending = vec![node];
-    while let Some(node) = pending.pop() {
-        count += 1;
-        pending.extend(node.children());
-    }
-    count
 }
 
 /// What the code's context instructions push.

@@ -40,18 +40,29 @@ pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, Ledge
             path: "big_maps/next".into(),
             expected: "a big-map id below 2^63",
         })?;
+        let mut size_diff_bytes = 0;
         let diff = match &diff.action {
             BigMapDiffAction::Remove => {
-                applied.size_diff_bytes -= total_bytes(ledger, id)? + EMPTY_BIG_MAP_BYTES;
+                size_diff_bytes -= total_bytes(ledger, id)? + EMPTY_BIG_MAP_BYTES;
                 ledger.remove_big_map(id)?;
                 StorageDiff::Remove
             }
             BigMapDiffAction::Update { init, updates } => {
-                let init = apply_init(ledger, id, init, &mut applied)?;
-                let receipt_updates = apply_updates(ledger, id, updates, &mut applied)?;
+                let init = apply_init(ledger, id, init, &mut size_diff_bytes)?;
+                let receipt_updates = apply_updates(
+                    ledger,
+                    id,
+                    updates,
+                    &mut applied.gas_milli,
+                    &mut size_diff_bytes,
+                )?;
                 with_updates(init, receipt_updates)
             }
         };
+        // A temporary big map (negative id) is nobody's storage (`Lazy_storage_diff.apply`).
+        if id >= 0 {
+            applied.size_diff_bytes += size_diff_bytes;
+        }
         items.push(LazyStorageItem::BigMap { id: Z64(id), diff });
     }
     if !items.is_empty() {
@@ -59,41 +70,6 @@ pub fn apply(ledger: &mut Ledger, diffs: &[BigMapDiff]) -> Result<Applied, Ledge
     }
     Ok(applied)
 }
-
-/// What describing `diffs` costs once the run is over (`extract_lazy_storage_diff`'s
-/// `diff_of_big_map`): a fresh big map's types unparsed, and for each binding a cycle and its
-/// key and value unparsed.
-pub fn describe_milli(diffs: &[BigMapDiff]) -> u64 {
-    let mut total = 0u64;
-    for diff in diffs {
-        let BigMapDiffAction::Update { init, updates } = &diff.action else {
-            continue;
-        };
-        if let BigMapInit::Alloc {
-            key_type,
-            value_type,
-        } = init
-        {
-            total = total.saturating_add(kestrel_michelson::big_map_alloc_cost_milli(
-                key_type, value_type,
-            ));
-        }
-        for update in updates {
-            let value = update
-                .value
-                .as_ref()
-                .map_or(0, kestrel_michelson::unparse_data_cost_milli);
-            total = total
-                .saturating_add(DIFF_BINDING_CYCLE_MILLI)
-                .saturating_add(kestrel_michelson::unparse_data_cost_milli(&update.key))
-                .saturating_add(value);
-        }
-    }
-    total
-}
-
-/// The cycle `diff_of_big_map` pays per binding (`Typecheck_costs.parse_instr_cycle`).
-const DIFF_BINDING_CYCLE_MILLI: u64 = 220;
 
 fn total_bytes(ledger: &Ledger, id: i64) -> Result<i128, LedgerError> {
     Ok(i128::try_from(ledger.big_map_total_bytes(id)?).unwrap_or(i128::MAX))
@@ -103,14 +79,14 @@ fn apply_init(
     ledger: &mut Ledger,
     id: i64,
     init: &BigMapInit,
-    applied: &mut Applied,
+    size_diff_bytes: &mut i128,
 ) -> Result<ReceiptDiff<'static>, LedgerError> {
     Ok(match init {
         BigMapInit::Existing => StorageDiff::Update(Vec::new()),
         BigMapInit::Copy { source } => {
             let source = source.to_i64().unwrap_or(-1);
             ledger.copy_big_map(source, id)?;
-            applied.size_diff_bytes += total_bytes(ledger, source)? + EMPTY_BIG_MAP_BYTES;
+            *size_diff_bytes += total_bytes(ledger, source)? + EMPTY_BIG_MAP_BYTES;
             StorageDiff::Copy {
                 source: Z64(source),
                 updates: Vec::new(),
@@ -123,7 +99,7 @@ fn apply_init(
             let key_type = strip_annotations(key_type.to_node());
             let value_type = strip_annotations(value_type.to_node());
             ledger.create_big_map(id, &key_type, &value_type)?;
-            applied.size_diff_bytes += EMPTY_BIG_MAP_BYTES;
+            *size_diff_bytes += EMPTY_BIG_MAP_BYTES;
             StorageDiff::Alloc {
                 updates: Vec::new(),
                 alloc: BigMapAlloc {
@@ -140,7 +116,8 @@ fn apply_updates(
     ledger: &mut Ledger,
     id: i64,
     updates: &[BigMapUpdate],
-    applied: &mut Applied,
+    gas_milli: &mut u64,
+    size_diff_bytes: &mut i128,
 ) -> Result<Vec<ReceiptUpdate<'static>>, LedgerError> {
     let mut size_diff: i128 = 0;
     let mut items = Vec::with_capacity(updates.len());
@@ -153,8 +130,7 @@ fn apply_updates(
         match &value {
             Some(node) => {
                 let length = encoded_length(node);
-                applied.gas_milli = applied
-                    .gas_milli
+                *gas_milli = gas_milli
                     .saturating_add(alloc_mbytes_milli(length))
                     .saturating_add(write_access_milli(length));
                 size_diff += i128::from(length) - previous.unwrap_or(0) as i128;
@@ -163,7 +139,7 @@ fn apply_updates(
                 }
             }
             None => {
-                applied.gas_milli = applied.gas_milli.saturating_add(write_access_milli(0));
+                *gas_milli = gas_milli.saturating_add(write_access_milli(0));
                 if let Some(previous) = previous {
                     size_diff -= previous as i128 + BIG_MAP_KEY_BYTES;
                 }
@@ -181,7 +157,7 @@ fn apply_updates(
         let total = total_bytes(ledger, id)? + size_diff;
         ledger.set_big_map_total_bytes(id, u128::try_from(total).unwrap_or(0))?;
     }
-    applied.size_diff_bytes += size_diff;
+    *size_diff_bytes += size_diff;
     Ok(items)
 }
 

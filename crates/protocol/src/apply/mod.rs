@@ -201,6 +201,8 @@ fn apply_batch(
     if failed {
         *env.ledger = after_fees;
         results.iter_mut().for_each(manager::backtrack);
+    } else {
+        env.ledger.remove_temporary_big_maps()?;
     }
     Ok(results.into_iter().map(ContentsMetadata::Manager).collect())
 }

@@ -144,12 +144,14 @@ pub fn write(
     meter: &mut GasMeter,
     contract: &NewContract<'_>,
 ) -> Result<Option<LazyStorageDiff<'static>>, Fault> {
-    for _walk in ["collect_lazy_storage", "extract_lazy_storage_diff"] {
-        meter.consume(kestrel_michelson::lazy_storage_walk_cost_milli(
-            contract.storage_type,
-            contract.storage,
-        ))?;
-    }
+    meter.consume(kestrel_michelson::lazy_storage_walk_cost_milli(
+        contract.storage_type,
+        contract.storage,
+    ))?;
+    meter.consume(kestrel_michelson::lazy_storage_extract_cost_milli(
+        contract.storage_type,
+        contract.storage,
+    ))?;
     let (storage, diffs) = {
         let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
         let extracted = kestrel_michelson::extract_origination_big_maps(
@@ -162,7 +164,7 @@ pub fn write(
         }
         extracted
     };
-    meter.consume(lazy_storage::describe_milli(&diffs))?;
+    meter.consume(kestrel_michelson::big_map_diff_cost_milli(&diffs))?;
     meter.consume(kestrel_michelson::unparse_data_cost_milli(&storage))?;
     meter.consume(kestrel_michelson::unparse_code_cost_milli(contract.code))?;
     let storage = kestrel_michelson::normalize(&storage, UnparsingMode::Optimized);

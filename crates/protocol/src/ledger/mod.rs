@@ -81,6 +81,10 @@ pub struct Ledger {
     tree: Tree,
     source: Arc<dyn ObjectSource + Send + Sync>,
     constants: Constants,
+    /// Temporary big maps handed out since the last cleanup (ids -1 to -n), which live in the
+    /// tree until [`Ledger::remove_temporary_big_maps`] (Octez keeps their count in its
+    /// `Raw_context`, outside the stored state).
+    temporary_big_maps: i64,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -123,6 +127,7 @@ impl Ledger {
             tree,
             source,
             constants,
+            temporary_big_maps: 0,
         }
     }
 
@@ -409,6 +414,22 @@ impl Ledger {
     pub fn set_next_big_map_id(&mut self, id: i64) -> Result<(), LedgerError> {
         let id = u128::try_from(id).unwrap_or_default();
         self.write_field(&paths::next_big_map_id(), &BoundedNat(id))
+    }
+
+    /// A fresh temporary big-map id: -1, -2, ... until the next cleanup.
+    pub fn fresh_temporary_big_map_id(&mut self) -> i64 {
+        self.temporary_big_maps += 1;
+        -self.temporary_big_maps
+    }
+
+    /// Deletes the temporary big maps and starts their ids again from -1
+    /// (`Lazy_storage.cleanup_temporaries`, once a batch of operations has applied).
+    pub fn remove_temporary_big_maps(&mut self) -> Result<(), LedgerError> {
+        for id in 1..=self.temporary_big_maps {
+            self.remove_big_map(-id)?;
+        }
+        self.temporary_big_maps = 0;
+        Ok(())
     }
 
     /// The key and value types of big map `id`, if it exists.
