@@ -19,11 +19,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-/// Files whose every command matches the recording: raise it as more do. The one replayable
-/// file not listed, `test_level.out`, differs from its fifth command on: tezt's test bakes three
-/// blocks between the recorded commands (`Client.bake_for`, `contract_onchain_opcodes.ml`)
-/// without recording them, and `kestrel client --mode mockup` has no `bake for`, so `LEVEL`
-/// stays 1 where Octez's reached 4.
+/// Files whose every command matches the recording: raise it as more do.
 const PASSING: &[&str] = &[
     "Create_contract.out",
     "Self_address_transfer.out",
@@ -31,6 +27,7 @@ const PASSING: &[&str] = &[
     "Test_sending_a_big_map_from_a_contract_to_another.out",
     "test_big_map_origination.out",
     "test_contract_fails.out",
+    "test_level.out",
     "test_now.out",
     "test_self.out",
     "test_sender.out",
@@ -57,21 +54,29 @@ const NOT_REPLAYABLE: &[(&str, &str)] = &[(
     "records the receipt only: neither the command nor the origination of its contract",
 )];
 
-/// An origination a test made without recording it: alias, script under
-/// `michelson_test_scripts/`, initial storage (tezt's `originate_contract_at` in
-/// `contract_big_map_transfer.ml`: 0 tez from bootstrap1, burn cap 1, `--force`).
-type Setup = (&'static str, &'static str, &'static str);
+/// A step a test took without recording it.
+#[derive(Clone, Copy)]
+enum Setup {
+    /// An origination: alias, script under `michelson_test_scripts/`, initial storage (tezt's
+    /// `originate_contract_at` in `contract_big_map_transfer.ml`: 0 tez from bootstrap1, burn
+    /// cap 1, `--force`).
+    Originate(&'static str, &'static str, &'static str),
+    /// `Client.bake_for ~minimal_timestamp:true` (`contract_onchain_opcodes.ml`).
+    Bake,
+}
 
-const SENDER_FRESH: Setup = ("sender", "big_maps/sender_fresh.tz", "Unit");
-const SENDER_STORED: Setup = ("sender", "big_maps/sender_stored.tz", "{Elt \"d\" 0x; }");
-const SENDER_STORED_UPDATED: Setup = (
+const SENDER_FRESH: Setup = Setup::Originate("sender", "big_maps/sender_fresh.tz", "Unit");
+const SENDER_STORED: Setup =
+    Setup::Originate("sender", "big_maps/sender_stored.tz", "{Elt \"d\" 0x; }");
+const SENDER_STORED_UPDATED: Setup = Setup::Originate(
     "sender",
     "big_maps/sender_stored_updated.tz",
     "{Elt \"b\" 0x; Elt \"d\" 0x; }",
 );
-const RECEIVER_DROP: Setup = ("receiver", "big_maps/receiver_drop.tz", "Unit");
-const RECEIVER_STORE: Setup = ("receiver", "big_maps/receiver_store.tz", "{}");
-const RECEIVER_STORE_UPDATED: Setup = ("receiver", "big_maps/receiver_store_updated.tz", "{}");
+const RECEIVER_DROP: Setup = Setup::Originate("receiver", "big_maps/receiver_drop.tz", "Unit");
+const RECEIVER_STORE: Setup = Setup::Originate("receiver", "big_maps/receiver_store.tz", "{}");
+const RECEIVER_STORE_UPDATED: Setup =
+    Setup::Originate("receiver", "big_maps/receiver_store_updated.tz", "{}");
 
 /// `contract_big_map_transfer.ml`'s first test: for each sender and receiver, the receiver
 /// then the sender originated, then the recorded call.
@@ -91,11 +96,24 @@ const SENDER_RECEIVER_SETUP: &[&[Setup]] = &[
 const SETUP: &[(&str, &[&[Setup]])] = &[
     (
         "Test_sending_a_big_map_during_contract_internal_origination.out",
-        &[&[(
+        &[&[Setup::Originate(
             "originator",
             "big_maps/originator.tz",
             "{Elt \"b\" 0x; Elt \"d\" 0x; }",
         )]],
+    ),
+    // `test_level`: a block after the first call, two more before the second storage read,
+    // one after the second call.
+    (
+        "test_level.out",
+        &[
+            &[],
+            &[],
+            &[Setup::Bake],
+            &[Setup::Bake, Setup::Bake],
+            &[],
+            &[Setup::Bake],
+        ],
     ),
     (
         "Test_sending_a_big_map_from_a_contract_to_another.out",
@@ -362,15 +380,9 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
         .find(|(n, _)| *n == name)
         .map_or(&[][..], |(_, setup)| *setup);
     for (index, command) in session.commands.iter().enumerate() {
-        for (alias, script, init) in setup.get(index).copied().unwrap_or_default() {
-            let script = format!("{scripts}{script}");
-            let (code, _, stderr) = support::run_kestrel(
-                &[
-                    "client",
-                    "--mode",
-                    "mockup",
-                    "--base-dir",
-                    &base,
+        for step in setup.get(index).copied().unwrap_or_default() {
+            let arguments: Vec<String> = match *step {
+                Setup::Originate(alias, script, init) => [
                     "originate",
                     "contract",
                     alias,
@@ -379,19 +391,23 @@ fn replay(name: &str, text: &str, values: &[&str], scripts: &str) -> Replayed {
                     "from",
                     "bootstrap1",
                     "running",
-                    &script,
+                    &format!("{scripts}{script}"),
                     "--init",
                     init,
                     "--burn-cap",
                     "1",
                     "--force",
-                ],
-                "",
-            );
-            assert_eq!(
-                code, 0,
-                "{name}: setup origination of {alias} failed: {stderr}"
-            );
+                ]
+                .map(str::to_string)
+                .to_vec(),
+                Setup::Bake => ["bake", "for", "bootstrap1", "--minimal-timestamp"]
+                    .map(str::to_string)
+                    .to_vec(),
+            };
+            let mut command = vec!["client", "--mode", "mockup", "--base-dir", &base];
+            command.extend(arguments.iter().map(String::as_str));
+            let (code, _, stderr) = support::run_kestrel(&command, "");
+            assert_eq!(code, 0, "{name}: setup step {arguments:?} failed: {stderr}");
         }
         let recorded = without_captured_titles(&command.output);
         let mut arguments = vec!["client".to_string(), "--base-dir".to_string(), base.clone()];

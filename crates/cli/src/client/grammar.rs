@@ -64,6 +64,7 @@ const SWITCHES: &[(&str, Option<&str>)] = &[
     ("--zero-loc", None),
     ("--for-script", None),
     ("--force", None),
+    ("--minimal-timestamp", None),
 ];
 
 const RUN_OPTIONS: &[&str] = &[
@@ -253,6 +254,11 @@ pub const MOCKUP_COMMANDS: &[CommandSpec] = &[
         name: "call",
         pattern: &[Word("call"), Param("dst"), Word("from"), Param("src")],
         options: TRANSFER_OPTIONS,
+    },
+    CommandSpec {
+        name: "bake for",
+        pattern: &[Word("bake"), Word("for"), Param("baker")],
+        options: &["--minimal-timestamp"],
     },
     CommandSpec {
         name: "get balance for",

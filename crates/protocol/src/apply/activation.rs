@@ -93,7 +93,7 @@ pub(crate) fn originate_liquidity_baking(
         origin: UpdateOrigin::Migration,
         payer: token_admin,
         next_internal_nonce: 0,
-        script_cache: super::gas::ScriptCacheView::at_start(super::Mode::Apply),
+        script_cache: super::gas::ScriptCacheView::at_start(0),
     };
     for (name, address, code, storage, balance) in [
         (

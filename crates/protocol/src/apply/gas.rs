@@ -103,14 +103,14 @@ pub struct ScriptCacheView {
 }
 
 impl ScriptCacheView {
-    /// The cache when an operation starts: a mockup block's (the CPMM, see
-    /// [`MOCKUP_CACHED_BYTES`]) when it is applied; empty when it is simulated
-    /// (`simulate_operation` runs on the head's context, where the mockup keeps no entry).
-    pub fn at_start(mode: super::Mode) -> ScriptCacheView {
-        let bytes = match mode {
-            super::Mode::Apply => MOCKUP_CACHED_BYTES,
-            super::Mode::Simulate => 0,
-        };
+    /// The cache when an operation starts in a context at `level`: empty at level 0 (genesis,
+    /// and activation, before any block), else holding the CPMM (see [`MOCKUP_CACHED_BYTES`]),
+    /// which every block's subsidy runs. An operation applied in a block sees its block's
+    /// subsidy; one simulated on the head (`simulate_operation` at the head's level) sees the
+    /// head's: on the genesis head the cache is empty (`test_level.out`: the estimate before any
+    /// block is baked pays for an empty cache, the one after three blocks for the CPMM's).
+    pub fn at_start(level: u64) -> ScriptCacheView {
+        let bytes = if level == 0 { 0 } else { MOCKUP_CACHED_BYTES };
         ScriptCacheView { bytes }
     }
 

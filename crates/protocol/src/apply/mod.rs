@@ -8,8 +8,8 @@
 //!
 //! Gas follows Octez's mockup mode, where each operation is applied in a block of its own whose
 //! script cache holds only the liquidity-baking CPMM (run by the block's subsidy), and is
-//! simulated on a context whose cache is empty: every call pays for loading and typechecking
-//! its script, and the cache's size enters the cost of its lookups (`gas::ScriptCacheView`). Kestrel keeps typechecked scripts across operations all
+//! simulated on the head's context, whose cache is empty at genesis and holds the CPMM once a
+//! block is baked: every call pays for loading and typechecking its script, and the cache's size enters the cost of its lookups (`gas::ScriptCacheView`). Kestrel keeps typechecked scripts across operations all
 //! the same (`script_cache`), which saves time, not gas.
 
 mod activation;
@@ -145,7 +145,7 @@ fn validate_and_apply_timed(
     timings.validation += validated - start;
     let batch = batch?;
     let before = ledger.clone();
-    let result = apply_batch(ledger, operation, &batch, block, mode);
+    let result = apply_batch(ledger, operation, &batch, block);
     timings.application += validated.elapsed();
     match result {
         Ok(metadata) => Ok(metadata),
@@ -161,7 +161,6 @@ fn apply_batch(
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
-    mode: Mode,
 ) -> Result<Vec<ContentsMetadata<'static>>, LedgerError> {
     let origin = UpdateOrigin::Block;
     let mut fee_updates = Vec::with_capacity(batch.contents.len());
@@ -176,7 +175,7 @@ fn apply_batch(
         origin,
         payer: batch.source,
         next_internal_nonce: 0,
-        script_cache: gas::ScriptCacheView::at_start(mode),
+        script_cache: gas::ScriptCacheView::at_start(block.level),
     };
     let mut results = Vec::with_capacity(batch.contents.len());
     let mut failed = false;

@@ -1,7 +1,9 @@
 //! The mockup's chain state and the one place the client calls the protocol layer: the ledger
 //! (Octez's mockup genesis with the bootstrap accounts; balances, counters, storages), kept as
 //! a context tree committed to a `kestrel_context::Store` in `BASE_DIR/mockup/context/`, one
-//! commit per injected operation; simulation and application of operations; the receipts' text.
+//! commit per injected operation; the head block's level and timestamp, which `bake for`
+//! advances, in `BASE_DIR/mockup/head.json`; simulation and application of operations; the
+//! receipts' text.
 
 use kestrel_context::{CommitInfo, ContextHash, Store, StoreOptions};
 use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, PublicKeyHash};
@@ -26,12 +28,24 @@ use super::MockupError;
 /// originated from it (`SELF_ADDRESS` shows them unmasked in `test_self.out`).
 pub const GENESIS_BLOCK_HASH: &str = "BLockGenesisGenesisGenesisGenesisGenesisCCCCCeZiLHU";
 
-/// The level operations are applied at: the genesis head's successor.
-const MOCKUP_LEVEL: u64 = 1;
+/// The head block as operations see it: they are applied in its successor (synchronous
+/// injection never bakes; `bake for` does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Head {
+    level: u64,
+    timestamp_seconds: i64,
+}
 
-/// The timestamp operations are applied at, seconds since the epoch: Octez's mockup starts at
-/// the epoch (`initial_timestamp`) and its operations see `NOW` = 1 (`test_now.out` records it).
-const MOCKUP_TIMESTAMP_SECONDS: i64 = 1;
+/// Octez's mockup genesis: level 0 at the epoch (`initial_timestamp`). Its operations see
+/// `LEVEL` = 1 and `NOW` = 1 (`test_now.out` records it): the successor, a second later.
+const GENESIS_HEAD: Head = Head {
+    level: 0,
+    timestamp_seconds: 0,
+};
+
+/// The head's file inside `BASE_DIR/mockup/` (Octez's mockup keeps its head's shell header in
+/// `context.json`).
+const HEAD_FILE: &str = "head.json";
 
 /// The mockup's chain (`Mockup_args.Chain_id.dummy`), as `CHAIN_ID` shows it in Octez's
 /// mockup (`michelson-regression/opcodes/chain_id_store*`).
@@ -46,8 +60,9 @@ const COMMIT_AUTHOR: &str = "kestrel mockup";
 /// The mockup's state: on disk for a mockup base directory, in memory otherwise.
 pub struct Chain {
     ledger: Ledger,
-    /// The store and its head, for a mockup base directory.
-    store: Option<(Arc<SharedStore>, ContextHash)>,
+    head: Head,
+    /// The store and its head, and the mockup directory, for a mockup base directory.
+    store: Option<(Arc<SharedStore>, ContextHash, PathBuf)>,
 }
 
 impl From<LedgerError> for MockupError {
@@ -107,17 +122,20 @@ impl Chain {
         let Some(dir) = mockup_dir else {
             return Ok(Chain {
                 ledger: Ledger::genesis(&Genesis::mockup())?,
+                head: GENESIS_HEAD,
                 store: None,
             });
         };
+        let head = read_head(dir)?;
         let store = Store::open(&store_dir(dir), StoreOptions::default())?;
         let missing = || MockupError::State(format!("no mockup state in {}", dir.display()));
-        let head = store.head().ok_or_else(missing)?;
-        let tree = store.checkout(&head)?.ok_or_else(missing)?;
+        let head_commit = store.head().ok_or_else(missing)?;
+        let tree = store.checkout(&head_commit)?.ok_or_else(missing)?;
         let store = SharedStore::new(store);
         Ok(Chain {
             ledger: Ledger::from_tree(tree, store.clone(), constants),
-            store: Some((store, head)),
+            head,
+            store: Some((store, head_commit, dir.to_path_buf())),
         })
     }
 
@@ -156,12 +174,25 @@ impl Chain {
         Ok(self.ledger.storage(contract)?)
     }
 
-    /// The block an operation is applied in: the head's successor (level 1: synchronous
-    /// injection never bakes), on the mockup's chain.
+    /// The block an operation is applied in: the head's successor, a second after it, on the
+    /// mockup's chain.
     fn block(&self) -> BlockContext {
+        self.block_at(self.head.level + 1, self.head.timestamp_seconds + 1)
+    }
+
+    /// The context octez-client's estimation simulates in: `simulate_operation` without
+    /// `successor_level` runs at the head's own level
+    /// (`Services_registration_plugin.register0_fullctxt_successor_level`, `` `Head_level``),
+    /// with the head as predecessor, so `NOW` (`Script_timestamp.now`: the predecessor's time
+    /// plus the minimal block delay) is the applied operation's.
+    fn simulation_block(&self) -> BlockContext {
+        self.block_at(self.head.level, self.head.timestamp_seconds + 1)
+    }
+
+    fn block_at(&self, level: u64, timestamp_seconds: i64) -> BlockContext {
         BlockContext {
-            level: MOCKUP_LEVEL,
-            timestamp_seconds: MOCKUP_TIMESTAMP_SECONDS,
+            level,
+            timestamp_seconds,
             chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
                 .expect("the mockup chain id is valid"),
             payload_producer: Genesis::mockup().accounts[0].public_key.hash(),
@@ -174,7 +205,12 @@ impl Chain {
         operation: &Operation<'_>,
     ) -> Result<Vec<ContentsMetadata<'static>>, MockupError> {
         let mut copy = self.ledger.clone();
-        apply(&mut copy, operation, &self.block(), Mode::Simulate)
+        apply(
+            &mut copy,
+            operation,
+            &self.simulation_block(),
+            Mode::Simulate,
+        )
     }
 
     /// Validates and applies the signed `operation` (`Mode::Apply`).
@@ -193,8 +229,8 @@ impl Chain {
         request: &ViewRequest<'_>,
     ) -> Result<kestrel_michelson::Value, MockupError> {
         let block = ViewBlock {
-            level: MOCKUP_LEVEL,
-            now_seconds: MOCKUP_TIMESTAMP_SECONDS,
+            level: self.head.level + 1,
+            now_seconds: self.head.timestamp_seconds + 1,
             chain_id: ChainId::from_b58check(MOCKUP_CHAIN_ID)
                 .expect("the mockup chain id is valid"),
         };
@@ -202,11 +238,27 @@ impl Chain {
             .map_err(|error| MockupError::Command(error.to_string()))
     }
 
-    /// Commits the ledger's tree as the store's new head and closes the store.
+    /// `bake for`, as octez-client's mockup bakes with `--minimal-timestamp`: one block on the
+    /// head, at the next level, `minimal_block_delay` after it (round 0). Returns its level.
+    /// The block carries no operation (synchronous injection applied them already); what
+    /// applying a block does besides (the baker's rewards, the liquidity-baking subsidy) is
+    /// not applied.
+    pub fn bake(&mut self) -> u64 {
+        let delay = i64::try_from(self.constants().minimal_block_delay_seconds).unwrap_or(i64::MAX);
+        self.head = Head {
+            level: self.head.level + 1,
+            timestamp_seconds: self.head.timestamp_seconds.saturating_add(delay),
+        };
+        self.head.level
+    }
+
+    /// Commits the ledger's tree as the store's new head, records the head block, and closes
+    /// the store.
     pub fn save(self, message: &str) -> Result<(), MockupError> {
-        let Some((store, head)) = self.store else {
+        let Some((store, head, dir)) = self.store else {
             return Ok(());
         };
+        write_head(&dir, self.head)?;
         let tree = self.ledger.tree().clone();
         // The ledger reads through the store; once it is gone the store is ours alone.
         drop(self.ledger);
@@ -245,6 +297,32 @@ pub fn render(operation: &Operation<'_>, metadata: &[ContentsMetadata<'_>]) -> S
         Some((_, body)) => body.to_string(),
         None => String::new(),
     }
+}
+
+/// The head recorded in `dir`, genesis when none is (a base directory no block was baked in).
+fn read_head(dir: &Path) -> Result<Head, MockupError> {
+    let path = dir.join(HEAD_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(GENESIS_HEAD),
+        Err(error) => return Err(MockupError::io(&path, &error)),
+    };
+    let bad = || MockupError::State(format!("{}: not a mockup head", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|_| bad())?;
+    Ok(Head {
+        level: json["level"].as_u64().ok_or_else(bad)?,
+        timestamp_seconds: json["timestamp"].as_i64().ok_or_else(bad)?,
+    })
+}
+
+fn write_head(dir: &Path, head: Head) -> Result<(), MockupError> {
+    let path = dir.join(HEAD_FILE);
+    let text = serde_json::json!({
+        "level": head.level,
+        "timestamp": head.timestamp_seconds,
+    })
+    .to_string();
+    std::fs::write(&path, text).map_err(|error| MockupError::io(&path, &error))
 }
 
 fn commit_info(message: &str) -> CommitInfo {

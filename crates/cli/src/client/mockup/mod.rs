@@ -263,11 +263,36 @@ impl Session {
             "run view" => self.run_view(invocation, printed),
             "originate contract" => self.originate(invocation, printed),
             "transfer" | "call" => self.transfer(invocation, printed),
+            "bake for" => self.bake(invocation, printed),
             _ => Err(MockupError::Command(format!(
                 "{name}: not available in kestrel's mockup mode yet"
             ))
             .into_client_error()),
         }
+    }
+
+    /// `bake for BAKER`: one block on the head ([`Chain::bake`]). The baker must be a known
+    /// account; Octez's mockup lets any bootstrap account bake (each holds baking rights).
+    fn bake(&mut self, invocation: &Invocation, printed: &mut Printed) -> Result<(), ClientError> {
+        let baker = invocation.param("baker");
+        if !matches!(self.contract(baker)?.0, Destination::Implicit(_)) {
+            return Err(
+                MockupError::Command(format!("{baker} is not an implicit account"))
+                    .into_client_error(),
+            );
+        }
+        let mut chain = self.chain.take().map_or_else(
+            || Chain::open(self.mockup_dir.as_deref()).map_err(MockupError::into_client_error),
+            Ok,
+        )?;
+        let level = chain.bake();
+        chain
+            .save(&format!("bake level {level}"))
+            .map_err(MockupError::into_client_error)?;
+        printed
+            .stdout
+            .push_str("Injected block at minimal timestamp\n");
+        Ok(())
     }
 
     fn contract(&self, name: &str) -> Result<Contract, ClientError> {
