@@ -111,6 +111,12 @@ impl Ledger {
             )?;
             ledger.set_delegate(&contract, Some(&key_hash))?;
         }
+        ledger.set_listings(genesis.accounts.iter().map(|account| {
+            (
+                account.public_key.hash(),
+                account.balance_mutez.saturating_add(account.staked_mutez),
+            )
+        }))?;
         if let Some(scripts) = &genesis.liquidity_baking {
             crate::apply::originate_liquidity_baking(&mut ledger, scripts)?;
         }
@@ -414,6 +420,36 @@ impl Ledger {
     pub fn set_next_big_map_id(&mut self, id: i64) -> Result<(), LedgerError> {
         let id = u128::try_from(id).unwrap_or_default();
         self.write_field(&paths::next_big_map_id(), &BoundedNat(id))
+    }
+
+    /// The voting listings of the period (`Vote_storage.update_listings`, at activation): each
+    /// delegate's voting power — its full staking balance, mutez
+    /// (`Full_staking_balance_repr.voting_weight`) — and their total.
+    pub fn set_listings(
+        &mut self,
+        listings: impl IntoIterator<Item = (PublicKeyHash, u64)>,
+    ) -> Result<(), LedgerError> {
+        let mut total = 0u128;
+        for (delegate, power) in listings {
+            self.write_field(
+                &paths::vote_listing(&delegate),
+                &BoundedNat(u128::from(power)),
+            )?;
+            total = total.saturating_add(u128::from(power));
+        }
+        self.write_field(&paths::total_voting_power(), &BoundedNat(total))
+    }
+
+    /// `delegate`'s voting power in the listings (0 when not listed).
+    pub fn voting_power(&self, delegate: &PublicKeyHash) -> Result<u128, LedgerError> {
+        self.read_n(&paths::vote_listing(delegate))
+            .map(Option::unwrap_or_default)
+    }
+
+    /// The listings' total voting power.
+    pub fn total_voting_power(&self) -> Result<u128, LedgerError> {
+        self.read_n(&paths::total_voting_power())
+            .map(Option::unwrap_or_default)
     }
 
     /// A fresh temporary big-map id: -1, -2, ... until the next cleanup.

@@ -4,7 +4,7 @@
 //! (`Lazy_storage_kind.Big_map.Id`), big-map keys and tickets by the hex of their hash, one
 //! segment (`Path_encoding.Make_hex`).
 
-use kestrel_crypto::Destination;
+use kestrel_crypto::{Destination, PublicKeyHash};
 
 /// A path in the tree: one name per level.
 pub type Path = Vec<Vec<u8>>;
@@ -74,6 +74,18 @@ pub fn ticket_balance(ticket_hash: &[u8; 32]) -> Path {
     let mut path = names(&["ticket_balance", "table"]);
     path.push(hex_name(ticket_hash));
     path
+}
+
+/// `votes/listings/<hex key hash>`: a delegate's voting power in the current period's listings.
+pub fn vote_listing(delegate: &PublicKeyHash) -> Path {
+    let mut path = names(&["votes", "listings"]);
+    path.push(hex_name(&delegate.to_bytes()));
+    path
+}
+
+/// `votes/voting_power_in_listings`: the listings' total voting power.
+pub fn total_voting_power() -> Path {
+    names(&["votes", "voting_power_in_listings"])
 }
 
 fn names(names: &[&str]) -> Path {
