@@ -125,6 +125,15 @@ impl BlockLog {
         self.hashes.get(level).copied()
     }
 
+    /// The blocks an operation may be branched on when the next block is baked (Octez's live
+    /// blocks, `Store.Chain.compute_live_blocks`): head and its `ttl` predecessors, fewer
+    /// near genesis. Returns whether `hash` is one, and how many there are.
+    pub fn live(&self, hash: &BlockHash, ttl: usize) -> (bool, usize) {
+        let first = self.hashes.len().saturating_sub(ttl.saturating_add(1));
+        let live = &self.hashes[first..];
+        (live.contains(hash), live.len())
+    }
+
     /// The level of the block with `hash`.
     pub fn level_of(&self, hash: &BlockHash) -> Option<usize> {
         self.hashes.iter().rposition(|known| known == hash)

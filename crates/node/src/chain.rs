@@ -34,6 +34,10 @@ use std::borrow::Cow;
 /// `max_operation_data_length`).
 pub const MAX_OPERATION_DATA_BYTES: usize = 32_768;
 
+/// The sandbox's `max_operations_time_to_live` (`constants_sandbox`): an operation's branch is
+/// one of head and its 8 predecessors.
+pub const MAX_OPERATIONS_TIME_TO_LIVE: usize = 8;
+
 /// Empty blocks baked after genesis so that `head~2` exists.
 const INITIAL_EMPTY_BLOCKS: usize = 2;
 
@@ -79,6 +83,21 @@ pub enum ChainError {
     /// The mempool holds [`MAX_PENDING_OPERATIONS`] already.
     #[error("the mempool holds {MAX_PENDING_OPERATIONS} operations already")]
     MempoolFull,
+    /// The operation's branch is not a live block: older than the operations' time to live, or
+    /// unknown (the shell's prevalidator refuses it with a `failwith`, `prevalidator.ml`).
+    #[error(
+        "Operation {} is branched on either:\n - a block {} which is too old ({live_blocks} blocks in the past)\n - a predecessor block from an alternative branch which is now unknown",
+        operation.to_b58check(),
+        branch.to_b58check()
+    )]
+    OutdatedBranch {
+        /// The operation.
+        operation: OperationHash,
+        /// Its branch.
+        branch: BlockHash,
+        /// How many blocks are live.
+        live_blocks: usize,
+    },
     /// More blocks asked of one `kestrel_mine` than [`MAX_MINED_BLOCKS`].
     #[error("{requested} blocks asked, at most {MAX_MINED_BLOCKS} at once")]
     TooManyBlocks {
@@ -409,6 +428,15 @@ impl Chain {
         let block = self.next_block();
         let mode = self.mode_for(&signed);
         let hash = signed.hash();
+        let branch = signed.operation.branch;
+        let (live, live_blocks) = self.blocks.live(&branch, MAX_OPERATIONS_TIME_TO_LIVE);
+        if !live {
+            return Err(ChainError::OutdatedBranch {
+                operation: hash,
+                branch,
+                live_blocks,
+            });
+        }
         if !self.hold_operations {
             let metadata = validate_and_apply(&mut self.ledger, &signed, &block, mode)?;
             let json = self.operation_json(&hash, &signed.operation, &metadata)?;

@@ -328,3 +328,32 @@ fn old_blocks_are_read_back_and_revert_crosses_the_recent_window() {
         at_three["hash"]
     );
 }
+
+/// An operation may be branched on head or one of its `max_operations_time_to_live` (8 in the
+/// sandbox, `rpc-misc_protocol.out`) predecessors: the shell's prevalidator refuses an older
+/// or unknown branch with its message (`prevalidator.ml`), naming the live blocks' count.
+#[test]
+fn operations_outlive_their_branch_by_at_most_the_time_to_live() {
+    let scratch = support::Scratch::new("ttl");
+    let mut chain = support::new_chain_in(&scratch);
+    // Branched on head~2, then 6 blocks: 8 blocks behind head, still live.
+    let operation = support::signed_transfer(&mut chain, 1, 1_000_000, BOOTSTRAP2);
+    kestrel(&mut chain, "mine", json!({"blocks": 6}));
+    support::inject(&mut chain, &operation);
+    // Branched on head~2, then 7 blocks (the injection above baked one): 9 behind, outdated.
+    let operation = support::signed_transfer(&mut chain, 2, 1_000_000, BOOTSTRAP2);
+    let branch = get_json(&mut chain, "/chains/main/blocks/head~2/hash");
+    let before = level(&mut chain);
+    kestrel(&mut chain, "mine", json!({"blocks": 7}));
+    let response = call(&mut chain, "POST", "/injection/operation", &operation);
+    assert_ne!(response.status, 200);
+    let body = String::from_utf8_lossy(&response.body);
+    let branch = branch.as_str().expect("a hash");
+    assert!(
+        body.contains(&format!(
+            "is branched on either:\\n - a block {branch} which is too old (9 blocks in the past)"
+        )),
+        "{body}"
+    );
+    assert_eq!(level(&mut chain), before + 7, "nothing was baked");
+}

@@ -12,8 +12,8 @@ use super::{error, quoted, Response};
 /// The sandbox's `blocks_per_cycle` (`constants_sandbox`).
 pub const BLOCKS_PER_CYCLE: i32 = 8;
 
-/// The sandbox's `max_operations_time_to_live` (`constants_sandbox`).
-pub const MAX_OPERATIONS_TIME_TO_LIVE: i32 = 8;
+/// The sandbox's `max_operations_time_to_live` ([`crate::chain::MAX_OPERATIONS_TIME_TO_LIVE`]).
+pub const MAX_OPERATIONS_TIME_TO_LIVE: i32 = crate::chain::MAX_OPERATIONS_TIME_TO_LIVE as i32;
 
 /// Protocol 025's sandbox constants as the constants RPC answers them
 /// (`lib_parameters/default_parameters.ml`, `constants_sandbox`); the values application reads

@@ -115,6 +115,7 @@ pub fn chain_error(chain_error: &ChainError) -> Response {
         | ChainError::NoBlocks(_)
         | ChainError::Unknown(_)
         | ChainError::TooManyBlocks { .. }
+        | ChainError::OutdatedBranch { .. }
         | ChainError::MempoolFull => {
             let mut fields = Map::new();
             fields.insert("msg".into(), Value::from(chain_error.to_string()));
