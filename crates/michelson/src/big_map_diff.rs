@@ -68,17 +68,41 @@ pub struct BigMapUpdate {
 
 /// Replaces every big map of `after` (of type `ty`) by a stored one without pending changes,
 /// returning the new storage and the diff that turns the stored state into it. `before` is the
-/// storage the call started from. The diff is in Octez's order (`extract_lazy_storage_diff`):
-/// the removals, highest id first, then the big maps from the last met to the first.
+/// storage the call started from.
 pub(crate) fn extract_big_map_diff(
     before: &Value,
     after: &Value,
     ty: &Type,
     host: &mut dyn Host,
 ) -> (Value, Vec<BigMapDiff>) {
+    extract(before, after, ty, host, false)
+}
+
+/// What an emitted transfer's argument or origination's storage carries (`transfer` and
+/// `create_contract` in `script_interpreter_defs.ml`: `extract_lazy_storage_diff ~temporary:true`
+/// with the value's own ids to duplicate): each big map moved to a fresh temporary id, a copy
+/// of its stored map if it has one, allocated otherwise, with its pending changes.
+pub(crate) fn extract_temporary_big_maps(
+    value: &Value,
+    ty: &Type,
+    host: &mut dyn Host,
+) -> (Value, Vec<BigMapDiff>) {
+    extract(&Value::Unit, value, ty, host, true)
+}
+
+/// `after` with its big maps stored under ids (fresh ones temporary if `temporary`), and the
+/// diff in Octez's order (`extract_lazy_storage_diff`): the removals of `before`'s big maps no
+/// longer present, highest id first, then the big maps from the last met to the first.
+fn extract(
+    before: &Value,
+    after: &Value,
+    ty: &Type,
+    host: &mut dyn Host,
+    temporary: bool,
+) -> (Value, Vec<BigMapDiff>) {
     let mut extraction = Extraction {
         unclaimed: BTreeSet::new(),
-        temporary: false,
+        temporary,
         diff: Vec::new(),
         host,
     };
@@ -94,28 +118,6 @@ pub(crate) fn extract_big_map_diff(
         .collect();
     diff.extend(extraction.diff.into_iter().rev());
     (storage, diff)
-}
-
-/// What an emitted transfer's argument or origination's storage carries (`transfer` and
-/// `create_contract` in `script_interpreter_defs.ml`: `extract_lazy_storage_diff ~temporary:true`
-/// with the value's own ids to duplicate): each big map moved to a fresh temporary id, a copy
-/// of its stored map if it has one, allocated otherwise, with its pending changes. Returns the
-/// value and the diff, in Octez's order (the big maps from the last met to the first).
-pub(crate) fn extract_temporary_big_maps(
-    value: &Value,
-    ty: &Type,
-    host: &mut dyn Host,
-) -> (Value, Vec<BigMapDiff>) {
-    let mut extraction = Extraction {
-        unclaimed: BTreeSet::new(),
-        temporary: true,
-        diff: Vec::new(),
-        host,
-    };
-    let value = extraction.walk(value, ty);
-    let mut diff = extraction.diff;
-    diff.reverse();
-    (value, diff)
 }
 
 /// What Octez charges to describe `diffs` (`diff_of_big_map`, once per big map extracted): a
