@@ -85,6 +85,13 @@ fn balance(address: &str) -> u64 {
     get(address, &path).as_str().unwrap().parse().unwrap()
 }
 
+/// The head's hash, if the node answers.
+fn head_hash(address: &str) -> Option<String> {
+    let (status, body) = request(address, "GET", "/chains/main/blocks/head/hash", "")?;
+    let hash: Value = serde_json::from_str(&body).ok().filter(|_| status == 200)?;
+    hash.as_str().map(str::to_string)
+}
+
 /// bootstrap1's transfer of [`AMOUNT`] to bootstrap2 with `counter`, signed, as the JSON body
 /// of `/injection/operation`.
 fn transfer(branch: &str, counter: u32) -> String {
@@ -127,10 +134,6 @@ fn a_killed_node_keeps_every_announced_block() {
     let _ = std::fs::remove_dir_all(&directory);
     let (mut node, mut address) = start(&directory);
     let initial = balance(&address);
-    let branch = get(&address, "/chains/main/blocks/genesis/hash")
-        .as_str()
-        .unwrap()
-        .to_string();
     // Blocks after level 2 each hold one transfer: the chain's state follows from its level.
     let mut level = head_level(&address);
     assert_eq!(level, 2);
@@ -141,11 +144,16 @@ fn a_killed_node_keeps_every_announced_block() {
         let answered = Arc::new(AtomicI64::new(level));
         let count = Arc::new(AtomicU32::new(0));
         let injector = {
-            let (address, branch) = (address.clone(), branch.clone());
+            let address = address.clone();
             let (answered, count) = (answered.clone(), count.clone());
             let first_counter = u32::try_from(level - 1).unwrap();
             std::thread::spawn(move || {
                 for counter in first_counter.. {
+                    // Branched on head: an operation outlives its branch by at most the
+                    // operations' time to live.
+                    let Some(branch) = head_hash(&address) else {
+                        return;
+                    };
                     let body = transfer(&branch, counter);
                     match request(&address, "POST", "/injection/operation", &body) {
                         Some((200, _)) => {
@@ -159,6 +167,7 @@ fn a_killed_node_keeps_every_announced_block() {
             })
         };
         while count.load(Ordering::SeqCst) < answers_before_kill {
+            assert!(!injector.is_finished(), "an injection was refused");
             std::thread::sleep(Duration::from_millis(1));
         }
         node.kill().unwrap(); // SIGKILL
@@ -183,6 +192,7 @@ fn a_killed_node_keeps_every_announced_block() {
         );
         // The reopened chain goes on from its head.
         let counter = u32::try_from(level - 1).unwrap();
+        let branch = head_hash(&address_now).unwrap();
         let (status, body) = request(
             &address_now,
             "POST",

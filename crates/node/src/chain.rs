@@ -161,6 +161,8 @@ pub struct Chain {
     /// baked on a timer ([`Chain::hold_operations`]).
     mempool: Mempool,
     hold_operations: bool,
+    /// Whether an injected operation's branch must be live ([`Chain::require_live_branches`]).
+    live_branches_only: bool,
     clock: Clock,
     snapshots: Vec<Snapshot>,
     next_snapshot_id: u64,
@@ -271,6 +273,7 @@ impl Chain {
             accounts: config.accounts,
             mempool: Mempool::default(),
             hold_operations: false,
+            live_branches_only: true,
             clock: Clock::default(),
             snapshots: Vec::new(),
             next_snapshot_id: 1,
@@ -282,6 +285,14 @@ impl Chain {
     /// timer), instead of baking a block for each.
     pub fn hold_operations(&mut self, hold: bool) {
         self.hold_operations = hold;
+    }
+
+    /// Whether injected operations must be branched on a live block (the default, as Octez's
+    /// shell requires). A load generator that signs its operations ahead on one branch turns
+    /// it off: with a block per operation, its branch is outdated after
+    /// [`MAX_OPERATIONS_TIME_TO_LIVE`] of them.
+    pub fn require_live_branches(&mut self, required: bool) {
+        self.live_branches_only = required;
     }
 
     /// The operations waiting for the next block.
@@ -430,7 +441,7 @@ impl Chain {
         let hash = signed.hash();
         let branch = signed.operation.branch;
         let (live, live_blocks) = self.blocks.live(&branch, MAX_OPERATIONS_TIME_TO_LIVE);
-        if !live {
+        if self.live_branches_only && !live {
             return Err(ChainError::OutdatedBranch {
                 operation: hash,
                 branch,
