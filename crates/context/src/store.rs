@@ -1872,9 +1872,10 @@ impl Store {
     }
 
     /// Every record of the pack by kind, with what irmin-pack V2 would write for the same
-    /// objects ([`crate::census`]): a scan of the whole pack.
+    /// objects ([`crate::census`]): a scan of every object stored (the prefix's live objects
+    /// and the pack above the last GC's boundary).
     pub fn census(&self) -> Result<crate::Census, ContextError> {
-        crate::census::census(&self.reader, self.gc_boundary_bytes, self.pack_length_bytes)
+        crate::census::census(&self.reader, self.pack_length_bytes)
     }
 
     /// Whether a GC is running.
