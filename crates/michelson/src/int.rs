@@ -92,10 +92,26 @@ impl From<&BigInt> for Int {
 }
 
 impl Ord for Int {
+    #[inline]
     fn cmp(&self, other: &Int) -> Ordering {
         match (self, other) {
             (Int::Small(a), Int::Small(b)) => a.cmp(b),
-            _ => self.to_bigint().cmp(&other.to_bigint()),
+            (Int::Big(a), Int::Big(b)) => a.cmp(b),
+            // A big value is beyond every `i64` (the invariant), on the side of its sign.
+            (Int::Small(_), Int::Big(b)) => {
+                if b.is_negative() {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (Int::Big(a), Int::Small(_)) => {
+                if a.is_negative() {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
         }
     }
 }
@@ -289,6 +305,25 @@ mod tests {
             n = &n * &n + BigInt::from(0x2545_f491_u32);
         }
         Int::from(if negative { -n } else { n })
+    }
+
+    #[test]
+    fn order_equals_num_bigint_order() {
+        let values = [
+            sample(100, true),
+            sample(70, true),
+            Int::from(i64::MIN),
+            Int::from(-1),
+            Int::ZERO,
+            Int::from(i64::MAX),
+            sample(70, false),
+            sample(100, false),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(a.cmp(b), a.to_bigint().cmp(&b.to_bigint()), "{a} vs {b}");
+            }
+        }
     }
 
     #[test]
