@@ -15,12 +15,13 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Method, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{oneshot, watch, Notify, Semaphore};
 
 use crate::block::Block;
 use crate::chain::Chain;
@@ -41,6 +42,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// the request is answered 408 and the connection closed.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Most operations in a block made of concurrent injections (the others wait for the next
+/// block): bounds the time one block holds the chain, and stays below the manager pass's
+/// `MAX_PREAPPLY_OPERATIONS`.
+pub const MAX_BLOCK_OPERATIONS: usize = 256;
+
 /// Heads buffered per `/monitor/heads/main` stream before the stream waits for its client.
 const HEADS_STREAM_BUFFER: usize = 16;
 
@@ -51,8 +57,16 @@ pub type BlockObserver = dyn Fn(&Block, Duration) + Send + Sync;
 
 struct Shared {
     chain: Mutex<Chain>,
+    /// Injections waiting for the chain: whoever holds it next makes one block of them.
+    injections: Mutex<VecDeque<Injection>>,
     heads: watch::Sender<Arc<str>>,
     observer: Box<BlockObserver>,
+}
+
+/// An injected operation waiting for its block, and where its answer goes.
+struct Injection {
+    bytes: Vec<u8>,
+    answer: oneshot::Sender<Response>,
 }
 
 impl Shared {
@@ -60,6 +74,43 @@ impl Shared {
     /// [`answer`]), so a poisoned lock holds a sound chain.
     fn chain(&self) -> MutexGuard<'_, Chain> {
         self.chain.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes blocks of the waiting injections, at most [`MAX_BLOCK_OPERATIONS`] each, until
+    /// none waits, and answers each once its block is made (or its operation refused). An
+    /// injection that arrived while another block was being made waits for this one: under
+    /// load, the injections of concurrent clients share a block.
+    fn inject_waiting(&self) {
+        let mut chain = self.chain();
+        loop {
+            let batch: Vec<Injection> = {
+                let mut waiting = self
+                    .injections
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let count = waiting.len().min(MAX_BLOCK_OPERATIONS);
+                waiting.drain(..count).collect()
+            };
+            if batch.is_empty() {
+                return;
+            }
+            let started = Instant::now();
+            let before = chain.head().hash;
+            let operations: Vec<&[u8]> =
+                batch.iter().map(|injection| &injection.bytes[..]).collect();
+            let answers: Vec<Response> =
+                match guarded(&mut chain, |chain| chain.inject_all(&operations)) {
+                    Ok(results) => results
+                        .into_iter()
+                        .map(rpc::operations::injection_answer)
+                        .collect(),
+                    Err(failure) => vec![failure; batch.len()],
+                };
+            self.announce(&chain, before, started.elapsed());
+            for (injection, answer) in batch.into_iter().zip(answers) {
+                let _ = injection.answer.send(answer);
+            }
+        }
     }
 
     /// Reports head to the observer and the heads streams if it is no longer `before`. The
@@ -121,6 +172,7 @@ pub fn serve_with(
     let (heads, _) = watch::channel(head);
     let shared = Arc::new(Shared {
         chain: Mutex::new(chain),
+        injections: Mutex::new(VecDeque::new()),
         heads,
         observer,
     });
@@ -174,7 +226,8 @@ async fn bake_on_timer(shared: Arc<Shared>, period: Duration) {
             let response = guarded(&mut chain, |chain| match chain.bake_pending() {
                 Ok(_) => Response::json(String::new()),
                 Err(error) => rpc::error::chain_error(&error),
-            });
+            })
+            .unwrap_or_else(|failure| failure);
             if response.status != 200 {
                 eprintln!(
                     "kestrel node: cannot bake: {}",
@@ -256,6 +309,15 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
             )
         }
     };
+    let request = Request {
+        method: method.as_str(),
+        path: &path,
+        query: &query,
+        body: &body,
+    };
+    if rpc::is_injection(&request) {
+        return http_response(inject(shared, &body).await);
+    }
     let routed = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
         let mut chain = shared.chain();
@@ -266,16 +328,44 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
             query: &query,
             body: &body,
         };
-        let response = guarded(&mut chain, |chain| rpc::route(chain, &request));
+        let response = guarded(&mut chain, |chain| rpc::route(chain, &request))
+            .unwrap_or_else(|failure| failure);
         shared.announce(&chain, before, started.elapsed());
         response
     })
     .await;
+    http_response(
+        routed.unwrap_or_else(|_| rpc::error::internal("the node failed on this request")),
+    )
+}
+
+/// `POST /injection/operation`: the operation waits with the other injections for the chain
+/// ([`Shared::inject_waiting`]); the answer comes once its block is made.
+async fn inject(shared: Arc<Shared>, body: &[u8]) -> Response {
+    let bytes = match rpc::operations::injected_bytes(body) {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    let (answer, answered) = oneshot::channel();
+    shared
+        .injections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push_back(Injection { bytes, answer });
+    // Makes the blocks on the blocking pool; this injection may be in a block another
+    // request's task makes first, and this task then finds none waiting.
+    drop(tokio::task::spawn_blocking(move || shared.inject_waiting()));
+    answered
+        .await
+        .unwrap_or_else(|_| rpc::error::internal("the node failed on this request"))
+}
+
+fn http_response(response: Response) -> hyper::Response<Body> {
     let Response {
         status,
         content_type,
         body,
-    } = routed.unwrap_or_else(|_| rpc::error::internal("the node failed on this request"));
+    } = response;
     respond(
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         content_type,
@@ -284,10 +374,10 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
 }
 
 /// Runs `handle` on `chain`; if it panics, puts the chain back at head's commit (whatever the
-/// handler changed in memory is dropped) and answers 500 with the panic's message.
-fn guarded(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> Response) -> Response {
+/// handler changed in memory is dropped) and gives the 500 answer with the panic's message.
+fn guarded<T>(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> T) -> Result<T, Response> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| handle(chain))) {
-        Ok(response) => response,
+        Ok(answer) => Ok(answer),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<&str>()
@@ -298,9 +388,9 @@ fn guarded(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> Response) -> Re
                 Ok(()) => "the node's state is back at head".to_string(),
                 Err(error) => format!("the node's state could not be restored: {error}"),
             };
-            rpc::error::internal(&format!(
+            Err(rpc::error::internal(&format!(
                 "the node failed on this request ({message}); {recovered}"
-            ))
+            )))
         }
     }
 }
@@ -408,11 +498,12 @@ mod tests {
         .expect("an operation");
         transfer.signature = Some(bootstrap1.secret_key.sign(&transfer.signing_message()));
         chain.hold_operations(true);
-        let response = guarded(&mut chain, |chain| {
+        let response = guarded(&mut chain, |chain| -> Response {
             chain.inject(&transfer.encode()).expect("held");
             assert_eq!(chain.mempool().len(), 1);
             panic!("a bug");
-        });
+        })
+        .expect_err("the handler panics");
         assert_eq!(response.status, 500);
         assert_eq!(response.content_type, rpc::JSON);
         let body: serde_json::Value = serde_json::from_slice(&response.body).expect("JSON");
