@@ -96,6 +96,8 @@ enum Area {
     /// Example: `kestrel node`, then with Taquito `new TezosToolkit("http://127.0.0.1:8732")`
     /// and `new InMemorySigner("edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh")`
     /// (bootstrap1); `curl -d '{"blocks": 5}' http://127.0.0.1:8732/kestrel/mine`.
+    ///
+    /// `kestrel node bench [--json]` measures the node (start time, transfers per second, memory).
     Node(node::NodeArgs),
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]
