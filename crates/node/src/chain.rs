@@ -34,6 +34,12 @@ use std::borrow::Cow;
 /// `max_operation_data_length`).
 pub const MAX_OPERATION_DATA_BYTES: usize = 32_768;
 
+/// The context store's object cache: a node's state is a few accounts and the contracts a
+/// developer tests, which a few megabytes hold; the store's default (sized for replaying
+/// mainnet's context) kept ~100 MB resident after a minute of transfers, mostly versions of the
+/// state no block reads any more.
+const STORE_CACHE_BUDGET_BYTES: usize = 8 << 20;
+
 /// Empty blocks baked after genesis so that `head~2` exists.
 const INITIAL_EMPTY_BLOCKS: usize = 2;
 
@@ -189,7 +195,11 @@ impl Chain {
     /// accounts, committed, and the first blocks.
     pub fn open(mut config: ChainConfig<'_>) -> Result<Chain, ChainError> {
         std::fs::create_dir_all(config.directory)?;
-        let store = Store::open(config.directory, StoreOptions::default())?;
+        let options = StoreOptions {
+            cache_budget_bytes: STORE_CACHE_BUDGET_BYTES,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(config.directory, options)?;
         if store.head().is_some() {
             return Chain::reopen(config, store);
         }

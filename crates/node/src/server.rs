@@ -3,7 +3,8 @@
 //! delayed ACKs: `tezos-node.md` §5), every answer carries CORS headers, and body size,
 //! connection count, header and body read times have limits, so a slow or malformed client
 //! holds only its own connection. The router runs on tokio's blocking pool under the chain's
-//! lock, so a long request never stalls the accepting thread; a request whose handler panics
+//! lock, so a long request never stalls the accepting thread; injections go to one block-making
+//! thread, which makes a block of those that wait together; a request whose handler panics
 //! is answered 500 with an error list and the chain is put back at head's commit (the lock is
 //! never left poisoned). `/monitor/heads/main` streams one header per line as blocks are baked;
 //! with a block time, a timer bakes the mempool's operations.
@@ -15,11 +16,10 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Method, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch, Notify, Semaphore};
 
@@ -57,8 +57,9 @@ pub type BlockObserver = dyn Fn(&Block, Duration) + Send + Sync;
 
 struct Shared {
     chain: Mutex<Chain>,
-    /// Injections waiting for the chain: whoever holds it next makes one block of them.
-    injections: Mutex<VecDeque<Injection>>,
+    /// Where injections wait for the block maker ([`make_blocks`]); `None` once the server
+    /// stops.
+    injections: Mutex<Option<mpsc::Sender<Injection>>>,
     heads: watch::Sender<Arc<str>>,
     observer: Box<BlockObserver>,
 }
@@ -76,40 +77,25 @@ impl Shared {
         self.chain.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Makes blocks of the waiting injections, at most [`MAX_BLOCK_OPERATIONS`] each, until
-    /// none waits, and answers each once its block is made (or its operation refused). An
-    /// injection that arrived while another block was being made waits for this one: under
-    /// load, the injections of concurrent clients share a block.
-    fn inject_waiting(&self) {
+    /// Makes one block of `batch` (its valid operations), and answers each injection once the
+    /// block is made (or its operation refused).
+    fn inject_batch(&self, batch: Vec<Injection>) {
+        let started = Instant::now();
         let mut chain = self.chain();
-        loop {
-            let batch: Vec<Injection> = {
-                let mut waiting = self
-                    .injections
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let count = waiting.len().min(MAX_BLOCK_OPERATIONS);
-                waiting.drain(..count).collect()
+        let before = chain.head().hash;
+        let operations: Vec<&[u8]> = batch.iter().map(|injection| &injection.bytes[..]).collect();
+        let answers: Vec<Response> =
+            match guarded(&mut chain, |chain| chain.inject_all(&operations)) {
+                Ok(results) => results
+                    .into_iter()
+                    .map(rpc::operations::injection_answer)
+                    .collect(),
+                Err(failure) => vec![failure; batch.len()],
             };
-            if batch.is_empty() {
-                return;
-            }
-            let started = Instant::now();
-            let before = chain.head().hash;
-            let operations: Vec<&[u8]> =
-                batch.iter().map(|injection| &injection.bytes[..]).collect();
-            let answers: Vec<Response> =
-                match guarded(&mut chain, |chain| chain.inject_all(&operations)) {
-                    Ok(results) => results
-                        .into_iter()
-                        .map(rpc::operations::injection_answer)
-                        .collect(),
-                    Err(failure) => vec![failure; batch.len()],
-                };
-            self.announce(&chain, before, started.elapsed());
-            for (injection, answer) in batch.into_iter().zip(answers) {
-                let _ = injection.answer.send(answer);
-            }
+        self.announce(&chain, before, started.elapsed());
+        drop(chain);
+        for (injection, answer) in batch.into_iter().zip(answers) {
+            let _ = injection.answer.send(answer);
         }
     }
 
@@ -170,12 +156,19 @@ pub fn serve_with(
     chain.hold_operations(options.block_time.is_some());
     let head = Arc::from(chain.head().header_json(&chain.chain_id()));
     let (heads, _) = watch::channel(head);
+    let (injections, waiting) = mpsc::channel();
     let shared = Arc::new(Shared {
         chain: Mutex::new(chain),
-        injections: Mutex::new(VecDeque::new()),
+        injections: Mutex::new(Some(injections)),
         heads,
         observer,
     });
+    let maker = {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name("make-blocks".into())
+            .spawn(move || make_blocks(&shared, &waiting))?
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -195,6 +188,15 @@ pub fn serve_with(
         });
         stop.notified().await;
     });
+    // Ends the connections' tasks and waits for a request still under the lock, then for the
+    // block maker, whose queue closes.
+    drop(runtime);
+    shared
+        .injections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let _ = maker.join();
     if let Some(error) = failure
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -202,14 +204,29 @@ pub fn serve_with(
     {
         return Err(error);
     }
-    // Ends the connections' tasks and waits for a request still under the lock.
-    drop(runtime);
     let shared = Arc::try_unwrap(shared)
         .map_err(|_| std::io::Error::other("a request still holds the chain"))?;
     Ok(shared
         .chain
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner))
+}
+
+/// The block maker's loop: takes the injections waiting (at most [`MAX_BLOCK_OPERATIONS`]) and
+/// makes a block of them, until the server stops. Injections that arrive while a block is being
+/// made wait for the next: under load, concurrent clients' injections share a block. One thread
+/// makes every block (a thread per request would each keep an allocator heap of its own).
+fn make_blocks(shared: &Shared, waiting: &mpsc::Receiver<Injection>) {
+    while let Ok(first) = waiting.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BLOCK_OPERATIONS {
+            match waiting.try_recv() {
+                Ok(injection) => batch.push(injection),
+                Err(_) => break,
+            }
+        }
+        shared.inject_batch(batch);
+    }
 }
 
 /// Bakes the mempool's operations every `period`.
@@ -339,22 +356,23 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
     )
 }
 
-/// `POST /injection/operation`: the operation waits with the other injections for the chain
-/// ([`Shared::inject_waiting`]); the answer comes once its block is made.
+/// `POST /injection/operation`: the operation waits with the other injections for the block
+/// maker ([`make_blocks`]); the answer comes once its block is made.
 async fn inject(shared: Arc<Shared>, body: &[u8]) -> Response {
     let bytes = match rpc::operations::injected_bytes(body) {
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
     let (answer, answered) = oneshot::channel();
-    shared
+    let sent = shared
         .injections
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .push_back(Injection { bytes, answer });
-    // Makes the blocks on the blocking pool; this injection may be in a block another
-    // request's task makes first, and this task then finds none waiting.
-    drop(tokio::task::spawn_blocking(move || shared.inject_waiting()));
+        .as_ref()
+        .is_some_and(|waiting| waiting.send(Injection { bytes, answer }).is_ok());
+    if !sent {
+        return rpc::error::internal("the node is stopping");
+    }
     answered
         .await
         .unwrap_or_else(|_| rpc::error::internal("the node failed on this request"))
