@@ -48,6 +48,7 @@ fn a_short_bench_reports_start_throughput_and_memory() {
     assert!(report["memory"]["operations"].as_u64().unwrap() >= 30);
     assert_eq!(report["memory"]["clients"], 6);
     assert!(report["memory"]["rss_kib_after"].as_u64().unwrap() > 0);
+    assert!(report["memory"]["head_level"].as_u64().unwrap() > 2);
 }
 
 #[test]
@@ -63,4 +64,5 @@ fn a_load_test_prints_a_sample_per_period() {
         .collect();
     assert_eq!(seconds, [1, 2]);
     assert!(samples[1]["operations"].as_u64().unwrap() > 0);
+    assert!(samples[1]["head_level"].as_u64().unwrap() > 2);
 }

@@ -102,12 +102,13 @@ pub fn run(args: BenchArgs) -> CommandResult {
             "start_runs": starts.len(),
             "throughput": throughput,
         });
-        if let Some((operations, before, after)) = memory {
+        if let Some(memory) = &memory {
             report["memory"] = serde_json::json!({
-                "operations": operations,
+                "operations": memory.operations,
+                "head_level": memory.blocks,
                 "clients": clients,
-                "rss_kib_before": before,
-                "rss_kib_after": after,
+                "rss_kib_before": memory.rss_kib_before,
+                "rss_kib_after": memory.rss_kib_after,
             });
         }
         println!("{report}");
@@ -122,11 +123,13 @@ pub fn run(args: BenchArgs) -> CommandResult {
                 args.transfers, args.runs
             );
         }
-        if let Some((operations, before, after)) = memory {
+        if let Some(memory) = &memory {
             println!(
-                "resident memory: {} MiB at start, {} MiB after {operations} transfers ({clients} clients)",
-                before / 1024,
-                after / 1024
+                "resident memory: {} MiB at start, {} MiB after {} transfers ({clients} clients, head at level {})",
+                memory.rss_kib_before / 1024,
+                memory.rss_kib_after / 1024,
+                memory.operations,
+                memory.blocks
             );
         }
     }
@@ -223,8 +226,8 @@ impl Connection {
         })
     }
 
-    /// Sends `request`; fails unless it is answered 200.
-    fn exchange(&mut self, request: &[u8]) -> Result<(), String> {
+    /// Sends `request`; its answer's body, or why it is not a 200.
+    fn exchange(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let io = |error: std::io::Error| error.to_string();
         self.writer.write_all(request).map_err(io)?;
         let mut status = String::new();
@@ -249,7 +252,17 @@ impl Connection {
                 String::from_utf8_lossy(&body)
             ));
         }
-        Ok(())
+        Ok(body)
+    }
+
+    /// The level of the node's head.
+    fn head_level(&mut self) -> Result<u64, String> {
+        let body =
+            self.exchange(b"GET /chains/main/blocks/head/header HTTP/1.1\r\nhost: node\r\n\r\n")?;
+        serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|header| header["level"].as_u64())
+            .ok_or_else(|| "the head's header has no level".to_string())
     }
 }
 
@@ -308,7 +321,7 @@ fn throughput_run(clients: usize, transfers: u32) -> Result<f64, String> {
                 scope.spawn(move || {
                     requests
                         .iter()
-                        .try_for_each(|request| connection.exchange(request))
+                        .try_for_each(|request| connection.exchange(request).map(drop))
                 })
             })
             .collect();
@@ -378,9 +391,18 @@ impl Load {
     }
 }
 
+/// What [`memory_after`] measured.
+struct Memory {
+    operations: u64,
+    blocks: u64,
+    rss_kib_before: u64,
+    rss_kib_after: u64,
+}
+
 /// Resident memory (KiB) once a node has started and once `operations` transfers are confirmed.
-fn memory_after(clients: usize, operations: u64) -> Result<(u64, u64, u64), String> {
+fn memory_after(clients: usize, operations: u64) -> Result<Memory, String> {
     let load = Load::start(clients)?;
+    let mut observer = Connection::open(load.node.address)?;
     let before = resident_kib();
     while load.done() < operations {
         if load.clients.iter().any(|client| client.is_finished()) {
@@ -390,14 +412,21 @@ fn memory_after(clients: usize, operations: u64) -> Result<(u64, u64, u64), Stri
     }
     let after = resident_kib();
     let done = load.done();
+    let blocks = observer.head_level()?;
     load.finish()?;
-    Ok((done, before, after))
+    Ok(Memory {
+        operations: done,
+        blocks,
+        rss_kib_before: before,
+        rss_kib_after: after,
+    })
 }
 
 /// The load test: `clients` clients inject for `duration` seconds; a sample of the rate and
 /// resident memory every `sample` seconds.
 fn load_test(clients: usize, duration: u64, sample: u64, json: bool) -> Result<(), String> {
     let load = Load::start(clients)?;
+    let mut observer = Connection::open(load.node.address)?;
     let mut previous = 0;
     for index in 1..=duration.div_ceil(sample) {
         std::thread::sleep(Duration::from_secs(sample));
@@ -407,16 +436,16 @@ fn load_test(clients: usize, duration: u64, sample: u64, json: bool) -> Result<(
         let now = load.done();
         let rate = (now - previous) as f64 / sample as f64;
         previous = now;
-        let (seconds, rss) = (index * sample, resident_kib());
+        let (seconds, rss, level) = (index * sample, resident_kib(), observer.head_level()?);
         if json {
             println!(
                 "{}",
                 serde_json::json!({"seconds": seconds, "operations": now,
-                    "per_second": rate.round(), "rss_kib": rss})
+                    "per_second": rate.round(), "head_level": level, "rss_kib": rss})
             );
         } else {
             println!(
-                "{seconds:>5} s: {now} transfers, {rate:.0}/s over the last {sample} s, RSS {} MiB",
+                "{seconds:>5} s: {now} transfers, {rate:.0}/s over the last {sample} s, head at level {level}, RSS {} MiB",
                 rss / 1024
             );
         }
