@@ -255,10 +255,11 @@ impl Connection {
         Ok(body)
     }
 
-    /// The level of the node's head.
-    fn head_level(&mut self) -> Result<u64, String> {
-        let body =
-            self.exchange(b"GET /chains/main/blocks/head/header HTTP/1.1\r\nhost: node\r\n\r\n")?;
+    /// The level of the head of the node at `address`, asked on a new connection (the node
+    /// closes a keep-alive connection idle for `HEADER_READ_TIMEOUT`).
+    fn head_level(address: SocketAddr) -> Result<u64, String> {
+        let body = Connection::open(address)?
+            .exchange(b"GET /chains/main/blocks/head/header HTTP/1.1\r\nhost: node\r\n\r\n")?;
         serde_json::from_slice::<serde_json::Value>(&body)
             .ok()
             .and_then(|header| header["level"].as_u64())
@@ -402,7 +403,6 @@ struct Memory {
 /// Resident memory (KiB) once a node has started and once `operations` transfers are confirmed.
 fn memory_after(clients: usize, operations: u64) -> Result<Memory, String> {
     let load = Load::start(clients)?;
-    let mut observer = Connection::open(load.node.address)?;
     let before = resident_kib();
     while load.done() < operations {
         if load.clients.iter().any(|client| client.is_finished()) {
@@ -412,7 +412,7 @@ fn memory_after(clients: usize, operations: u64) -> Result<Memory, String> {
     }
     let after = resident_kib();
     let done = load.done();
-    let blocks = observer.head_level()?;
+    let blocks = Connection::head_level(load.node.address)?;
     load.finish()?;
     Ok(Memory {
         operations: done,
@@ -426,7 +426,6 @@ fn memory_after(clients: usize, operations: u64) -> Result<Memory, String> {
 /// resident memory every `sample` seconds.
 fn load_test(clients: usize, duration: u64, sample: u64, json: bool) -> Result<(), String> {
     let load = Load::start(clients)?;
-    let mut observer = Connection::open(load.node.address)?;
     let mut previous = 0;
     for index in 1..=duration.div_ceil(sample) {
         std::thread::sleep(Duration::from_secs(sample));
@@ -436,7 +435,11 @@ fn load_test(clients: usize, duration: u64, sample: u64, json: bool) -> Result<(
         let now = load.done();
         let rate = (now - previous) as f64 / sample as f64;
         previous = now;
-        let (seconds, rss, level) = (index * sample, resident_kib(), observer.head_level()?);
+        let (seconds, rss, level) = (
+            index * sample,
+            resident_kib(),
+            Connection::head_level(load.node.address)?,
+        );
         if json {
             println!(
                 "{}",
