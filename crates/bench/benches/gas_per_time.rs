@@ -7,6 +7,8 @@
 //! `cargo bench -p kestrel-bench --bench gas_per_time` prints one line per class: gas consumed,
 //! wall time, the process's CPU time (on a shared machine the wall time includes waiting for a
 //! core), µs of CPU per gas unit, peak RSS. Not criterion: each run is long and deterministic.
+//! `gas_per_time '<class name>' <gas>` runs one class alone with a smaller gas limit (for
+//! profiling, e.g. under `valgrind --tool=callgrind`).
 
 use kestrel_bench::serialization::cpu::{cpu_time, CpuClock};
 use kestrel_micheline::{Node, Prim};
@@ -108,8 +110,7 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 /// Runs one class and prints its line.
-fn run_class(name: &str, script: &str) {
-    let gas_limit = HARD_GAS_LIMIT_PER_OPERATION_MILLI;
+fn run_class(name: &str, script: &str, gas_limit: u64) {
     let unit = Node::prim(Prim::D_Unit, vec![]);
     let started = Instant::now();
     let cpu_started = cpu_time(CpuClock::SelfProcess);
@@ -149,7 +150,14 @@ fn main() {
         .iter()
         .find(|(name, _)| requested.iter().any(|argument| argument == name))
     {
-        run_class(name, script);
+        let gas_limit = requested
+            .iter()
+            .find_map(|argument| argument.parse::<u64>().ok())
+            .map_or(HARD_GAS_LIMIT_PER_OPERATION_MILLI, |gas| {
+                gas.saturating_mul(1_000)
+                    .min(HARD_GAS_LIMIT_PER_OPERATION_MILLI)
+            });
+        run_class(name, script, gas_limit);
         return;
     }
     let program = std::env::current_exe().expect("the benchmark knows its own path");

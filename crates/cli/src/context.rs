@@ -426,6 +426,7 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
                 "total_irmin_v2_bytes": census.total().irmin_bytes,
                 "irmin_names_bytes": census.irmin_names_bytes,
                 "child_hash_bytes": census.child_hash_bytes,
+                "inline_child_hash_bytes": census.inline_child_hash_bytes,
             })),
         }));
     } else {
@@ -487,8 +488,8 @@ fn info(directory: &Path, census: bool, json: bool) -> CommandResult {
                 );
             }
             println!(
-                "child hashes held by directory entries: {} bytes; names in irmin's total: {} bytes",
-                census.child_hash_bytes, census.irmin_names_bytes
+                "child hashes held by directory entries: {} bytes ({} of inline contents); names in irmin's total: {} bytes",
+                census.child_hash_bytes, census.inline_child_hash_bytes, census.irmin_names_bytes
             );
         }
     }

@@ -80,8 +80,9 @@ enum Area {
     /// Protocol 025 (Ushuaia) with the five sandbox accounts bootstrap1 … bootstrap5 (their keys,
     /// printed at start, are public) plus `--accounts` generated ones, and three blocks so that
     /// `head~2` exists. Each operation injected is validated, applied and baked into a new block
-    /// before `/injection/operation` answers, so clients confirm at once; one whose application
-    /// fails is included and pays its fee. State lives in a context store in a temporary
+    /// before `/injection/operation` answers, so clients confirm at once (injections that arrive
+    /// while a block is being made share the next one); one whose application fails is included
+    /// and pays its fee. State lives in a context store in a temporary
     /// directory, removed on exit, unless `--data-dir` names one (reopening it continues the
     /// chain; start it with the same `--accounts`, the first account bakes).
     ///
@@ -96,6 +97,8 @@ enum Area {
     /// Example: `kestrel node`, then with Taquito `new TezosToolkit("http://127.0.0.1:8732")`
     /// and `new InMemorySigner("edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh")`
     /// (bootstrap1); `curl -d '{"blocks": 5}' http://127.0.0.1:8732/kestrel/mine`.
+    ///
+    /// `kestrel node bench [--json]` measures the node (start time, transfers per second, memory).
     Node(node::NodeArgs),
     /// Solana wire transactions: decode one, or check a file of them.
     #[command(subcommand)]

@@ -1,9 +1,10 @@
 //! What each kind of record costs in the pack, set beside what irmin-pack's V2 encoding of the same
 //! objects would cost (the yardstick of `kestrel context info --census`).
 //!
-//! The census scans the pack from its header (or, on a collected store, from the last GC's
-//! boundary) to its end, frame by frame (so it counts every object written there, live or not;
-//! run it on a store no GC has collected to count every block). The irmin-pack sizes are
+//! The census scans every object the store holds, frame by frame: on a collected store the live
+//! objects below the last GC's boundary (each run of its prefix's mapping, read at its pack
+//! offsets) and everything the pack holds above the boundary, live or not; on a store no GC has
+//! collected, the whole pack (so run it there to count every block's bytes). The irmin-pack sizes are
 //! computed from irmin-pack's encoding (irmin 3.x, `src/irmin-pack/inode.ml`, `Compress`, and
 //! `pack_value.ml`), for a store with Octez's configuration (minimal indexing: children addressed
 //! by pack offset; contents length header: LEB128; inodes of 32 entries):
@@ -60,6 +61,9 @@ pub struct Census {
     /// Of this pack's bytes, the 32-byte child hashes entries hold (inode tree pointers hold
     /// none since pack version 3).
     pub child_hash_bytes: u64,
+    /// Of `child_hash_bytes`, those of inline contents: the hash of bytes the entry holds beside
+    /// it, which a reader could recompute (a BLAKE2b-256 of the value) instead of reading.
+    pub inline_child_hash_bytes: u64,
 }
 
 impl Census {
@@ -81,19 +85,37 @@ fn leb128_bytes(value: u64) -> u64 {
     buffer.len() as u64
 }
 
-/// Scans the pack `file` from `start` (its header's end, or the last GC's boundary: the bytes
-/// below it are only the live objects, in the prefix) to `pack_length`.
-pub(crate) fn census(
-    file: &PackReader,
-    start: u64,
-    pack_length: u64,
-) -> Result<Census, ContextError> {
-    let path = file.path();
+/// Scans the objects `file` holds up to `pack_length`: the runs of its prefix's mapping below
+/// the prefix's boundary (if it has a prefix), then the pack from the boundary (or its header).
+pub(crate) fn census(file: &PackReader, pack_length: u64) -> Result<Census, ContextError> {
     let mut census = Census::default();
     let mut buffer = Vec::new();
+    let boundary = match file.prefix() {
+        Some(prefix) => {
+            for (start, end) in prefix.runs() {
+                scan(file, start, end, &mut census, &mut buffer)?;
+            }
+            prefix.boundary()
+        }
+        None => PACK_HEADER_BYTES,
+    };
+    scan(file, boundary, pack_length, &mut census, &mut buffer)?;
+    Ok(census)
+}
+
+/// Adds the objects of `file` from `start` (an object's offset) up to `end` (an object's end) to
+/// `census`.
+fn scan(
+    file: &PackReader,
+    start: u64,
+    end: u64,
+    census: &mut Census,
+    buffer: &mut Vec<u8>,
+) -> Result<(), ContextError> {
+    let path = file.path();
     let mut offset = start.max(PACK_HEADER_BYTES);
-    while offset < pack_length {
-        let frame = read_frame(file, pack_length, offset, &mut buffer)?;
+    while offset < end {
+        let frame = read_frame(file, end, offset, buffer)?;
         let body = &buffer[frame.body.clone()];
         let position = |error: pack::PackError| {
             corrupt_pack(
@@ -121,6 +143,7 @@ pub(crate) fn census(
                     }
                     ValueView::Inline { bytes, .. } => {
                         census.child_hash_bytes += 32;
+                        census.inline_child_hash_bytes += 32;
                         // A contents object of its own in irmin.
                         let length = bytes.len() as u64;
                         let inline = &mut census.by_tag[0];
@@ -135,8 +158,7 @@ pub(crate) fn census(
         };
         match tag {
             pack::TAG_FLAT_NODE => {
-                irmin +=
-                    entries(0, crate::hash::FLAT_NODE_MAX_ENTRIES, &mut census).map_err(position)?
+                irmin += entries(0, crate::hash::FLAT_NODE_MAX_ENTRIES, census).map_err(position)?
             }
             pack::TAG_INODE_VALUES | pack::TAG_FLAT_PART => {
                 // An inode value starts with its own hash; a part with its index.
@@ -145,8 +167,8 @@ pub(crate) fn census(
                 } else {
                     crate::hash::HASH_BYTES
                 };
-                irmin += entries(start, crate::hash::FLAT_NODE_MAX_ENTRIES, &mut census)
-                    .map_err(position)?
+                irmin +=
+                    entries(start, crate::hash::FLAT_NODE_MAX_ENTRIES, census).map_err(position)?
             }
             pack::TAG_INODE_TREE => {
                 let record = pack::read_tree(body, offset).map_err(position)?;
@@ -200,5 +222,5 @@ pub(crate) fn census(
         cost.irmin_bytes += IRMIN_HEADER_BYTES + leb128_bytes(irmin_body) + irmin_body;
         offset += frame.length_bytes();
     }
-    Ok(census)
+    Ok(())
 }

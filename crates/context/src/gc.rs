@@ -41,6 +41,7 @@
 use crate::error::ContextError;
 use crate::pack::{self, PACK_HEADER_BYTES};
 use crate::prefix::{self, PackReader, Prefix};
+use crate::runs::MarkedRuns;
 use crate::walk::{corrupt_pack, walk, Visit, PAGE_BYTES};
 use std::fs::File;
 use std::path::PathBuf;
@@ -95,13 +96,14 @@ pub struct GcReport {
     pub live_bytes: u64,
     /// Bytes of the new prefix file (the live bytes below the boundary).
     pub prefix_bytes: u64,
-    /// Runs of live bytes in its mapping (16 bytes each on disk and in memory).
+    /// Runs of live bytes in its mapping (16 bytes each on disk, 3-5 in memory,
+    /// [`crate::runs`]).
     pub prefix_runs: u64,
     /// Bytes of the pack below the boundary given back by this GC (not punched before).
     pub pack_bytes_punched: u64,
     /// Bytes of the index punched.
     pub index_bytes_punched: u64,
-    /// The most offsets the mark had pending at once (its frontier, 8 bytes each; see
+    /// The most offsets the mark had pending at once (its frontier, 4 bytes each; see
     /// [`crate::walk`]).
     pub mark_frontier_peak: u64,
     /// Time spent marking.
@@ -194,12 +196,13 @@ pub(crate) fn run(
     let mark_duration = mark_start.elapsed();
     job.step(GcStep::Marked);
     let copy_start = Instant::now();
-    let half = live.runs.len() / 2;
+    let runs = live.runs.into_ascending();
+    let half = runs.len() / 2;
     let copied = Prefix::write(
         &job.directory,
         job.generation,
         live.boundary_bytes,
-        live.runs,
+        runs,
         &job.reader,
         job.sync,
         |index| {
@@ -294,8 +297,8 @@ fn punch_hole(
 
 /// What the mark found.
 struct Live {
-    /// The runs of live bytes below the boundary, `[start, end)`, ascending.
-    runs: Vec<(u64, u64)>,
+    /// The runs of live bytes below the boundary.
+    runs: MarkedRuns,
     boundary_bytes: u64,
     objects: u64,
     bytes: u64,
@@ -307,7 +310,7 @@ struct Live {
 fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let Some(&keep) = job.roots.first() else {
         return Ok(Some(Live {
-            runs: Vec::new(),
+            runs: MarkedRuns::default(),
             boundary_bytes: 0,
             objects: 0,
             bytes: 0,
@@ -326,7 +329,7 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     }
     let boundary_bytes = keep + frame.length_bytes();
     // Visited in decreasing offset order: a run grows downwards while objects touch.
-    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut runs = MarkedRuns::default();
     let mut objects = 0u64;
     let mut bytes = 0u64;
     let mut children = Vec::new();
@@ -339,10 +342,7 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
             objects += 1;
             bytes += visit.frame.length_bytes();
             if visit.offset < boundary_bytes {
-                match runs.last_mut() {
-                    Some(run) if run.0 == end => run.0 = visit.offset,
-                    _ => runs.push((visit.offset, end)),
-                }
+                runs.add(visit.offset, end);
             }
             children.clear();
             pack::child_offsets(
@@ -371,8 +371,6 @@ fn mark(job: &GcJob) -> Result<Option<Live>, ContextError> {
     let Some(peak) = peak else {
         return Ok(None);
     };
-    runs.reverse();
-    runs.shrink_to_fit();
     Ok(Some(Live {
         runs,
         boundary_bytes,

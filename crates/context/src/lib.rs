@@ -25,6 +25,7 @@ mod node;
 pub mod ocaml_hash;
 pub mod pack;
 mod prefix;
+mod runs;
 mod store;
 /// The store's file names and the index and mapping formats' constants
 /// (docs/formats/control-file.md).

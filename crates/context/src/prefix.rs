@@ -19,6 +19,7 @@
 //! generation's files beside them).
 
 use crate::error::{ContextError, CorruptionKind, StoreFile};
+use crate::runs::RunMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -46,14 +47,6 @@ pub const MAPPING_CHECKSUM_PIECE_RUNS: u64 = 4096;
 /// Bytes copied per read while a GC builds a prefix (bounds the copy's buffer).
 const COPY_CHUNK_BYTES: u64 = 1 << 20;
 
-/// Where a range of live pack bytes starts in the pack and in the prefix file (it ends where
-/// the next run starts in the prefix file: 16 bytes of memory per run).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
-    start: u64,
-    prefix_offset: u64,
-}
-
 /// One generation's prefix and mapping, open for reading.
 pub(crate) struct Prefix {
     file: File,
@@ -62,11 +55,9 @@ pub(crate) struct Prefix {
     generation: u64,
     /// Pack offsets at or after this are not in the prefix (the GC boundary).
     boundary: u64,
-    /// Sorted by `start`, disjoint, not touching one another; `prefix_offset`s increase in the
-    /// same order, each run right after the one before.
-    runs: Vec<Run>,
-    /// The prefix file's length (where the last run ends in it).
-    length_bytes: u64,
+    /// Sorted by pack offset, disjoint, not touching one another, each run right after the one
+    /// before in the prefix file (held compactly, [`crate::runs`]).
+    runs: RunMap,
 }
 
 /// The file names of generation `generation`: prefix, mapping.
@@ -181,8 +172,7 @@ impl Prefix {
         if count.checked_mul(MAPPING_RUN_BYTES) != Some(body_end - MAPPING_HEADER_BYTES) {
             return Err(corrupt(24, CorruptionKind::Truncated));
         }
-        let mut runs = Vec::with_capacity(count as usize);
-        let mut prefix_offset = 0u64;
+        let mut runs = RunMap::default();
         let mut previous_end = 0u64;
         for index in 0..count {
             let at = (MAPPING_HEADER_BYTES + index * MAPPING_RUN_BYTES) as usize;
@@ -200,13 +190,11 @@ impl Prefix {
                 ));
             }
             let end = start + run_length;
-            runs.push(Run {
-                start,
-                prefix_offset,
-            });
-            prefix_offset += run_length;
+            runs.push(start, end);
             previous_end = end;
         }
+        runs.shrink_to_fit();
+        let prefix_offset = runs.length_bytes();
         let file = File::open(&path).map_err(|error| {
             if error.kind() == std::io::ErrorKind::NotFound {
                 ContextError::Corrupt {
@@ -235,19 +223,18 @@ impl Prefix {
             generation,
             boundary,
             runs,
-            length_bytes: prefix_offset,
         })
     }
 
-    /// Copies the pack bytes of `live` (ranges `[start, end)`, sorted, apart, below `boundary`)
-    /// from `source` into generation `generation`'s prefix and writes its mapping, both synced
+    /// Copies the pack bytes of `live` (ranges `[start, end)`, sorted, apart, below
+    /// `boundary`) from `source` into generation `generation`'s prefix and writes its mapping, both synced
     /// (with the directory) when `sync` is set. `should_stop` is polled before each range (given
     /// its index): `None` when it stopped (the partial files are removed).
     pub(crate) fn write(
         directory: &Path,
         generation: u64,
         boundary: u64,
-        live: Vec<(u64, u64)>,
+        live: impl ExactSizeIterator<Item = (u64, u64)>,
         source: &PackReader,
         sync: bool,
         should_stop: impl Fn(usize) -> bool,
@@ -274,7 +261,8 @@ impl Prefix {
         piece.extend_from_slice(&MAPPING_VERSION.to_be_bytes());
         piece.extend_from_slice(&[0; 4]);
         piece.extend_from_slice(&boundary.to_be_bytes());
-        piece.extend_from_slice(&(live.len() as u64).to_be_bytes());
+        let count = live.len() as u64;
+        piece.extend_from_slice(&count.to_be_bytes());
         let mut flush_piece = |piece: &mut Vec<u8>| {
             checksum.piece(piece);
             let written = mapping.write_all(piece);
@@ -284,11 +272,13 @@ impl Prefix {
         flush_piece(&mut piece)?;
         let mut chunk = Vec::new();
         let mut out = std::io::BufWriter::with_capacity(COPY_CHUNK_BYTES as usize, &file);
-        for (index, &(start, end)) in live.iter().enumerate() {
+        let mut runs = RunMap::default();
+        for (index, (start, end)) in live.enumerate() {
             assert!(
                 start < end && end <= boundary,
                 "a live range below the boundary"
             );
+            runs.push(start, end);
             if should_stop(index) {
                 drop(out);
                 drop(mapping);
@@ -309,6 +299,8 @@ impl Prefix {
                 flush_piece(&mut piece)?;
             }
         }
+        assert_eq!(runs.count(), count, "as many live ranges as counted");
+        runs.shrink_to_fit();
         if !piece.is_empty() {
             flush_piece(&mut piece)?;
         }
@@ -328,19 +320,6 @@ impl Prefix {
                 .and_then(|directory| directory.sync_all())
                 .map_err(io_error(directory, "sync"))?;
         }
-        // The ranges become the runs in place (same size: no second list in memory).
-        let mut length_bytes = 0u64;
-        let runs: Vec<Run> = live
-            .into_iter()
-            .map(|(start, end)| {
-                let run = Run {
-                    start,
-                    prefix_offset: length_bytes,
-                };
-                length_bytes += end - start;
-                run
-            })
-            .collect();
         Ok(Some(Prefix {
             file,
             path,
@@ -348,7 +327,6 @@ impl Prefix {
             generation,
             boundary,
             runs,
-            length_bytes,
         }))
     }
 
@@ -364,22 +342,26 @@ impl Prefix {
 
     /// Runs in the mapping.
     pub(crate) fn run_count(&self) -> u64 {
-        self.runs.len() as u64
+        self.runs.count()
+    }
+
+    /// The runs of live pack bytes, `[start, end)`, in increasing order.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.runs.from(0).map(|run| (run.start, run.end))
+    }
+
+    /// Where the live pack byte at `offset` lies in the prefix file, if it is one.
+    fn prefix_offset(&self, offset: u64) -> Option<u64> {
+        if offset >= self.boundary {
+            return None;
+        }
+        let run = self.runs.from(offset).find(|run| run.end > offset)?;
+        (run.start <= offset).then(|| run.prefix_offset + (offset - run.start))
     }
 
     /// Bytes of the prefix file (the live bytes below the boundary).
     pub(crate) fn length_bytes(&self) -> u64 {
-        self.length_bytes
-    }
-
-    /// Where run `index` ends in the pack.
-    fn run_end(&self, index: usize) -> u64 {
-        let next = self
-            .runs
-            .get(index + 1)
-            .map_or(self.length_bytes, |run| run.prefix_offset);
-        let run = self.runs[index];
-        run.start + (next - run.prefix_offset)
+        self.runs.length_bytes()
     }
 
     /// Bytes the file system holds for the prefix and mapping files.
@@ -391,53 +373,52 @@ impl Prefix {
 
     /// Bytes of memory the mapping takes.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.runs.capacity() * std::mem::size_of::<Run>()
+        self.runs.memory_bytes()
     }
 
     /// Fills `buffer` with the pack bytes at `offset` (the whole range below the boundary): the
     /// live bytes from the prefix, zeros elsewhere. One `pread` of the prefix bytes of every run
-    /// the range touches (they are contiguous there), then each run's bytes moved to its place.
+    /// the range touches (they are contiguous there) into the end of the buffer, then each run's
+    /// bytes moved down to its place.
     fn read(&self, buffer: &mut [u8], offset: u64) -> Result<(), ContextError> {
         let end = offset + buffer.len() as u64;
         debug_assert!(end <= self.boundary);
-        // The first run ending after `offset`, and the first starting at or after `end`.
-        let mut first = self
+        // Each touched run's part inside the read: its pack range and where it is in the prefix.
+        let parts = self
             .runs
-            .partition_point(|run| run.start <= offset)
-            .saturating_sub(1);
-        if first < self.runs.len() && self.run_end(first) <= offset {
-            first += 1;
+            .from(offset)
+            .skip_while(|run| run.end <= offset)
+            .take_while(|run| run.start < end)
+            .map(|run| {
+                let start = run.start.max(offset);
+                let stop = run.end.min(end);
+                (start, stop, run.prefix_offset + (start - run.start))
+            });
+        let mut read_start = None;
+        let mut read_length = 0usize;
+        for (start, stop, from_prefix) in parts.clone() {
+            read_start.get_or_insert(from_prefix);
+            read_length += (stop - start) as usize;
         }
-        let last = self.runs.partition_point(|run| run.start < end);
-        if first >= last {
+        let Some(read_start) = read_start else {
             buffer.fill(0);
             return Ok(());
-        }
-        // Each touched run's part inside the read: its pack range and where it is in the prefix.
-        let part = |index: usize| {
-            let run = self.runs[index];
-            let start = run.start.max(offset);
-            let stop = self.run_end(index).min(end);
-            (start, stop, run.prefix_offset + (start - run.start))
         };
-        let (_, _, read_start) = part(first);
-        let (last_start, last_stop, last_prefix) = part(last - 1);
-        let read_length = (last_prefix + (last_stop - last_start) - read_start) as usize;
+        let spare = buffer.len() - read_length;
         self.file
-            .read_exact_at(&mut buffer[..read_length], read_start)
+            .read_exact_at(&mut buffer[spare..], read_start)
             .map_err(io_error(&self.path, "read"))?;
-        // Each run's bytes go to a place at or after where they were read to, and after every
-        // earlier run's bytes: moving the runs from the last one back overwrites none not moved.
-        for index in (first..last).rev() {
-            let (start, stop, from_prefix) = part(index);
-            let from = (from_prefix - read_start) as usize;
-            let to = (start - offset) as usize;
-            buffer.copy_within(from..from + (stop - start) as usize, to);
-        }
+        // A part's bytes were read `spare` minus the gaps before it after its place, so each goes
+        // to a place at or before where it is, and ends at or before the next part's bytes:
+        // moving them from the first one on overwrites none not moved; the gaps read as zeros.
         let mut cursor = offset;
-        for index in first..last {
-            let (start, stop, _) = part(index);
-            buffer[(cursor - offset) as usize..(start - offset) as usize].fill(0);
+        let mut from = spare;
+        for (start, stop, _) in parts {
+            let to = (start - offset) as usize;
+            let length = (stop - start) as usize;
+            buffer[(cursor - offset) as usize..to].fill(0);
+            buffer.copy_within(from..from + length, to);
+            from += length;
             cursor = stop;
         }
         buffer[(cursor - offset) as usize..].fill(0);
@@ -519,6 +500,36 @@ impl PackReader {
         self.prefix = Some(prefix);
     }
 
+    /// `error` naming the file the bad bytes lie in: a pack offset of this reader's pack that
+    /// lies in a run of the prefix becomes the prefix file and its offset there.
+    pub(crate) fn place(&self, error: ContextError) -> ContextError {
+        match (error, &self.prefix) {
+            (
+                ContextError::Corrupt {
+                    file: StoreFile::Pack,
+                    path,
+                    offset_bytes,
+                    kind,
+                },
+                Some(prefix),
+            ) if path == self.path => match prefix.prefix_offset(offset_bytes) {
+                Some(in_prefix) => ContextError::Corrupt {
+                    file: StoreFile::Prefix,
+                    path: prefix.path.clone(),
+                    offset_bytes: in_prefix,
+                    kind,
+                },
+                None => ContextError::Corrupt {
+                    file: StoreFile::Pack,
+                    path,
+                    offset_bytes,
+                    kind,
+                },
+            },
+            (error, _) => error,
+        }
+    }
+
     /// Fills `buffer` with the pack bytes at `offset`.
     pub(crate) fn read_exact_at(&self, buffer: &mut [u8], offset: u64) -> Result<(), ContextError> {
         let (below, above) = match &self.prefix {
@@ -561,9 +572,11 @@ mod tests {
         std::fs::write(&pack_path, &pack_bytes).unwrap();
         let reader = PackReader::new(File::open(&pack_path).unwrap(), pack_path.clone(), None);
         let live = [(10, 20), (21, 40), (90, 150)];
-        let prefix = Prefix::write(&directory, 7, 160, live.to_vec(), &reader, true, |_| false)
-            .unwrap()
-            .unwrap();
+        let prefix = Prefix::write(&directory, 7, 160, live.into_iter(), &reader, true, |_| {
+            false
+        })
+        .unwrap()
+        .unwrap();
         assert_eq!(prefix.length_bytes(), 10 + 19 + 60);
         drop(prefix);
         let prefix = Arc::new(Prefix::open(&directory, 7, 160).unwrap());
@@ -609,9 +622,17 @@ mod tests {
         let reader = PackReader::new(File::open(&pack_path).unwrap(), pack_path.clone(), None);
         let live: Vec<(u64, u64)> = (0..runs).map(|k| (16 + 3 * k, 18 + 3 * k)).collect();
         let boundary = 16 + 3 * runs;
-        Prefix::write(&directory, 2, boundary, live, &reader, false, |_| false)
-            .unwrap()
-            .unwrap();
+        Prefix::write(
+            &directory,
+            2,
+            boundary,
+            live.into_iter(),
+            &reader,
+            false,
+            |_| false,
+        )
+        .unwrap()
+        .unwrap();
         let prefix = Prefix::open(&directory, 2, boundary).unwrap();
         assert_eq!(prefix.run_count(), runs);
         let reader = PackReader::new(
@@ -644,7 +665,7 @@ mod tests {
             &directory,
             1,
             90,
-            vec![(16, 30), (40, 50)],
+            [(16, 30), (40, 50)].into_iter(),
             &reader,
             false,
             |_| false,

@@ -125,7 +125,10 @@ pub enum SyncMode {
 pub struct StoreOptions {
     /// When the pack is synced.
     pub sync_mode: SyncMode,
-    /// Memory budget of the object cache, in estimated bytes.
+    /// Memory budget of the object cache, in estimated bytes. It also covers the GC's memory: a
+    /// collected store's cache gets the budget less the prefix's mapping and, while a GC runs,
+    /// less an estimate of the GC's own memory (its new mapping, the mark's runs and frontier:
+    /// [`Store`]'s `gc_memory_bytes`), never less than a quarter of it.
     pub cache_budget_bytes: usize,
     /// The object cache's replacement policy.
     pub cache_policy: CachePolicy,
@@ -1488,15 +1491,7 @@ impl Store {
                 },
             ));
         }
-        if self.options.cache_budget_includes_retained {
-            let retained_estimated_bytes =
-                self.retained_bytes * RETAINED_ESTIMATED_PERCENT_OF_WRITTEN / 100;
-            let budget = self.options.cache_budget_bytes;
-            let cache_budget = budget
-                .saturating_sub(usize::try_from(retained_estimated_bytes).unwrap_or(usize::MAX))
-                .max(budget / 4);
-            self.cache.get_mut().objects.set_budget_bytes(cache_budget);
-        }
+        self.apply_cache_budget();
         self.append_index_record(&hash, commit_offset);
         self.head = Some((commit_offset, hash));
         self.commits_since_checkpoint += 1;
@@ -1568,6 +1563,42 @@ impl Store {
         }
         self.start_gc(count - commits.max(1))?;
         Ok(true)
+    }
+
+    /// Sets the object cache's budget: the configured one less what the budget also covers
+    /// beside the cache (the retained tree when asked, the GC's memory), never below a quarter
+    /// of it.
+    fn apply_cache_budget(&mut self) {
+        let retained_estimated_bytes = if self.options.cache_budget_includes_retained {
+            self.retained_bytes * RETAINED_ESTIMATED_PERCENT_OF_WRITTEN / 100
+        } else {
+            0
+        };
+        let beside = usize::try_from(retained_estimated_bytes)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.gc_memory_bytes());
+        let budget = self.options.cache_budget_bytes;
+        let cache_budget = budget.saturating_sub(beside).max(budget / 4);
+        self.cache.get_mut().objects.set_budget_bytes(cache_budget);
+    }
+
+    /// The GC's memory as the cache budget counts it: the prefix's mapping and, while a GC runs,
+    /// its new mapping and the mark's runs (each about the current mapping's size) and the mark's
+    /// frontier (the last GC's peak, 4 bytes an entry, up to twice that in a heap's capacity).
+    fn gc_memory_bytes(&self) -> usize {
+        let mapping = self
+            .reader
+            .prefix()
+            .map_or(0, |prefix| prefix.memory_bytes());
+        if self.gc_run.is_none() {
+            return mapping;
+        }
+        let frontier = self.gc_last.as_ref().map_or(0, |report| {
+            usize::try_from(report.mark_frontier_peak)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(8)
+        });
+        mapping.saturating_mul(3).saturating_add(frontier)
     }
 
     /// Starts a GC if the store's policy says one is due and none is running.
@@ -1872,9 +1903,10 @@ impl Store {
     }
 
     /// Every record of the pack by kind, with what irmin-pack V2 would write for the same
-    /// objects ([`crate::census`]): a scan of the whole pack.
+    /// objects ([`crate::census`]): a scan of every object stored (the prefix's live objects
+    /// and the pack above the last GC's boundary).
     pub fn census(&self) -> Result<crate::Census, ContextError> {
-        crate::census::census(&self.reader, self.gc_boundary_bytes, self.pack_length_bytes)
+        crate::census::census(&self.reader, self.pack_length_bytes)
     }
 
     /// Whether a GC is running.

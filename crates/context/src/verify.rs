@@ -66,11 +66,16 @@ pub(crate) struct Files<'a> {
     pub(crate) first_region_start: Option<u64>,
 }
 
-/// Checks `commits` (in index order) and everything their trees reach.
+/// Checks `commits` (in index order) and everything their trees reach. A bad object below the
+/// last GC's boundary is named in the prefix file, at its offset there.
 pub(crate) fn verify(
     files: &Files<'_>,
     commits: &[CommitToCheck],
 ) -> Result<VerifyReport, ContextError> {
+    check(files, commits).map_err(|error| files.pack.place(error))
+}
+
+fn check(files: &Files<'_>, commits: &[CommitToCheck]) -> Result<VerifyReport, ContextError> {
     let mut report = VerifyReport::default();
     let mut buffer = Vec::new();
     let mut roots = Vec::with_capacity(commits.len());
@@ -160,6 +165,10 @@ pub(crate) fn verify(
     }
     let mut encoding = Vec::new();
     let mut part_buffer = Vec::new();
+    // An inode tree's hash is made of its children's own hashes, which lie in their records: a
+    // tree whose hash mismatches may hold no bad byte itself. Its error waits for the walk to
+    // reach the children (lower in the pack): a child whose own hash is bad is the one named.
+    let mut suspect: Option<ContextError> = None;
     walk(
         files.pack,
         files.pack_length_bytes,
@@ -304,21 +313,23 @@ pub(crate) fn verify(
                     ))
                 }
             };
-            if let Some(own) = own {
-                if own.map_err(position)? != computed {
-                    return Err(corrupt_pack(
-                        files.pack_path,
-                        visit.frame.body_position(visit.offset, 0),
-                        CorruptionKind::HashMismatch,
-                    ));
-                }
-            }
-            if computed != *visit.label {
-                return Err(corrupt_pack(
+            let own = own.transpose().map_err(position)?;
+            let mismatch = match own {
+                Some(own) if own != computed => Some(corrupt_pack(
                     files.pack_path,
-                    visit.offset,
+                    visit.frame.body_position(visit.offset, 0),
                     CorruptionKind::HashMismatch,
-                ));
+                )),
+                _ => (computed != *visit.label).then(|| {
+                    corrupt_pack(files.pack_path, visit.offset, CorruptionKind::HashMismatch)
+                }),
+            };
+            match mismatch {
+                Some(error) if visit.frame.tag == pack::TAG_INODE_TREE => {
+                    suspect.get_or_insert(error);
+                }
+                Some(error) => return Err(error),
+                None => {}
             }
             report.objects += 1;
             report.bytes += visit.frame.length_bytes();
@@ -337,7 +348,10 @@ pub(crate) fn verify(
         },
         || false,
     )?;
-    Ok(report)
+    match suspect {
+        Some(error) => Err(error),
+        None => Ok(report),
+    }
 }
 
 /// An entry's name, kind and recorded hash: what a directory's hash encoding is made of.

@@ -13,7 +13,7 @@ use crate::error::{ContextError, CorruptionKind, StoreFile};
 use crate::hash::ContextHash;
 use crate::pack::{read_frame_header, OWN_HASH_PREFIX_MAX_BYTES, PACK_HEADER_BYTES};
 use crate::prefix::PackReader;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::Path;
 
 /// The page size the first read of an object is bounded by: the page cache works in 4 KiB pages,
@@ -204,6 +204,59 @@ pub(crate) struct Visit<'a, T> {
 /// Pending entries below which a walk never folds duplicates (a fold sorts the whole frontier).
 const FOLD_MIN_ENTRIES: usize = 1 << 16;
 
+/// The offsets a walk has pending, with their labels: a max-heap per 4 GiB of the pack holding
+/// the offsets' low 32 bits, so that an entry of the GC's mark takes 4 bytes, not 8 (its
+/// frontier reaches two million entries on a 150,000-block store, BENCHMARKS.md). A pack of
+/// 32 GB has 8 such heaps; the walk only pops from the highest.
+struct Frontier<T> {
+    heaps: BTreeMap<u32, BinaryHeap<(u32, T)>>,
+    len: usize,
+}
+
+impl<T: Ord> Frontier<T> {
+    fn new() -> Self {
+        Frontier {
+            heaps: BTreeMap::new(),
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, offset: u64, label: T) {
+        self.heaps
+            .entry((offset >> 32) as u32)
+            .or_default()
+            .push((offset as u32, label));
+        self.len += 1;
+    }
+
+    /// The highest offset pending, and its label.
+    fn pop(&mut self) -> Option<(u64, T)> {
+        let mut highest = self.heaps.last_entry()?;
+        let high = u64::from(*highest.key()) << 32;
+        let popped = highest.get_mut().pop();
+        if highest.get().is_empty() {
+            // Its capacity goes with it.
+            highest.remove();
+        }
+        let (low, label) = popped?;
+        self.len -= 1;
+        Some((high | u64::from(low), label))
+    }
+
+    /// Folds equal entries into one, keeping capacity for as many again.
+    fn fold(&mut self) {
+        self.len = 0;
+        for heap in self.heaps.values_mut() {
+            let mut pending = std::mem::take(heap).into_vec();
+            pending.sort_unstable();
+            pending.dedup();
+            pending.shrink_to(pending.len() * 2);
+            self.len += pending.len();
+            *heap = BinaryHeap::from(pending);
+        }
+    }
+}
+
 /// Visits every object reachable from `roots` once, in decreasing offset order. `visit` is given
 /// each object and pushes the objects it points to (with a label each, e.g. the hash the
 /// referrer expects); a later copy of an offset already visited is handed to `duplicate` with
@@ -223,14 +276,17 @@ pub(crate) fn walk<T: Ord>(
     mut duplicate: impl FnMut(u64, &T, &T) -> Result<(), ContextError>,
     should_stop: impl Fn() -> bool,
 ) -> Result<Option<usize>, ContextError> {
-    let mut heap: BinaryHeap<(u64, T)> = roots.into_iter().collect();
-    let mut peak = heap.len();
-    let mut fold_at = FOLD_MIN_ENTRIES.max(heap.len() * 2);
+    let mut frontier = Frontier::new();
+    for (root, label) in roots {
+        frontier.push(root, label);
+    }
+    let mut peak = frontier.len;
+    let mut fold_at = FOLD_MIN_ENTRIES.max(frontier.len * 2);
     let mut buffer = Vec::new();
     let mut window = Window::default();
     let mut last: Option<(u64, T)> = None;
     let mut pushed: Vec<(u64, T)> = Vec::new();
-    while let Some((offset, label)) = heap.pop() {
+    while let Some((offset, label)) = frontier.pop() {
         if let Some((last_offset, last_label)) = &last {
             if *last_offset == offset {
                 duplicate(offset, last_label, &label)?;
@@ -264,18 +320,52 @@ pub(crate) fn walk<T: Ord>(
                     CorruptionKind::BadChildOffset(child),
                 ));
             }
-            heap.push((child, child_label));
+            frontier.push(child, child_label);
         }
-        peak = peak.max(heap.len());
-        if heap.len() >= fold_at {
-            let mut pending = std::mem::take(&mut heap).into_vec();
-            pending.sort_unstable();
-            pending.dedup();
-            pending.shrink_to(pending.len() * 2);
-            fold_at = FOLD_MIN_ENTRIES.max(pending.len() * 2);
-            heap = BinaryHeap::from(pending);
+        peak = peak.max(frontier.len);
+        if frontier.len >= fold_at {
+            frontier.fold();
+            fold_at = FOLD_MIN_ENTRIES.max(frontier.len * 2);
         }
         last = Some((offset, label));
     }
     Ok(Some(peak))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Offsets on both sides of several 4 GiB lines come out highest first, labels ordered
+    /// within one offset, equal copies folded into one and unequal ones kept.
+    #[test]
+    fn the_frontier_pops_in_decreasing_order_across_heaps() {
+        let lines = [0u64, 1 << 32, 3 << 32, 9 << 32];
+        let mut entries = Vec::new();
+        for line in lines {
+            for low in [0u64, 1, 77, (1 << 32) - 1] {
+                let offset = line + low;
+                entries.push((offset, 2u8));
+                entries.push((offset, 1u8));
+                entries.push((offset, 2u8));
+            }
+        }
+        let mut frontier = Frontier::new();
+        for &(offset, label) in &entries {
+            frontier.push(offset, label);
+        }
+        assert_eq!(frontier.len, entries.len());
+        frontier.fold();
+        entries.sort_unstable();
+        entries.dedup();
+        assert_eq!(frontier.len, entries.len());
+        let mut popped = Vec::new();
+        while let Some(entry) = frontier.pop() {
+            popped.push(entry);
+        }
+        entries.reverse();
+        assert_eq!(popped, entries);
+        assert_eq!(frontier.len, 0);
+        assert!(frontier.heaps.is_empty());
+    }
 }

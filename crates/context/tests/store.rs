@@ -1511,6 +1511,44 @@ fn census_counts_every_byte_of_the_pack_once() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+/// On a collected store the census counts the prefix's live objects and the pack above the
+/// boundary: every byte of both once.
+#[test]
+fn census_of_a_collected_store_counts_the_prefix_and_the_pack_above_the_boundary() {
+    let directory = temporary_directory("census-gc");
+    let options = StoreOptions {
+        sync_mode: SyncMode::Never,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&directory, options.clone()).unwrap();
+    let mut tree = Tree::empty();
+    let mut parents = Vec::new();
+    for level in 0..12 {
+        tree = block(&store, &tree, level);
+        parents = vec![store.commit(&tree, &parents, &info(level)).unwrap()];
+    }
+    assert!(store.gc_keep_last(4).unwrap());
+    store.wait_for_gc().unwrap();
+    store.close().unwrap();
+    let store = Store::open_read_only(&directory, options).unwrap();
+    let (generation, boundary, _) = store.gc_history();
+    assert_eq!(generation, 1);
+    let prefix_bytes = std::fs::metadata(directory.join("store.prefix.1"))
+        .unwrap()
+        .len();
+    assert!(prefix_bytes > 0);
+    let census = store.census().unwrap();
+    assert_eq!(
+        census.total().bytes,
+        prefix_bytes + store.pack_length_bytes() - boundary,
+        "{census:?}"
+    );
+    assert_eq!(census.by_tag[5].count, 4, "the 4 kept commits");
+    assert!(census.inline_child_hash_bytes <= census.child_hash_bytes);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 /// One directory named by more entries than a walk lets copies pile up in its frontier
 /// (the walk folds equal copies once the frontier passes 65,536): the GC's mark and `verify`
 /// still visit every object exactly once and agree on the count, and the mark's frontier stays
@@ -1667,7 +1705,7 @@ fn a_crash_at_each_gc_step_loses_no_kept_commit() {
 /// commit now are) is reported by `verify` as a typed error: none is answered with a wrong hash.
 #[test]
 fn verify_reports_flipped_bytes_of_the_prefix() {
-    use kestrel_context::VerifyScope;
+    use kestrel_context::{StoreFile, VerifyScope};
     let directory = temporary_directory("verify-prefix");
     let options = StoreOptions {
         sync_mode: SyncMode::Never,
@@ -1692,8 +1730,15 @@ fn verify_reports_flipped_bytes_of_the_prefix() {
         bad[position] ^= 0x08;
         std::fs::write(&path, &bad).unwrap();
         let store = Store::open_read_only(&directory, options.clone()).unwrap();
+        // Named in the prefix file, at an offset of that file (the object holding the byte, a
+        // field inside it, or the object whose hash it records), not at a pack offset.
         match store.verify(VerifyScope::AllCommits) {
-            Err(ContextError::Corrupt { .. }) => {}
+            Err(ContextError::Corrupt {
+                file: StoreFile::Prefix,
+                path: named,
+                offset_bytes,
+                ..
+            }) if named == path && offset_bytes < original.len() as u64 => {}
             other => panic!("flip at {position} of the prefix: {other:?}"),
         }
     }

@@ -10,6 +10,39 @@ use num_traits::{Signed, ToPrimitive};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+/// The size of the smaller factor from which [`Int::mul`] multiplies with GMP: below it
+/// num-bigint's schoolbook and Karatsuba products are as fast and need no conversion; above it
+/// GMP's Toom and FFT products are what Octez's n log n charge for `MUL` assumes (num-bigint took
+/// 11× GMP's time for the gas-per-time class's chain of squarings; BENCHMARKS.md, "Michelson:
+/// big-integer multiplication").
+const GMP_PRODUCT_MIN_BITS: u64 = 64 * 64;
+
+/// `a * b` computed by GMP (a squaring when the factors are equal, as after `DUP`); the
+/// conversions each way are linear in the sizes.
+fn gmp_product(a: &BigInt, b: &BigInt) -> BigInt {
+    let to_gmp = |n: &BigInt| {
+        let (sign, digits) = n.to_u64_digits();
+        let magnitude = rug::Integer::from_digits(&digits, rug::integer::Order::Lsf);
+        if sign == num_bigint::Sign::Minus {
+            -magnitude
+        } else {
+            magnitude
+        }
+    };
+    let product = if a == b {
+        rug::Integer::from(to_gmp(a).square_ref())
+    } else {
+        rug::Integer::from(&to_gmp(a) * &to_gmp(b))
+    };
+    let sign = match product.cmp0() {
+        Ordering::Less => num_bigint::Sign::Minus,
+        Ordering::Equal => num_bigint::Sign::NoSign,
+        Ordering::Greater => num_bigint::Sign::Plus,
+    };
+    let digits = product.to_digits::<u32>(rug::integer::Order::Lsf);
+    BigInt::from_biguint(sign, num_bigint::BigUint::new(digits))
+}
+
 /// An arbitrary-precision integer, inline when it fits in 64 bits.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Int {
@@ -59,10 +92,26 @@ impl From<&BigInt> for Int {
 }
 
 impl Ord for Int {
+    #[inline]
     fn cmp(&self, other: &Int) -> Ordering {
         match (self, other) {
             (Int::Small(a), Int::Small(b)) => a.cmp(b),
-            _ => self.to_bigint().cmp(&other.to_bigint()),
+            (Int::Big(a), Int::Big(b)) => a.cmp(b),
+            // A big value is beyond every `i64` (the invariant), on the side of its sign.
+            (Int::Small(_), Int::Big(b)) => {
+                if b.is_negative() {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (Int::Big(a), Int::Small(_)) => {
+                if a.is_negative() {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
         }
     }
 }
@@ -176,7 +225,12 @@ impl Int {
     #[cold]
     #[inline(never)]
     fn mul_slow(&self, other: &Int) -> Int {
-        Int::from(self.to_bigint() * other.to_bigint())
+        let (a, b) = (self.to_bigint(), other.to_bigint());
+        if a.bits().min(b.bits()) >= GMP_PRODUCT_MIN_BITS {
+            Int::from(gmp_product(&a, &b))
+        } else {
+            Int::from(a * b)
+        }
     }
 
     /// `-self`.
@@ -237,5 +291,54 @@ impl Int {
     /// Whether the integer is zero, for big values (never zero by the invariant).
     pub fn is_big(&self) -> bool {
         matches!(self, Int::Big(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value of about `bits` bits with a mixed bit pattern, of the given sign.
+    fn sample(bits: u32, negative: bool) -> Int {
+        let mut n = BigInt::from(0x9e37_79b9_7f4a_7c15_u64);
+        while n.bits() < u64::from(bits) {
+            n = &n * &n + BigInt::from(0x2545_f491_u32);
+        }
+        Int::from(if negative { -n } else { n })
+    }
+
+    #[test]
+    fn order_equals_num_bigint_order() {
+        let values = [
+            sample(100, true),
+            sample(70, true),
+            Int::from(i64::MIN),
+            Int::from(-1),
+            Int::ZERO,
+            Int::from(i64::MAX),
+            sample(70, false),
+            sample(100, false),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(a.cmp(b), a.to_bigint().cmp(&b.to_bigint()), "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn large_products_through_gmp_equal_num_bigint() {
+        for (bits_a, bits_b) in [
+            (4_096, 4_096),
+            (5_000, 70_000),
+            (100_000, 100_000),
+            (4_000, 9_000),
+        ] {
+            for (neg_a, neg_b) in [(false, false), (true, false), (false, true), (true, true)] {
+                let (a, b) = (sample(bits_a, neg_a), sample(bits_b, neg_b));
+                assert_eq!(a.mul(&b).to_bigint(), a.to_bigint() * b.to_bigint());
+                assert_eq!(a.mul(&a).to_bigint(), a.to_bigint() * a.to_bigint());
+            }
+        }
     }
 }

@@ -111,7 +111,39 @@ const FRAMES_PER_CHUNK: usize = 1 << 16;
 type Return = (Rc<Code>, usize, usize, Option<SavedContext>);
 
 impl CallStack {
-    /// Records a call that returns to `pc` in `code`, the callee's values starting at `base`.
+    /// Enters `callee` from `code`, which is to continue at `pc` with its values from `base`
+    /// (a lambda call, `EXEC`): `code` becomes `callee`. A call from the same place as the
+    /// innermost one only counts a repeat, and a call of the running code keeps `code` as it is,
+    /// so a recursion's level touches no reference count and moves no frame.
+    #[inline(always)]
+    fn call(
+        &mut self,
+        code: &mut Rc<Code>,
+        callee: &Rc<Code>,
+        pc: usize,
+        base: usize,
+    ) -> Result<(), RunError> {
+        if let Some(top) = self.chunks.last_mut().and_then(|chunk| chunk.last_mut()) {
+            if !top.view
+                && top.pc as usize == pc
+                && top.base as usize == base
+                && top.repeats < u32::MAX
+                && Rc::ptr_eq(&top.code, code)
+            {
+                top.repeats += 1;
+                if !Rc::ptr_eq(code, callee) {
+                    *code = callee.clone();
+                }
+                return Ok(());
+            }
+        }
+        self.push(std::mem::replace(code, callee.clone()), pc, base, None)
+    }
+
+    /// Records a call that returns to `pc` in `code`, the callee's values starting at `base`,
+    /// as a frame of its own (for a view, with the caller's context to restore).
+    #[cold]
+    #[inline(never)]
     fn push(
         &mut self,
         code: Rc<Code>,
@@ -124,19 +156,6 @@ impl CallStack {
                 "call beyond 2^32 instructions or values".into(),
             ));
         };
-        if view.is_none() {
-            if let Some(top) = self.chunks.last_mut().and_then(|chunk| chunk.last_mut()) {
-                if !top.view
-                    && top.pc == pc
-                    && top.base == base
-                    && top.repeats < u32::MAX
-                    && Rc::ptr_eq(&top.code, &code)
-                {
-                    top.repeats += 1;
-                    return Ok(());
-                }
-            }
-        }
         let is_view = view.is_some();
         self.views.extend(view);
         let frame = CallFrame {
@@ -662,6 +681,17 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 Instr::Never => return Err(bad()),
                 Instr::Exec => {
                     charge!(cost::COST_EXEC);
+                    let len = stack.len();
+                    // A recursive lambda sees itself under its argument: with nothing applied,
+                    // the two top values are already the callee's stack, left in place.
+                    if let Value::Lambda(lambda) = &stack[len - 2] {
+                        if lambda.recursive && lambda.applied.is_empty() {
+                            calls.call(&mut code, &lambda.code, pc, base)?;
+                            base = len - 2;
+                            pc = 0;
+                            continue;
+                        }
+                    }
                     let arg = pop!(stack);
                     let Value::Lambda(lambda) = pop!(stack) else {
                         return Err(bad());
@@ -685,27 +715,18 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             tracer.log(lambda.code.location, gas, &paired);
                         }
                     }
-                    calls.push(
-                        std::mem::replace(&mut code, lambda.code.clone()),
-                        pc,
-                        base,
-                        None,
-                    )?;
+                    calls.call(&mut code, &lambda.code, pc, base)?;
                     base = stack.len();
                     if lambda.recursive {
                         // The recursive lambda sees itself, without the values applied to it.
-                        stack.push(if lambda.applied.is_empty() {
-                            Value::Lambda(lambda.clone())
-                        } else {
-                            Value::Lambda(Rc::new(Lambda {
-                                node: lambda.node.clone(),
-                                code: lambda.code.clone(),
-                                recursive: true,
-                                arg: lambda.arg.clone(),
-                                ret: lambda.ret.clone(),
-                                applied: Vec::new(),
-                            }))
-                        });
+                        stack.push(Value::Lambda(Rc::new(Lambda {
+                            node: lambda.node.clone(),
+                            code: lambda.code.clone(),
+                            recursive: true,
+                            arg: lambda.arg.clone(),
+                            ret: lambda.ret.clone(),
+                            applied: Vec::new(),
+                        })));
                     }
                     stack.push(arg);
                     pc = 0;

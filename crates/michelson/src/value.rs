@@ -216,7 +216,20 @@ impl std::fmt::Debug for Value {
 
 impl Ord for Value {
     /// Michelson's order on comparable values; right combs are walked with a loop.
+    #[inline]
     fn cmp(&self, other: &Value) -> Ordering {
+        // Integers first, inline: the keys of most sets and maps.
+        match (self, other) {
+            (Value::Int(x), Value::Int(y)) | (Value::Nat(x), Value::Nat(y)) => x.cmp(y),
+            _ => self.cmp_general(other),
+        }
+    }
+}
+
+impl Value {
+    /// [`Ord::cmp`] for every comparable type (pairs compared without recursion).
+    #[inline(never)]
+    fn cmp_general(&self, other: &Value) -> Ordering {
         let mut a = self;
         let mut b = other;
         loop {

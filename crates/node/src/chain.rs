@@ -17,8 +17,8 @@ use kestrel_protocol::block_header::Timestamp;
 use kestrel_protocol::ledger::LiquidityBakingScripts;
 use kestrel_protocol::receipt::{ContentsAndMetadata, ContentsMetadata};
 use kestrel_protocol::{
-    validate_and_apply, BlockContext, DecodeError, Field, Genesis, JsonError, Ledger, LedgerError,
-    Mode, Operation, SignedOperation, ValidationError,
+    validate_and_apply, validate_and_apply_block, BlockContext, DecodeError, Field, Genesis,
+    JsonError, Ledger, LedgerError, Mode, Operation, SignedOperation, ValidationError,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,12 @@ pub const MAX_OPERATION_DATA_BYTES: usize = 32_768;
 /// The sandbox's `max_operations_time_to_live` (`constants_sandbox`): an operation's branch is
 /// one of head and its 8 predecessors.
 pub const MAX_OPERATIONS_TIME_TO_LIVE: usize = 8;
+
+/// The context store's object cache: a node's state is a few accounts and the contracts a
+/// developer tests, which a few megabytes hold; the store's default (sized for replaying
+/// mainnet's context) kept ~100 MB resident after a minute of transfers, mostly versions of the
+/// state no block reads any more.
+const STORE_CACHE_BUDGET_BYTES: usize = 8 << 20;
 
 /// Empty blocks baked after genesis so that `head~2` exists.
 const INITIAL_EMPTY_BLOCKS: usize = 2;
@@ -98,6 +104,10 @@ pub enum ChainError {
         /// How many blocks are live.
         live_blocks: usize,
     },
+    /// The block of an operation that was valid could not be made (the store or the blocks
+    /// file failed); the operation is not included.
+    #[error("cannot bake the block: {0}")]
+    NotBaked(String),
     /// More blocks asked of one `kestrel_mine` than [`MAX_MINED_BLOCKS`].
     #[error("{requested} blocks asked, at most {MAX_MINED_BLOCKS} at once")]
     TooManyBlocks {
@@ -206,7 +216,11 @@ impl Chain {
     /// accounts, committed, and the first blocks.
     pub fn open(mut config: ChainConfig<'_>) -> Result<Chain, ChainError> {
         std::fs::create_dir_all(config.directory)?;
-        let store = Store::open(config.directory, StoreOptions::default())?;
+        let options = StoreOptions {
+            cache_budget_bytes: STORE_CACHE_BUDGET_BYTES,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(config.directory, options)?;
         if store.head().is_some() {
             return Chain::reopen(config, store);
         }
@@ -431,32 +445,109 @@ impl Chain {
     /// operations are held, adds it to the mempool). An operation whose application fails is
     /// included all the same (it pays its fee); an invalid one changes nothing.
     pub fn inject(&mut self, bytes: &[u8]) -> Result<OperationHash, ChainError> {
-        let size_bytes = bytes.len().saturating_sub(32);
-        if size_bytes > MAX_OPERATION_DATA_BYTES {
-            return Err(ChainError::Oversized { size_bytes });
+        self.inject_all(&[bytes])
+            .pop()
+            .expect("one answer per operation")
+    }
+
+    /// Validates and applies the signed operations `operations` in order and bakes one block
+    /// with those that are valid (or, when operations are held, adds them to the mempool): one
+    /// answer per operation, its hash or why it was refused (a refused one changes nothing and
+    /// the others go on). Several operations have their ed25519 signatures checked as one
+    /// batch, beside their application (`validate_and_apply_block`).
+    pub fn inject_all(&mut self, operations: &[&[u8]]) -> Vec<Result<OperationHash, ChainError>> {
+        // An answer for each operation that does not decode; the others, in order, in `valid`.
+        let mut answers: Vec<Option<Result<OperationHash, ChainError>>> = Vec::new();
+        let mut valid = Vec::new();
+        for bytes in operations {
+            match decode_injected(bytes).and_then(|signed| self.live_branch(signed)) {
+                Ok(signed) => {
+                    answers.push(None);
+                    valid.push(signed);
+                }
+                Err(error) => answers.push(Some(Err(error))),
+            }
         }
-        let signed = SignedOperation::decode(bytes)?;
+        let mut valid = valid.into_iter();
+        if self.hold_operations {
+            return answers
+                .into_iter()
+                .map(|answer| {
+                    answer.unwrap_or_else(|| self.hold(valid.next().expect("a valid operation")))
+                })
+                .collect();
+        }
+        let valid: Vec<SignedOperation<'_>> = valid.collect();
         let block = self.next_block();
-        let mode = self.mode_for(&signed);
-        let hash = signed.hash();
+        let batched = valid.len() > 1
+            && valid
+                .iter()
+                .all(|signed| self.mode_for(signed) == Mode::Apply);
+        let receipts = if batched {
+            validate_and_apply_block(&mut self.ledger, &valid, &block).0
+        } else {
+            valid
+                .iter()
+                .map(|signed| {
+                    let mode = self.mode_for(signed);
+                    validate_and_apply(&mut self.ledger, signed, &block, mode)
+                })
+                .collect()
+        };
+        let mut included = Vec::new();
+        let mut applied = valid.iter().zip(receipts);
+        let mut answers: Vec<Result<OperationHash, ChainError>> = answers
+            .into_iter()
+            .map(|answer| {
+                answer.unwrap_or_else(|| {
+                    let (signed, metadata) = applied.next().expect("a receipt per valid operation");
+                    let hash = signed.hash();
+                    let json = self.operation_json(&hash, &signed.operation, &metadata?)?;
+                    included.push(IncludedOperation { hash, json });
+                    Ok(hash)
+                })
+            })
+            .collect();
+        if included.is_empty() {
+            return answers;
+        }
+        if let Err(error) = self.bake(included) {
+            // No block: the state goes back to head's commit, and no operation was included.
+            let recovered = self.recover().err().map(|also| format!("; {also}"));
+            let reason = format!("{error}{}", recovered.unwrap_or_default());
+            for answer in answers.iter_mut().filter(|answer| answer.is_ok()) {
+                *answer = Err(ChainError::NotBaked(reason.clone()));
+            }
+        }
+        answers
+    }
+
+    /// `signed` when its branch is a live block (head or one of its
+    /// [`MAX_OPERATIONS_TIME_TO_LIVE`] predecessors), or when the check is off.
+    fn live_branch<'a>(
+        &self,
+        signed: SignedOperation<'a>,
+    ) -> Result<SignedOperation<'a>, ChainError> {
         let branch = signed.operation.branch;
         let (live, live_blocks) = self.blocks.live(&branch, MAX_OPERATIONS_TIME_TO_LIVE);
         if self.live_branches_only && !live {
             return Err(ChainError::OutdatedBranch {
-                operation: hash,
+                operation: signed.hash(),
                 branch,
                 live_blocks,
             });
         }
-        if !self.hold_operations {
-            let metadata = validate_and_apply(&mut self.ledger, &signed, &block, mode)?;
-            let json = self.operation_json(&hash, &signed.operation, &metadata)?;
-            self.bake(vec![IncludedOperation { hash, json }])?;
-            return Ok(hash);
-        }
+        Ok(signed)
+    }
+
+    /// Validates and applies `signed` on the mempool's state and adds it to the mempool.
+    fn hold(&mut self, signed: SignedOperation<'_>) -> Result<OperationHash, ChainError> {
         if self.mempool.len() >= MAX_PENDING_OPERATIONS {
             return Err(ChainError::MempoolFull);
         }
+        let block = self.next_block();
+        let mode = self.mode_for(&signed);
+        let hash = signed.hash();
         let mut ledger = self.mempool.ledger(&self.ledger).clone();
         let metadata = validate_and_apply(&mut ledger, &signed, &block, mode)?;
         let json = self.operation_json(&hash, &signed.operation, &metadata)?;
@@ -685,6 +776,15 @@ impl Chain {
         self.blocks.push(block)?;
         Ok(self.head())
     }
+}
+
+/// `bytes` as an injected operation: no larger than [`MAX_OPERATION_DATA_BYTES`], decoded.
+fn decode_injected(bytes: &[u8]) -> Result<SignedOperation<'_>, ChainError> {
+    let size_bytes = bytes.len().saturating_sub(32);
+    if size_bytes > MAX_OPERATION_DATA_BYTES {
+        return Err(ChainError::Oversized { size_bytes });
+    }
+    Ok(SignedOperation::decode(bytes)?)
 }
 
 /// Octez's mockup constants with the sandbox's block delay (`constants_sandbox`), which the

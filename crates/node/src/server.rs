@@ -3,7 +3,8 @@
 //! delayed ACKs: `tezos-node.md` §5), every answer carries CORS headers, and body size,
 //! connection count, header and body read times have limits, so a slow or malformed client
 //! holds only its own connection. The router runs on tokio's blocking pool under the chain's
-//! lock, so a long request never stalls the accepting thread; a request whose handler panics
+//! lock, so a long request never stalls the accepting thread; injections go to one block-making
+//! thread, which makes a block of those that wait together; a request whose handler panics
 //! is answered 500 with an error list and the chain is put back at head's commit (the lock is
 //! never left poisoned). `/monitor/heads/main` streams one header per line as blocks are baked;
 //! with a block time, a timer bakes the mempool's operations.
@@ -18,9 +19,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{oneshot, watch, Notify, Semaphore};
 
 use crate::block::Block;
 use crate::chain::Chain;
@@ -41,6 +42,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// the request is answered 408 and the connection closed.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Most operations in a block made of concurrent injections (the others wait for the next
+/// block): bounds the time one block holds the chain, and stays below the manager pass's
+/// `MAX_PREAPPLY_OPERATIONS`.
+pub const MAX_BLOCK_OPERATIONS: usize = 256;
+
 /// Heads buffered per `/monitor/heads/main` stream before the stream waits for its client.
 const HEADS_STREAM_BUFFER: usize = 16;
 
@@ -51,8 +57,17 @@ pub type BlockObserver = dyn Fn(&Block, Duration) + Send + Sync;
 
 struct Shared {
     chain: Mutex<Chain>,
+    /// Where injections wait for the block maker ([`make_blocks`]); `None` once the server
+    /// stops.
+    injections: Mutex<Option<mpsc::Sender<Injection>>>,
     heads: watch::Sender<Arc<str>>,
     observer: Box<BlockObserver>,
+}
+
+/// An injected operation waiting for its block, and where its answer goes.
+struct Injection {
+    bytes: Vec<u8>,
+    answer: oneshot::Sender<Response>,
 }
 
 impl Shared {
@@ -60,6 +75,28 @@ impl Shared {
     /// [`answer`]), so a poisoned lock holds a sound chain.
     fn chain(&self) -> MutexGuard<'_, Chain> {
         self.chain.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes one block of `batch` (its valid operations), and answers each injection once the
+    /// block is made (or its operation refused).
+    fn inject_batch(&self, batch: Vec<Injection>) {
+        let started = Instant::now();
+        let mut chain = self.chain();
+        let before = chain.head().hash;
+        let operations: Vec<&[u8]> = batch.iter().map(|injection| &injection.bytes[..]).collect();
+        let answers: Vec<Response> =
+            match guarded(&mut chain, |chain| chain.inject_all(&operations)) {
+                Ok(results) => results
+                    .into_iter()
+                    .map(rpc::operations::injection_answer)
+                    .collect(),
+                Err(failure) => vec![failure; batch.len()],
+            };
+        self.announce(&chain, before, started.elapsed());
+        drop(chain);
+        for (injection, answer) in batch.into_iter().zip(answers) {
+            let _ = injection.answer.send(answer);
+        }
     }
 
     /// Reports head to the observer and the heads streams if it is no longer `before`. The
@@ -119,11 +156,19 @@ pub fn serve_with(
     chain.hold_operations(options.block_time.is_some());
     let head = Arc::from(chain.head().header_json(&chain.chain_id()));
     let (heads, _) = watch::channel(head);
+    let (injections, waiting) = mpsc::channel();
     let shared = Arc::new(Shared {
         chain: Mutex::new(chain),
+        injections: Mutex::new(Some(injections)),
         heads,
         observer,
     });
+    let maker = {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name("make-blocks".into())
+            .spawn(move || make_blocks(&shared, &waiting))?
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -143,6 +188,15 @@ pub fn serve_with(
         });
         stop.notified().await;
     });
+    // Ends the connections' tasks and waits for a request still under the lock, then for the
+    // block maker, whose queue closes.
+    drop(runtime);
+    shared
+        .injections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let _ = maker.join();
     if let Some(error) = failure
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -150,14 +204,29 @@ pub fn serve_with(
     {
         return Err(error);
     }
-    // Ends the connections' tasks and waits for a request still under the lock.
-    drop(runtime);
     let shared = Arc::try_unwrap(shared)
         .map_err(|_| std::io::Error::other("a request still holds the chain"))?;
     Ok(shared
         .chain
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner))
+}
+
+/// The block maker's loop: takes the injections waiting (at most [`MAX_BLOCK_OPERATIONS`]) and
+/// makes a block of them, until the server stops. Injections that arrive while a block is being
+/// made wait for the next: under load, concurrent clients' injections share a block. One thread
+/// makes every block (a thread per request would each keep an allocator heap of its own).
+fn make_blocks(shared: &Shared, waiting: &mpsc::Receiver<Injection>) {
+    while let Ok(first) = waiting.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BLOCK_OPERATIONS {
+            match waiting.try_recv() {
+                Ok(injection) => batch.push(injection),
+                Err(_) => break,
+            }
+        }
+        shared.inject_batch(batch);
+    }
 }
 
 /// Bakes the mempool's operations every `period`.
@@ -174,7 +243,8 @@ async fn bake_on_timer(shared: Arc<Shared>, period: Duration) {
             let response = guarded(&mut chain, |chain| match chain.bake_pending() {
                 Ok(_) => Response::json(String::new()),
                 Err(error) => rpc::error::chain_error(&error),
-            });
+            })
+            .unwrap_or_else(|failure| failure);
             if response.status != 200 {
                 eprintln!(
                     "kestrel node: cannot bake: {}",
@@ -256,6 +326,15 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
             )
         }
     };
+    let request = Request {
+        method: method.as_str(),
+        path: &path,
+        query: &query,
+        body: &body,
+    };
+    if rpc::is_injection(&request) {
+        return http_response(inject(shared, &body).await);
+    }
     let routed = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
         let mut chain = shared.chain();
@@ -266,16 +345,45 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
             query: &query,
             body: &body,
         };
-        let response = guarded(&mut chain, |chain| rpc::route(chain, &request));
+        let response = guarded(&mut chain, |chain| rpc::route(chain, &request))
+            .unwrap_or_else(|failure| failure);
         shared.announce(&chain, before, started.elapsed());
         response
     })
     .await;
+    http_response(
+        routed.unwrap_or_else(|_| rpc::error::internal("the node failed on this request")),
+    )
+}
+
+/// `POST /injection/operation`: the operation waits with the other injections for the block
+/// maker ([`make_blocks`]); the answer comes once its block is made.
+async fn inject(shared: Arc<Shared>, body: &[u8]) -> Response {
+    let bytes = match rpc::operations::injected_bytes(body) {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    let (answer, answered) = oneshot::channel();
+    let sent = shared
+        .injections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .is_some_and(|waiting| waiting.send(Injection { bytes, answer }).is_ok());
+    if !sent {
+        return rpc::error::internal("the node is stopping");
+    }
+    answered
+        .await
+        .unwrap_or_else(|_| rpc::error::internal("the node failed on this request"))
+}
+
+fn http_response(response: Response) -> hyper::Response<Body> {
     let Response {
         status,
         content_type,
         body,
-    } = routed.unwrap_or_else(|_| rpc::error::internal("the node failed on this request"));
+    } = response;
     respond(
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         content_type,
@@ -284,10 +392,10 @@ async fn answer(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> hyper
 }
 
 /// Runs `handle` on `chain`; if it panics, puts the chain back at head's commit (whatever the
-/// handler changed in memory is dropped) and answers 500 with the panic's message.
-fn guarded(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> Response) -> Response {
+/// handler changed in memory is dropped) and gives the 500 answer with the panic's message.
+fn guarded<T>(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> T) -> Result<T, Response> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| handle(chain))) {
-        Ok(response) => response,
+        Ok(answer) => Ok(answer),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<&str>()
@@ -298,9 +406,9 @@ fn guarded(chain: &mut Chain, handle: impl FnOnce(&mut Chain) -> Response) -> Re
                 Ok(()) => "the node's state is back at head".to_string(),
                 Err(error) => format!("the node's state could not be restored: {error}"),
             };
-            rpc::error::internal(&format!(
+            Err(rpc::error::internal(&format!(
                 "the node failed on this request ({message}); {recovered}"
-            ))
+            )))
         }
     }
 }
@@ -408,11 +516,12 @@ mod tests {
         .expect("an operation");
         transfer.signature = Some(bootstrap1.secret_key.sign(&transfer.signing_message()));
         chain.hold_operations(true);
-        let response = guarded(&mut chain, |chain| {
+        let response = guarded(&mut chain, |chain| -> Response {
             chain.inject(&transfer.encode()).expect("held");
             assert_eq!(chain.mempool().len(), 1);
             panic!("a bug");
-        });
+        })
+        .expect_err("the handler panics");
         assert_eq!(response.status, 500);
         assert_eq!(response.content_type, rpc::JSON);
         let body: serde_json::Value = serde_json::from_slice(&response.body).expect("JSON");

@@ -305,6 +305,10 @@ fn old_blocks_are_read_back_and_revert_crosses_the_recent_window() {
         at_three["hash"].as_str().expect("a hash")
     );
     assert_eq!(get_json(&mut chain, &by_hash)["level"], 3);
+    // A hash the chain never made: looked for through the whole index, not found.
+    let never = kestrel_crypto::BlockHash::try_from_bytes(&[7; 32]).expect("32 bytes");
+    let never = format!("/chains/main/blocks/{}/hash", never.to_b58check());
+    assert_eq!(call(&mut chain, "GET", &never, "").status, 404);
     assert_eq!(
         get_json(&mut chain, "/chains/main/blocks/head~400/hash"),
         at_three["hash"]

@@ -107,6 +107,52 @@ fn injection_bakes_refuses_and_charges_fees() {
 }
 
 #[test]
+fn injections_together_make_one_block_and_refuse_only_the_invalid() {
+    let scratch = support::Scratch::new("inject-all");
+    let mut chain = support::new_chain_in(&scratch);
+    let before = balance(&mut chain, BOOTSTRAP2);
+    let hex_of = |json: String| hex::decode(json.trim_matches('"')).expect("hex");
+    let first = hex_of(signed_transfer(&mut chain, 1, 5));
+    // The signature's last byte changed: refused, and the next operation takes its counter.
+    let mut forged = hex_of(signed_transfer(&mut chain, 2, 1_000));
+    *forged.last_mut().expect("a signature") ^= 1;
+    let third = hex_of(signed_transfer(&mut chain, 2, 7));
+    let answers = chain.inject_all(&[&first, &forged, &b"\x01"[..], &third]);
+    assert_eq!(answers.len(), 4);
+    assert!(
+        matches!(&answers[1], Err(kestrel_node::ChainError::Invalid(invalid))
+            if invalid.octez_id() == "operation.invalid_signature"),
+        "{:?}",
+        answers[1]
+    );
+    assert!(matches!(
+        answers[2],
+        Err(kestrel_node::ChainError::Decode(_))
+    ));
+    let head = get_json(&mut chain, "/chains/main/blocks/head");
+    assert_eq!(head["header"]["level"], 3);
+    let included: Vec<&Value> = head["operations"][3]
+        .as_array()
+        .expect("the manager pass")
+        .iter()
+        .map(|operation| &operation["hash"])
+        .collect();
+    let hashes: Vec<String> = [&answers[0], &answers[3]]
+        .iter()
+        .map(|answer| answer.as_ref().expect("included").to_b58check())
+        .collect();
+    assert_eq!(included, hashes.iter().collect::<Vec<_>>());
+    assert_eq!(balance(&mut chain, BOOTSTRAP2), before + 12);
+    // Nothing valid: no block.
+    let answers = chain.inject_all(&[&forged]);
+    assert!(answers[0].is_err());
+    assert_eq!(
+        get_json(&mut chain, "/chains/main/blocks/head/header")["level"],
+        3
+    );
+}
+
+#[test]
 fn data_rpcs_pack_normalize_typecheck_and_refuse_ill_typed_data() {
     let scratch = support::Scratch::new("pack");
     let mut chain = support::new_chain_in(&scratch);

@@ -178,3 +178,107 @@ fn the_heads_stream_sends_head_then_each_new_head() {
     }
     assert_eq!(levels, [2, 3, 4]);
 }
+
+/// Sends `request` on a keep-alive connection; returns the answer's status line and body.
+fn exchange_kept(reader: &mut std::io::BufReader<TcpStream>, request: &[u8]) -> (String, String) {
+    use std::io::BufRead;
+    reader.get_mut().write_all(request).expect("sent");
+    let mut status = String::new();
+    reader.read_line(&mut status).expect("a status line");
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a header");
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().expect("a length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("a body");
+    (status, String::from_utf8(body).expect("UTF-8"))
+}
+
+/// Head's block hash, asked on a connection of its own.
+fn head_hash(address: SocketAddr) -> String {
+    let answer = get(address, "/chains/main/blocks/head/hash");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str::<String>(body).expect("a hash")
+}
+
+#[test]
+fn concurrent_injections_are_each_included_once_and_answered_after_their_block() {
+    const TRANSFERS: u64 = 12;
+    let scratch = support::Scratch::new("server-concurrent");
+    let address = start(&scratch, ServerOptions::default());
+    let accounts = kestrel_node::accounts(0);
+    let answered: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let clients: Vec<_> = accounts
+            .iter()
+            .enumerate()
+            .map(|(index, from)| {
+                let to = &accounts[(index + 1) % accounts.len()];
+                scope.spawn(move || {
+                    let mut reader = std::io::BufReader::new(connect(address));
+                    (1..=TRANSFERS)
+                        .map(|counter| {
+                            // Branched on head as it is now: the others' blocks in between stay
+                            // within the operations' time to live.
+                            let branch = head_hash(address);
+                            let mut operation = kestrel_protocol::Operation::from_json_str(&format!(
+                                r#"{{"branch": "{branch}", "contents": [{{"kind": "transaction",
+                                "source": "{}", "fee": "1000", "counter": "{counter}",
+                                "gas_limit": "2000", "storage_limit": "0", "amount": "1",
+                                "destination": "{}"}}]}}"#,
+                                from.public_key_hash.to_b58check(),
+                                to.public_key_hash.to_b58check()
+                            ))
+                            .expect("an operation");
+                            operation.signature =
+                                Some(from.secret_key.sign(&operation.signing_message()));
+                            let body = format!("\"{}\"", hex::encode(operation.encode()));
+                            let (status, answer) = exchange_kept(
+                                &mut reader,
+                                format!(
+                                    "POST /injection/operation HTTP/1.1\r\nhost: node\r\ncontent-length: {}\r\n\r\n{body}",
+                                    body.len()
+                                )
+                                .as_bytes(),
+                            );
+                            assert!(status.starts_with("HTTP/1.1 200"), "{status} {answer}");
+                            let hash: String = serde_json::from_str(&answer).expect("a hash");
+                            hash
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        clients
+            .into_iter()
+            .map(|client| client.join().expect("a client"))
+            .collect()
+    });
+    let mut answered: Vec<String> = answered.into_iter().flatten().collect();
+    answered.sort();
+    let head = get(address, "/chains/main/blocks/head/header");
+    let body = head.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let level = serde_json::from_str::<serde_json::Value>(body).expect("JSON")["level"]
+        .as_i64()
+        .expect("a level");
+    let mut included = Vec::new();
+    for block in 3..=level {
+        let answer = get(
+            address,
+            &format!("/chains/main/blocks/{block}/operation_hashes"),
+        );
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let hashes: Vec<Vec<String>> = serde_json::from_str(body).expect("JSON");
+        assert!(!hashes[3].is_empty(), "block {block} includes no operation");
+        included.extend(hashes[3].iter().cloned());
+    }
+    included.sort();
+    assert_eq!(included, answered);
+    assert_eq!(included.len(), accounts.len() * TRANSFERS as usize);
+}

@@ -45,9 +45,19 @@ pub(crate) struct AccountState {
     /// Whether the index maps its address to this id (a freed id's row keeps a stale address).
     interned: bool,
     /// Insertion stamp, for finding an account named twice by one transaction.
-    pub(crate) stamp: u64,
+    stamp: u64,
     /// Compute units of this block's transactions that write it.
     pub(crate) block_units: u64,
+}
+
+impl AccountState {
+    /// Drops one reference; true if none is left (the caller then calls
+    /// [`AccountTable::note_idle`]).
+    #[inline]
+    pub(crate) fn drop_reference(&mut self) -> bool {
+        self.references -= 1;
+        self.references == 0
+    }
 }
 
 /// Interned accounts.
@@ -95,15 +105,30 @@ impl AccountTable {
         hash_address(&self.key, address)
     }
 
-    /// The id of `address`, interning it, with one more reference.
+    /// Makes room for `accounts` more interned accounts (each [`Self::acquire`] needs room for
+    /// one): sweeps idle accounts or grows the index when due.
     #[inline]
-    pub(crate) fn acquire(&mut self, address: &Address) -> AccountId {
+    pub(crate) fn reserve(&mut self, accounts: usize) {
         if self.interned >= self.sweep_at {
-            self.sweep();
+            if 2 * self.referenced <= self.interned {
+                self.sweep();
+            } else {
+                // At most half is idle: the table stays within twice the named accounts
+                // without a sweep (which would rebuild the index and free little).
+                self.sweep_at = 2 * self.interned;
+            }
         }
-        if 2 * (self.interned + 1) > self.slots.len() {
-            self.rebuild(slot_count(self.interned + 1));
+        if 2 * (self.interned + accounts) > self.slots.len() {
+            self.rebuild(slot_count(self.interned + accounts));
         }
+    }
+
+    /// The id of `address`, interning it, with one more reference; `None` if it was already
+    /// acquired under `stamp` (named twice by one transaction: each transaction's accounts are
+    /// acquired under a stamp of their own). Room must have been reserved.
+    #[inline]
+    pub(crate) fn acquire(&mut self, address: &Address, stamp: u64) -> Option<AccountId> {
+        debug_assert!(2 * self.interned < self.slots.len(), "room reserved");
         let hash = self.hash(address);
         let tag = hash >> 32 << 32;
         let mask = self.slots.len() - 1;
@@ -123,11 +148,15 @@ impl AccountTable {
             index = (index + 1) & mask;
         };
         let state = &mut self.states[id as usize];
+        if state.stamp == stamp {
+            return None;
+        }
+        state.stamp = stamp;
         if state.references == 0 {
             self.referenced += 1;
         }
         state.references += 1;
-        id
+        Some(id)
     }
 
     fn new_id(&mut self, address: &Address) -> AccountId {
@@ -155,11 +184,16 @@ impl AccountTable {
     /// Drops one reference.
     #[inline]
     pub(crate) fn release(&mut self, id: AccountId) {
-        let state = &mut self.states[id as usize];
-        state.references -= 1;
-        if state.references == 0 {
+        if self.states[id as usize].drop_reference() {
             self.referenced -= 1;
         }
+    }
+
+    /// Counts `accounts` rows whose last reference the caller dropped
+    /// ([`AccountState::drop_reference`] returned true).
+    #[inline]
+    pub(crate) fn note_idle(&mut self, accounts: usize) {
+        self.referenced -= accounts;
     }
 
     /// Removes the accounts nobody names and that have no units in this block.
@@ -178,8 +212,9 @@ impl AccountTable {
 
     /// Re-creates the index with `slots` slots from the interned ids.
     fn rebuild(&mut self, slots: usize) {
-        self.slots.clear();
-        self.slots.resize(slots, 0);
+        // A fresh zeroed allocation: no copy of the old index, and large ones come as zero
+        // pages from the system.
+        self.slots = vec![0; slots];
         let mask = slots - 1;
         for (id, state) in self.states.iter().enumerate() {
             if !state.interned {
@@ -286,15 +321,21 @@ mod tests {
     fn ids_survive_growth_and_sweeps() {
         // Growth past the reservation rebuilds the index many times.
         let mut table = AccountTable::with_capacity(0);
-        let ids: Vec<u32> = (0..5_000)
-            .map(|index| table.acquire(&address(index)))
-            .collect();
+        let mut stamp = 0;
+        let mut acquire = |table: &mut AccountTable, index: u32| {
+            stamp += 1;
+            table.reserve(1);
+            table
+                .acquire(&address(index), stamp)
+                .expect("one name per stamp")
+        };
+        let ids: Vec<u32> = (0..5_000).map(|index| acquire(&mut table, index)).collect();
         let mut unique = ids.clone();
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), ids.len());
         for (index, &id) in ids.iter().enumerate() {
-            assert_eq!(table.acquire(&address(index as u32)), id);
+            assert_eq!(acquire(&mut table, index as u32), id);
             table.release(id);
         }
         assert_eq!(table.referenced(), 5_000);
@@ -305,13 +346,13 @@ mod tests {
             }
         }
         for index in 5_000..5_000 + SWEEP_THRESHOLD as u32 {
-            let id = table.acquire(&address(index));
+            let id = acquire(&mut table, index);
             table.release(id);
         }
         assert!(table.interned < SWEEP_THRESHOLD);
         for (index, &id) in ids.iter().enumerate() {
             if index % 2 == 1 {
-                assert_eq!(table.acquire(&address(index as u32)), id, "kept account");
+                assert_eq!(acquire(&mut table, index as u32), id, "kept account");
             }
         }
         assert_eq!(table.referenced(), 2_500);

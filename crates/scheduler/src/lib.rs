@@ -23,6 +23,7 @@ mod dedup;
 pub mod limits;
 mod packet_arena;
 pub mod program_id;
+mod radix;
 mod scheduler;
 mod stage;
 mod system_program;

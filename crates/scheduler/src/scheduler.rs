@@ -29,13 +29,15 @@ use crate::limits::{
     DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
     MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
 };
+use crate::radix;
 use core::cmp::Reverse;
 use core::fmt;
 use kestrel_txview::Address;
 use std::collections::BinaryHeap;
 
-/// Accounts per transaction the scheduler reserves room for (the benchmark windows' 8; a
-/// transaction may name up to `MAX_TX_ACCOUNT_LOCKS`, and the tables grow past the reservation).
+/// Accounts per transaction the scheduler reserves room for (the 308 mainnet legacy transactions
+/// of the test data name 5.4 on average; a transaction may name up to `MAX_TX_ACCOUNT_LOCKS`,
+/// and the tables grow past the reservation).
 const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
 
 /// A transaction's handle while it is in the scheduler.
@@ -295,6 +297,40 @@ fn key_parts(key: u128) -> (TransactionId, u32) {
     (key as u32, u32::MAX - (key >> 32) as u32)
 }
 
+/// Grants the node at `index` if it writes and `readers_only` is false, or the run of readers
+/// that starts there.
+fn grant_from(
+    nodes: &mut [Node],
+    entries: &mut [Entry],
+    ready: &mut BinaryHeap<u128>,
+    mut index: u32,
+    readers_only: bool,
+) {
+    if nodes[index as usize].writable() {
+        if !readers_only {
+            grant(nodes, entries, ready, index);
+        }
+        return;
+    }
+    while index != NONE && !nodes[index as usize].writable() {
+        grant(nodes, entries, ready, index);
+        index = nodes[index as usize].next;
+    }
+}
+
+/// Grants the node at `index`; its transaction is ready when it holds all its accounts.
+fn grant(nodes: &mut [Node], entries: &mut [Entry], ready: &mut BinaryHeap<u128>, index: u32) {
+    let node = &mut nodes[index as usize];
+    node.set_granted(true);
+    let owner = node.owner();
+    let entry = &mut entries[owner as usize];
+    entry.blocked -= 1;
+    if entry.blocked == 0 && entry.state == State::Waiting {
+        entry.state = State::Ready;
+        ready.push(entry.key(owner));
+    }
+}
+
 /// Running totals.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchedulerCounts {
@@ -324,6 +360,8 @@ pub struct Scheduler {
     /// Keys of the transactions in the container and not yet in the lock queues, unordered
     /// (sorted once per scheduling pass; entries whose transaction moved on are skipped).
     pending: Vec<u128>,
+    /// The arrivals sort's working space.
+    sort_scratch: Vec<u128>,
     /// Ready transactions, highest first, in two parts: those ready as soon as they entered the
     /// lock queues, appended in the order they entered (priority order) and taken from
     /// `ready_next` on, and a heap of those that became ready later (granted by a leaving
@@ -381,6 +419,7 @@ impl Scheduler {
             nodes: Vec::with_capacity(accounts),
             garbage: 0,
             pending: Vec::with_capacity(capacity),
+            sort_scratch: Vec::new(),
             ready_run: Vec::with_capacity(capacity),
             ready_next: 0,
             ready: BinaryHeap::new(),
@@ -502,9 +541,8 @@ impl Scheduler {
         if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
             self.compact_nodes();
         }
-        let entry = &mut self.entries[id as usize];
-        entry.num_accounts = 0;
-        entry.accounts_offset = self.nodes.len() as u32;
+        self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
+        let offset = self.nodes.len();
         let mut count = 0;
         let mut error = None;
         for (address, writable) in accounts {
@@ -512,22 +550,21 @@ impl Scheduler {
             if error.is_some() || count > MAX_TX_ACCOUNT_LOCKS {
                 continue;
             }
-            let account = self.accounts.acquire(address);
-            let state = &mut self.accounts.states[account as usize];
-            if state.stamp == stamp {
-                self.accounts.release(account);
+            let Some(account) = self.accounts.acquire(address, stamp) else {
                 error = Some(InsertError::AccountLoadedTwice);
                 continue;
-            }
-            state.stamp = stamp;
+            };
             self.nodes.push(Node {
                 account: account << 1 | u32::from(writable),
                 owner: id,
                 previous: NONE,
                 next: NONE,
             });
-            self.entries[id as usize].num_accounts += 1;
         }
+        let entry = &mut self.entries[id as usize];
+        entry.accounts_offset = offset as u32;
+        // At most `MAX_TX_ACCOUNT_LOCKS` nodes were pushed.
+        entry.num_accounts = (self.nodes.len() - offset) as u8;
         if count > MAX_TX_ACCOUNT_LOCKS {
             error = Some(InsertError::TooManyAccountLocks { count });
         }
@@ -634,7 +671,7 @@ impl Scheduler {
             return;
         }
         let mut pending = core::mem::take(&mut self.pending);
-        pending.sort_unstable_by(|a, b| b.cmp(a));
+        radix::sort_descending(&mut pending, &mut self.sort_scratch);
         // Arrivals that are ready at once extend the run only if nothing of it is left: the run
         // stays in priority order.
         let extend_run = self.ready_next == self.ready_run.len();
@@ -657,20 +694,23 @@ impl Scheduler {
     /// empty or holds only granted readers and it reads.
     fn enter_queues(&mut self, id: TransactionId, key: u128, extend_run: bool) {
         let mut blocked = 0u8;
+        // Local slices, as in `leave_queues`.
+        let nodes = &mut self.nodes[..];
+        let states = &mut self.accounts.states[..];
         for index in self.entries[id as usize].account_range() {
-            let node = self.nodes[index];
-            let state = &mut self.accounts.states[node.account_id() as usize];
+            let node = nodes[index];
+            let state = &mut states[node.account_id() as usize];
             let tail = state.tail;
             let granted = if tail == NONE {
                 state.head = index as u32;
                 true
             } else {
-                let last = &mut self.nodes[tail as usize];
+                let last = &mut nodes[tail as usize];
                 last.next = index as u32;
                 !node.writable() && !last.writable() && last.granted()
             };
             state.tail = index as u32;
-            let node = &mut self.nodes[index];
+            let node = &mut nodes[index];
             node.previous = tail;
             node.next = NONE;
             node.set_granted(granted);
@@ -699,76 +739,53 @@ impl Scheduler {
             entry.num_accounts = 0;
             self.garbage += range.len();
         }
+        // Local slices: the loop's stores into nodes and rows cannot then alias the vectors'
+        // lengths and pointers, which stay in registers.
+        let nodes = &mut self.nodes[..];
+        let states = &mut self.accounts.states[..];
+        let mut idle = 0;
         for index in range {
-            self.unlink(index as u32);
-            if release {
-                self.accounts.release(self.nodes[index].account_id());
+            let node = nodes[index];
+            let state = &mut states[node.account_id() as usize];
+            let (previous, next) = (node.previous, node.next);
+            if previous == NONE {
+                state.head = next;
+            } else {
+                nodes[previous as usize].next = next;
+            }
+            if next == NONE {
+                state.tail = previous;
+            } else {
+                nodes[next as usize].previous = previous;
+            }
+            if release && state.drop_reference() {
+                idle += 1;
+            }
+            // The removed node's links and flag stay stale: `enter_queues` sets them again.
+            if next == NONE || nodes[next as usize].granted() {
+                continue;
+            }
+            // The front is a writer or a run of readers: a granted writer's successor comes to
+            // the front; so does the node after the last granted reader; a waiting writer that
+            // leaves from behind granted readers lets the readers after it join them.
+            let front = previous == NONE;
+            let after_granted_readers = !front && {
+                let previous = &nodes[previous as usize];
+                previous.granted() && !previous.writable()
+            };
+            if (node.granted() && front)
+                || (!node.granted() && node.writable() && after_granted_readers)
+            {
+                grant_from(
+                    nodes,
+                    &mut self.entries,
+                    &mut self.ready,
+                    next,
+                    after_granted_readers,
+                );
             }
         }
-    }
-
-    fn unlink(&mut self, index: u32) {
-        let node = self.nodes[index as usize];
-        let account = node.account_id() as usize;
-        if node.previous == NONE {
-            self.accounts.states[account].head = node.next;
-        } else {
-            self.nodes[node.previous as usize].next = node.next;
-        }
-        if node.next == NONE {
-            self.accounts.states[account].tail = node.previous;
-        } else {
-            self.nodes[node.next as usize].previous = node.previous;
-        }
-        let removed = &mut self.nodes[index as usize];
-        removed.previous = NONE;
-        removed.next = NONE;
-        removed.set_granted(false);
-        let next = node.next;
-        if next == NONE || self.nodes[next as usize].granted() {
-            return;
-        }
-        // The front is a writer or a run of readers: a granted writer's successor comes to the
-        // front; so does the node after the last granted reader; a waiting writer that leaves
-        // from behind granted readers lets the readers after it join them.
-        let front = node.previous == NONE;
-        let after_granted_readers = node.previous != NONE && {
-            let previous = &self.nodes[node.previous as usize];
-            previous.granted() && !previous.writable()
-        };
-        if (node.granted() && front)
-            || (!node.granted() && node.writable() && after_granted_readers)
-        {
-            self.grant_from(next, after_granted_readers);
-        }
-    }
-
-    /// Grants the node at `index` if it writes and `readers_only` is false, or the run of
-    /// readers that starts there.
-    fn grant_from(&mut self, mut index: u32, readers_only: bool) {
-        if self.nodes[index as usize].writable() {
-            if !readers_only {
-                self.grant(index);
-            }
-            return;
-        }
-        while index != NONE && !self.nodes[index as usize].writable() {
-            self.grant(index);
-            index = self.nodes[index as usize].next;
-        }
-    }
-
-    fn grant(&mut self, index: u32) {
-        let node = &mut self.nodes[index as usize];
-        node.set_granted(true);
-        let owner = node.owner();
-        let entry = &mut self.entries[owner as usize];
-        entry.blocked -= 1;
-        if entry.blocked == 0 && entry.state == State::Waiting {
-            entry.state = State::Ready;
-            let key = entry.key(owner);
-            self.ready.push(key);
-        }
+        self.accounts.note_idle(idle);
     }
 
     /// Hands out batches to workers with room, in priority order, until the workers are full or
@@ -855,6 +872,9 @@ impl Scheduler {
         {
             return false;
         }
+        if !self.tracks_accounts() {
+            return true;
+        }
         self.nodes[self.entries[id as usize].account_range()]
             .iter()
             .all(|node| {
@@ -872,7 +892,13 @@ impl Scheduler {
         self.block_data_bytes += meta.allocated_data_bytes;
         let entry = &mut self.entries[id as usize];
         entry.state = State::InFlight;
-        for node in &self.nodes[entry.account_range()] {
+        let range = entry.account_range();
+        self.queued -= 1;
+        self.in_flight += 1;
+        if !self.tracks_accounts() {
+            return;
+        }
+        for node in &self.nodes[range] {
             if node.writable() {
                 let state = &mut self.accounts.states[node.account_id() as usize];
                 // Each account enters the list once per block: only a positive cost makes its
@@ -883,8 +909,14 @@ impl Scheduler {
                 state.block_units += cost;
             }
         }
-        self.queued -= 1;
-        self.in_flight += 1;
+    }
+
+    /// Whether the per-account limit can bind: an account's units are part of the block's, so
+    /// with an account limit at or above the block limit, the block check implies the account
+    /// check and accounts need no totals.
+    #[inline]
+    fn tracks_accounts(&self) -> bool {
+        self.config.limits.account_units < self.config.limits.block_units
     }
 
     /// Marks `batch` executed: its locks are released and its transactions leave the scheduler.

@@ -150,7 +150,7 @@ pub enum CompareView<V> {
 /// key size of map and set costs. Walks with an explicit stack (no recursion).
 pub fn comparable_size_of<V: Copy>(value: V, view: impl Fn(V) -> CompareView<V>) -> u64 {
     let mut total = 0u64;
-    let mut pending = vec![value];
+    let mut pending: crate::types::WorkStack<V> = smallvec::smallvec![value];
     while let Some(current) = pending.pop() {
         let node = match view(current) {
             CompareView::Unit | CompareView::Bool => 1,

@@ -114,6 +114,7 @@ pub fn chain_error(chain_error: &ChainError) -> Response {
         | ChainError::Blocks(_)
         | ChainError::NoBlocks(_)
         | ChainError::Unknown(_)
+        | ChainError::NotBaked(_)
         | ChainError::TooManyBlocks { .. }
         | ChainError::OutdatedBranch { .. }
         | ChainError::MempoolFull => {

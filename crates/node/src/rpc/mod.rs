@@ -9,7 +9,7 @@
 mod context;
 pub mod error;
 mod kestrel;
-mod operations;
+pub(crate) mod operations;
 mod scripts;
 
 use crate::block::{Block, MANAGER_PASS, PROTOCOL_HASH};
@@ -60,15 +60,22 @@ impl Response {
     }
 }
 
+/// Whether `request` injects an operation (`POST /injection/operation`), which the HTTP server
+/// batches with the injections that arrive beside it (`Chain::inject_all`).
+pub fn is_injection(request: &Request<'_>) -> bool {
+    request.method == "POST" && segments(request.path) == ["injection", "operation"]
+}
+
+/// The path's non-empty segments.
+fn segments(path: &str) -> Vec<&str> {
+    path.split('/')
+        .filter(|segment| !segment.is_empty())
+        .collect()
+}
+
 /// Answers `request` against `chain`.
 pub fn route(chain: &mut Chain, request: &Request<'_>) -> Response {
-    let segments: Vec<&str> = request
-        .path
-        .trim_matches('/')
-        .split('/')
-        .filter(|segment| !segment.is_empty())
-        .collect();
-    match (request.method, segments.as_slice()) {
+    match (request.method, segments(request.path).as_slice()) {
         ("GET", ["version"]) => Response::json(version()),
         ("POST", ["injection", "operation"]) => operations::inject(chain, request.body),
         ("POST", [kestrel::PREFIX, method]) => kestrel::call(chain, method, request.body),

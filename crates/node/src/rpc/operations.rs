@@ -2,6 +2,7 @@
 //! `simulate_operation`, `helpers/preapply/operations`, and `/injection/operation`, which
 //! validates, applies and bakes the operation into a new head before it answers.
 
+use kestrel_crypto::OperationHash;
 use kestrel_protocol::receipt::ContentsMetadata;
 use kestrel_protocol::Operation;
 use serde_json::Value;
@@ -83,13 +84,24 @@ fn with_metadata(
 
 /// The body is the JSON string of the signed operation's hex; the answer its hash.
 pub fn inject(chain: &mut Chain, body: &[u8]) -> Response {
-    let hex_text = serde_json::from_slice::<Value>(body)
+    match injected_bytes(body) {
+        Ok(bytes) => injection_answer(chain.inject(&bytes)),
+        Err(response) => response,
+    }
+}
+
+/// The operation's bytes in an injection's body (the JSON string of their hex), or the
+/// answer refusing the body.
+pub(crate) fn injected_bytes(body: &[u8]) -> Result<Vec<u8>, Response> {
+    serde_json::from_slice::<Value>(body)
         .ok()
-        .and_then(|value| value.as_str().map(str::to_string));
-    let Some(bytes) = hex_text.and_then(|text| hex::decode(text).ok()) else {
-        return error::bad_request("the body is not a JSON string of hexadecimal bytes");
-    };
-    match chain.inject(&bytes) {
+        .and_then(|value| value.as_str().and_then(|text| hex::decode(text).ok()))
+        .ok_or_else(|| error::bad_request("the body is not a JSON string of hexadecimal bytes"))
+}
+
+/// The answer to an injection: the operation's hash, or why it was refused.
+pub(crate) fn injection_answer(result: Result<OperationHash, ChainError>) -> Response {
+    match result {
         Ok(hash) => Response::json(quoted(&hash.to_b58check())),
         Err(chain_error) => error::chain_error(&chain_error),
     }

@@ -1,8 +1,11 @@
 //! `kestrel node`: a local Tezos node (`kestrel-node`) that Taquito, pytezos and octez-client
 //! drive over Octez's RPC. Prints the accounts with their keys, the address it listens on, then
-//! one line per block (or JSON objects with `--json`).
+//! one line per block (or JSON objects with `--json`). `kestrel node bench` measures it
+//! ([`bench`]).
 
-use clap::Args;
+mod bench;
+
+use clap::{Args, Subcommand};
 use kestrel_node::server::{ServerOptions, Stop};
 use kestrel_node::{accounts, server, state_file, Chain, ChainConfig};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -19,7 +22,10 @@ const MUTEZ_PER_TEZ: u64 = 1_000_000;
 
 /// `kestrel node`'s options (its help text is on `Area::Node` in `main.rs`).
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct NodeArgs {
+    #[command(subcommand)]
+    command: Option<NodeCommand>,
     /// The port to listen on.
     #[arg(long, default_value_t = 8732)]
     port: u16,
@@ -56,8 +62,28 @@ pub struct NodeArgs {
     liquidity_baking_scripts: Option<PathBuf>,
 }
 
-/// Runs the node until the process is ended.
-pub fn run(args: NodeArgs) -> CommandResult {
+/// What `kestrel node` does besides serving.
+#[derive(Subcommand)]
+enum NodeCommand {
+    /// Measure the node: start to first RPC answer, confirmed transfers per second with 1 and
+    /// 16 concurrent clients (`--clients`), resident memory after 100,000 transfers.
+    ///
+    /// Each measurement starts nodes in this process, on loopback ports, each on a new chain in
+    /// a temporary directory. The clients inject transfers signed beforehand, each from its own
+    /// account over one keep-alive connection; each answer comes once its block is made
+    /// (concurrent injections share a block), so a transfer counted is confirmed. Medians over
+    /// `--runs`. `--duration S` runs a load test instead, sampling the rate and resident memory.
+    ///
+    /// Example: `kestrel node bench --json`; `kestrel node bench --clients 16 --duration 600
+    /// --sample 30`.
+    Bench(bench::BenchArgs),
+}
+
+/// Runs the node until the process is ended (or `kestrel node bench`).
+pub fn run(mut args: NodeArgs) -> CommandResult {
+    if let Some(NodeCommand::Bench(bench)) = args.command.take() {
+        return bench::run(bench);
+    }
     let started = Instant::now();
     let balance_mutez = args.balance.checked_mul(MUTEZ_PER_TEZ).ok_or_else(|| {
         format!(
