@@ -1511,11 +1511,9 @@ fn census_counts_every_byte_of_the_pack_once() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
-/// On a collected store the census counts the prefix's live objects and the pack above the
-/// boundary: every byte of both once.
-#[test]
-fn census_of_a_collected_store_counts_the_prefix_and_the_pack_above_the_boundary() {
-    let directory = temporary_directory("census-gc");
+/// Twelve blocks committed into a new store at `directory`, collected down to the last four and
+/// closed; the options it was opened with.
+fn collected_store(directory: &std::path::Path) -> StoreOptions {
     let options = StoreOptions {
         sync_mode: SyncMode::Never,
         ..StoreOptions::default()
@@ -1530,6 +1528,15 @@ fn census_of_a_collected_store_counts_the_prefix_and_the_pack_above_the_boundary
     assert!(store.gc_keep_last(4).unwrap());
     store.wait_for_gc().unwrap();
     store.close().unwrap();
+    options
+}
+
+/// On a collected store the census counts the prefix's live objects and the pack above the
+/// boundary: every byte of both once.
+#[test]
+fn census_of_a_collected_store_counts_the_prefix_and_the_pack_above_the_boundary() {
+    let directory = temporary_directory("census-gc");
+    let options = collected_store(&directory);
     let store = Store::open_read_only(&directory, options).unwrap();
     let (generation, boundary, _) = store.gc_history();
     assert_eq!(generation, 1);
@@ -1707,20 +1714,7 @@ fn a_crash_at_each_gc_step_loses_no_kept_commit() {
 fn verify_reports_flipped_bytes_of_the_prefix() {
     use kestrel_context::{StoreFile, VerifyScope};
     let directory = temporary_directory("verify-prefix");
-    let options = StoreOptions {
-        sync_mode: SyncMode::Never,
-        ..StoreOptions::default()
-    };
-    let mut store = Store::open(&directory, options.clone()).unwrap();
-    let mut tree = Tree::empty();
-    let mut parents = Vec::new();
-    for level in 0..12 {
-        tree = block(&store, &tree, level);
-        parents = vec![store.commit(&tree, &parents, &info(level)).unwrap()];
-    }
-    assert!(store.gc_keep_last(4).unwrap());
-    store.wait_for_gc().unwrap();
-    store.close().unwrap();
+    let options = collected_store(&directory);
     let path = directory.join("store.prefix.1");
     let original = std::fs::read(&path).unwrap();
     assert!(!original.is_empty());
