@@ -156,6 +156,7 @@ impl Node {
             balance_mutez: BALANCE_MUTEZ,
             genesis_seconds: 1_700_000_000,
             liquidity_baking: None,
+            keep_blocks: kestrel_node::DEFAULT_KEEP_BLOCKS,
         })
         .map_err(|error| error.to_string())?;
         let branch = chain.head().hash.to_b58check();
