@@ -96,6 +96,11 @@ const WRITER_PART_MIN_BYTES: usize = 64 << 10;
 /// A commit hands at most about this many bytes to the writer thread (copies); the rest is
 /// written by the commit itself.
 const WRITER_HANDED_MAX_BYTES: usize = 4 << 20;
+/// After a GC, the in-memory commit index gives back its capacity when that is more than this
+/// many times its commits (a steady window of commits keeps its capacity; only a large drop
+/// shrinks it).
+const COMMIT_INDEX_SLACK: usize = 4;
+
 /// Capacity of the write buffer kept between commits: a block writes a few hundred kilobytes.
 const WRITE_BUFFER_KEPT_BYTES: usize = 4 << 20;
 /// How far ahead of the pack's end zeros are kept written ([`Store::reserve_ahead`]): a few chunks,
@@ -1797,6 +1802,11 @@ impl Store {
         self.wait_for_checkpoint()?;
         let before = self.commits.len();
         self.commits.retain(|_, offset| *offset >= kept_offset);
+        // The index's capacity would otherwise stay at its peak (a store reopened with a long
+        // history, then collected down to a window): give most of it back, with room to grow.
+        if self.commits.capacity() > COMMIT_INDEX_SLACK * self.commits.len().max(1) {
+            self.commits.shrink_to(2 * self.commits.len());
+        }
         let commits_dropped = (before - self.commits.len()) as u64;
         self.index_start_bytes = index_start_bytes;
         self.gc_boundary_bytes = marked.boundary_bytes;

@@ -8,7 +8,7 @@
 //! directory continues its chain from the last block whose commit the store holds.
 
 use kestrel_context::{
-    CommitInfo, ContextError, ContextHash, NodeObject, ObjectSource, Store, StoreOptions,
+    CommitInfo, ContextError, ContextHash, GcPolicy, NodeObject, ObjectSource, Store, StoreOptions,
 };
 use kestrel_crypto::{BlockHash, ChainId, OperationHash};
 use kestrel_crypto::{Destination, PublicKeyHash};
@@ -43,6 +43,16 @@ pub const MAX_OPERATIONS_TIME_TO_LIVE: usize = 8;
 /// mainnet's context) kept ~100 MB resident after a minute of transfers, mostly versions of the
 /// state no block reads any more.
 const STORE_CACHE_BUDGET_BYTES: usize = 8 << 20;
+
+/// The blocks whose contexts a node keeps unless told otherwise (`--keep-blocks`): a local
+/// node's tests read recent blocks only, and every block kept costs ~80 bytes of the store's
+/// commit index in memory and its pack pages on disk (keeping all grew a 10-minute load test's
+/// RSS from 46 to 84 MB and its directory by ~7 GB).
+pub const DEFAULT_KEEP_BLOCKS: u64 = 10_000;
+
+/// A GC starts every `keep_blocks / GC_EVERY_FRACTION` blocks (at least every block): the
+/// store holds at most that many more commits than the window.
+const GC_EVERY_FRACTION: u64 = 10;
 
 /// Empty blocks baked after genesis so that `head~2` exists.
 const INITIAL_EMPTY_BLOCKS: usize = 2;
@@ -83,6 +93,15 @@ pub enum ChainError {
     /// The store holds a chain whose blocks file has no block the store holds.
     #[error("{0} holds a context store but no block of it in {BLOCKS_FILE}")]
     NoBlocks(String),
+    /// The context of block `level` was collected: it is older than the blocks the node keeps
+    /// (`--keep-blocks`).
+    #[error("the context of block {level} was collected (the node keeps the last {keep_blocks} blocks' contexts)")]
+    Pruned {
+        /// The block's level.
+        level: i64,
+        /// The window the node keeps.
+        keep_blocks: u64,
+    },
     /// A `kestrel_*` request names no snapshot, account or contract the chain has.
     #[error("{0}")]
     Unknown(String),
@@ -177,6 +196,8 @@ pub struct Chain {
     snapshots: Vec<Snapshot>,
     next_snapshot_id: u64,
     impersonated: HashSet<PublicKeyHash>,
+    /// The blocks whose contexts the store keeps (0: all).
+    keep_blocks: u64,
 }
 
 /// How the node dates its blocks: the wall clock moved by `offset_seconds`
@@ -209,6 +230,10 @@ pub struct ChainConfig<'a> {
     /// account, as Octez's sandbox genesis does (`Liquidity_baking_migration.init`; `cpmm.tz`
     /// typechecks only in legacy mode, so no client can originate it).
     pub liquidity_baking: Option<LiquidityBakingScripts>,
+    /// The blocks whose contexts the store keeps, head's included (0: all): older ones are
+    /// collected by the store's GC, every `keep_blocks / GC_EVERY_FRACTION` blocks on its own
+    /// thread, and reading them answers [`ChainError::Pruned`].
+    pub keep_blocks: u64,
 }
 
 impl Chain {
@@ -216,8 +241,13 @@ impl Chain {
     /// accounts, committed, and the first blocks.
     pub fn open(mut config: ChainConfig<'_>) -> Result<Chain, ChainError> {
         std::fs::create_dir_all(config.directory)?;
+        let gc = (config.keep_blocks > 0).then(|| GcPolicy {
+            keep_commits: config.keep_blocks,
+            every_commits: (config.keep_blocks / GC_EVERY_FRACTION).max(1),
+        });
         let options = StoreOptions {
             cache_budget_bytes: STORE_CACHE_BUDGET_BYTES,
+            gc,
             ..StoreOptions::default()
         };
         let store = Store::open(config.directory, options)?;
@@ -247,12 +277,18 @@ impl Chain {
     }
 
     /// Continues the chain of `store`: its blocks up to the last whose commit the store holds
-    /// (a line written after a commit the store lost, or torn, is dropped), the ledger at it.
+    /// (a line written after a commit the store lost, or torn, is dropped; the blocks before
+    /// the first held commit are those whose contexts the GC collected), the ledger at it.
     fn reopen(config: ChainConfig<'_>, store: Store) -> Result<Chain, ChainError> {
+        let mut held_seen = false;
         let blocks = BlockLog::open(
             &config.directory.join(BLOCKS_FILE),
             config.accounts[0].clone(),
-            |block| store.contains_commit(&ContextHash(*block.context().as_bytes())),
+            |block| {
+                let held = store.contains_commit(&ContextHash(*block.context().as_bytes()));
+                held_seen |= held;
+                held || !held_seen
+            },
         )?;
         let missing = || ChainError::NoBlocks(config.directory.display().to_string());
         let head = blocks.last().ok_or_else(missing)?;
@@ -292,6 +328,7 @@ impl Chain {
             snapshots: Vec::new(),
             next_snapshot_id: 1,
             impersonated: HashSet::new(),
+            keep_blocks: config.keep_blocks,
         }
     }
 
@@ -318,17 +355,20 @@ impl Chain {
     /// half-way (a panic), whatever it changed in memory is dropped.
     pub fn recover(&mut self) -> Result<(), ChainError> {
         self.mempool = Mempool::default();
-        self.ledger = self.ledger_of_commit(self.head().context())?;
+        self.ledger = self.ledger_of_commit(self.head())?;
         Ok(())
     }
 
-    /// The ledger of commit `context`.
-    fn ledger_of_commit(&self, context: kestrel_crypto::ContextHash) -> Result<Ledger, ChainError> {
+    /// The ledger of `block`'s commit; [`ChainError::Pruned`] when the GC collected it.
+    fn ledger_of_commit(&self, block: &Block) -> Result<Ledger, ChainError> {
         let tree = self
             .store
             .lock()?
-            .checkout(&ContextHash(*context.as_bytes()))?
-            .ok_or_else(|| ChainError::NoBlocks(self.directory.display().to_string()))?;
+            .checkout(&ContextHash(*block.context().as_bytes()))?
+            .ok_or(ChainError::Pruned {
+                level: block.level().into(),
+                keep_blocks: self.keep_blocks,
+            })?;
         Ok(Ledger::from_tree(
             tree,
             self.store.clone(),
@@ -337,12 +377,19 @@ impl Chain {
     }
 
     /// The state at `block`: the head's ledger, or the one checked out of the block's commit
-    /// (the store keeps every block's).
+    /// ([`ChainError::Pruned`] when it is older than the blocks kept).
     pub fn ledger_at(&self, block: &Block) -> Result<Ledger, ChainError> {
         if block.hash == self.head().hash {
             return Ok(self.ledger.clone());
         }
-        self.ledger_of_commit(block.context())
+        self.ledger_of_commit(block)
+    }
+
+    /// Waits for a GC of the store still running to end (its collected blocks answer
+    /// [`ChainError::Pruned`] from then on).
+    pub fn wait_for_gc(&self) -> Result<(), ChainError> {
+        self.store.lock()?.wait_for_gc()?;
+        Ok(())
     }
 
     /// The chain's id.
@@ -671,15 +718,26 @@ impl Chain {
 
     /// Returns to snapshot `id`: the blocks after it are dropped (from the blocks file too),
     /// the mempool emptied, and `id` and later snapshots forgotten. False when there is no such
-    /// snapshot.
+    /// snapshot; [`ChainError::Pruned`] (nothing changed) when the GC collected its head's
+    /// context.
     pub fn revert(&mut self, id: u64) -> Result<bool, ChainError> {
         let Some(position) = self.snapshots.iter().position(|snapshot| snapshot.id == id) else {
             return Ok(false);
         };
         let block_count = self.snapshots[position].block_count;
+        // A GC still running could collect the snapshot's context once checked out.
+        self.wait_for_gc()?;
+        let ledger = {
+            let head = self
+                .blocks
+                .get(block_count.saturating_sub(1))
+                .ok_or_else(|| ChainError::NoBlocks(self.directory.display().to_string()))?;
+            self.ledger_of_commit(&head)?
+        };
         self.snapshots.truncate(position);
         self.blocks.truncate(block_count)?;
-        self.recover()?;
+        self.mempool = Mempool::default();
+        self.ledger = ledger;
         Ok(true)
     }
 

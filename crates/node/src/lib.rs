@@ -24,5 +24,5 @@ pub mod state_file;
 pub mod views;
 
 pub use accounts::{accounts, Account};
-pub use chain::{Chain, ChainConfig, ChainError};
+pub use chain::{Chain, ChainConfig, ChainError, DEFAULT_KEEP_BLOCKS};
 pub use rpc::{route, Request, Response};

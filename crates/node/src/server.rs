@@ -500,6 +500,7 @@ mod tests {
             balance_mutez: 4_000_000_000_000,
             genesis_seconds: 1_700_000_000,
             liquidity_baking: None,
+            keep_blocks: crate::DEFAULT_KEEP_BLOCKS,
         })
         .expect("a new chain");
         let bootstrap1 = chain.accounts()[0].clone();

@@ -36,6 +36,7 @@ fn start_node(directory: &Path, scripts: &Scripts) -> String {
             cpmm: read(&scripts.cpmm),
             lqt: read(&scripts.lqt),
         }),
+        keep_blocks: kestrel_node::DEFAULT_KEEP_BLOCKS,
     })
     .expect("a new chain");
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");

@@ -8,7 +8,8 @@
 //! - memory: resident memory after `--memory-operations` transfers (signed as they go, so that
 //!   no prepared request counts);
 //! - with `--duration S`, a load test instead: the clients inject for S seconds, the rate and
-//!   resident memory sampled every `--sample` seconds.
+//!   resident memory and the node's disk use (its directory's allocated blocks) sampled every
+//!   `--sample` seconds.
 
 use clap::Args;
 use kestrel_node::server::{self, ServerOptions, Stop};
@@ -143,7 +144,7 @@ struct Node {
     accounts: Vec<Account>,
     stop: Stop,
     thread: std::thread::JoinHandle<std::io::Result<Chain>>,
-    _directory: TemporaryDirectory,
+    directory: TemporaryDirectory,
 }
 
 impl Node {
@@ -156,6 +157,7 @@ impl Node {
             balance_mutez: BALANCE_MUTEZ,
             genesis_seconds: 1_700_000_000,
             liquidity_baking: None,
+            keep_blocks: kestrel_node::DEFAULT_KEEP_BLOCKS,
         })
         .map_err(|error| error.to_string())?;
         // Every transfer is signed ahead on the first head, so that signing is not what is
@@ -180,7 +182,7 @@ impl Node {
             accounts,
             stop,
             thread,
-            _directory: directory,
+            directory,
         })
     }
 
@@ -269,6 +271,18 @@ impl Connection {
             .and_then(|header| header["level"].as_u64())
             .ok_or_else(|| "the head's header has no level".to_string())
     }
+}
+
+/// The disk space the files directly in `directory` take, KiB (allocated blocks: the store's
+/// GC punches holes in its files; 0 where unreadable).
+fn disk_kib(directory: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::read_dir(directory).map_or(0, |entries| {
+        entries
+            .filter_map(|entry| entry.ok()?.metadata().ok())
+            .map(|metadata| metadata.blocks() * 512 / 1024)
+            .sum()
+    })
 }
 
 /// This process's resident memory, KiB (Linux; 0 elsewhere).
@@ -439,21 +453,24 @@ fn load_test(clients: usize, duration: u64, sample: u64, json: bool) -> Result<(
         let now = load.done();
         let rate = (now - previous) as f64 / sample as f64;
         previous = now;
-        let (seconds, rss, level) = (
+        let (seconds, rss, level, disk) = (
             index * sample,
             resident_kib(),
             Connection::head_level(load.node.address)?,
+            disk_kib(load.node.directory.path()),
         );
         if json {
             println!(
                 "{}",
                 serde_json::json!({"seconds": seconds, "operations": now,
-                    "per_second": rate.round(), "head_level": level, "rss_kib": rss})
+                    "per_second": rate.round(), "head_level": level, "rss_kib": rss,
+                    "disk_kib": disk})
             );
         } else {
             println!(
-                "{seconds:>5} s: {now} transfers, {rate:.0}/s over the last {sample} s, head at level {level}, RSS {} MiB",
-                rss / 1024
+                "{seconds:>5} s: {now} transfers, {rate:.0}/s over the last {sample} s, head at level {level}, RSS {} MiB, disk {} MiB",
+                rss / 1024,
+                disk / 1024
             );
         }
         let _ = std::io::stdout().flush();

@@ -47,6 +47,12 @@ pub struct NodeArgs {
     /// Keep the chain (context store and blocks) in DIR; a DIR that holds one continues it.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Keep the contexts of the last N blocks (head's included); older ones are collected
+    /// every N/10 blocks, so that memory and disk stay bounded, and reading their state (or
+    /// reverting to a snapshot among them) answers a `kestrel.pruned_context` error. 0 keeps
+    /// every block's.
+    #[arg(long, value_name = "N", default_value_t = kestrel_node::DEFAULT_KEEP_BLOCKS)]
+    keep_blocks: u64,
     /// Generated accounts funded at genesis, after the five sandbox accounts.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1000))]
     accounts: u16,
@@ -135,6 +141,7 @@ pub fn run(mut args: NodeArgs) -> CommandResult {
         balance_mutez,
         genesis_seconds,
         liquidity_baking,
+        keep_blocks: args.keep_blocks,
     })
     .map_err(|error| error.to_string())?;
     if let Some(path) = args.state.as_ref().filter(|path| path.exists()) {

@@ -19,6 +19,10 @@ const OVERSIZED_OPERATION_ID: &str = "prevalidation.oversized_operation";
 /// Octez's generic error (`Error_monad.failure`).
 const FAILURE_ID: &str = "failure";
 
+/// The node's error for a block whose context the GC collected (Octez's rolling mode answers
+/// 404 for blocks it no longer holds; the node keeps their headers, so it says why).
+const PRUNED_CONTEXT_ID: &str = "kestrel.pruned_context";
+
 /// The error of bytes that are not an operation (`Prevalidation.Parse_error`).
 const PARSE_ERROR_ID: &str = "prevalidation.parse_error";
 
@@ -109,6 +113,19 @@ pub fn chain_error(chain_error: &ChainError) -> Response {
             PARSE_ERROR_ID.to_string(),
             Map::new(),
         )]),
+        ChainError::Pruned { level, keep_blocks } => {
+            let mut fields = Map::new();
+            fields.insert("msg".into(), Value::from(chain_error.to_string()));
+            fields.insert("level".into(), json!(level));
+            fields.insert("keep_blocks".into(), json!(keep_blocks));
+            let mut response = errors(vec![error(
+                "permanent",
+                PRUNED_CONTEXT_ID.to_string(),
+                fields,
+            )]);
+            response.status = 404;
+            response
+        }
         ChainError::Ledger(_)
         | ChainError::Store(_)
         | ChainError::Blocks(_)

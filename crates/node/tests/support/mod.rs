@@ -33,14 +33,21 @@ impl Drop for Scratch {
 
 /// A new chain with the sandbox accounts, its store in `scratch`.
 pub fn new_chain_in(scratch: &Scratch) -> Chain {
+    chain_keeping(scratch, kestrel_node::DEFAULT_KEEP_BLOCKS)
+}
+
+/// The chain in `scratch` (opened, or new with the sandbox accounts) keeping the last
+/// `keep_blocks` blocks' contexts.
+pub fn chain_keeping(scratch: &Scratch, keep_blocks: u64) -> Chain {
     Chain::open(ChainConfig {
         directory: &scratch.0,
         accounts: accounts(0),
         balance_mutez: 4_000_000_000_000,
         genesis_seconds: 1_700_000_000,
         liquidity_baking: None,
+        keep_blocks,
     })
-    .expect("a new chain")
+    .expect("a chain")
 }
 
 pub fn call(chain: &mut Chain, method: &str, path: &str, body: &str) -> Response {
