@@ -1518,7 +1518,7 @@ fn collected_store(directory: &std::path::Path) -> StoreOptions {
         sync_mode: SyncMode::Never,
         ..StoreOptions::default()
     };
-    let mut store = Store::open(&directory, options.clone()).unwrap();
+    let mut store = Store::open(directory, options.clone()).unwrap();
     let mut tree = Tree::empty();
     let mut parents = Vec::new();
     for level in 0..12 {
