@@ -6,8 +6,6 @@
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use kestrel_crypto::SecretKey;
-use kestrel_protocol::Operation;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -17,8 +15,6 @@ use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-const BOOTSTRAP1_SECRET: &str = "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh";
-const BOOTSTRAP1: &str = "tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx";
 const BOOTSTRAP2: &str = "tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN";
 /// Each transfer's amount, mutez.
 const AMOUNT: u64 = 1_000;
@@ -95,14 +91,9 @@ fn head_hash(address: &str) -> Option<String> {
 /// bootstrap1's transfer of [`AMOUNT`] to bootstrap2 with `counter`, signed, as the JSON body
 /// of `/injection/operation`.
 fn transfer(branch: &str, counter: u32) -> String {
-    let mut operation = Operation::from_json_str(&format!(
-        r#"{{"branch": "{branch}", "contents": [{{"kind": "transaction", "source": "{BOOTSTRAP1}",
-        "fee": "1000", "counter": "{counter}", "gas_limit": "3000", "storage_limit": "0",
-        "amount": "{AMOUNT}", "destination": "{BOOTSTRAP2}"}}]}}"#
-    ))
-    .unwrap();
-    let key = SecretKey::from_b58check(BOOTSTRAP1_SECRET).unwrap();
-    operation.signature = Some(key.sign(&operation.signing_message()));
+    let operation = kestrel_node::accounts(0)[0]
+        .signed_transfer(branch, BOOTSTRAP2, counter.into(), AMOUNT)
+        .unwrap();
     format!("\"{}\"", hex::encode(operation.encode()))
 }
 

@@ -6,6 +6,7 @@ use kestrel_crypto::base58::{encode_check, ED25519_SEED};
 use kestrel_crypto::hash::blake2b_256;
 use kestrel_crypto::{PublicKey, PublicKeyHash, SecretKey};
 use kestrel_protocol::ledger::BootstrapAccount;
+use kestrel_protocol::{JsonError, Operation};
 
 /// The secret keys of Octez's sandbox accounts, in order (`tezos-node.md` §1).
 const SANDBOX_SECRET_KEYS: [&str; 5] = [
@@ -46,6 +47,31 @@ impl Account {
             public_key,
             secret_key,
         }
+    }
+
+    /// Its transfer of `amount_mutez` to `destination` (an address in base58) with `counter`,
+    /// branched on the block `branch` (a block hash in base58), signed with its key. The fee
+    /// (1,000 mutez) and limits (3,000 gas, 300 bytes) cover a transfer to any implicit
+    /// account, a new one included. Fails, naming the field, on a branch or destination that is
+    /// not base58 of its kind.
+    pub fn signed_transfer(
+        &self,
+        branch: &str,
+        destination: &str,
+        counter: u64,
+        amount_mutez: u64,
+    ) -> Result<Operation<'static>, JsonError> {
+        let mut operation = Operation::from_json(&serde_json::json!({
+            "branch": branch,
+            "contents": [{
+                "kind": "transaction", "source": self.public_key_hash.to_b58check(),
+                "fee": "1000", "counter": counter.to_string(), "gas_limit": "3000",
+                "storage_limit": "300", "amount": amount_mutez.to_string(),
+                "destination": destination,
+            }],
+        }))?;
+        operation.signature = Some(self.secret_key.sign(&operation.signing_message()));
+        Ok(operation)
     }
 }
 

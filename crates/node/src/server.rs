@@ -506,16 +506,14 @@ mod tests {
         let bootstrap1 = chain.accounts()[0].clone();
         let bootstrap2 = kestrel_crypto::Destination::Implicit(chain.accounts()[1].public_key_hash);
         let before = chain.ledger().balance(&bootstrap2).expect("a balance");
-        let mut transfer = kestrel_protocol::Operation::from_json_str(&format!(
-            r#"{{"branch": "{}", "contents": [{{"kind": "transaction", "source": "{}",
-            "fee": "1000", "counter": "1", "gas_limit": "3000", "storage_limit": "0",
-            "amount": "5", "destination": "{}"}}]}}"#,
-            chain.head().hash.to_b58check(),
-            bootstrap1.public_key_hash.to_b58check(),
-            chain.accounts()[1].public_key_hash.to_b58check()
-        ))
-        .expect("an operation");
-        transfer.signature = Some(bootstrap1.secret_key.sign(&transfer.signing_message()));
+        let transfer = bootstrap1
+            .signed_transfer(
+                &chain.head().hash.to_b58check(),
+                &chain.accounts()[1].public_key_hash.to_b58check(),
+                1,
+                5,
+            )
+            .expect("an operation");
         chain.hold_operations(true);
         let response = guarded(&mut chain, |chain| -> Response {
             chain.inject(&transfer.encode()).expect("held");

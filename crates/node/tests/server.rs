@@ -227,17 +227,14 @@ fn concurrent_injections_are_each_included_once_and_answered_after_their_block()
                             // Branched on head as it is now: the others' blocks in between stay
                             // within the operations' time to live.
                             let branch = head_hash(address);
-                            let mut operation = kestrel_protocol::Operation::from_json_str(&format!(
-                                r#"{{"branch": "{branch}", "contents": [{{"kind": "transaction",
-                                "source": "{}", "fee": "1000", "counter": "{counter}",
-                                "gas_limit": "2000", "storage_limit": "0", "amount": "1",
-                                "destination": "{}"}}]}}"#,
-                                from.public_key_hash.to_b58check(),
-                                to.public_key_hash.to_b58check()
-                            ))
-                            .expect("an operation");
-                            operation.signature =
-                                Some(from.secret_key.sign(&operation.signing_message()));
+                            let operation = from
+                                .signed_transfer(
+                                    &branch,
+                                    &to.public_key_hash.to_b58check(),
+                                    counter,
+                                    1,
+                                )
+                                .expect("an operation");
                             let body = format!("\"{}\"", hex::encode(operation.encode()));
                             let (status, answer) = exchange_kept(
                                 &mut reader,

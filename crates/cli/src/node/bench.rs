@@ -14,7 +14,6 @@
 use clap::Args;
 use kestrel_node::server::{self, ServerOptions, Stop};
 use kestrel_node::{accounts, Account, Chain, ChainConfig};
-use kestrel_protocol::Operation;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -195,16 +194,9 @@ impl Node {
 
 /// The HTTP request injecting `from`'s transfer of 1 mutez to `to` with `counter`.
 fn injection(branch: &str, from: &Account, to: &Account, counter: u64) -> Vec<u8> {
-    let mut operation = Operation::from_json_str(&format!(
-        r#"{{"branch": "{branch}", "contents": [{{"kind": "transaction",
-        "source": "{}", "fee": "1000", "counter": "{counter}",
-        "gas_limit": "2000", "storage_limit": "0", "amount": "1",
-        "destination": "{}"}}]}}"#,
-        from.public_key_hash.to_b58check(),
-        to.public_key_hash.to_b58check()
-    ))
-    .expect("a transfer's JSON reads");
-    operation.signature = Some(from.secret_key.sign(&operation.signing_message()));
+    let operation = from
+        .signed_transfer(branch, &to.public_key_hash.to_b58check(), counter, 1)
+        .expect("the head's hash and an account's address are base58");
     let body = format!("\"{}\"", hex::encode(operation.encode()));
     format!(
         "POST /injection/operation HTTP/1.1\r\nhost: node\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",

@@ -103,14 +103,16 @@ pub fn signed_by_bootstrap1(chain: &mut Chain, contents: &str) -> String {
 
 /// The hex of bootstrap1's transfer of `amount` mutez to `destination` with `counter`.
 pub fn signed_transfer(chain: &mut Chain, counter: u32, amount: u64, destination: &str) -> String {
-    signed_by_bootstrap1(
-        chain,
-        &format!(
-            r#"[{{"kind": "transaction", "source": "{BOOTSTRAP1}", "fee": "1000",
-            "counter": "{counter}", "gas_limit": "3000", "storage_limit": "300",
-            "amount": "{amount}", "destination": "{destination}"}}]"#
-        ),
-    )
+    let branch = get_json(chain, "/chains/main/blocks/head~2/hash");
+    let operation = accounts(0)[0]
+        .signed_transfer(
+            branch.as_str().expect("a block hash"),
+            destination,
+            counter.into(),
+            amount,
+        )
+        .expect("an operation");
+    format!("\"{}\"", hex::encode(operation.encode()))
 }
 
 /// Injects `operation`; returns the new head's block.
