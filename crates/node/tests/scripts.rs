@@ -16,12 +16,23 @@ use support::{call, get_json, BOOTSTRAP1};
 const SCRIPTS: &str = "/chains/main/blocks/head/helpers/scripts";
 
 /// The recorded octez-client session at `path` under the test data, or `None` (reported) when
-/// the data is absent.
-fn recorded_session(path: &str, test: &str) -> Option<Session> {
+/// the data is absent, and a new chain in its own scratch directory to replay it on (bind them
+/// in this order: the chain closes before its directory goes).
+fn recorded_session_and_chain(
+    path: &str,
+    test: &str,
+) -> Option<(Session, support::Scratch, Chain)> {
     let file = kestrel_testdata::require(path, test)?;
-    Some(parse_session(
-        &std::fs::read_to_string(file).expect("readable"),
-    ))
+    let session = parse_session(&std::fs::read_to_string(file).expect("readable"));
+    let scratch = support::Scratch::new(test);
+    let chain = support::new_chain_in(&scratch);
+    Some((session, scratch, chain))
+}
+
+/// The data and type of a recorded `… data DATA of type TYPE` command.
+fn data_and_type(argv: &[String]) -> Option<(&str, &str)> {
+    let at = argv.iter().position(|word| word == "data")?;
+    Some((argv.get(at + 1)?, argv.get(at + 4)?))
 }
 
 /// Instructions whose results depend on the chain or the call (mockup's defaults differ from a
@@ -220,25 +231,19 @@ fn a_failwith_answers_script_rejected_with_its_location_and_value() {
 
 #[test]
 fn pack_data_matches_recorded_hash_data() {
-    let Some(session) = recorded_session(
+    let Some((session, _scratch, mut chain)) = recorded_session_and_chain(
         "octez-protocol/client/hash_data_good.out",
         "pack_data_matches_recorded_hash_data",
     ) else {
         return;
     };
-    let scratch = support::Scratch::new("pack");
-    let mut chain = support::new_chain_in(&scratch);
     let mut compared = 0;
     for command in &session.commands {
-        let argv = &command.argv;
-        let Some(at) = argv.iter().position(|word| word == "data") else {
-            continue;
-        };
         // The recorder masked hashes (`[CONTRACT_HASH]`): such data is not the data hashed.
         if command.line.contains('[') {
             continue;
         }
-        let (Some(data), Some(ty)) = (argv.get(at + 1), argv.get(at + 4)) else {
+        let Some((data, ty)) = data_and_type(&command.argv) else {
             continue;
         };
         let field = |prefix: &str| {
@@ -277,14 +282,12 @@ fn pack_data_matches_recorded_hash_data() {
 
 #[test]
 fn normalize_type_matches_recorded_normalize_type() {
-    let Some(session) = recorded_session(
+    let Some((session, _scratch, mut chain)) = recorded_session_and_chain(
         "octez-protocol/client/Test_normalize_type.out",
         "normalize_type_matches_recorded_normalize_type",
     ) else {
         return;
     };
-    let scratch = support::Scratch::new("normalize-type");
-    let mut chain = support::new_chain_in(&scratch);
     let mut compared = 0;
     for command in &session.commands {
         let Some(ty) = command.argv.last() else {
@@ -408,21 +411,16 @@ fn contract_rpcs_read_the_originated_state() {
 
 #[test]
 fn normalize_data_matches_recorded_normalize_data() {
-    let Some(session) = recorded_session(
+    let Some((session, _scratch, mut chain)) = recorded_session_and_chain(
         "octez-protocol/client/Test_normalize_in_unparsing_mode.out",
         "normalize_data_matches_recorded_normalize_data",
     ) else {
         return;
     };
-    let scratch = support::Scratch::new("normalize-data");
-    let mut chain = support::new_chain_in(&scratch);
     let mut compared = 0;
     for command in &session.commands {
         let argv = &command.argv;
-        let Some(at) = argv.iter().position(|word| word == "data") else {
-            continue;
-        };
-        let (Some(data), Some(ty)) = (argv.get(at + 1), argv.get(at + 4)) else {
+        let Some((data, ty)) = data_and_type(argv) else {
             continue;
         };
         let mode = argv
