@@ -211,6 +211,9 @@ pub struct Typechecker<'a> {
     /// (a script's code, sized from its location table): growing the instruction vector one
     /// doubling at a time copied it about twice over, 8 % of typechecking the CPMM.
     code_capacity: usize,
+    /// The number of nodes of the tree whose locations were last recorded
+    /// ([`Typechecker::set_locations`]), so that callers need not count them again.
+    pub(crate) located_nodes: u64,
 }
 
 /// Canonical locations by node address ([`Typechecker::set_locations`]).
@@ -328,6 +331,7 @@ impl<'a> Typechecker<'a> {
             exhausted_in_constant: std::cell::Cell::new(false),
             locations: LocationTable::default(),
             code_capacity: 0,
+            located_nodes: 0,
         }
     }
 
@@ -346,6 +350,7 @@ impl<'a> Typechecker<'a> {
                     .insert(std::ptr::from_ref(node) as usize, index as u32);
             }
         }
+        self.located_nodes = nodes;
         nodes
     }
 
