@@ -442,7 +442,11 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::If(target) => {
                     charge!(cost::COST_IF);
-                    if let Value::Bool(false) = pop!(stack) {
+                    // Binding the bool (not matching a temporary) leaves no `Value` to drop.
+                    let Value::Bool(condition) = pop!(stack) else {
+                        return Err(bad());
+                    };
+                    if !condition {
                         pc = *target;
                     }
                 }
@@ -479,7 +483,10 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::LoopHead(exit) => {
                     charge!(cost::COST_LOOP_IN);
-                    if let Value::Bool(false) = pop!(stack) {
+                    let Value::Bool(condition) = pop!(stack) else {
+                        return Err(bad());
+                    };
+                    if !condition {
                         charge!(cost::COST_CONS_CONTINUATION);
                         pc = *exit;
                     }
@@ -773,16 +780,15 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 // Arithmetic.
                 Instr::AddNatNat | Instr::AddIntInt => {
-                    let b = pop!(stack);
-                    let a = stack.last_mut().ok_or_else(bad)?;
-                    match (a, &b) {
-                        (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) => {
-                            charge!(cost::cost_add_int(int_size(x), int_size(y)));
-                            let sum = x.add(y);
-                            *x = sum;
-                        }
-                        _ => return Err(bad()),
-                    }
+                    // `y` is bound by value, so only an `Int` (not a whole `Value`) is dropped.
+                    let (Value::Nat(y) | Value::Int(y)) = pop!(stack) else {
+                        return Err(bad());
+                    };
+                    let Some(Value::Nat(x) | Value::Int(x)) = stack.last_mut() else {
+                        return Err(bad());
+                    };
+                    charge!(cost::cost_add_int(int_size(x), int_size(&y)));
+                    *x = x.add(&y);
                     if matches!(instr, Instr::AddIntInt) {
                         let top = stack.last_mut().ok_or_else(bad)?;
                         if let Value::Nat(n) = top {

@@ -71,7 +71,7 @@ impl Script {
             }
         };
         let host = EmptyHost::default();
-        let (typed, typecheck_gas_milli) =
+        let (typed, typecheck_gas_milli, expanded_nodes) =
             crate::context::with_default_self_address(|self_address| {
                 let mut tc = Typechecker::new(Lookup {
                     self_address,
@@ -82,7 +82,11 @@ impl Script {
                 tc.gas_limit_milli = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
                 tc.record_locations = true;
                 let typed = tc.typecheck_script(&expanded)?;
-                Ok::<_, TcError>((typed, u64::try_from(tc.gas_consumed_milli).unwrap_or(0)))
+                Ok::<_, TcError>((
+                    typed,
+                    u64::try_from(tc.gas_consumed_milli).unwrap_or(0),
+                    tc.located_nodes,
+                ))
             })?;
         if typecheck_gas_milli > config.gas_limit_milli {
             return Err(TcError::new(node.span, TcErrorKind::GasExhaustion));
@@ -93,7 +97,12 @@ impl Script {
             legacy: config.legacy,
             typecheck_gas_milli,
             code_size_bytes,
-            code_nodes: crate::typecheck::charges::micheline_nodes(node),
+            // Without macros the expanded script is `node` itself, whose nodes the typechecker
+            // counted when it recorded their locations.
+            code_nodes: match &expanded {
+                std::borrow::Cow::Borrowed(_) => expanded_nodes,
+                std::borrow::Cow::Owned(_) => crate::typecheck::charges::micheline_nodes(node),
+            },
         })
     }
 
