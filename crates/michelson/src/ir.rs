@@ -245,6 +245,12 @@ pub enum Instr {
     Nop,
 }
 
+/// An instruction's size on 64-bit targets: the interpreter fetches one per step and a script's
+/// code is a vector of them, so growing it slows every step; a payload that would grow it
+/// belongs behind a `Box`.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Instr>() == 56);
+
 impl std::fmt::Debug for Instr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.name())
