@@ -44,8 +44,10 @@ pub const MAPPING_RUN_BYTES: u64 = 16;
 pub const MAPPING_CHECKSUM_BYTES: u64 = 8;
 /// Runs per checksummed piece of a mapping file (64 KiB).
 pub const MAPPING_CHECKSUM_PIECE_RUNS: u64 = 4096;
-/// Bytes copied per read while a GC builds a prefix (bounds the copy's buffer).
-const COPY_CHUNK_BYTES: u64 = 1 << 20;
+/// The buffer a GC copies live runs through into a new prefix: runs are read straight into it
+/// and it is written out when full. One 256 KiB buffer, where a 1 MiB read chunk and a 1 MiB
+/// write buffer held up to 2 MiB beside the collecting store's cache.
+const COPY_BUFFER_BYTES: u64 = 256 << 10;
 
 /// One generation's prefix and mapping, open for reading.
 pub(crate) struct Prefix {
@@ -270,8 +272,12 @@ impl Prefix {
             written.map_err(io_error(&mapping_path, "write"))
         };
         flush_piece(&mut piece)?;
-        let mut chunk = Vec::new();
-        let mut out = std::io::BufWriter::with_capacity(COPY_CHUNK_BYTES as usize, &file);
+        let mut out: Vec<u8> = Vec::with_capacity(COPY_BUFFER_BYTES as usize);
+        let write_out = |out: &mut Vec<u8>| {
+            let written = (&file).write_all(out);
+            out.clear();
+            written.map_err(io_error(&path, "write"))
+        };
         let mut runs = RunMap::default();
         for (index, (start, end)) in live.enumerate() {
             assert!(
@@ -287,10 +293,13 @@ impl Prefix {
             }
             let mut at = start;
             while at < end {
-                let length = (end - at).min(COPY_CHUNK_BYTES) as usize;
-                chunk.resize(length, 0);
-                source.read_exact_at(&mut chunk, at)?;
-                out.write_all(&chunk).map_err(io_error(&path, "write"))?;
+                if out.len() as u64 == COPY_BUFFER_BYTES {
+                    write_out(&mut out)?;
+                }
+                let filled = out.len();
+                let length = (end - at).min(COPY_BUFFER_BYTES - filled as u64) as usize;
+                out.resize(filled + length, 0);
+                source.read_exact_at(&mut out[filled..], at)?;
                 at += length as u64;
             }
             piece.extend_from_slice(&start.to_be_bytes());
@@ -304,7 +313,7 @@ impl Prefix {
         if !piece.is_empty() {
             flush_piece(&mut piece)?;
         }
-        out.flush().map_err(io_error(&path, "write"))?;
+        write_out(&mut out)?;
         drop(out);
         mapping
             .write_all(&checksum.finish().to_be_bytes())
