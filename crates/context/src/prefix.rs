@@ -44,8 +44,10 @@ pub const MAPPING_RUN_BYTES: u64 = 16;
 pub const MAPPING_CHECKSUM_BYTES: u64 = 8;
 /// Runs per checksummed piece of a mapping file (64 KiB).
 pub const MAPPING_CHECKSUM_PIECE_RUNS: u64 = 4096;
-/// Bytes copied per read while a GC builds a prefix (bounds the copy's buffer).
-const COPY_CHUNK_BYTES: u64 = 1 << 20;
+/// The buffer a GC copies live runs through into a new prefix: runs are read straight into it
+/// and it is written out when full. One 256 KiB buffer, where a 1 MiB read chunk and a 1 MiB
+/// write buffer held up to 2 MiB beside the collecting store's cache.
+const COPY_BUFFER_BYTES: u64 = 256 << 10;
 
 /// One generation's prefix and mapping, open for reading.
 pub(crate) struct Prefix {
@@ -270,8 +272,12 @@ impl Prefix {
             written.map_err(io_error(&mapping_path, "write"))
         };
         flush_piece(&mut piece)?;
-        let mut chunk = Vec::new();
-        let mut out = std::io::BufWriter::with_capacity(COPY_CHUNK_BYTES as usize, &file);
+        let mut out: Vec<u8> = Vec::with_capacity(COPY_BUFFER_BYTES as usize);
+        let write_out = |out: &mut Vec<u8>| {
+            let written = (&file).write_all(out);
+            out.clear();
+            written.map_err(io_error(&path, "write"))
+        };
         let mut runs = RunMap::default();
         for (index, (start, end)) in live.enumerate() {
             assert!(
@@ -287,10 +293,13 @@ impl Prefix {
             }
             let mut at = start;
             while at < end {
-                let length = (end - at).min(COPY_CHUNK_BYTES) as usize;
-                chunk.resize(length, 0);
-                source.read_exact_at(&mut chunk, at)?;
-                out.write_all(&chunk).map_err(io_error(&path, "write"))?;
+                if out.len() as u64 == COPY_BUFFER_BYTES {
+                    write_out(&mut out)?;
+                }
+                let filled = out.len();
+                let length = (end - at).min(COPY_BUFFER_BYTES - filled as u64) as usize;
+                out.resize(filled + length, 0);
+                source.read_exact_at(&mut out[filled..], at)?;
                 at += length as u64;
             }
             piece.extend_from_slice(&start.to_be_bytes());
@@ -304,7 +313,7 @@ impl Prefix {
         if !piece.is_empty() {
             flush_piece(&mut piece)?;
         }
-        out.flush().map_err(io_error(&path, "write"))?;
+        write_out(&mut out)?;
         drop(out);
         mapping
             .write_all(&checksum.finish().to_be_bytes())
@@ -374,6 +383,35 @@ impl Prefix {
     /// Bytes of memory the mapping takes.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.runs.memory_bytes()
+    }
+
+    /// Fills the start of `buffer` with the pack bytes at `offset` (below the boundary) up to the
+    /// end of the run holding `offset`, or with zeros up to the next run's start when `offset` is
+    /// in no run, and returns how many bytes it filled (at least one for a non-empty buffer): one
+    /// lookup and at most one `pread`, where [`Prefix::read`] of a whole page can touch dozens of
+    /// runs. An object lies within one run (the mark records whole objects), so the bytes after
+    /// the run are never part of an object that starts in it.
+    fn read_in_run(&self, buffer: &mut [u8], offset: u64) -> Result<usize, ContextError> {
+        debug_assert!(offset < self.boundary);
+        let wanted = buffer.len() as u64;
+        match self.runs.from(offset).find(|run| run.end > offset) {
+            Some(run) if run.start <= offset => {
+                let length = wanted.min(run.end - offset) as usize;
+                self.file
+                    .read_exact_at(
+                        &mut buffer[..length],
+                        run.prefix_offset + (offset - run.start),
+                    )
+                    .map_err(io_error(&self.path, "read"))?;
+                Ok(length)
+            }
+            next => {
+                let gap_end = next.map_or(self.boundary, |run| run.start);
+                let length = wanted.min(gap_end - offset) as usize;
+                buffer[..length].fill(0);
+                Ok(length)
+            }
+        }
     }
 
     /// Fills `buffer` with the pack bytes at `offset` (the whole range below the boundary): the
@@ -530,6 +568,27 @@ impl PackReader {
         }
     }
 
+    /// Fills the start of `buffer` with the pack bytes at `offset`, at least one byte and as many
+    /// as one read gives cheaply: all of them above the boundary, up to the end of the prefix's
+    /// run holding `offset` below it (no object crosses it; [`Prefix::read_in_run`]). Returns
+    /// how many bytes it filled. For a read that fetches more than the object it wants (the
+    /// first read of an object of unknown length, [`crate::walk::read_frame`]).
+    pub(crate) fn read_some_at(
+        &self,
+        buffer: &mut [u8],
+        offset: u64,
+    ) -> Result<usize, ContextError> {
+        match &self.prefix {
+            Some(prefix) if offset < prefix.boundary && !buffer.is_empty() => {
+                prefix.read_in_run(buffer, offset)
+            }
+            _ => {
+                self.read_exact_at(buffer, offset)?;
+                Ok(buffer.len())
+            }
+        }
+    }
+
     /// Fills `buffer` with the pack bytes at `offset`.
     pub(crate) fn read_exact_at(&self, buffer: &mut [u8], offset: u64) -> Result<(), ContextError> {
         let (below, above) = match &self.prefix {
@@ -596,6 +655,23 @@ mod tests {
                 reader.read_exact_at(&mut buffer, offset).unwrap();
                 let wanted: Vec<u8> = (offset..offset + length).map(expected).collect();
                 assert_eq!(buffer, wanted, "offset {offset} length {length}");
+                // A partial read gives the start of the same bytes, stopping only where a run
+                // or a gap between runs ends below the boundary.
+                let mut some = vec![0xAA; length as usize];
+                let filled = reader.read_some_at(&mut some, offset).unwrap();
+                assert_eq!(some[..filled], wanted[..filled], "offset {offset}");
+                let piece_end = live
+                    .iter()
+                    .flat_map(|&(start, end)| [start, end])
+                    .chain([160])
+                    .find(|&edge| edge > offset)
+                    .filter(|_| offset < 160)
+                    .unwrap_or(200);
+                assert_eq!(
+                    filled as u64,
+                    length.min(piece_end - offset),
+                    "offset {offset} length {length}"
+                );
             }
         }
         // Another generation's files go, this one's stay.

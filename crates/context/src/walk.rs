@@ -81,7 +81,7 @@ pub(crate) fn read_frame(
     if buffer.len() < first {
         buffer.resize(first.max(PAGE_BYTES as usize), 0);
     }
-    file.read_exact_at(&mut buffer[..first], offset)?;
+    let first = file.read_some_at(&mut buffer[..first], offset)?;
     let (tag, header_length, body_length) = read_frame_header(&buffer[..first])
         .map_err(|error| corrupt_pack(path, offset + error.body_offset_bytes as u64, error.kind))?;
     let total = header_length as u64 + body_length;
