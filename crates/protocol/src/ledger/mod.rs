@@ -645,7 +645,7 @@ fn corrupt(path: &Path, expected: &'static str) -> LedgerError {
 
 fn path_text(path: &Path) -> String {
     path.iter()
-        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .map(|name| String::from_utf8_lossy(name.as_ref()).into_owned())
         .collect::<Vec<_>>()
         .join("/")
 }
