@@ -356,6 +356,17 @@ impl Ledger {
         self.write_micheline(&path, storage)
     }
 
+    /// Sets the storage of `contract` to `bytes`, its binary Micheline (encoded by the caller,
+    /// who needs the bytes too).
+    pub fn set_storage_encoded(
+        &mut self,
+        contract: &ContractHash,
+        bytes: &[u8],
+    ) -> Result<(), LedgerError> {
+        let path = paths::contract(&Destination::Originated(*contract), "storage");
+        self.write(&path, bytes)
+    }
+
     /// The bytes of storage `contract` has paid for (`paid_bytes`).
     pub fn paid_bytes(&self, contract: &ContractHash) -> Result<u128, LedgerError> {
         let path = paths::contract(&Destination::Originated(*contract), "paid_bytes");
@@ -546,6 +557,17 @@ impl Ledger {
             Some(value) => self.write_micheline(&path, value),
             None => Ok(self.tree.remove_in_place(&*self.source, &path)?),
         }
+    }
+
+    /// Binds `key_hash` in big map `id` to `bytes`, a value's binary Micheline (encoded by the
+    /// caller, who needs the bytes too).
+    pub fn big_map_set_encoded(
+        &mut self,
+        id: i64,
+        key_hash: &[u8; 32],
+        bytes: &[u8],
+    ) -> Result<(), LedgerError> {
+        self.write(&paths::big_map_value(id, key_hash), bytes)
     }
 
     /// The bytes big map `id` holds (`total_bytes`).
