@@ -145,7 +145,7 @@ fn validate_and_apply_timed(
     timings.validation += validated - start;
     let batch = batch?;
     let before = ledger.clone();
-    let result = apply_batch(ledger, operation, &batch, block);
+    let result = apply_batch(ledger, &before, operation, &batch, block);
     timings.application += validated.elapsed();
     match result {
         Ok(metadata) => Ok(metadata),
@@ -156,8 +156,12 @@ fn validate_and_apply_timed(
     }
 }
 
+/// Applies the validated batch to `ledger`, which was `before` (the one snapshot an operation
+/// takes: a snapshot makes the next write to each shared directory copy it, so a failed batch
+/// goes back to `before` and takes the fees again rather than keeping a second snapshot).
 fn apply_batch(
     ledger: &mut Ledger,
+    before: &Ledger,
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
@@ -167,7 +171,6 @@ fn apply_batch(
     for content in &batch.contents {
         fee_updates.push(manager::take_fees(ledger, content, origin)?);
     }
-    let after_fees = ledger.clone();
     let mut env = Env {
         ledger,
         block: *block,
@@ -198,7 +201,10 @@ fn apply_batch(
         });
     }
     if failed {
-        *env.ledger = after_fees;
+        *env.ledger = before.clone();
+        for content in &batch.contents {
+            manager::take_fees(env.ledger, content, origin)?;
+        }
         results.iter_mut().for_each(manager::backtrack);
     } else {
         env.ledger.remove_temporary_big_maps()?;
