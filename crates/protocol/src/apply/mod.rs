@@ -144,24 +144,25 @@ fn validate_and_apply_timed(
     let validated = Instant::now();
     timings.validation += validated - start;
     let batch = batch?;
-    let before = ledger.clone();
-    let result = apply_batch(ledger, &before, operation, &batch, block);
-    timings.application += validated.elapsed();
-    match result {
-        Ok(metadata) => Ok(metadata),
-        Err(error) => {
-            *ledger = before;
-            Err(ValidationError::Ledger(error))
+    let checkpoint = ledger.checkpoint();
+    let result = apply_batch(ledger, operation, &batch, block);
+    let result = match result {
+        Ok(metadata) => {
+            ledger.release(checkpoint);
+            Ok(metadata)
         }
-    }
+        Err(error) => Err(ValidationError::Ledger(
+            ledger.rollback(checkpoint).err().unwrap_or(error),
+        )),
+    };
+    timings.application += validated.elapsed();
+    result
 }
 
-/// Applies the validated batch to `ledger`, which was `before` (the one snapshot an operation
-/// takes: a snapshot makes the next write to each shared directory copy it, so a failed batch
-/// goes back to `before` and takes the fees again rather than keeping a second snapshot).
+/// Applies the validated batch: the fees, then each content; a failed content puts the state
+/// back as it was after the fees.
 fn apply_batch(
     ledger: &mut Ledger,
-    before: &Ledger,
     operation: &SignedOperation<'_>,
     batch: &validate::ValidBatch<'_, '_>,
     block: &BlockContext,
@@ -171,6 +172,7 @@ fn apply_batch(
     for content in &batch.contents {
         fee_updates.push(manager::take_fees(ledger, content, origin)?);
     }
+    let after_fees = ledger.checkpoint();
     let mut env = Env {
         ledger,
         block: *block,
@@ -201,12 +203,10 @@ fn apply_batch(
         });
     }
     if failed {
-        *env.ledger = before.clone();
-        for content in &batch.contents {
-            manager::take_fees(env.ledger, content, origin)?;
-        }
+        env.ledger.rollback(after_fees)?;
         results.iter_mut().for_each(manager::backtrack);
     } else {
+        env.ledger.release(after_fees);
         env.ledger.remove_temporary_big_maps()?;
     }
     Ok(results.into_iter().map(ContentsMetadata::Manager).collect())
