@@ -134,6 +134,8 @@ pub fn call(
     let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
     meter.consume(lazy.gas_milli)?;
     match &new_bytes {
+        // Unchanged storage (an FA1.2 transfer changes only its big map) is not written again.
+        Some(bytes) if bytes[..] == storage_bytes[..] => {}
         Some(bytes) => env.ledger.set_storage_encoded(&args.contract, bytes)?,
         // Refused there as unencodable.
         None => env.ledger.set_storage(&args.contract, &new_storage)?,
