@@ -7,7 +7,8 @@
 //! Encoding is this module's own ([`encode`]): the number is converted in limbs of five base-58
 //! digits, 32 input bits at a time, a few dozen word operations for a hash where a
 //! byte-by-digit conversion takes a thousand (a node writes several hashes per block). Decoding
-//! is `bs58`'s.
+//! ([`decode`]) is the same in reverse: five digits at a time into 32-bit limbs (every address
+//! in a contract call's argument is decoded).
 
 use std::fmt;
 
@@ -109,15 +110,16 @@ fn decode_check_bounded(text: &str, max_length: usize) -> Result<Vec<u8>, Base58
     if text.len() > max_length {
         return Err(Base58Error::TooLong { length: text.len() });
     }
-    bs58::decode(text)
-        .with_check(None)
-        .into_vec()
-        .map_err(|error| match error {
-            bs58::decode::Error::InvalidChecksum { .. } | bs58::decode::Error::NoChecksum => {
-                Base58Error::InvalidChecksum
-            }
-            _ => Base58Error::InvalidCharacter,
-        })
+    let mut bytes = decode(text)?;
+    let Some(body_length) = bytes.len().checked_sub(CHECKSUM_BYTES) else {
+        return Err(Base58Error::InvalidChecksum);
+    };
+    let digest = sha256(&sha256(&bytes[..body_length]));
+    if digest[..CHECKSUM_BYTES] != bytes[body_length..] {
+        return Err(Base58Error::InvalidChecksum);
+    }
+    bytes.truncate(body_length);
+    Ok(bytes)
 }
 
 /// Splits decoded `prefix ‖ payload` bytes by the first of `prefixes` they start with, checking
@@ -261,6 +263,69 @@ pub fn encode(bytes: &[u8]) -> String {
     String::from_utf8(digits).expect("the alphabet is ASCII")
 }
 
+/// The value of each ASCII character as a base-58 digit, [`NOT_A_DIGIT`] for the others.
+const DIGIT_VALUES: [u8; 128] = {
+    let mut values = [NOT_A_DIGIT; 128];
+    let mut digit = 0;
+    while digit < ALPHABET.len() {
+        values[ALPHABET[digit] as usize] = digit as u8;
+        digit += 1;
+    }
+    values
+};
+
+/// Marks a character outside the alphabet in [`DIGIT_VALUES`].
+const NOT_A_DIGIT: u8 = 0xff;
+
+/// The bytes `text` encodes in base 58 (no checksum): a zero byte for each leading `1`, then the
+/// number the other digits write, big-endian. The caller bounds the length (quadratic cost).
+pub fn decode(text: &str) -> Result<Vec<u8>, Base58Error> {
+    let text = text.as_bytes();
+    let zeros = text
+        .iter()
+        .take_while(|&&digit| digit == ALPHABET[0])
+        .count();
+    let digits = &text[zeros..];
+    // Little-endian 32-bit limbs; each digit adds at most log(58)/log(2^32) < 0.19 limb.
+    let mut limbs: Vec<u32> = Vec::with_capacity(digits.len() * 19 / 100 + 2);
+    let head_digits = digits.len() % DIGITS_PER_LIMB;
+    let (head, groups) = digits.split_at(head_digits);
+    let chunks = std::iter::once(head)
+        .filter(|head| !head.is_empty())
+        .chain(groups.chunks_exact(DIGITS_PER_LIMB));
+    for chunk in chunks {
+        let mut carry = 0u64;
+        let mut scale = 1u64;
+        for &character in chunk {
+            let value = DIGIT_VALUES
+                .get(usize::from(character))
+                .copied()
+                .filter(|&value| value != NOT_A_DIGIT)
+                .ok_or(Base58Error::InvalidCharacter)?;
+            carry = carry * 58 + u64::from(value);
+            scale *= 58;
+        }
+        // limb < 2^32 and scale <= 58^5 < 2^30, so limb * scale + carry < 2^63.
+        for limb in limbs.iter_mut() {
+            let value = u64::from(*limb) * scale + carry;
+            *limb = value as u32;
+            carry = value >> 32;
+        }
+        while carry > 0 {
+            limbs.push(carry as u32);
+            carry >>= 32;
+        }
+    }
+    let mut bytes = Vec::with_capacity(zeros + 4 * limbs.len());
+    bytes.resize(zeros, 0);
+    let mut number = limbs.iter().rev().flat_map(|limb| limb.to_be_bytes());
+    // The most significant limb's leading zero bytes are not part of the number.
+    let first = number.by_ref().find(|&byte| byte != 0);
+    bytes.extend(first);
+    bytes.extend(number);
+    Ok(bytes)
+}
+
 /// Decodes a base58check string carrying `prefix`, returning the payload.
 pub fn decode_check(prefix: Prefix, text: &str) -> Result<Vec<u8>, Base58Error> {
     // Bounded for cost only: text of another prefix gets its own error, not `TooLong`.
@@ -355,6 +420,36 @@ mod tests {
         }
         let long = pseudo_random_bytes(7, ML_DSA_44_SIGNATURE.payload_size + 9);
         assert_eq!(encode(&long), bs58::encode(&long).into_string());
+    }
+
+    #[test]
+    fn decode_matches_bs58_on_random_inputs_and_rejects_what_it_rejects() {
+        for seed in 0..2_000u64 {
+            let length = (seed % 131) as usize;
+            let mut bytes = pseudo_random_bytes(seed, length);
+            let zeros = ((seed / 131) % 4) as usize;
+            bytes.iter_mut().take(zeros).for_each(|byte| *byte = 0);
+            let text = bs58::encode(&bytes).into_string();
+            assert_eq!(decode(&text), Ok(bytes.clone()), "{text}");
+            let checked = bs58::encode(&bytes).with_check().into_string();
+            assert_eq!(decode_check_raw(&checked), Ok(bytes), "{checked}");
+            // One digit changed: the checksum (or, rarely, nothing visible) tells.
+            if let Some(last) = checked.len().checked_sub(1) {
+                let mut altered = checked.clone().into_bytes();
+                altered[last] = if altered[last] == b'2' { b'3' } else { b'2' };
+                let altered = String::from_utf8(altered).unwrap();
+                let expected = bs58::decode(&altered)
+                    .with_check(None)
+                    .into_vec()
+                    .map_err(|_| Base58Error::InvalidChecksum);
+                assert_eq!(decode_check_raw(&altered), expected, "{altered}");
+            }
+        }
+        for text in ["0", "tz1O", "l", "I", "tz1\u{e9}"] {
+            assert_eq!(decode(text), Err(Base58Error::InvalidCharacter), "{text}");
+        }
+        assert_eq!(decode(""), Ok(Vec::new()));
+        assert_eq!(decode_check_raw("1"), Err(Base58Error::InvalidChecksum));
     }
 
     #[test]

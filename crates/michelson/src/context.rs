@@ -31,7 +31,7 @@ pub(crate) struct Context<'h> {
     /// `CHAIN_ID`.
     pub chain_id: [u8; 4],
     /// The parameter type of the running contract, annotated (for `SELF` and entrypoints).
-    pub self_param: Node,
+    pub self_param: &'h Node,
     /// The world.
     pub host: &'h mut dyn Host,
     /// The next operation nonce.
@@ -40,7 +40,11 @@ pub(crate) struct Context<'h> {
 
 impl<'h> Context<'h> {
     /// The context of a call in `environment` of a contract whose parameter type is `self_param`.
-    pub fn new(environment: &Environment, self_param: Node, host: &'h mut dyn Host) -> Context<'h> {
+    pub fn new(
+        environment: &Environment,
+        self_param: &'h Node,
+        host: &'h mut dyn Host,
+    ) -> Context<'h> {
         Context {
             amount: environment.amount_mutez,
             balance: environment.balance_mutez,
@@ -61,7 +65,7 @@ impl<'h> Context<'h> {
     pub fn lookup(&self) -> Lookup<'_> {
         Lookup {
             self_address: &self.self_address,
-            self_param: &self.self_param,
+            self_param: self.self_param,
             host: &*self.host,
         }
     }

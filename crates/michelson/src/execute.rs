@@ -200,7 +200,7 @@ pub fn execute_traced<T: Tracer>(
 ) -> Result<Execution, ExecutionError> {
     check_environment(environment)?;
     let gas_limit = i64::try_from(gas_limit_milli).unwrap_or(i64::MAX);
-    let mut context = Context::new(environment, script.parameter_node().clone(), host);
+    let mut context = Context::new(environment, script.parameter_node(), host);
     let (initial, storage_before, parse_gas) = {
         let mut tc = Typechecker::new(context.lookup());
         tc.legacy = script.legacy();
@@ -343,7 +343,7 @@ pub fn run_view(
         .ok_or_else(|| ExecutionError::NoSuchView(name.to_string()))?;
     check_environment(environment)?;
     let gas_limit = i64::try_from(gas_limit_milli).unwrap_or(i64::MAX);
-    let mut context = Context::new(environment, script.parameter_node().clone(), host);
+    let mut context = Context::new(environment, script.parameter_node(), host);
     let (typed_code, initial, consumed_before) = {
         let mut tc = Typechecker::new(context.lookup());
         tc.legacy = script.legacy();
@@ -448,7 +448,7 @@ pub fn run_code<H: Host>(
 ) -> Result<Vec<Value>, ExecutionError> {
     let mut run_context = Context::new(
         context.environment,
-        context.self_parameter.clone(),
+        context.self_parameter,
         &mut *context.host,
     );
     let gas = i64::try_from(gas_limit_milli).unwrap_or(i64::MAX);

@@ -2429,7 +2429,7 @@ mod tests {
         let environment = crate::host::Environment::default();
         let mut host = crate::host::EmptyHost::default();
         let self_parameter = kestrel_micheline::Node::prim(kestrel_micheline::Prim::T_unit, vec![]);
-        let mut context = Context::new(&environment, self_parameter, &mut host);
+        let mut context = Context::new(&environment, &self_parameter, &mut host);
         let node = kestrel_micheline::parse::parse_expression(code).expect("valid Micheline");
         let (compiled, _) = crate::typecheck::Typechecker::new(context.lookup())
             .typecheck_code(&node, stack_types)

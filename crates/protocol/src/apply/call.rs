@@ -16,11 +16,12 @@ use super::gas::{
     type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
     CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
-use super::lazy_storage::{self, encoded_length, expression};
+use super::lazy_storage::{self, encoded_length};
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::{Milligas, Z64};
 use crate::host::{vm_destination, LedgerHost};
+use crate::internal::MichelineExpr;
 use crate::ledger::LedgerError;
 use crate::receipt::TransactionResult;
 
@@ -125,12 +126,20 @@ pub fn call(
         &execution.operations,
     )?;
     let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
-    let new_length = encoded_length(&new_storage);
+    // Encoded once: its length is charged for, and the bytes are both stored and the receipt's.
+    let new_bytes = kestrel_micheline::binary::encode(&new_storage).ok();
+    let new_length = new_bytes.as_ref().map_or(0, |bytes| bytes.len() as u64);
     meter.consume(kestrel_michelson::serialization_cost_milli(&new_storage))?;
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
     let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
     meter.consume(lazy.gas_milli)?;
-    env.ledger.set_storage(&args.contract, &new_storage)?;
+    match &new_bytes {
+        // Unchanged storage (an FA1.2 transfer changes only its big map) is not written again.
+        Some(bytes) if bytes[..] == storage_bytes[..] => {}
+        Some(bytes) => env.ledger.set_storage_encoded(&args.contract, bytes)?,
+        // Refused there as unencodable.
+        None => env.ledger.set_storage(&args.contract, &new_storage)?,
+    }
     let storage_diff = i128::from(new_length) - i128::from(storage_length);
     paid_storage::add_used(
         env.ledger,
@@ -139,7 +148,9 @@ pub fn call(
     )?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
     let result = TransactionResult {
-        storage: Some(expression(&new_storage)),
+        storage: Some(MichelineExpr(std::borrow::Cow::Owned(
+            new_bytes.unwrap_or_default(),
+        ))),
         balance_updates,
         ticket_updates: Vec::new(),
         // `Contract.originated_from_current_nonce` lists the contracts originated since the call

@@ -127,9 +127,13 @@ fn apply_updates(
             .value
             .as_ref()
             .map(|value| kestrel_michelson::normalize(value, UnparsingMode::Optimized));
-        match &value {
-            Some(node) => {
-                let length = encoded_length(node);
+        // Encoded once: the length is charged for, the bytes stored and shown in the receipt.
+        let encoded = value
+            .as_ref()
+            .map(|node| kestrel_micheline::binary::encode(node).ok());
+        match &encoded {
+            Some(bytes) => {
+                let length = bytes.as_ref().map_or(0, |bytes| bytes.len() as u64);
                 *gas_milli = gas_milli
                     .saturating_add(alloc_mbytes_milli(length))
                     .saturating_add(write_access_milli(length));
@@ -145,12 +149,17 @@ fn apply_updates(
                 }
             }
         }
-        ledger.big_map_set(id, &update.key_hash, value.as_ref())?;
+        match (&encoded, &value) {
+            (Some(Some(bytes)), _) => ledger.big_map_set_encoded(id, &update.key_hash, bytes)?,
+            // An unencodable value is refused there.
+            (_, value) => ledger.big_map_set(id, &update.key_hash, value.as_ref())?,
+        }
         let key = kestrel_michelson::normalize(&update.key, UnparsingMode::Optimized);
         items.push(ReceiptUpdate {
             key_hash: kestrel_crypto::ScriptExprHash::new(update.key_hash),
             key: expression(&key),
-            value: value.as_ref().map(expression),
+            value: encoded
+                .map(|bytes| MichelineExpr(std::borrow::Cow::Owned(bytes.unwrap_or_default()))),
         });
     }
     if size_diff != 0 {

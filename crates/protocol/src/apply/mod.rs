@@ -144,18 +144,23 @@ fn validate_and_apply_timed(
     let validated = Instant::now();
     timings.validation += validated - start;
     let batch = batch?;
-    let before = ledger.clone();
+    let checkpoint = ledger.checkpoint();
     let result = apply_batch(ledger, operation, &batch, block);
-    timings.application += validated.elapsed();
-    match result {
-        Ok(metadata) => Ok(metadata),
-        Err(error) => {
-            *ledger = before;
-            Err(ValidationError::Ledger(error))
+    let result = match result {
+        Ok(metadata) => {
+            ledger.release(checkpoint);
+            Ok(metadata)
         }
-    }
+        Err(error) => Err(ValidationError::Ledger(
+            ledger.rollback(checkpoint).err().unwrap_or(error),
+        )),
+    };
+    timings.application += validated.elapsed();
+    result
 }
 
+/// Applies the validated batch: the fees, then each content; a failed content puts the state
+/// back as it was after the fees.
 fn apply_batch(
     ledger: &mut Ledger,
     operation: &SignedOperation<'_>,
@@ -167,7 +172,7 @@ fn apply_batch(
     for content in &batch.contents {
         fee_updates.push(manager::take_fees(ledger, content, origin)?);
     }
-    let after_fees = ledger.clone();
+    let after_fees = ledger.checkpoint();
     let mut env = Env {
         ledger,
         block: *block,
@@ -198,9 +203,10 @@ fn apply_batch(
         });
     }
     if failed {
-        *env.ledger = after_fees;
+        env.ledger.rollback(after_fees)?;
         results.iter_mut().for_each(manager::backtrack);
     } else {
+        env.ledger.release(after_fees);
         env.ledger.remove_temporary_big_maps()?;
     }
     Ok(results.into_iter().map(ContentsMetadata::Manager).collect())

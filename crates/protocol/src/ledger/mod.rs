@@ -85,6 +85,26 @@ pub struct Ledger {
     /// tree until [`Ledger::remove_temporary_big_maps`] (Octez keeps their count in its
     /// `Raw_context`, outside the stored state).
     temporary_big_maps: i64,
+    /// What each write since the oldest open [`Checkpoint`] replaced, oldest first; `None` when
+    /// no checkpoint is open.
+    undo: Option<Vec<Undo>>,
+}
+
+/// A path as it was before a write: its subtree, or nothing.
+#[derive(Clone)]
+struct Undo {
+    path: Path,
+    previous: Option<Tree>,
+}
+
+/// A point [`Ledger::rollback`] returns the state to (see [`Ledger::checkpoint`]).
+#[must_use]
+pub(crate) struct Checkpoint {
+    /// The undo records before it.
+    records: usize,
+    temporary_big_maps: i64,
+    /// Whether it opened the undo log (and closes it when released).
+    outermost: bool,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -134,6 +154,7 @@ impl Ledger {
             source,
             constants,
             temporary_big_maps: 0,
+            undo: None,
         }
     }
 
@@ -219,7 +240,7 @@ impl Ledger {
     /// Removes an emptied implicit account (`Contract_storage.delete`).
     pub fn delete_implicit(&mut self, account: &PublicKeyHash) -> Result<(), LedgerError> {
         let path = paths::contract_directory(&Destination::Implicit(*account));
-        Ok(self.tree.remove_in_place(&*self.source, &path)?)
+        self.remove(&path)
     }
 
     /// How `account`'s key is recorded; `None` if it is not allocated.
@@ -302,7 +323,7 @@ impl Ledger {
         let path = paths::contract(contract, "delegate");
         match delegate {
             Some(delegate) => self.write(&path, &delegate.to_bytes()),
-            None => Ok(self.tree.remove_in_place(&*self.source, &path)?),
+            None => self.remove(&path),
         }
     }
 
@@ -354,6 +375,17 @@ impl Ledger {
     ) -> Result<(), LedgerError> {
         let path = paths::contract(&Destination::Originated(*contract), "storage");
         self.write_micheline(&path, storage)
+    }
+
+    /// Sets the storage of `contract` to `bytes`, its binary Micheline (encoded by the caller,
+    /// who needs the bytes too).
+    pub fn set_storage_encoded(
+        &mut self,
+        contract: &ContractHash,
+        bytes: &[u8],
+    ) -> Result<(), LedgerError> {
+        let path = paths::contract(&Destination::Originated(*contract), "storage");
+        self.write(&path, bytes)
     }
 
     /// The bytes of storage `contract` has paid for (`paid_bytes`).
@@ -491,8 +523,7 @@ impl Ledger {
     pub fn copy_big_map(&mut self, from: i64, to: i64) -> Result<(), LedgerError> {
         let from = paths::big_map_directory(from);
         if let Some(copy) = self.tree.find_tree(&*self.source, &from)? {
-            self.tree
-                .add_tree_in_place(&*self.source, &paths::big_map_directory(to), &copy)?;
+            self.put_tree(&paths::big_map_directory(to), &copy)?;
         }
         Ok(())
     }
@@ -500,7 +531,7 @@ impl Ledger {
     /// Deletes big map `id`.
     pub fn remove_big_map(&mut self, id: i64) -> Result<(), LedgerError> {
         let path = paths::big_map_directory(id);
-        Ok(self.tree.remove_in_place(&*self.source, &path)?)
+        self.remove(&path)
     }
 
     /// The value bound in big map `id` to the key whose `expr…` hash is `key_hash`.
@@ -544,8 +575,19 @@ impl Ledger {
         let path = paths::big_map_value(id, key_hash);
         match value {
             Some(value) => self.write_micheline(&path, value),
-            None => Ok(self.tree.remove_in_place(&*self.source, &path)?),
+            None => self.remove(&path),
         }
+    }
+
+    /// Binds `key_hash` in big map `id` to `bytes`, a value's binary Micheline (encoded by the
+    /// caller, who needs the bytes too).
+    pub fn big_map_set_encoded(
+        &mut self,
+        id: i64,
+        key_hash: &[u8; 32],
+        bytes: &[u8],
+    ) -> Result<(), LedgerError> {
+        self.write(&paths::big_map_value(id, key_hash), bytes)
     }
 
     /// The bytes big map `id` holds (`total_bytes`).
@@ -575,7 +617,7 @@ impl Ledger {
     ) -> Result<(), LedgerError> {
         let path = paths::ticket_balance(ticket_hash);
         if amount == 0 {
-            return Ok(self.tree.remove_in_place(&*self.source, &path)?);
+            return self.remove(&path);
         }
         self.write_field(&path, &BoundedNat(amount))
     }
@@ -587,7 +629,77 @@ impl Ledger {
     }
 
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
+        self.record(path)?;
         Ok(self.tree.add_in_place(&*self.source, path, bytes)?)
+    }
+
+    fn remove(&mut self, path: &Path) -> Result<(), LedgerError> {
+        self.record(path)?;
+        Ok(self.tree.remove_in_place(&*self.source, path)?)
+    }
+
+    fn put_tree(&mut self, path: &Path, subtree: &Tree) -> Result<(), LedgerError> {
+        self.record(path)?;
+        Ok(self.tree.add_tree_in_place(&*self.source, path, subtree)?)
+    }
+
+    // Checkpoints: an operation's changes undone without a snapshot of the tree. A snapshot
+    // (a clone) shares every directory, so each write after it copies the directories on its
+    // path and dropping the snapshot frees the old ones; an undo record costs one lookup.
+
+    /// Starts recording what writes replace, so that [`Ledger::rollback`] can return here.
+    /// Checkpoints nest; each is released or rolled back, innermost first.
+    pub(crate) fn checkpoint(&mut self) -> Checkpoint {
+        let outermost = self.undo.is_none();
+        let records = self.undo.get_or_insert_with(Vec::new).len();
+        Checkpoint {
+            records,
+            temporary_big_maps: self.temporary_big_maps,
+            outermost,
+        }
+    }
+
+    /// Keeps the changes since `checkpoint` (an enclosing checkpoint can still undo them).
+    pub(crate) fn release(&mut self, checkpoint: Checkpoint) {
+        if checkpoint.outermost {
+            self.undo = None;
+        }
+    }
+
+    /// Undoes every change since `checkpoint`, newest first. The paths undone were just written,
+    /// so their directories are in memory: nothing is loaded from the store.
+    pub(crate) fn rollback(&mut self, checkpoint: Checkpoint) -> Result<(), LedgerError> {
+        let undone = match &mut self.undo {
+            Some(undo) => undo.split_off(checkpoint.records.min(undo.len())),
+            None => Vec::new(),
+        };
+        for record in undone.into_iter().rev() {
+            let result = match &record.previous {
+                Some(previous) => {
+                    self.tree
+                        .add_tree_in_place(&*self.source, &record.path, previous)
+                }
+                None => self.tree.remove_in_place(&*self.source, &record.path),
+            };
+            result?;
+        }
+        self.temporary_big_maps = checkpoint.temporary_big_maps;
+        self.release(checkpoint);
+        Ok(())
+    }
+
+    /// Notes what `path` holds before a write, when a checkpoint is open.
+    fn record(&mut self, path: &Path) -> Result<(), LedgerError> {
+        if self.undo.is_some() {
+            let previous = self.tree.find_tree(&*self.source, path)?;
+            if let Some(undo) = &mut self.undo {
+                undo.push(Undo {
+                    path: *path,
+                    previous,
+                });
+            }
+        }
+        Ok(())
     }
 
     fn write_field<'a>(&mut self, path: &Path, value: &impl Field<'a>) -> Result<(), LedgerError> {
@@ -645,7 +757,7 @@ fn corrupt(path: &Path, expected: &'static str) -> LedgerError {
 
 fn path_text(path: &Path) -> String {
     path.iter()
-        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .map(|name| String::from_utf8_lossy(name.as_ref()).into_owned())
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -728,5 +840,43 @@ mod tests {
         ledger.remove_big_map(4).unwrap();
         assert!(ledger.big_map_types(4).unwrap().is_none());
         assert!(ledger.big_map_types(3).unwrap().is_some());
+    }
+
+    #[test]
+    fn rollbacks_return_to_their_checkpoint_and_releases_keep_changes() {
+        let mut ledger = Ledger::genesis(&Genesis::mockup()).unwrap();
+        let nat = kestrel_micheline::parse_expression("nat").unwrap();
+        let value = kestrel_micheline::parse_expression("7").unwrap();
+        ledger.create_big_map(3, &nat, &nat).unwrap();
+        let account = Destination::Implicit(bootstrap(0));
+        let genesis_hash = ledger.tree().hash();
+        let outer = ledger.checkpoint();
+        ledger.set_balance(&account, 1).unwrap();
+        ledger.big_map_set(3, &[1; 32], Some(&value)).unwrap();
+        let after_outer_writes = ledger.tree().hash();
+        // Inner changes: new paths, a removed account, a copied big map, a temporary id.
+        let inner = ledger.checkpoint();
+        ledger.copy_big_map(3, 4).unwrap();
+        ledger.big_map_set(3, &[1; 32], None).unwrap();
+        ledger.big_map_set(3, &[2; 32], Some(&value)).unwrap();
+        ledger.delete_implicit(&bootstrap(1)).unwrap();
+        assert_eq!(ledger.fresh_temporary_big_map_id(), -1);
+        assert_ne!(ledger.tree().hash(), after_outer_writes);
+        ledger.rollback(inner).unwrap();
+        assert_eq!(ledger.tree().hash(), after_outer_writes);
+        assert_eq!(ledger.fresh_temporary_big_map_id(), -1);
+        // A released inner checkpoint's changes go with the outer one.
+        let inner = ledger.checkpoint();
+        ledger.set_balance(&account, 2).unwrap();
+        ledger.release(inner);
+        ledger.rollback(outer).unwrap();
+        assert_eq!(ledger.tree().hash(), genesis_hash);
+        assert!(ledger.undo.is_none());
+        // Released outermost: the changes stay and nothing is recorded any more.
+        let outer = ledger.checkpoint();
+        ledger.set_balance(&account, 3).unwrap();
+        ledger.release(outer);
+        assert!(ledger.undo.is_none());
+        assert_eq!(ledger.balance(&account).unwrap(), 3);
     }
 }
