@@ -17,6 +17,7 @@
 
 mod big_map_diff;
 mod bls;
+mod call_stack;
 mod context;
 mod data;
 mod error;
