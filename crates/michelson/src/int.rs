@@ -20,6 +20,7 @@ const GMP_PRODUCT_MIN_BITS: u64 = 64 * 64;
 /// `a * b` computed by GMP (a squaring when the factors are equal, as after `DUP`); the
 /// conversions each way are linear in the sizes.
 fn gmp_product(a: &BigInt, b: &BigInt) -> BigInt {
+    crate::gmp_kernels::select();
     let to_gmp = |n: &BigInt| {
         let (sign, digits) = n.to_u64_digits();
         let magnitude = rug::Integer::from_digits(&digits, rug::integer::Order::Lsf);
@@ -333,6 +334,8 @@ mod tests {
             (5_000, 70_000),
             (100_000, 100_000),
             (4_000, 9_000),
+            // GMP's FFT product, over the basecase kernels `gmp_kernels` may select.
+            (400_000, 400_000),
         ] {
             for (neg_a, neg_b) in [(false, false), (true, false), (false, true), (true, true)] {
                 let (a, b) = (sample(bits_a, neg_a), sample(bits_b, neg_b));

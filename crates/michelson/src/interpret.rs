@@ -12,6 +12,7 @@
 //!
 //! Callers must pass a stack that matches the type the code was checked against.
 
+use crate::call_stack::{CallStack, SavedContext};
 use crate::context::Context;
 use crate::gas::interpreter as cost;
 use crate::int::Int;
@@ -64,145 +65,6 @@ impl Tracer for NoTrace {
     const ENABLED: bool = false;
     #[inline(always)]
     fn log(&mut self, _: u32, _: i64, _: &[Value]) {}
-}
-
-/// Where a lambda or a view returns to. All calls share one value stack: the callee's part
-/// starts at `base`, so a call allocates nothing but this entry.
-struct CallFrame {
-    /// The caller's code.
-    code: Rc<Code>,
-    /// The caller's next instruction.
-    pc: u32,
-    /// The length of the value stack below the callee's part.
-    base: u32,
-    /// How many more identical calls this entry stands for: a recursion that always returns to
-    /// the same place with the same base (`LAMBDA_REC int int { EXEC }`) keeps one entry, so
-    /// its memory does not grow with its depth.
-    repeats: u32,
-    /// Whether this is a view call, whose saved context is the last of [`CallStack::views`].
-    view: bool,
-}
-
-/// The calls in progress (Octez's `KReturn` / `KView_exit` continuations), innermost last.
-///
-/// Octez bounds the depth of a recursion only by gas (one `EXEC`, 10 milligas, per level:
-/// about 10^8 levels within the operation limit); entries stay small (24 bytes) and identical
-/// consecutive ones are counted rather than stored, so that depth fits in memory. Entries are
-/// kept in chunks of [`FRAMES_PER_CHUNK`] rather than one vector: growing a vector of hundreds
-/// of megabytes copies it, and with mimalloc (the `kestrel` binary's allocator) the old and new
-/// copies were both resident, doubling the peak (1.99 GB instead of 816 MB for a recursion
-/// alternating between two call sites to the operation gas limit).
-#[derive(Default)]
-struct CallStack {
-    /// Full chunks, then the innermost one (never empty: an emptied chunk moves to `spare`).
-    chunks: Vec<Vec<CallFrame>>,
-    /// An emptied chunk kept for the next one needed, so that calls and returns across a chunk
-    /// boundary do not allocate each time.
-    spare: Option<Vec<CallFrame>>,
-    views: Vec<SavedContext>,
-}
-
-/// Call frames per chunk of [`CallStack`] (1.5 MB of 24-byte frames); the first chunk grows up
-/// to it as a vector does, so shallow calls allocate little.
-const FRAMES_PER_CHUNK: usize = 1 << 16;
-
-/// A return address as [`CallStack::pop`] gives it back: code, next instruction, base of the
-/// callee's part of the value stack, and for a view the caller's context to restore.
-type Return = (Rc<Code>, usize, usize, Option<SavedContext>);
-
-impl CallStack {
-    /// Enters `callee` from `code`, which is to continue at `pc` with its values from `base`
-    /// (a lambda call, `EXEC`): `code` becomes `callee`. A call from the same place as the
-    /// innermost one only counts a repeat, and a call of the running code keeps `code` as it is,
-    /// so a recursion's level touches no reference count and moves no frame.
-    #[inline(always)]
-    fn call(
-        &mut self,
-        code: &mut Rc<Code>,
-        callee: &Rc<Code>,
-        pc: usize,
-        base: usize,
-    ) -> Result<(), RunError> {
-        if let Some(top) = self.chunks.last_mut().and_then(|chunk| chunk.last_mut()) {
-            if !top.view
-                && top.pc as usize == pc
-                && top.base as usize == base
-                && top.repeats < u32::MAX
-                && Rc::ptr_eq(&top.code, code)
-            {
-                top.repeats += 1;
-                if !Rc::ptr_eq(code, callee) {
-                    *code = callee.clone();
-                }
-                return Ok(());
-            }
-        }
-        self.push(std::mem::replace(code, callee.clone()), pc, base, None)
-    }
-
-    /// Records a call that returns to `pc` in `code`, the callee's values starting at `base`,
-    /// as a frame of its own (for a view, with the caller's context to restore).
-    #[cold]
-    #[inline(never)]
-    fn push(
-        &mut self,
-        code: Rc<Code>,
-        pc: usize,
-        base: usize,
-        view: Option<SavedContext>,
-    ) -> Result<(), RunError> {
-        let (Ok(pc), Ok(base)) = (u32::try_from(pc), u32::try_from(base)) else {
-            return Err(RunError::Other(
-                "call beyond 2^32 instructions or values".into(),
-            ));
-        };
-        let is_view = view.is_some();
-        self.views.extend(view);
-        let frame = CallFrame {
-            code,
-            pc,
-            base,
-            repeats: 0,
-            view: is_view,
-        };
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < FRAMES_PER_CHUNK => chunk.push(frame),
-            _ => {
-                let mut chunk = match self.spare.take() {
-                    Some(spare) => spare,
-                    None if self.chunks.is_empty() => Vec::new(),
-                    None => Vec::with_capacity(FRAMES_PER_CHUNK),
-                };
-                chunk.push(frame);
-                self.chunks.push(chunk);
-            }
-        }
-        Ok(())
-    }
-
-    /// The innermost call's return address, removed.
-    fn pop(&mut self) -> Option<Return> {
-        let chunk = self.chunks.last_mut()?;
-        let top = chunk.last_mut()?;
-        if top.repeats > 0 {
-            top.repeats -= 1;
-            return Some((top.code.clone(), top.pc as usize, top.base as usize, None));
-        }
-        let frame = chunk.pop()?;
-        if chunk.is_empty() {
-            self.spare = self.chunks.pop();
-        }
-        let view = if frame.view { self.views.pop() } else { None };
-        Some((frame.code, frame.pc as usize, frame.base as usize, view))
-    }
-}
-
-/// What a view call changes in the context while it runs.
-struct SavedContext {
-    self_address: Address,
-    sender: Address,
-    balance: i64,
-    amount: i64,
 }
 
 struct IterFrame {
@@ -2461,11 +2323,6 @@ mod tests {
             ),
             60 + 2 * 220 + unparse_5 + 15
         );
-    }
-
-    #[test]
-    fn call_frames_stay_small() {
-        assert_eq!(std::mem::size_of::<CallFrame>(), 24);
     }
 
     #[test]

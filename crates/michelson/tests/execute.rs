@@ -468,8 +468,8 @@ fn views_run_on_the_given_storage() {
 
 #[test]
 fn deep_recursion_alternating_call_sites_returns_through_every_frame() {
-    // Two `EXEC` sites chosen by parity: consecutive frames differ, so every level keeps its
-    // own entry, and 150,000 levels cross the call stack's chunks (65,536 frames) both ways.
+    // Two `EXEC` sites chosen by parity: consecutive return addresses differ, so every level
+    // stores its own, and 150,000 levels cross the call stack's chunks (65,536 words) both ways.
     let script = "parameter nat; storage nat; code { CAR ; \
         LAMBDA_REC nat nat { DUP ; INT ; EQ ; \
           IF { DROP 2 ; PUSH nat 0 } \
