@@ -360,6 +360,8 @@ pub struct Scheduler {
     /// Keys of the transactions in the container and not yet in the lock queues, unordered
     /// (sorted once per scheduling pass; entries whose transaction moved on are skipped).
     pending: Vec<u128>,
+    /// Whether `pending`'s insertion numbers ascend (then the sort needs only the priorities).
+    pending_in_order: bool,
     /// The arrivals sort's working space.
     sort_scratch: Vec<u128>,
     /// Ready transactions, highest first, in two parts: those ready as soon as they entered the
@@ -419,6 +421,7 @@ impl Scheduler {
             nodes: Vec::with_capacity(accounts),
             garbage: 0,
             pending: Vec::with_capacity(capacity),
+            pending_in_order: true,
             sort_scratch: Vec::new(),
             ready_run: Vec::with_capacity(capacity),
             ready_next: 0,
@@ -523,7 +526,7 @@ impl Scheduler {
                 entry.state == State::Pending && entry.sequence == sequence
             });
         }
-        self.pending.push(key);
+        self.push_pending(key);
         if self.eviction_active {
             self.eviction.push(Reverse(key));
         }
@@ -664,6 +667,15 @@ impl Scheduler {
         self.queued -= 1;
     }
 
+    /// Adds a key to the arrivals, noting whether they stay in insertion order.
+    #[inline]
+    fn push_pending(&mut self, key: u128) {
+        if let Some(&last) = self.pending.last() {
+            self.pending_in_order &= key_parts(last).1 < key_parts(key).1;
+        }
+        self.pending.push(key);
+    }
+
     /// Appends the transactions that arrived since the last pass to the lock queues, in priority
     /// order.
     fn enter_arrivals(&mut self) {
@@ -671,7 +683,8 @@ impl Scheduler {
             return;
         }
         let mut pending = core::mem::take(&mut self.pending);
-        radix::sort_descending(&mut pending, &mut self.sort_scratch);
+        radix::sort_descending(&mut pending, &mut self.sort_scratch, self.pending_in_order);
+        self.pending_in_order = true;
         // Arrivals that are ready at once extend the run only if nothing of it is left: the run
         // stays in priority order.
         let extend_run = self.ready_next == self.ready_run.len();
@@ -954,7 +967,7 @@ impl Scheduler {
             if entry.state == State::Deferred && entry.sequence == sequence {
                 entry.state = State::Pending;
                 let key = entry.key(id);
-                self.pending.push(key);
+                self.push_pending(key);
             }
         }
     }
