@@ -27,9 +27,10 @@ pub(crate) type AccountId = u32;
 pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
-/// Index slots from which [`AccountTable::is_large`] holds: 2 MiB of slots and, at most half
-/// full, up to 8 MiB of rows: more than a core's L2 cache (2 MiB on the benchmark machine).
-const LARGE_SLOTS: usize = 1 << 18;
+/// Interned accounts from which [`AccountTable::is_large`] holds: 2 MiB of 64-byte rows, a
+/// core's L2 cache on the benchmark machine (a window over 1,000 accounts stays small however
+/// large its index was sized).
+const LARGE_ACCOUNTS: usize = 1 << 15;
 
 const _: () = assert!(core::mem::size_of::<AccountState>() == 64);
 
@@ -110,11 +111,11 @@ impl AccountTable {
         hash_address(&self.key, address)
     }
 
-    /// Whether the index and rows are too large to stay in a core's cache: then a transaction's
-    /// lines are worth hinting before they are read.
+    /// Whether the interned accounts' rows (and their index slots) are too many to stay in a
+    /// core's cache: then a transaction's lines are worth hinting before they are read.
     #[inline]
     pub(crate) fn is_large(&self) -> bool {
-        self.slots.len() >= LARGE_SLOTS
+        self.interned >= LARGE_ACCOUNTS
     }
 
     /// Hints the index slot where the lookup of `hash` starts.
