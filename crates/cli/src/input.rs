@@ -1,6 +1,8 @@
 //! Reading the files commands take: `-` is standard input everywhere; a path must name a
 //! regular file (a FIFO or a device such as `/dev/zero` would block or never end); and what is
-//! read is bounded by [`MAX_INPUT_BYTES`], so no input makes the process read without end.
+//! read whole is bounded by [`MAX_INPUT_BYTES`], so no input makes the process read without end.
+//! A command that reads its input as a stream (`solana pack`) opens it with [`open_stream`] and
+//! bounds its own memory.
 
 use std::io::Read;
 use std::path::Path;
@@ -56,41 +58,45 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// Reads `path` (or standard input for `-`) as bytes, at most [`MAX_INPUT_BYTES`].
-pub fn read_bytes(path: &str) -> Result<Vec<u8>, InputError> {
+/// Opens `path` (or standard input for `-`) for reading without a bound, with the file's length
+/// when it is a file: for commands that read their input as a stream in bounded memory.
+pub fn open_stream(path: &str) -> Result<(Box<dyn Read>, Option<u64>), InputError> {
+    if path == "-" {
+        return Ok((Box::new(std::io::stdin().lock()), None));
+    }
     let io = |error| InputError::Io {
         path: path.to_string(),
         error,
     };
-    let mut bytes = Vec::new();
-    if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-    } else {
-        let metadata = std::fs::metadata(Path::new(path)).map_err(io)?;
-        if !metadata.is_file() {
-            return Err(InputError::NotARegularFile {
-                path: path.to_string(),
-            });
-        }
-        if metadata.len() > MAX_INPUT_BYTES {
-            return Err(InputError::TooLarge {
-                path: path.to_string(),
-            });
-        }
-        std::fs::File::open(path)
-            .map_err(io)?
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-    }
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(InputError::TooLarge {
+    let metadata = std::fs::metadata(Path::new(path)).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(InputError::NotARegularFile {
             path: path.to_string(),
         });
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    Ok((Box::new(file), Some(metadata.len())))
+}
+
+/// Reads `path` (or standard input for `-`) as bytes, at most [`MAX_INPUT_BYTES`].
+pub fn read_bytes(path: &str) -> Result<Vec<u8>, InputError> {
+    let too_large = || InputError::TooLarge {
+        path: path.to_string(),
+    };
+    let (stream, length) = open_stream(path)?;
+    if length.is_some_and(|length| length > MAX_INPUT_BYTES) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    stream
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| InputError::Io {
+            path: path.to_string(),
+            error,
+        })?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_large());
     }
     Ok(bytes)
 }

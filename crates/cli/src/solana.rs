@@ -5,20 +5,26 @@
 //!
 //! Input: one transaction per line in hex, base64 or base58 (blank lines and `#` comments
 //! skipped), or a binary stream of packets each preceded by its length as a u16 little-endian
-//! (`--binary`, or detected when the input is not text). The clock: each block is one slot; a
-//! blockhash is valid for 150 slots from the slot it is first seen in; packets arrive
+//! (`--binary`, or detected when the input's first 64 KiB are not text). The clock: each block is
+//! one slot; a blockhash is valid for 150 slots from the slot it is first seen in; packets arrive
 //! `--packets-per-block` per slot. Workers execute instantly: the scheduler refills them until
 //! the block is full or nothing more can run, and the block ends.
+//!
+//! The input is streamed: each block's packets are read when the block starts, so memory holds
+//! one window of packets (each kept to at most one byte more than the largest transaction) and
+//! the stage, whatever the input's length; what grows is one small report per block, printed at
+//! the end (a read error then reports nothing else, as before any output).
 
 use crate::output::{print_json, CommandResult};
 use base64::Engine;
 use clap::{Args, Subcommand};
 use kestrel_scheduler::limits::MAX_PROCESSING_AGE_SLOTS;
 use kestrel_scheduler::{BlockhashSource, NoAddressTables, SchedulerConfig, Stage, StageConfig};
+use kestrel_txview::limits::MAX_TRANSACTION_SIZE_V1;
 use kestrel_txview::{Hash, UnsanitizedTransactionView};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{IsTerminal, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 /// `kestrel solana` verbs.
@@ -91,43 +97,215 @@ fn decode_line(line: &str) -> Option<Vec<u8>> {
     }
 }
 
-/// The packets of the input; lines that decode in no encoding become empty packets (rejected
-/// as malformed, so they are counted).
-fn read_packets(raw: &[u8], binary: bool) -> Result<Vec<Vec<u8>>, String> {
-    let text = if binary {
-        None
-    } else {
-        std::str::from_utf8(raw).ok()
-    };
-    match text {
-        Some(text) => Ok(text
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty() && !line.starts_with('#'))
-            .map(|line| decode_line(line).unwrap_or_default())
-            .collect()),
-        None => {
-            let mut packets = Vec::new();
-            let mut rest = raw;
-            while !rest.is_empty() {
-                let (length, after) = rest
-                    .split_first_chunk::<2>()
-                    .ok_or("binary stream: truncated length")?;
-                let length = usize::from(u16::from_le_bytes(*length));
-                if after.len() < length {
-                    return Err(format!(
-                        "binary stream: packet {} announces {length} bytes, {} remain",
-                        packets.len(),
-                        after.len()
-                    ));
-                }
-                packets.push(after[..length].to_vec());
-                rest = &after[length..];
+/// Bytes of the input's start that decide between text and binary when `--binary` is not given:
+/// text if they are UTF-8 (all of it, for an input shorter than this; a binary stream's random
+/// signature bytes are UTF-8 with negligible probability).
+const FORMAT_PROBE_BYTES: u64 = 64 * 1024;
+
+/// Bytes kept of one packet: a longer one is rejected as too large whatever its content, so one
+/// byte more than the largest transaction (v1) keeps its rejection and bounds a window's memory.
+const MAX_KEPT_PACKET_BYTES: usize = MAX_TRANSACTION_SIZE_V1 + 1;
+
+/// The longest text line decoded: twice the hex of the largest transaction, so a longer line
+/// decodes, in any of the three encodings, to more bytes than a transaction may have. A longer
+/// line is passed on as a too-large packet without being decoded (one that decodes in no encoding
+/// is then counted as too large rather than malformed).
+const MAX_LINE_BYTES: usize = 4 * MAX_TRANSACTION_SIZE_V1;
+
+/// The input: the probed first bytes, then the rest.
+type ProbedInput = io::Chain<io::Cursor<Vec<u8>>, Box<dyn Read>>;
+
+/// The input's packets, read one at a time: memory holds one line or packet, not the input.
+struct PacketStream {
+    path: String,
+    reader: BufReader<ProbedInput>,
+    binary: bool,
+    /// Packets read so far.
+    packets: usize,
+    /// Input bytes read so far.
+    bytes: u64,
+    /// The input's length, when it is a file.
+    length: Option<u64>,
+    line: Vec<u8>,
+    /// The next packet, read ahead so that a window knows whether it is the last.
+    peeked: Option<Vec<u8>>,
+    ended: bool,
+}
+
+impl PacketStream {
+    fn open(path: &str, binary: bool) -> Result<Self, String> {
+        let (mut stream, length) =
+            crate::input::open_stream(path).map_err(|error| error.to_string())?;
+        let mut probe = Vec::new();
+        (&mut stream)
+            .take(FORMAT_PROBE_BYTES)
+            .read_to_end(&mut probe)
+            .map_err(|error| read_error(path, error))?;
+        let text = match std::str::from_utf8(&probe) {
+            Ok(_) => true,
+            // A character cut by the probe's end, in an input that goes on.
+            Err(error) => error.error_len().is_none() && probe.len() as u64 == FORMAT_PROBE_BYTES,
+        };
+        Ok(Self {
+            path: path.to_string(),
+            reader: BufReader::with_capacity(1 << 16, io::Cursor::new(probe).chain(stream)),
+            binary: binary || !text,
+            packets: 0,
+            bytes: 0,
+            length,
+            line: Vec::new(),
+            peeked: None,
+            ended: false,
+        })
+    }
+
+    /// Replaces `window`'s packets with the next `count` (fewer at the end); true if no packet
+    /// follows them.
+    fn fill(&mut self, window: &mut Vec<Vec<u8>>, count: usize) -> Result<bool, String> {
+        window.clear();
+        while window.len() < count {
+            let packet = match self.peeked.take() {
+                Some(packet) => packet,
+                None => match self.next_packet()? {
+                    Some(packet) => packet,
+                    None => return Ok(true),
+                },
+            };
+            window.push(packet);
+        }
+        self.peeked = self.next_packet()?;
+        Ok(self.peeked.is_none())
+    }
+
+    fn next_packet(&mut self) -> Result<Option<Vec<u8>>, String> {
+        if self.ended {
+            return Ok(None);
+        }
+        let packet = if self.binary {
+            self.next_binary()?
+        } else {
+            self.next_line()?
+        };
+        match packet {
+            Some(_) => self.packets += 1,
+            None => self.ended = true,
+        }
+        Ok(packet)
+    }
+
+    /// The next length-prefixed packet.
+    fn next_binary(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let mut length = Vec::with_capacity(2);
+        self.read_at_most(2, &mut length)?;
+        let length = match length[..] {
+            [] => return Ok(None),
+            [low, high] => usize::from(u16::from_le_bytes([low, high])),
+            _ => return Err("binary stream: truncated length".to_string()),
+        };
+        let kept = length.min(MAX_KEPT_PACKET_BYTES);
+        let mut packet = Vec::with_capacity(kept);
+        let mut present = self.read_at_most(kept, &mut packet)?;
+        if present == kept {
+            let rest = (length - present) as u64;
+            present += io::copy(&mut (&mut self.reader).take(rest), &mut io::sink())
+                .map_err(|error| read_error(&self.path, error))? as usize;
+            self.bytes += rest;
+        }
+        if present < length {
+            return Err(format!(
+                "binary stream: packet {} announces {length} bytes, {present} remain",
+                self.packets
+            ));
+        }
+        Ok(Some(packet))
+    }
+
+    /// Appends up to `count` bytes to `into`; returns how many came.
+    fn read_at_most(&mut self, count: usize, into: &mut Vec<u8>) -> Result<usize, String> {
+        let read = (&mut self.reader)
+            .take(count as u64)
+            .read_to_end(into)
+            .map_err(|error| read_error(&self.path, error))?;
+        self.bytes += read as u64;
+        Ok(read)
+    }
+
+    /// The next text line's packet (blank lines and `#` comments skipped); lines that decode in
+    /// no encoding, or are not UTF-8, become empty packets (rejected as malformed, so they are
+    /// counted).
+    fn next_line(&mut self) -> Result<Option<Vec<u8>>, String> {
+        loop {
+            self.line.clear();
+            let (read, whole) = read_line(&mut self.reader, &mut self.line, MAX_LINE_BYTES)
+                .map_err(|error| read_error(&self.path, error))?;
+            self.bytes += read as u64;
+            if read == 0 {
+                return Ok(None);
             }
-            Ok(packets)
+            if !whole {
+                return Ok(Some(vec![0; MAX_KEPT_PACKET_BYTES]));
+            }
+            let Ok(line) = std::str::from_utf8(&self.line) else {
+                let line = self.line.trim_ascii();
+                if line.is_empty() || line.starts_with(b"#") {
+                    continue;
+                }
+                return Ok(Some(Vec::new()));
+            };
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            return Ok(Some(decode_line(line).unwrap_or_default()));
         }
     }
 }
+
+fn read_error(path: &str, error: io::Error) -> String {
+    crate::input::InputError::Io {
+        path: path.to_string(),
+        error,
+    }
+    .to_string()
+}
+
+/// Reads one line into `line` without its `\n`, keeping at most `max` bytes of it; returns the
+/// bytes consumed (0 at the end of the input) and whether the line was kept whole.
+fn read_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<(usize, bool)> {
+    let mut consumed = 0;
+    let mut whole = true;
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if buffer.is_empty() {
+            return Ok((consumed, whole));
+        }
+        let (end, used) = match buffer.iter().position(|&byte| byte == b'\n') {
+            Some(newline) => (newline, newline + 1),
+            None => (buffer.len(), buffer.len()),
+        };
+        if whole && line.len() + end <= max {
+            line.extend_from_slice(&buffer[..end]);
+        } else {
+            whole = false;
+        }
+        reader.consume(used);
+        consumed += used;
+        if end < used {
+            return Ok((consumed, whole));
+        }
+    }
+}
+
+/// Packets read before the progress line shows (on a terminal).
+const PROGRESS_AFTER_PACKETS: usize = 100_000;
 
 /// What one block did.
 #[derive(Default)]
@@ -144,9 +322,7 @@ fn pack(args: &PackArgs) -> CommandResult {
     if args.workers == 0 || args.packets_per_block == 0 {
         return Err("--workers and --packets-per-block must be at least 1".to_string());
     }
-    let raw = crate::input::read_bytes(&args.input).map_err(|error| error.to_string())?;
-    let packets = read_packets(&raw, args.binary)?;
-    drop(raw);
+    let mut input = PacketStream::open(&args.input, args.binary)?;
     let config = StageConfig {
         scheduler: SchedulerConfig {
             workers: args.workers,
@@ -158,19 +334,20 @@ fn pack(args: &PackArgs) -> CommandResult {
     let mut stage = Stage::new(config);
     let mut clock = FirstSeenClock::default();
     let mut blocks = Vec::new();
-    let mut next = 0;
-    let progress = packets.len() >= 100_000 && std::io::stderr().is_terminal();
+    let mut window = Vec::with_capacity(args.packets_per_block);
+    let terminal = std::io::stderr().is_terminal();
+    let mut progress = false;
     loop {
         let mut report = BlockReport {
             slot: stage.slot(),
             ..BlockReport::default()
         };
-        let end = (next + args.packets_per_block).min(packets.len());
-        let arrivals: Vec<&[u8]> = packets[next..end].iter().map(Vec::as_slice).collect();
+        let exhausted = input.fill(&mut window, args.packets_per_block)?;
+        let arrivals: Vec<&[u8]> = window.iter().map(Vec::as_slice).collect();
         stage.ingest(&arrivals, &NoAddressTables, &mut clock, |_, reason| {
             *report.rejected.entry(reason.kind()).or_default() += 1;
         });
-        next = end;
+        drop(arrivals);
         loop {
             let mut batches = Vec::new();
             let emitted = stage.schedule(
@@ -196,14 +373,20 @@ fn pack(args: &PackArgs) -> CommandResult {
         if !idle {
             blocks.push(report);
         }
+        progress |= terminal && input.packets >= PROGRESS_AFTER_PACKETS;
         if progress {
+            let of_length = input
+                .length
+                .map(|length| format!(" of {}", length >> 20))
+                .unwrap_or_default();
             eprint!(
-                "\r{next}/{} packets, {} blocks",
-                packets.len(),
+                "\r{} packets ({}{of_length} MiB), {} blocks",
+                input.packets,
+                input.bytes >> 20,
                 blocks.len()
             );
         }
-        if next == packets.len() && (queued == 0 || idle) {
+        if exhausted && (queued == 0 || idle) {
             break;
         }
         stage.new_block(stage.slot() + 1);
@@ -211,6 +394,7 @@ fn pack(args: &PackArgs) -> CommandResult {
     if progress {
         eprintln!();
     }
+    let packets = input.packets;
     let (evicted, _) = stage.left_unscheduled();
     let total_transactions: usize = blocks.iter().map(|block| block.transactions).sum();
     let mut total_rejected: BTreeMap<&str, usize> = BTreeMap::new();
@@ -221,7 +405,7 @@ fn pack(args: &PackArgs) -> CommandResult {
     }
     if args.json {
         print_json(&json!({
-            "packets": packets.len(),
+            "packets": packets,
             "blocks": blocks.iter().map(|block| json!({
                 "slot": block.slot,
                 "transactions": block.transactions,
@@ -267,7 +451,7 @@ fn pack(args: &PackArgs) -> CommandResult {
         let _ = writeln!(
             out,
             "{} packets, {} blocks, {} transactions scheduled, {} rejected ({} evicted)",
-            packets.len(),
+            packets,
             blocks.len(),
             total_transactions,
             total_rejected.values().sum::<usize>(),

@@ -107,3 +107,61 @@ fn a_binary_stream_and_the_human_report() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_input_streams_in_windows_and_oversized_packets_keep_the_framing() {
+    // Binary, detected: an oversized packet between transfers is rejected whole and the
+    // packets after it still frame; one packet per block reads the input four windows deep.
+    let packets = transfers(3);
+    let mut stream = Vec::new();
+    for packet in [&packets[0], &vec![7u8; 5_000], &packets[1], &packets[2]] {
+        stream.extend((packet.len() as u16).to_le_bytes());
+        stream.extend(packet);
+    }
+    let path = std::env::temp_dir().join(format!("kestrel-pack-big-{}.bin", std::process::id()));
+    std::fs::write(&path, &stream).unwrap();
+    let run = |per_block: &str| {
+        let (code, stdout, stderr) = support::run_kestrel(
+            &[
+                "solana",
+                "pack",
+                path.to_str().unwrap(),
+                "--packets-per-block",
+                per_block,
+                "--json",
+            ],
+            "",
+        );
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    let one_window = run("4096");
+    let windows = run("1");
+    std::fs::remove_file(&path).unwrap();
+    for report in [&one_window, &windows] {
+        assert_eq!(report["packets"], 4);
+        assert_eq!(report["total"]["transactions"], 3);
+        assert_eq!(report["total"]["rejected"]["packet_too_large"], 1);
+    }
+    assert_eq!(one_window["blocks"].as_array().unwrap().len(), 1);
+    assert_eq!(windows["blocks"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        one_window["total"]["fees_lamports"],
+        windows["total"]["fees_lamports"]
+    );
+
+    // Text: a line longer than any encoded transaction is a too-large packet, not a read of
+    // the line whole; the lines around it decode.
+    let input = format!(
+        "{}\n{}\n\n# done\n{}",
+        hex::encode(&packets[0]),
+        "ab".repeat(20_000),
+        hex::encode(&packets[1]),
+    );
+    let (code, stdout, stderr) = support::run_kestrel(&["solana", "pack", "-", "--json"], &input);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["packets"], 3);
+    assert_eq!(report["total"]["transactions"], 2);
+    assert_eq!(report["total"]["rejected"]["packet_too_large"], 1);
+}

@@ -17,6 +17,7 @@
 //! independent 128-bit multiplies of the address's words mixed with the key, folded (not a
 //! cryptographic hash: it needs only be unpredictable to the sender).
 
+use crate::prefetch::prefetch;
 use kestrel_txview::Address;
 use std::hash::{BuildHasher, Hasher};
 
@@ -26,6 +27,10 @@ pub(crate) type AccountId = u32;
 pub(crate) const NONE: u32 = u32::MAX;
 /// Interned accounts below which idle ones are never swept.
 const SWEEP_THRESHOLD: usize = 1 << 16;
+/// Interned accounts from which [`AccountTable::is_large`] holds: 2 MiB of 64-byte rows, a
+/// core's L2 cache on the benchmark machine (a window over 1,000 accounts stays small however
+/// large its index was sized).
+const LARGE_ACCOUNTS: usize = 1 << 15;
 
 const _: () = assert!(core::mem::size_of::<AccountState>() == 64);
 
@@ -100,9 +105,41 @@ impl AccountTable {
         self.referenced
     }
 
+    /// `address`'s hash, for [`Self::acquire`].
     #[inline]
-    fn hash(&self, address: &Address) -> u64 {
+    pub(crate) fn hash(&self, address: &Address) -> u64 {
         hash_address(&self.key, address)
+    }
+
+    /// Whether the interned accounts' rows (and their index slots) are too many to stay in a
+    /// core's cache: then a transaction's lines are worth hinting before they are read.
+    #[inline]
+    pub(crate) fn is_large(&self) -> bool {
+        self.interned >= LARGE_ACCOUNTS
+    }
+
+    /// Hints the index slot where the lookup of `hash` starts.
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, hash: u64) {
+        prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+    }
+
+    /// Hints the row of the id in the index slot where the lookup of `hash` starts (most
+    /// lookups end there).
+    #[inline]
+    pub(crate) fn prefetch_row(&self, hash: u64) {
+        let slot = self.slots[hash as usize & (self.slots.len() - 1)];
+        if let Some(row) = self.states.get((slot as u32).wrapping_sub(1) as usize) {
+            prefetch(row);
+        }
+    }
+
+    /// Hints `id`'s row.
+    #[inline]
+    pub(crate) fn prefetch_state(&self, id: AccountId) {
+        if let Some(row) = self.states.get(id as usize) {
+            prefetch(row);
+        }
     }
 
     /// Makes room for `accounts` more interned accounts (each [`Self::acquire`] needs room for
@@ -123,13 +160,19 @@ impl AccountTable {
         }
     }
 
-    /// The id of `address`, interning it, with one more reference; `None` if it was already
-    /// acquired under `stamp` (named twice by one transaction: each transaction's accounts are
-    /// acquired under a stamp of their own). Room must have been reserved.
+    /// The id of `address` (whose [`Self::hash`] is `hash`), interning it, with one more
+    /// reference; `None` if it was already acquired under `stamp` (named twice by one
+    /// transaction: each transaction's accounts are acquired under a stamp of their own). Room
+    /// must have been reserved.
     #[inline]
-    pub(crate) fn acquire(&mut self, address: &Address, stamp: u64) -> Option<AccountId> {
+    pub(crate) fn acquire(
+        &mut self,
+        address: &Address,
+        hash: u64,
+        stamp: u64,
+    ) -> Option<AccountId> {
         debug_assert!(2 * self.interned < self.slots.len(), "room reserved");
-        let hash = self.hash(address);
+        debug_assert_eq!(hash, self.hash(address));
         let tag = hash >> 32 << 32;
         let mask = self.slots.len() - 1;
         let mut index = hash as usize & mask;
@@ -325,8 +368,9 @@ mod tests {
         let mut acquire = |table: &mut AccountTable, index: u32| {
             stamp += 1;
             table.reserve(1);
+            let address = address(index);
             table
-                .acquire(&address(index), stamp)
+                .acquire(&address, table.hash(&address), stamp)
                 .expect("one name per stamp")
         };
         let ids: Vec<u32> = (0..5_000).map(|index| acquire(&mut table, index)).collect();

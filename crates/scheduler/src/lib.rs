@@ -10,11 +10,12 @@
 //!
 //! Module map: `limits` (constants), `program_id` (builtins, precompiles, reserved keys),
 //! `compute_budget`, `cost`, `system_program` (durable-nonce marker, account allocations),
-//! `packet_arena`, `dedup`, `verify_pool` (the stage's threads),
+//! `packet_arena`, `dedup`, `verify_pool` (the stage's threads), `prefetch` (a cache hint, the
+//! crate's one `unsafe` block),
 //! `accounts` (interned accounts and their locks), `scheduler` (container and batches), `stage`
 //! (the pipeline that ties them).
 
-#![forbid(unsafe_code)]
+// `unsafe` is denied (workspace lints) except in `prefetch`, a cache hint.
 
 mod accounts;
 mod compute_budget;
@@ -22,6 +23,7 @@ mod cost;
 mod dedup;
 pub mod limits;
 mod packet_arena;
+mod prefetch;
 pub mod program_id;
 mod radix;
 mod scheduler;

@@ -4,8 +4,11 @@
 //! Why not `sort_unstable`: a comparison sort of n keys costs about log2 n compare-and-move
 //! steps per key (11 for a 2,048-transaction window, 17 for 100,000), and it was the largest
 //! single item of a pass's profile. Priorities and insertion numbers differ only in their low
-//! bytes, so a radix sort that skips the bytes every key shares takes 6 to 9 passes of two
-//! sequential loops each, whatever n. Short inputs keep the comparison sort.
+//! bytes, so a radix sort that skips the bytes every key shares needs one counting pass for all
+//! bytes and one scatter pass per byte that differs, whatever n. When the keys come in insertion
+//! order (the usual case: arrivals since the last pass), the sort being stable, only the priority
+//! bytes need sorting: equal priorities keep insertion order, which is what the insertion numbers
+//! would give. Short inputs keep the comparison sort.
 
 /// Keys sorted by comparison below this length.
 const COMPARISON_SORT_BELOW: usize = 256;
@@ -13,44 +16,65 @@ const COMPARISON_SORT_BELOW: usize = 256;
 /// The bits a key's order is decided by: the top 96 (priority, then insertion number). The low
 /// 32 bits are the transaction id, which two keys share only if their top bits are equal too.
 const ORDER_SHIFT: u32 = 32;
+/// The priority's bits: the top 64.
+const PRIORITY_SHIFT: u32 = 64;
 /// Bytes in the ordering bits.
-const ORDER_BYTES: u32 = (128 - ORDER_SHIFT) / 8;
+const ORDER_BYTES: usize = ((128 - ORDER_SHIFT) / 8) as usize;
 
 /// Sorts `keys` highest first by their top 96 bits (keys equal there, which the scheduler never
-/// has, in no particular order); `scratch` is working space, reused across calls.
-pub(crate) fn sort_descending(keys: &mut Vec<u128>, scratch: &mut Vec<u128>) {
+/// has, in no particular order); `scratch` is working space, reused across calls. With
+/// `in_insertion_order`, the caller promises that the keys' insertion numbers ascend through
+/// `keys` (their middle 32 bits, `u32::MAX - sequence`, descend).
+pub(crate) fn sort_descending(
+    keys: &mut Vec<u128>,
+    scratch: &mut Vec<u128>,
+    in_insertion_order: bool,
+) {
     if keys.len() < COMPARISON_SORT_BELOW {
         keys.sort_unstable_by(|a, b| b.cmp(a));
         return;
     }
+    let shift = if in_insertion_order {
+        PRIORITY_SHIFT
+    } else {
+        ORDER_SHIFT
+    };
     let (mut all, mut any) = (u128::MAX, 0u128);
     for &key in keys.iter() {
         all &= key;
         any |= key;
     }
-    let varying = (all ^ any) >> ORDER_SHIFT;
+    let varying = (all ^ any) >> shift;
+    let mut shifts = [0u32; ORDER_BYTES];
+    let mut digits = 0;
+    for byte in 0..(128 - shift) / 8 {
+        if (varying >> (8 * byte)) as u8 != 0 {
+            shifts[digits] = shift + 8 * byte;
+            digits += 1;
+        }
+    }
+    let shifts = &shifts[..digits];
+    // Bucket of a key: its byte's complement, so that ascending buckets are descending keys.
+    let bucket = |key: u128, shift: u32| usize::from(!((key >> shift) as u8));
+    // Keys fit in u32 counts: a scheduler's container holds fewer.
+    let mut starts = [[0u32; 256]; ORDER_BYTES];
+    for &key in keys.iter() {
+        for (counts, &shift) in starts.iter_mut().zip(shifts) {
+            counts[bucket(key, shift)] += 1;
+        }
+    }
     scratch.clear();
     scratch.resize(keys.len(), 0);
-    for byte in 0..ORDER_BYTES {
-        if (varying >> (8 * byte)) as u8 == 0 {
-            continue;
-        }
-        let shift = ORDER_SHIFT + 8 * byte;
-        // Bucket of a key: its byte's complement, so that ascending buckets are descending keys.
-        let bucket = |key: u128| usize::from(!((key >> shift) as u8));
-        let mut starts = [0usize; 256];
-        for &key in keys.iter() {
-            starts[bucket(key)] += 1;
-        }
+    for (starts, &shift) in starts.iter_mut().zip(shifts) {
         let mut next = 0;
-        for start in &mut starts {
+        for start in starts.iter_mut() {
             let count = *start;
             *start = next;
             next += count;
         }
         for &key in keys.iter() {
-            let slot = &mut starts[bucket(key)];
-            scratch[*slot] = key;
+            let slot = &mut starts[bucket(key, shift)];
+            scratch[*slot as usize] = key;
             *slot += 1;
         }
         core::mem::swap(keys, scratch);
@@ -94,7 +118,7 @@ mod tests {
                 })
                 .collect();
             let mut sorted = keys.clone();
-            sort_descending(&mut sorted, &mut scratch);
+            sort_descending(&mut sorted, &mut scratch, false);
             let order: Vec<u128> = sorted.iter().map(|key| key >> 32).collect();
             let mut expected: Vec<u128> = keys.iter().map(|key| key >> 32).collect();
             expected.sort_unstable_by(|a, b| b.cmp(a));
@@ -106,6 +130,21 @@ mod tests {
             same.sort_unstable();
             original.sort_unstable();
             assert_eq!(same, original, "a permutation of the keys");
+            // The same priorities in insertion order: the priority bytes alone give the order
+            // of all 96 bits.
+            let in_order: Vec<u128> = keys
+                .iter()
+                .enumerate()
+                .map(|(index, key)| {
+                    let sequence = u32::MAX - index as u32;
+                    (key >> 64 << 64) | (u128::from(sequence) << 32) | (key & 0xFFFF_FFFF)
+                })
+                .collect();
+            let mut sorted = in_order.clone();
+            sort_descending(&mut sorted, &mut scratch, true);
+            let mut expected = in_order;
+            expected.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(sorted, expected, "{length} keys in insertion order");
         }
     }
 }

@@ -29,6 +29,7 @@ use crate::limits::{
     DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
     MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
 };
+use crate::prefetch::prefetch;
 use crate::radix;
 use core::cmp::Reverse;
 use core::fmt;
@@ -39,6 +40,13 @@ use std::collections::BinaryHeap;
 /// of the test data name 5.4 on average; a transaction may name up to `MAX_TX_ACCOUNT_LOCKS`,
 /// and the tables grow past the reservation).
 const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
+
+/// How far ahead, in transactions, the passes over many transactions' accounts hint the lines
+/// they will read in a large account table (`AccountTable::is_large`): an entry first, then its
+/// nodes, then its accounts' rows, each hint a few transactions after the one it depends on.
+const ENTRY_AHEAD: usize = 12;
+const NODES_AHEAD: usize = 6;
+const ROWS_AHEAD: usize = 3;
 
 /// A transaction's handle while it is in the scheduler.
 pub type TransactionId = u32;
@@ -360,6 +368,8 @@ pub struct Scheduler {
     /// Keys of the transactions in the container and not yet in the lock queues, unordered
     /// (sorted once per scheduling pass; entries whose transaction moved on are skipped).
     pending: Vec<u128>,
+    /// Whether `pending`'s insertion numbers ascend (then the sort needs only the priorities).
+    pending_in_order: bool,
     /// The arrivals sort's working space.
     sort_scratch: Vec<u128>,
     /// Ready transactions, highest first, in two parts: those ready as soon as they entered the
@@ -419,6 +429,7 @@ impl Scheduler {
             nodes: Vec::with_capacity(accounts),
             garbage: 0,
             pending: Vec::with_capacity(capacity),
+            pending_in_order: true,
             sort_scratch: Vec::new(),
             ready_run: Vec::with_capacity(capacity),
             ready_next: 0,
@@ -462,11 +473,12 @@ impl Scheduler {
     }
 
     /// Queues a transaction that names `accounts` (address, writable), evicting the
-    /// lowest-priority queued transaction when the container is full.
+    /// lowest-priority queued transaction when the container is full. `accounts` may be walked
+    /// twice (once to hint a large account table's lines).
     pub fn insert<'a>(
         &mut self,
         meta: TransactionMeta,
-        accounts: impl IntoIterator<Item = (&'a Address, bool)>,
+        accounts: impl IntoIterator<Item = (&'a Address, bool), IntoIter: Clone>,
     ) -> Result<Inserted, InsertError> {
         let limits = self.config.limits;
         if meta.cost > limits.block_units || meta.cost > limits.account_units {
@@ -523,7 +535,7 @@ impl Scheduler {
                 entry.state == State::Pending && entry.sequence == sequence
             });
         }
-        self.pending.push(key);
+        self.push_pending(key);
         if self.eviction_active {
             self.eviction.push(Reverse(key));
         }
@@ -534,7 +546,7 @@ impl Scheduler {
     fn intern_accounts<'a>(
         &mut self,
         id: TransactionId,
-        accounts: impl IntoIterator<Item = (&'a Address, bool)>,
+        accounts: impl IntoIterator<Item = (&'a Address, bool), IntoIter: Clone>,
     ) -> Result<(), InsertError> {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
@@ -543,6 +555,23 @@ impl Scheduler {
         }
         self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
         let offset = self.nodes.len();
+        let accounts = accounts.into_iter();
+        // In a large table, hash the accounts first and hint each lookup's slot, then each
+        // slot's row, so that the lookups' cache misses overlap instead of following one another.
+        let mut hashes = None;
+        if self.accounts.is_large() {
+            let mut hashed = [0u64; MAX_TX_ACCOUNT_LOCKS];
+            let mut count = 0;
+            for (hash, (address, _)) in hashed.iter_mut().zip(accounts.clone()) {
+                *hash = self.accounts.hash(address);
+                self.accounts.prefetch_slot(*hash);
+                count += 1;
+            }
+            for &hash in &hashed[..count] {
+                self.accounts.prefetch_row(hash);
+            }
+            hashes = Some(hashed);
+        }
         let mut count = 0;
         let mut error = None;
         for (address, writable) in accounts {
@@ -550,7 +579,11 @@ impl Scheduler {
             if error.is_some() || count > MAX_TX_ACCOUNT_LOCKS {
                 continue;
             }
-            let Some(account) = self.accounts.acquire(address, stamp) else {
+            let hash = match &hashes {
+                Some(hashes) => hashes[count - 1],
+                None => self.accounts.hash(address),
+            };
+            let Some(account) = self.accounts.acquire(address, hash, stamp) else {
                 error = Some(InsertError::AccountLoadedTwice);
                 continue;
             };
@@ -664,6 +697,15 @@ impl Scheduler {
         self.queued -= 1;
     }
 
+    /// Adds a key to the arrivals, noting whether they stay in insertion order.
+    #[inline]
+    fn push_pending(&mut self, key: u128) {
+        if let Some(&last) = self.pending.last() {
+            self.pending_in_order &= key_parts(last).1 < key_parts(key).1;
+        }
+        self.pending.push(key);
+    }
+
     /// Appends the transactions that arrived since the last pass to the lock queues, in priority
     /// order.
     fn enter_arrivals(&mut self) {
@@ -671,7 +713,8 @@ impl Scheduler {
             return;
         }
         let mut pending = core::mem::take(&mut self.pending);
-        radix::sort_descending(&mut pending, &mut self.sort_scratch);
+        radix::sort_descending(&mut pending, &mut self.sort_scratch, self.pending_in_order);
+        self.pending_in_order = true;
         // Arrivals that are ready at once extend the run only if nothing of it is left: the run
         // stays in priority order.
         let extend_run = self.ready_next == self.ready_run.len();
@@ -679,7 +722,11 @@ impl Scheduler {
             self.ready_run.clear();
             self.ready_next = 0;
         }
-        for &key in &pending {
+        let large = self.accounts.is_large();
+        for (position, &key) in pending.iter().enumerate() {
+            if large {
+                self.prefetch_entering(&pending, position);
+            }
             let (id, sequence) = key_parts(key);
             let entry = &self.entries[id as usize];
             if entry.state == State::Pending && entry.sequence == sequence {
@@ -688,6 +735,41 @@ impl Scheduler {
         }
         pending.clear();
         self.pending = pending;
+    }
+
+    /// Hints, while the arrival at `position` enters the queues, the lines of those a few
+    /// places on: the entry of the arrival `ENTRY_AHEAD` on, the nodes of the one `NODES_AHEAD`
+    /// on (its entry hinted before) and the account rows of the one `ROWS_AHEAD` on (its nodes
+    /// hinted before). Stale keys only hint lines nobody reads.
+    fn prefetch_entering(&self, pending: &[u128], position: usize) {
+        let entry_at = |ahead: usize| {
+            pending
+                .get(position + ahead)
+                .map(|&key| &self.entries[key_parts(key).0 as usize])
+        };
+        if let Some(entry) = entry_at(ENTRY_AHEAD) {
+            prefetch(entry);
+        }
+        if let Some(nodes) =
+            entry_at(NODES_AHEAD).and_then(|entry| self.nodes.get(entry.account_range()))
+        {
+            self.prefetch_nodes(nodes);
+        }
+        if let Some(nodes) =
+            entry_at(ROWS_AHEAD).and_then(|entry| self.nodes.get(entry.account_range()))
+        {
+            for node in nodes {
+                self.accounts.prefetch_state(node.account_id());
+            }
+        }
+    }
+
+    /// Hints the lines of a transaction's nodes (first and last: they span at most a few).
+    fn prefetch_nodes(&self, nodes: &[Node]) {
+        if let (Some(first), Some(last)) = (nodes.first(), nodes.last()) {
+            prefetch(first);
+            prefetch(last);
+        }
     }
 
     /// Appends `id`'s nodes to its accounts' queues; a node is granted at once when the queue is
@@ -929,7 +1011,12 @@ impl Scheduler {
             batch.worker
         );
         *worker -= 1;
-        for &id in batch.transactions() {
+        let large = self.accounts.is_large();
+        let transactions = batch.transactions();
+        for (position, &id) in transactions.iter().enumerate() {
+            if large {
+                self.prefetch_leaving(transactions, position);
+            }
             let entry = &mut self.entries[id as usize];
             assert!(
                 entry.state == State::InFlight,
@@ -939,6 +1026,24 @@ impl Scheduler {
             self.leave_queues(id, true);
             self.free_entries.push(id);
             self.in_flight -= 1;
+        }
+    }
+
+    /// Hints, while the transaction at `position` of a completed batch leaves the queues, the
+    /// nodes of the one `NODES_AHEAD` on and the account rows of the one `ROWS_AHEAD` on.
+    fn prefetch_leaving(&self, transactions: &[TransactionId], position: usize) {
+        let nodes_at = |ahead: usize| {
+            transactions
+                .get(position + ahead)
+                .and_then(|&id| self.nodes.get(self.entries[id as usize].account_range()))
+        };
+        if let Some(nodes) = nodes_at(NODES_AHEAD) {
+            self.prefetch_nodes(nodes);
+        }
+        if let Some(nodes) = nodes_at(ROWS_AHEAD) {
+            for node in nodes {
+                self.accounts.prefetch_state(node.account_id());
+            }
         }
     }
 
@@ -954,7 +1059,7 @@ impl Scheduler {
             if entry.state == State::Deferred && entry.sequence == sequence {
                 entry.state = State::Pending;
                 let key = entry.key(id);
-                self.pending.push(key);
+                self.push_pending(key);
             }
         }
     }
