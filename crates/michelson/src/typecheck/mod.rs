@@ -211,9 +211,6 @@ pub struct Typechecker<'a> {
     /// (a script's code, sized from its location table): growing the instruction vector one
     /// doubling at a time copied it about twice over, 8 % of typechecking the CPMM.
     code_capacity: usize,
-    /// The number of nodes of the tree whose locations were last recorded
-    /// ([`Typechecker::set_locations`]), so that callers need not count them again.
-    pub(crate) located_nodes: u64,
 }
 
 /// Canonical locations by node address ([`Typechecker::set_locations`]).
@@ -331,7 +328,6 @@ impl<'a> Typechecker<'a> {
             exhausted_in_constant: std::cell::Cell::new(false),
             locations: LocationTable::default(),
             code_capacity: 0,
-            located_nodes: 0,
         }
     }
 
@@ -339,19 +335,21 @@ impl<'a> Typechecker<'a> {
     /// every node of `root`, which must outlive the typechecking that uses them. Returns the
     /// number of nodes.
     pub fn set_locations(&mut self, root: &Node) -> u64 {
-        self.locations.clear();
-        let nodes = charges::micheline_nodes(root);
-        self.locations
-            .reserve(usize::try_from(nodes).unwrap_or(usize::MAX));
+        // One walk: the code nodes' locations are listed first, then the table is built at
+        // its final size (a separate walk to count the nodes cost as much as the listing).
+        let mut code_nodes = Vec::new();
+        let mut nodes = 0usize;
         for (index, node) in kestrel_micheline::location::prefix_order(root) {
+            nodes = index + 1;
             // Only code (sequences and instructions) is looked up; literals never are.
             if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
-                self.locations
-                    .insert(std::ptr::from_ref(node) as usize, index as u32);
+                code_nodes.push((std::ptr::from_ref(node) as usize, index as u32));
             }
         }
-        self.located_nodes = nodes;
-        nodes
+        self.locations.clear();
+        self.locations.reserve(code_nodes.len());
+        self.locations.extend(code_nodes);
+        nodes as u64
     }
 
     fn location_of(&self, node: &Node) -> u32 {
@@ -537,12 +535,12 @@ impl<'a> Typechecker<'a> {
                 Some(prim) => (prim, args.as_slice()),
                 None => {
                     self.charge(charges::PLAIN_INSTRUCTION);
-                    return Ok(Step::Done(self.instr(b, node, stack)?));
+                    return Ok(Step::Done(self.instr(b, node, loc, stack)?));
                 }
             },
             _ => {
                 self.charge(charges::PLAIN_INSTRUCTION);
-                return Ok(Step::Done(self.instr(b, node, stack)?));
+                return Ok(Step::Done(self.instr(b, node, loc, stack)?));
             }
         };
         self.charge(charges::instruction(prim, args, &stack));
@@ -739,7 +737,7 @@ impl<'a> Typechecker<'a> {
                     },
                 })
             }
-            _ => Ok(Step::Done(self.instr(b, node, stack)?)),
+            _ => Ok(Step::Done(self.instr(b, node, loc, stack)?)),
         }
     }
 
@@ -951,10 +949,10 @@ impl<'a> Typechecker<'a> {
         &mut self,
         b: &mut Builder,
         node: &Node,
+        loc: u32,
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
         let span = node.span;
-        let loc = self.location_of(node);
         let (prim, args, annots) = match &node.kind {
             NodeKind::Seq(_) => {
                 // Sequences are handled by `step` as blocks.
