@@ -135,12 +135,13 @@ impl TcError {
         TcError::new(span, TcErrorKind::BadArguments(instr.to_string()))
     }
 
-    /// `Ok` when `args` has exactly `count` elements, else a bad-arguments error for `instr`.
-    fn check_arity(span: Span, instr: &str, args: &[Node], count: usize) -> Result<(), TcError> {
+    /// `Ok` when `args` has exactly `count` elements, else a bad-arguments error for `prim`
+    /// (whose name is looked up only then: every instruction checks its arity).
+    fn check_arity(span: Span, prim: Prim, args: &[Node], count: usize) -> Result<(), TcError> {
         if args.len() == count {
             Ok(())
         } else {
-            Err(TcError::bad_arguments(span, instr))
+            Err(TcError::bad_arguments(span, prim.name()))
         }
     }
 }
@@ -261,6 +262,17 @@ enum Level {
 
 /// The stack type after a block: `None` when the block always fails.
 pub type StackOut = Option<Vec<Type>>;
+
+/// Room a stack copied for a branch or body keeps for the values its code pushes: a copy of
+/// exactly its length grew (reallocating) at the body's first push.
+const STACK_HEADROOM: usize = 8;
+
+/// A copy of `stack` for a branch or a body, with room to grow ([`STACK_HEADROOM`]).
+fn fork(stack: &[Type]) -> Vec<Type> {
+    let mut copy = Vec::with_capacity(stack.len() + STACK_HEADROOM);
+    copy.extend_from_slice(stack);
+    copy
+}
 
 struct Builder {
     code: Code,
@@ -546,7 +558,7 @@ impl<'a> Typechecker<'a> {
         self.charge(charges::instruction(prim, args, &stack));
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
-        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
+        let arity = |count: usize| TcError::check_arity(span, prim, args, count);
         match prim {
             Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
                 crate::types::check_annotations(annots_of(node))
@@ -556,21 +568,21 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 let (instr, first_stack, second_stack) = match (prim, &top) {
-                    (Prim::I_IF, Type::Bool) => (Instr::If(0), stack.clone(), stack),
+                    (Prim::I_IF, Type::Bool) => (Instr::If(0), fork(&stack), stack),
                     (Prim::I_IF_NONE, Type::Option(inner)) => {
-                        let mut some = stack.clone();
+                        let mut some = fork(&stack);
                         some.push((**inner).clone());
                         (Instr::IfNone(0), stack, some)
                     }
                     (Prim::I_IF_LEFT, Type::Or(left, right)) => {
-                        let mut l = stack.clone();
+                        let mut l = fork(&stack);
                         l.push((**left).clone());
                         let mut r = stack;
                         r.push((**right).clone());
                         (Instr::IfLeft(0), l, r)
                     }
                     (Prim::I_IF_CONS, Type::List(inner)) => {
-                        let mut cons = stack.clone();
+                        let mut cons = fork(&stack);
                         cons.push(top.clone());
                         cons.push((**inner).clone());
                         (Instr::IfCons(0), cons, stack)
@@ -599,9 +611,9 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 let expected = stack.clone();
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.pop();
-                let mut result = body_stack.clone();
+                let mut result = fork(&body_stack);
                 match (prim, &top) {
                     (Prim::I_LOOP, Type::Bool) => {}
                     (Prim::I_LOOP_LEFT, Type::Or(left, right)) => {
@@ -668,7 +680,7 @@ impl<'a> Typechecker<'a> {
                 stack.pop();
                 b.emit(Instr::IterStart(kind), loc);
                 let head = b.emit(Instr::IterNext(0), loc);
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.push(element);
                 Ok(Step::Enter {
                     body: &args[0],
@@ -696,7 +708,7 @@ impl<'a> Typechecker<'a> {
                 stack.pop();
                 b.emit(Instr::MapStart(kind), loc);
                 let head = b.emit(Instr::MapNext(0), loc);
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.push(element);
                 Ok(Step::Enter {
                     body: &args[0],
@@ -977,11 +989,13 @@ impl<'a> Typechecker<'a> {
                 ))
             }
         };
-        crate::types::check_annotations(annots)
-            .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        if !annots.is_empty() {
+            crate::types::check_annotations(annots)
+                .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        }
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
-        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
+        let arity = |count: usize| TcError::check_arity(span, prim, args, count);
         let len = stack.len();
         // Helpers to look at the top of the stack (index 0 = top).
         macro_rules! top {
@@ -1669,14 +1683,13 @@ impl<'a> Typechecker<'a> {
                 // code in the instruction.
                 let input = Type::pair(parsed.param_type.clone(), parsed.storage_type.clone());
                 let output = Type::pair(Type::list(Type::Operation), parsed.storage_type.clone());
+                let (script_nodes, script_bytes) = ir_size::node_measure(script);
                 self.charge(charges::Charge {
                     gas_milli: charges::ty_eq(&input, &input)
                         + charges::ty_eq(&output, &output)
                         + charges::ty_eq(&parsed.storage_type, top!(2)),
-                    ir_nodes: charges::type_size(&parsed.storage_type)
-                        + charges::node_size_nodes(script),
-                    ir_bytes: ir_size::type_bytes(&parsed.storage_type)
-                        + ir_size::node_bytes(script),
+                    ir_nodes: charges::type_size(&parsed.storage_type) + script_nodes,
+                    ir_bytes: ir_size::type_bytes(&parsed.storage_type) + script_bytes,
                 });
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
@@ -1975,7 +1988,11 @@ impl<'a> Typechecker<'a> {
         }
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
-            tc.typecheck_code(code_expanded, vec![input.clone()])
+            tc.typecheck_code(code_expanded, {
+                let mut stack = Vec::with_capacity(1 + STACK_HEADROOM);
+                stack.push(input.clone());
+                stack
+            })
         })?;
         self.charge_body_end(&out, None);
         match out {
@@ -2001,13 +2018,15 @@ impl<'a> Typechecker<'a> {
         let mut views_bytes = 0u64;
         for view in &views {
             for part in view.children().iter().skip(1) {
-                views_nodes = views_nodes.saturating_add(charges::node_size_nodes(part));
-                views_bytes = views_bytes.saturating_add(ir_size::node_bytes(part));
+                let (part_nodes, part_bytes) = ir_size::node_measure(part);
+                views_nodes = views_nodes.saturating_add(part_nodes);
+                views_bytes = views_bytes.saturating_add(part_bytes);
             }
         }
         // Octez's `code_size`: the code's `Lam` (its Micheline, descriptor and typed code) and
         // the views' Micheline.
-        let code_size_bytes = ir_size::node_bytes(code_node)
+        let (code_micheline_nodes, code_micheline_bytes) = ir_size::node_measure(code_node);
+        let code_size_bytes = code_micheline_bytes
             .saturating_add(ir_size::lambda_descriptor_bytes(
                 std::slice::from_ref(&input),
                 &expected,
@@ -2085,7 +2104,7 @@ impl<'a> Typechecker<'a> {
         match level {
             Level::Toplevel => {
                 self.gas_consumed_milli = gas_before_views;
-                let nodes = charges::node_size_nodes(code_node)
+                let nodes = code_micheline_nodes
                     .saturating_add(charges::lambda_descriptor_nodes(&[input], &expected))
                     .saturating_add(code_ir_nodes)
                     .saturating_add(views_nodes);
