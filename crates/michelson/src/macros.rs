@@ -685,20 +685,27 @@ fn expand_car_cdr_n(name: Prim, args: &[Node], span: Span) -> Option<Node> {
 /// Whether `node` holds anything [`expand_all`] could rewrite: a primitive outside the table
 /// (a macro, or a name the typechecker will refuse) or `CAR k` / `CDR k`.
 fn may_hold_macros(node: &Node) -> bool {
-    let mut pending = vec![node];
-    while let Some(node) = pending.pop() {
-        match &node.kind {
-            NodeKind::Prim { name, args, .. } => {
-                if matches!(name, PrimName::Other(_))
-                    || (matches!(name, PrimName::Known(Prim::I_CAR | Prim::I_CDR))
-                        && args.len() == 1)
-                {
-                    return true;
+    // Whole argument lists are kept pending (one entry per application or sequence), inline
+    // for ordinary depths: every script typechecked is scanned.
+    let mut pending: crate::types::WorkStack<&[Node]> =
+        smallvec::smallvec![std::slice::from_ref(node)];
+    while let Some(nodes) = pending.pop() {
+        for node in nodes {
+            match &node.kind {
+                NodeKind::Prim { name, args, .. } => {
+                    if matches!(name, PrimName::Other(_))
+                        || (matches!(name, PrimName::Known(Prim::I_CAR | Prim::I_CDR))
+                            && args.len() == 1)
+                    {
+                        return true;
+                    }
+                    if !args.is_empty() {
+                        pending.push(args);
+                    }
                 }
-                pending.extend(args);
+                NodeKind::Seq(items) if !items.is_empty() => pending.push(items),
+                _ => {}
             }
-            NodeKind::Seq(items) => pending.extend(items),
-            _ => {}
         }
     }
     false

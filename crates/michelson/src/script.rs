@@ -15,8 +15,6 @@ pub struct Script {
     typed: crate::typecheck::Script,
     legacy: bool,
     typecheck_gas_milli: u64,
-    code_size_bytes: usize,
-    code_nodes: u64,
 }
 
 /// Why script text did not become a [`Script`].
@@ -71,7 +69,7 @@ impl Script {
             }
         };
         let host = EmptyHost::default();
-        let (typed, typecheck_gas_milli, expanded_nodes) =
+        let (typed, typecheck_gas_milli) =
             crate::context::with_default_self_address(|self_address| {
                 let mut tc = Typechecker::new(Lookup {
                     self_address,
@@ -82,27 +80,15 @@ impl Script {
                 tc.gas_limit_milli = i64::try_from(config.gas_limit_milli).unwrap_or(i64::MAX);
                 tc.record_locations = true;
                 let typed = tc.typecheck_script(&expanded)?;
-                Ok::<_, TcError>((
-                    typed,
-                    u64::try_from(tc.gas_consumed_milli).unwrap_or(0),
-                    tc.located_nodes,
-                ))
+                Ok::<_, TcError>((typed, u64::try_from(tc.gas_consumed_milli).unwrap_or(0)))
             })?;
         if typecheck_gas_milli > config.gas_limit_milli {
             return Err(TcError::new(node.span, TcErrorKind::GasExhaustion));
         }
-        let code_size_bytes = kestrel_micheline::binary::encoded_size(node).unwrap_or(0);
         Ok(Script {
             typed,
             legacy: config.legacy,
             typecheck_gas_milli,
-            code_size_bytes,
-            // Without macros the expanded script is `node` itself, whose nodes the typechecker
-            // counted when it recorded their locations.
-            code_nodes: match &expanded {
-                std::borrow::Cow::Borrowed(_) => expanded_nodes,
-                std::borrow::Cow::Owned(_) => crate::typecheck::charges::micheline_nodes(node),
-            },
         })
     }
 
@@ -164,16 +150,6 @@ impl Script {
             .iter()
             .find(|(view_name, ..)| view_name == name)
             .map(|(_, input, output, code)| (input, output, code))
-    }
-
-    /// The size of the script's binary Micheline, bytes (what origination stores).
-    pub fn code_size_bytes(&self) -> usize {
-        self.code_size_bytes
-    }
-
-    /// The nodes of the script's Micheline, as typechecked.
-    pub fn code_nodes(&self) -> u64 {
-        self.code_nodes
     }
 
     /// The bytes Octez's script cache counts for this script with `storage` (Micheline of the

@@ -111,11 +111,9 @@ impl Type {
         Type::Lambda(Rc::new(a), Rc::new(b))
     }
 
-    /// The number of nodes of the type (Octez's type size).
-    pub fn size(&self) -> usize {
-        // Most types the typechecker measures (for Octez's `ty_eq` costs) are scalars: answer
-        // those without allocating the walk's stack.
-        if !matches!(
+    /// Whether the type has type arguments (`option`, `pair`, `map`, ...).
+    pub(crate) fn is_compound(&self) -> bool {
+        matches!(
             self,
             Type::Option(_)
                 | Type::List(_)
@@ -127,7 +125,14 @@ impl Type {
                 | Type::Lambda(..)
                 | Type::Map(..)
                 | Type::BigMap(..)
-        ) {
+        )
+    }
+
+    /// The number of nodes of the type (Octez's type size).
+    pub fn size(&self) -> usize {
+        // Most types the typechecker measures (for Octez's `ty_eq` costs) are scalars: answer
+        // those without allocating the walk's stack.
+        if !self.is_compound() {
             return 1;
         }
         let mut count = 0;
@@ -179,7 +184,12 @@ impl Type {
 
     /// Whether the type contains a part satisfying `forbidden`, looking through everything but
     /// what `opaque` says to skip (lambdas hide their argument and result types).
-    fn contains(&self, forbidden: &dyn Fn(&Type) -> bool, see_through_lambda: bool) -> bool {
+    fn contains(&self, forbidden: impl Fn(&Type) -> bool, see_through_lambda: bool) -> bool {
+        // Most types the typechecker checks (`DUP`, `PUSH`, `FAILWITH`) are scalars: answer
+        // those without the walk's stack.
+        if !self.is_compound() {
+            return forbidden(self);
+        }
         let mut pending: WorkStack<&Type> = smallvec::smallvec![self];
         while let Some(t) = pending.pop() {
             if forbidden(t) {
@@ -207,7 +217,7 @@ impl Type {
     /// ticket, sapling state).
     pub fn is_pushable(&self) -> bool {
         !self.contains(
-            &|t| {
+            |t| {
                 matches!(
                     t,
                     Type::Operation
@@ -223,18 +233,18 @@ impl Type {
 
     /// Whether the type may appear in a contract's storage (no operation, contract).
     pub fn is_storable(&self) -> bool {
-        !self.contains(&|t| matches!(t, Type::Operation | Type::Contract(_)), false)
+        !self.contains(|t| matches!(t, Type::Operation | Type::Contract(_)), false)
     }
 
     /// Whether the type may be a contract parameter (no operation).
     pub fn is_passable(&self) -> bool {
-        !self.contains(&|t| matches!(t, Type::Operation), false)
+        !self.contains(|t| matches!(t, Type::Operation), false)
     }
 
     /// Whether values may be packed (no operation, big_map, ticket, sapling state).
     pub fn is_packable(&self) -> bool {
         !self.contains(
-            &|t| {
+            |t| {
                 matches!(
                     t,
                     Type::Operation | Type::BigMap(..) | Type::Ticket(_) | Type::SaplingState(_)
@@ -246,13 +256,13 @@ impl Type {
 
     /// Whether values may be duplicated with `DUP` (no ticket).
     pub fn is_duplicable(&self) -> bool {
-        !self.contains(&|t| matches!(t, Type::Ticket(_)), false)
+        !self.contains(|t| matches!(t, Type::Ticket(_)), false)
     }
 
     /// Whether the type may be the value type of a big map (no operation, big_map, sapling state).
     pub fn is_big_map_value(&self) -> bool {
         !self.contains(
-            &|t| {
+            |t| {
                 matches!(
                     t,
                     Type::Operation | Type::BigMap(..) | Type::SaplingState(_)
@@ -264,17 +274,17 @@ impl Type {
 
     /// Whether the type contains a big_map (for storage diffs).
     pub fn has_big_map(&self) -> bool {
-        self.contains(&|t| matches!(t, Type::BigMap(..)), false)
+        self.contains(|t| matches!(t, Type::BigMap(..)), false)
     }
 
     /// Whether the type contains a lambda (whose values are code, with macros to expand).
     pub fn has_lambda(&self) -> bool {
-        self.contains(&|t| matches!(t, Type::Lambda(..)), false)
+        self.contains(|t| matches!(t, Type::Lambda(..)), false)
     }
 
     /// Whether the type contains a ticket.
     pub fn has_ticket(&self) -> bool {
-        self.contains(&|t| matches!(t, Type::Ticket(_)), false)
+        self.contains(|t| matches!(t, Type::Ticket(_)), false)
     }
 
     /// The Micheline form of the type, without annotations.

@@ -65,9 +65,14 @@ pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
 /// `pair a (pair b c)`, whose nodes [`Type`] has too), and one more per `big_map`, whose
 /// arguments `parse_big_map_ty` parses after a cycle of its own.
 pub fn parse_type(ty: &Type) -> u64 {
+    if !ty.is_compound() {
+        return cost::COST_PARSE_TYPE_CYCLE;
+    }
+    let mut nodes = 0u64;
     let mut big_maps = 0u64;
     let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
     while let Some(ty) = pending.pop() {
+        nodes += 1;
         match ty {
             Type::BigMap(key, value) => {
                 big_maps += 1;
@@ -86,7 +91,7 @@ pub fn parse_type(ty: &Type) -> u64 {
             _ => {}
         }
     }
-    (type_size(ty).saturating_add(big_maps)).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
+    (nodes.saturating_add(big_maps)).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
 }
 
 /// The nodes `check_dupable_ty` visits: it stops at sets (their elements are comparable),
@@ -239,11 +244,6 @@ pub fn lambda_descriptor_nodes(input: &[Type], output: &Type) -> u64 {
     stack_type_nodes(input).saturating_add(stack_type_nodes(std::slice::from_ref(output)))
 }
 
-/// A proof argument's typed-IR witness (`KPrefix` per level, with the type of that level).
-fn prefix_witness_nodes<'a>(levels: impl Iterator<Item = &'a Type>) -> u64 {
-    levels.fold(0u64, |total, ty| total.saturating_add(1 + type_size(ty)))
-}
-
 /// `parse_instr` of a sequence of `count` instructions: one cycle for each non-empty suffix
 /// (`{a; b; c}`, `{b; c}`, `{c}`), or one for `{}`.
 pub fn block(count: usize) -> Charge {
@@ -322,7 +322,18 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
     let second = level(stack, 1);
     let third = level(stack, 2);
     let n = small_argument(args);
+    let numbered = args.len() == 1 && n.is_some();
     let proof = |n: usize| cost::cost_proof_argument(n as u64);
+    // A proof argument's witness: its nodes always, its bytes where `instruction_bytes` would
+    // have counted them (a numbered instruction; `DIP n`), measured in one walk per level.
+    let witness = |levels: &mut dyn Iterator<Item = &Type>, with_bytes: bool| {
+        let (nodes, bytes) = ir_size::prefix_witness(levels);
+        Charge {
+            gas_milli: 0,
+            ir_nodes: nodes,
+            ir_bytes: if with_bytes { bytes } else { 0 },
+        }
+    };
     let mut extra = Charge::default();
     match prim {
         // No typed instruction: `CAST` keeps the stack, `RENAME` drops an annotation.
@@ -338,19 +349,22 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
             charge.ir_bytes = 0;
         }
         Prim::I_DROP | Prim::I_DIP if args.len() == 2 || (prim == Prim::I_DROP && n.is_some()) => {
-            let n = n.unwrap_or(0);
-            extra.gas_milli = proof(n);
-            extra.ir_nodes = prefix_witness_nodes(top_levels(stack, n));
+            let depth = n.unwrap_or(0);
+            extra = witness(
+                &mut top_levels(stack, depth),
+                prim == Prim::I_DIP || numbered,
+            );
+            extra.gas_milli = proof(depth);
         }
         Prim::I_DIG => {
-            let n = n.unwrap_or(0);
-            extra.gas_milli = proof(n);
-            extra.ir_nodes = prefix_witness_nodes(top_levels(stack, n));
+            let depth = n.unwrap_or(0);
+            extra = witness(&mut top_levels(stack, depth), numbered);
+            extra.gas_milli = proof(depth);
         }
         Prim::I_DUG => {
-            let n = n.unwrap_or(0);
-            extra.gas_milli = proof(n);
-            extra.ir_nodes = prefix_witness_nodes(stack.iter().rev().skip(1).take(n));
+            let depth = n.unwrap_or(0);
+            extra = witness(&mut stack.iter().rev().skip(1).take(depth), numbered);
+            extra.gas_milli = proof(depth);
         }
         Prim::I_DUP => {
             let depth = n.unwrap_or(1);
@@ -470,10 +484,11 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
 /// `LEFT`, `RIGHT`, `EMPTY_SET`, `EMPTY_MAP`'s key, `EMPTY_BIG_MAP`, `UNPACK`, `CONTRACT`,
 /// `VIEW`'s output, `SELF`'s parameter); `EMPTY_MAP`'s value type is kept only for logging.
 pub fn stored_type(ty: &Type) -> Charge {
+    let (ir_nodes, ir_bytes) = ir_size::type_measure(ty);
     Charge {
         gas_milli: 0,
-        ir_nodes: type_size(ty),
-        ir_bytes: ir_size::type_bytes(ty),
+        ir_nodes,
+        ir_bytes,
     }
 }
 
@@ -484,8 +499,7 @@ pub fn stored_type(ty: &Type) -> Charge {
 /// ([`stored_entrypoint`]) and its bodies.
 fn instruction_bytes(prim: Prim, args: &[Node], stack: &[Type]) -> u64 {
     use ir_size::{
-        peano_witness_bytes, prefix_witness_bytes, type_bytes, INSTR_BASE0, INSTR_BASE1,
-        INSTR_BASE2, INSTR_BASE3, WORD,
+        peano_witness_bytes, type_bytes, INSTR_BASE0, INSTR_BASE1, INSTR_BASE2, INSTR_BASE3, WORD,
     };
     let n = small_argument(args);
     let numbered = args.len() == 1 && n.is_some();
@@ -496,20 +510,13 @@ fn instruction_bytes(prim: Prim, args: &[Node], stack: &[Type]) -> u64 {
         // `IOpt_map` holds no more; the others keep a type for logging only (a word).
         Prim::I_MAP if matches!(level(stack, 0), Some(Type::Option(_))) => INSTR_BASE2,
         Prim::I_ITER | Prim::I_MAP => INSTR_BASE2 + WORD,
-        Prim::I_DIP if args.len() == 2 => {
-            INSTR_BASE2 + 2 * WORD + prefix_witness_bytes(stack.iter().rev().take(n.unwrap_or(0)))
-        }
+        // The proof witnesses of `DIP n`, `DROP n`, `DIG n`, `DUG n` are counted with their
+        // nodes (`instruction`).
+        Prim::I_DIP if args.len() == 2 => INSTR_BASE2 + 2 * WORD,
         Prim::I_DIP => INSTR_BASE2 + WORD,
         Prim::I_FAILWITH => INSTR_BASE0 + WORD + top_type(),
         Prim::I_NEVER => INSTR_BASE0,
-        Prim::I_DROP | Prim::I_DIG if numbered => {
-            INSTR_BASE1 + 2 * WORD + prefix_witness_bytes(stack.iter().rev().take(n.unwrap_or(0)))
-        }
-        Prim::I_DUG if numbered => {
-            INSTR_BASE1
-                + 2 * WORD
-                + prefix_witness_bytes(stack.iter().rev().skip(1).take(n.unwrap_or(0)))
-        }
+        Prim::I_DROP | Prim::I_DIG | Prim::I_DUG if numbered => INSTR_BASE1 + 2 * WORD,
         Prim::I_DUP | Prim::I_PAIR | Prim::I_UNPAIR | Prim::I_GET | Prim::I_UPDATE if numbered => {
             INSTR_BASE1 + 2 * WORD + peano_witness_bytes(n.unwrap_or(0))
         }

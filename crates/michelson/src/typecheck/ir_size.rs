@@ -91,9 +91,20 @@ pub fn entrypoint_size(name: &str) -> u64 {
 /// `ty_size`'s bytes: nothing for a basic type (shared), a block with its metadata and
 /// fields for each compound one.
 pub fn type_bytes(ty: &Type) -> u64 {
+    type_measure(ty).1
+}
+
+/// A type's node count (Octez's type size) and [`type_bytes`], in one walk: proof witnesses
+/// count both for each level they hold.
+pub fn type_measure(ty: &Type) -> (u64, u64) {
+    if !ty.is_compound() {
+        return (1, scalar_type_bytes(ty));
+    }
+    let mut nodes = 0u64;
     let mut total = 0u64;
     let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
     while let Some(ty) = pending.pop() {
+        nodes += 1;
         total = total.saturating_add(match ty {
             Type::Pair(a, b) | Type::Or(a, b) => {
                 pending.push(a);
@@ -113,12 +124,19 @@ pub fn type_bytes(ty: &Type) -> u64 {
                 pending.push(a);
                 H1W + WORD
             }
-            // `base_compound_no_meta`, the memo size (counted as nothing) and a word.
-            Type::SaplingState(_) | Type::SaplingTransaction(_) => HEADER + WORD,
-            _ => 0,
+            scalar => scalar_type_bytes(scalar),
         });
     }
-    total
+    (nodes, total)
+}
+
+/// [`type_bytes`] of a type without type arguments.
+fn scalar_type_bytes(ty: &Type) -> u64 {
+    match ty {
+        // `base_compound_no_meta`, the memo size (counted as nothing) and a word.
+        Type::SaplingState(_) | Type::SaplingTransaction(_) => HEADER + WORD,
+        _ => 0,
+    }
 }
 
 /// `stack_ty_size`'s bytes: a two-field block per level, with its type.
@@ -135,10 +153,15 @@ pub fn lambda_descriptor_bytes(input: &[Type], output: &Type) -> u64 {
         .saturating_add(stack_bytes(std::slice::from_ref(output)))
 }
 
-/// A stack-prefix witness (`KPrefix` per level, with that level's type).
-pub fn prefix_witness_bytes<'a>(levels: impl Iterator<Item = &'a Type>) -> u64 {
-    levels.fold(0u64, |total, ty| {
-        total.saturating_add(H3W.saturating_add(type_bytes(ty)))
+/// A stack-prefix witness (`KPrefix` per level, with that level's type): its typed-IR nodes
+/// (one per level and its type's) and bytes.
+pub fn prefix_witness<'a>(levels: impl Iterator<Item = &'a Type>) -> (u64, u64) {
+    levels.fold((0u64, 0u64), |(nodes, bytes), ty| {
+        let (type_nodes, type_bytes) = type_measure(ty);
+        (
+            nodes.saturating_add(1 + type_nodes),
+            bytes.saturating_add(H3W.saturating_add(type_bytes)),
+        )
     })
 }
 
@@ -150,29 +173,47 @@ pub fn peano_witness_bytes(n: usize) -> u64 {
 /// `node_size`'s bytes of a Micheline expression: a block per node, a list cell per argument
 /// or item, and each annotation a boxed string.
 pub fn node_bytes(node: &Node) -> u64 {
+    node_measure(node).1
+}
+
+/// The node count `Script_typed_ir_size.node_size` gives a Micheline expression (one per node
+/// and one per annotation, as [`super::charges::node_size_nodes`]) and its [`node_bytes`], in
+/// one walk: a script's code and views count both.
+pub fn node_measure(node: &Node) -> (u64, u64) {
+    let mut nodes = 0u64;
     let mut total = 0u64;
-    let mut pending: Vec<&Node> = vec![node];
-    while let Some(node) = pending.pop() {
-        let bytes = match &node.kind {
-            NodeKind::Int(z) => H2W + z_size(z),
-            NodeKind::String(s) => H2W + string_size(s.len() as u64),
-            NodeKind::Bytes(b) => H2W + string_size(b.len() as u64),
-            NodeKind::Prim { args, annots, .. } => {
-                pending.extend(args.iter());
-                let annotations: u64 = annots
-                    .iter()
-                    .map(|a| H2W + string_size(a.len() as u64))
-                    .sum();
-                annotations + 3 * WORD * args.len() as u64 + H4W
-            }
-            NodeKind::Seq(items) => {
-                pending.extend(items.iter());
-                3 * WORD * items.len() as u64 + H2W
-            }
-        };
-        total = total.saturating_add(bytes);
+    // Whole argument lists are kept pending (one entry per application or sequence), inline
+    // for ordinary depths: the typechecker measures every script's code.
+    let mut pending: WorkStack<&[Node]> = smallvec::smallvec![std::slice::from_ref(node)];
+    while let Some(siblings) = pending.pop() {
+        nodes = nodes.saturating_add(siblings.len() as u64);
+        for node in siblings {
+            let bytes = match &node.kind {
+                NodeKind::Int(z) => H2W + z_size(z),
+                NodeKind::String(s) => H2W + string_size(s.len() as u64),
+                NodeKind::Bytes(b) => H2W + string_size(b.len() as u64),
+                NodeKind::Prim { args, annots, .. } => {
+                    if !args.is_empty() {
+                        pending.push(args);
+                    }
+                    nodes = nodes.saturating_add(annots.len() as u64);
+                    let annotations: u64 = annots
+                        .iter()
+                        .map(|a| H2W + string_size(a.len() as u64))
+                        .sum();
+                    annotations + 3 * WORD * args.len() as u64 + H4W
+                }
+                NodeKind::Seq(items) => {
+                    if !items.is_empty() {
+                        pending.push(items);
+                    }
+                    3 * WORD * items.len() as u64 + H2W
+                }
+            };
+            total = total.saturating_add(bytes);
+        }
     }
-    total
+    (nodes, total)
 }
 
 /// `value_size`'s bytes of a pushed value (a lambda's own blocks and code are counted when it

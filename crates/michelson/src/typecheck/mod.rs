@@ -135,12 +135,13 @@ impl TcError {
         TcError::new(span, TcErrorKind::BadArguments(instr.to_string()))
     }
 
-    /// `Ok` when `args` has exactly `count` elements, else a bad-arguments error for `instr`.
-    fn check_arity(span: Span, instr: &str, args: &[Node], count: usize) -> Result<(), TcError> {
+    /// `Ok` when `args` has exactly `count` elements, else a bad-arguments error for `prim`
+    /// (whose name is looked up only then: every instruction checks its arity).
+    fn check_arity(span: Span, prim: Prim, args: &[Node], count: usize) -> Result<(), TcError> {
         if args.len() == count {
             Ok(())
         } else {
-            Err(TcError::bad_arguments(span, instr))
+            Err(TcError::bad_arguments(span, prim.name()))
         }
     }
 }
@@ -211,9 +212,6 @@ pub struct Typechecker<'a> {
     /// (a script's code, sized from its location table): growing the instruction vector one
     /// doubling at a time copied it about twice over, 8 % of typechecking the CPMM.
     code_capacity: usize,
-    /// The number of nodes of the tree whose locations were last recorded
-    /// ([`Typechecker::set_locations`]), so that callers need not count them again.
-    pub(crate) located_nodes: u64,
 }
 
 /// Canonical locations by node address ([`Typechecker::set_locations`]).
@@ -264,6 +262,17 @@ enum Level {
 
 /// The stack type after a block: `None` when the block always fails.
 pub type StackOut = Option<Vec<Type>>;
+
+/// Room a stack copied for a branch or body keeps for the values its code pushes: a copy of
+/// exactly its length grew (reallocating) at the body's first push.
+const STACK_HEADROOM: usize = 8;
+
+/// A copy of `stack` for a branch or a body, with room to grow ([`STACK_HEADROOM`]).
+fn fork(stack: &[Type]) -> Vec<Type> {
+    let mut copy = Vec::with_capacity(stack.len() + STACK_HEADROOM);
+    copy.extend_from_slice(stack);
+    copy
+}
 
 struct Builder {
     code: Code,
@@ -331,7 +340,6 @@ impl<'a> Typechecker<'a> {
             exhausted_in_constant: std::cell::Cell::new(false),
             locations: LocationTable::default(),
             code_capacity: 0,
-            located_nodes: 0,
         }
     }
 
@@ -339,19 +347,21 @@ impl<'a> Typechecker<'a> {
     /// every node of `root`, which must outlive the typechecking that uses them. Returns the
     /// number of nodes.
     pub fn set_locations(&mut self, root: &Node) -> u64 {
-        self.locations.clear();
-        let nodes = charges::micheline_nodes(root);
-        self.locations
-            .reserve(usize::try_from(nodes).unwrap_or(usize::MAX));
+        // One walk: the code nodes' locations are listed first, then the table is built at
+        // its final size (a separate walk to count the nodes cost as much as the listing).
+        let mut code_nodes = Vec::new();
+        let mut nodes = 0usize;
         for (index, node) in kestrel_micheline::location::prefix_order(root) {
+            nodes = index + 1;
             // Only code (sequences and instructions) is looked up; literals never are.
             if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
-                self.locations
-                    .insert(std::ptr::from_ref(node) as usize, index as u32);
+                code_nodes.push((std::ptr::from_ref(node) as usize, index as u32));
             }
         }
-        self.located_nodes = nodes;
-        nodes
+        self.locations.clear();
+        self.locations.reserve(code_nodes.len());
+        self.locations.extend(code_nodes);
+        nodes as u64
     }
 
     fn location_of(&self, node: &Node) -> u32 {
@@ -537,18 +547,18 @@ impl<'a> Typechecker<'a> {
                 Some(prim) => (prim, args.as_slice()),
                 None => {
                     self.charge(charges::PLAIN_INSTRUCTION);
-                    return Ok(Step::Done(self.instr(b, node, stack)?));
+                    return Ok(Step::Done(self.instr(b, node, loc, stack)?));
                 }
             },
             _ => {
                 self.charge(charges::PLAIN_INSTRUCTION);
-                return Ok(Step::Done(self.instr(b, node, stack)?));
+                return Ok(Step::Done(self.instr(b, node, loc, stack)?));
             }
         };
         self.charge(charges::instruction(prim, args, &stack));
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
-        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
+        let arity = |count: usize| TcError::check_arity(span, prim, args, count);
         match prim {
             Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => {
                 crate::types::check_annotations(annots_of(node))
@@ -558,21 +568,21 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 let (instr, first_stack, second_stack) = match (prim, &top) {
-                    (Prim::I_IF, Type::Bool) => (Instr::If(0), stack.clone(), stack),
+                    (Prim::I_IF, Type::Bool) => (Instr::If(0), fork(&stack), stack),
                     (Prim::I_IF_NONE, Type::Option(inner)) => {
-                        let mut some = stack.clone();
+                        let mut some = fork(&stack);
                         some.push((**inner).clone());
                         (Instr::IfNone(0), stack, some)
                     }
                     (Prim::I_IF_LEFT, Type::Or(left, right)) => {
-                        let mut l = stack.clone();
+                        let mut l = fork(&stack);
                         l.push((**left).clone());
                         let mut r = stack;
                         r.push((**right).clone());
                         (Instr::IfLeft(0), l, r)
                     }
                     (Prim::I_IF_CONS, Type::List(inner)) => {
-                        let mut cons = stack.clone();
+                        let mut cons = fork(&stack);
                         cons.push(top.clone());
                         cons.push((**inner).clone());
                         (Instr::IfCons(0), cons, stack)
@@ -601,9 +611,9 @@ impl<'a> Typechecker<'a> {
                     return Err(bad_stack(&stack));
                 };
                 let expected = stack.clone();
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.pop();
-                let mut result = body_stack.clone();
+                let mut result = fork(&body_stack);
                 match (prim, &top) {
                     (Prim::I_LOOP, Type::Bool) => {}
                     (Prim::I_LOOP_LEFT, Type::Or(left, right)) => {
@@ -670,7 +680,7 @@ impl<'a> Typechecker<'a> {
                 stack.pop();
                 b.emit(Instr::IterStart(kind), loc);
                 let head = b.emit(Instr::IterNext(0), loc);
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.push(element);
                 Ok(Step::Enter {
                     body: &args[0],
@@ -698,7 +708,7 @@ impl<'a> Typechecker<'a> {
                 stack.pop();
                 b.emit(Instr::MapStart(kind), loc);
                 let head = b.emit(Instr::MapNext(0), loc);
-                let mut body_stack = stack.clone();
+                let mut body_stack = fork(&stack);
                 body_stack.push(element);
                 Ok(Step::Enter {
                     body: &args[0],
@@ -739,7 +749,7 @@ impl<'a> Typechecker<'a> {
                     },
                 })
             }
-            _ => Ok(Step::Done(self.instr(b, node, stack)?)),
+            _ => Ok(Step::Done(self.instr(b, node, loc, stack)?)),
         }
     }
 
@@ -951,10 +961,10 @@ impl<'a> Typechecker<'a> {
         &mut self,
         b: &mut Builder,
         node: &Node,
+        loc: u32,
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
         let span = node.span;
-        let loc = self.location_of(node);
         let (prim, args, annots) = match &node.kind {
             NodeKind::Seq(_) => {
                 // Sequences are handled by `step` as blocks.
@@ -979,11 +989,13 @@ impl<'a> Typechecker<'a> {
                 ))
             }
         };
-        crate::types::check_annotations(annots)
-            .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        if !annots.is_empty() {
+            crate::types::check_annotations(annots)
+                .map_err(|e| TcError::new(span, TcErrorKind::Type(e)))?;
+        }
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
-        let arity = |count: usize| TcError::check_arity(span, prim.name(), args, count);
+        let arity = |count: usize| TcError::check_arity(span, prim, args, count);
         let len = stack.len();
         // Helpers to look at the top of the stack (index 0 = top).
         macro_rules! top {
@@ -1671,14 +1683,13 @@ impl<'a> Typechecker<'a> {
                 // code in the instruction.
                 let input = Type::pair(parsed.param_type.clone(), parsed.storage_type.clone());
                 let output = Type::pair(Type::list(Type::Operation), parsed.storage_type.clone());
+                let (script_nodes, script_bytes) = ir_size::node_measure(script);
                 self.charge(charges::Charge {
                     gas_milli: charges::ty_eq(&input, &input)
                         + charges::ty_eq(&output, &output)
                         + charges::ty_eq(&parsed.storage_type, top!(2)),
-                    ir_nodes: charges::type_size(&parsed.storage_type)
-                        + charges::node_size_nodes(script),
-                    ir_bytes: ir_size::type_bytes(&parsed.storage_type)
-                        + ir_size::node_bytes(script),
+                    ir_nodes: charges::type_size(&parsed.storage_type) + script_nodes,
+                    ir_bytes: ir_size::type_bytes(&parsed.storage_type) + script_bytes,
                 });
                 if top!(0) != &Type::option(Type::KeyHash)
                     || top!(1) != &Type::Mutez
@@ -1977,7 +1988,11 @@ impl<'a> Typechecker<'a> {
         }
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
-            tc.typecheck_code(code_expanded, vec![input.clone()])
+            tc.typecheck_code(code_expanded, {
+                let mut stack = Vec::with_capacity(1 + STACK_HEADROOM);
+                stack.push(input.clone());
+                stack
+            })
         })?;
         self.charge_body_end(&out, None);
         match out {
@@ -2003,13 +2018,15 @@ impl<'a> Typechecker<'a> {
         let mut views_bytes = 0u64;
         for view in &views {
             for part in view.children().iter().skip(1) {
-                views_nodes = views_nodes.saturating_add(charges::node_size_nodes(part));
-                views_bytes = views_bytes.saturating_add(ir_size::node_bytes(part));
+                let (part_nodes, part_bytes) = ir_size::node_measure(part);
+                views_nodes = views_nodes.saturating_add(part_nodes);
+                views_bytes = views_bytes.saturating_add(part_bytes);
             }
         }
         // Octez's `code_size`: the code's `Lam` (its Micheline, descriptor and typed code) and
         // the views' Micheline.
-        let code_size_bytes = ir_size::node_bytes(code_node)
+        let (code_micheline_nodes, code_micheline_bytes) = ir_size::node_measure(code_node);
+        let code_size_bytes = code_micheline_bytes
             .saturating_add(ir_size::lambda_descriptor_bytes(
                 std::slice::from_ref(&input),
                 &expected,
@@ -2087,7 +2104,7 @@ impl<'a> Typechecker<'a> {
         match level {
             Level::Toplevel => {
                 self.gas_consumed_milli = gas_before_views;
-                let nodes = charges::node_size_nodes(code_node)
+                let nodes = code_micheline_nodes
                     .saturating_add(charges::lambda_descriptor_nodes(&[input], &expected))
                     .saturating_add(code_ir_nodes)
                     .saturating_add(views_nodes);
