@@ -873,7 +873,7 @@ fn replay(
         SyncMode::Never => "no sync",
     };
     if json {
-        print_json(&serde_json::json!({
+        let mut value = serde_json::json!({
             "blocks": report.blocks,
             "operations_per_block": report.operations_per_block,
             "seed": options.seed,
@@ -919,7 +919,11 @@ fn replay(
                 value["level"] = serde_json::json!(level);
                 value
             }).collect::<Vec<_>>(),
-        }));
+        });
+        // Beside the others (one `json!` of them all passes the macro's recursion limit).
+        value["child_hashes_read"] = serde_json::json!(report.statistics.child_hashes_read);
+        value["child_hashes_cached"] = serde_json::json!(report.statistics.child_hashes_cached);
+        print_json(&value);
     } else {
         println!(
             "replayed {} blocks of {} operations (seed {}, {} contracts at genesis, {sync})",

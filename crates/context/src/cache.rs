@@ -258,6 +258,21 @@ impl<V: CachedValue> ObjectCache<V> {
         }
     }
 
+    /// The value at `key`, if cached, without counting as a use (a reader that wants something
+    /// the value knows, not the value itself: an inode tree's decoder taking a child's hash).
+    pub fn peek(&self, key: u64) -> Option<&V> {
+        match &self.policy {
+            Policy::TwoGenerations(cache) => cache
+                .young
+                .get(&key)
+                .or_else(|| cache.old.get(&key))
+                .map(|(value, _)| value),
+            Policy::Lru(cache) => cache.slots[*cache.map.get(&key)? as usize].value.as_ref(),
+            Policy::Clock(cache) => cache.slots[*cache.map.get(&key)? as usize].value.as_ref(),
+            Policy::S3Fifo(cache) => cache.map.get(&key).map(|entry| &entry.value),
+        }
+    }
+
     /// Takes the value at `key` out of the cache (an update replaces it), with its size.
     pub fn take(&mut self, key: u64) -> Option<(V, usize)> {
         match &mut self.policy {
@@ -773,9 +788,14 @@ mod tests {
                 for operation in &operations {
                     match *operation {
                         Operation::Get(key) => {
+                            // A peek sees what a get returns, and is not a use.
+                            let peeked = cache.peek(key).map(|value| **value);
                             if let Some((value, size)) = cache.get(key) {
                                 prop_assert_eq!(Some(&size), model.get(&key), "{:?}", policy);
                                 prop_assert_eq!(*value, (key, size));
+                                prop_assert_eq!(peeked, Some((key, size)), "{:?}", policy);
+                            } else {
+                                prop_assert_eq!(peeked, None, "{:?}", policy);
                             }
                         }
                         Operation::Take(key) => {

@@ -231,6 +231,19 @@ impl Cache {
         self.objects.contains(offset)
     }
 
+    /// The hash of the inode value or inode tree cached at `offset`, if one is (not a use: the
+    /// caller wants the hash, not the object). Any other object there is not answered, so the
+    /// record is read and the mismatch reported as it would be without the cache.
+    fn peek_inode_hash(&self, offset: u64) -> Option<ContextHash> {
+        let object = self.objects.peek(offset)?;
+        match object.body {
+            NodeBody::Values(_) | NodeBody::CompactValues(_) | NodeBody::Tree { .. } => {
+                object.hash.get().copied()
+            }
+            NodeBody::Flat(_) | NodeBody::CompactFlat(_) => None,
+        }
+    }
+
     /// Inserts a written object of the released retained tree (traced as such).
     fn insert_written(&mut self, offset: u64, object: Arc<NodeObject>, size: usize) {
         self.record(offset, size, TraceEvent::InsertWritten);
@@ -298,6 +311,9 @@ pub struct StoreStatistics {
     /// Children's own hashes read to decode inode trees (which name their children by offset
     /// alone: docs/formats/pack-file.md, tag 3), one small `pread` each.
     pub child_hashes_read: u64,
+    /// Children's hashes an inode tree's decoding took from the cached child instead of reading
+    /// its record.
+    pub child_hashes_cached: u64,
     /// Bytes read from the pack file (`pread` lengths, page cache or disk).
     pub bytes_read: u64,
     /// Estimated bytes of the decoded objects inserted into the object cache.
@@ -2335,8 +2351,18 @@ impl Store {
             let record = pack::read_tree(&buffer[body], offset).map_err(position)?;
             drop(buffer);
             let mut pointers = Vec::with_capacity(record.pointers.len());
+            let mut hashes_read = 0;
+            let cache = self.cache.borrow();
             for (index, child) in record.pointers {
-                let hash = read_own_hash(&self.reader, self.pack_length_bytes, child)?;
+                // A cached child knows its hash (checked against its record's when it was
+                // loaded, or computed when it was written): no read of its record.
+                let hash = match cache.peek_inode_hash(child) {
+                    Some(hash) => hash,
+                    None => {
+                        hashes_read += 1;
+                        read_own_hash(&self.reader, self.pack_length_bytes, child)?
+                    }
+                };
                 pointers.push((
                     index,
                     NodeRef::Stored {
@@ -2345,7 +2371,11 @@ impl Store {
                     },
                 ));
             }
-            self.statistics.borrow_mut().child_hashes_read += pointers.len() as u64;
+            drop(cache);
+            let mut statistics = self.statistics.borrow_mut();
+            statistics.child_hashes_read += hashes_read;
+            statistics.child_hashes_cached += pointers.len() as u64 - hashes_read;
+            drop(statistics);
             let object = NodeObject::new(NodeBody::Tree {
                 depth: record.depth,
                 length: record.length,
