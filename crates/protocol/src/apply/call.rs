@@ -22,7 +22,7 @@ use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::{Milligas, Z64};
 use crate::host::{vm_destination, LedgerHost};
 use crate::internal::MichelineExpr;
-use crate::ledger::LedgerError;
+use crate::ledger::{ApplyStage, LedgerError};
 use crate::receipt::TransactionResult;
 
 /// Bytes of the length prefix of a stored lazy expression (code, storage).
@@ -97,6 +97,7 @@ pub fn call(
             typed_argument_reparse_milli(env, &script, &environment, args.entrypoint, &parameter)?
         }
     };
+    let left = env.ledger.clock().switch(ApplyStage::Execution);
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let run = kestrel_michelson::execute(
         &script,
@@ -107,10 +108,12 @@ pub fn call(
         &mut host,
         meter.remaining_milli(),
     );
-    if let Some(error) = host.take_error() {
+    let (host_error, host_charged_milli) = (host.take_error(), host.charged_milli());
+    env.ledger.clock().switch(left);
+    if let Some(error) = host_error {
         return Err(error.into());
     }
-    meter.consume(host.charged_milli())?;
+    meter.consume(host_charged_milli)?;
     let execution = run.map_err(ApplyError::Execution)?;
     meter.consume(
         execution
@@ -131,7 +134,10 @@ pub fn call(
     let new_length = new_bytes.as_ref().map_or(0, |bytes| bytes.len() as u64);
     meter.consume(kestrel_michelson::serialization_cost_milli(&new_storage))?;
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
-    let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
+    let left = env.ledger.clock().switch(ApplyStage::StateWrites);
+    let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff);
+    env.ledger.clock().switch(left);
+    let lazy = lazy?;
     meter.consume(lazy.gas_milli)?;
     match &new_bytes {
         // Unchanged storage (an FA1.2 transfer changes only its big map) is not written again.

@@ -7,6 +7,7 @@
 //! Callers persist [`Ledger::tree`] in a `kestrel_context::Store` and resume with
 //! [`Ledger::from_tree`] and the store as the object source.
 
+mod clock;
 mod constants;
 mod genesis;
 mod key_cache;
@@ -20,6 +21,7 @@ use kestrel_encoding::Reader;
 use kestrel_micheline::Node;
 
 use crate::field::{BoundedNat, Field, Mutez};
+pub(crate) use clock::{ApplyStage, StageClock};
 pub use constants::{Constants, MOCKUP_CONSTANTS};
 pub use genesis::{
     BootstrapAccount, Genesis, LiquidityBakingScripts, BOOTSTRAP_BALANCE_MUTEZ,
@@ -88,6 +90,8 @@ pub struct Ledger {
     /// What each write since the oldest open [`Checkpoint`] replaced, oldest first; `None` when
     /// no checkpoint is open.
     undo: Option<Vec<Undo>>,
+    /// Where application time goes, when timed (the tree's reads and writes switch it).
+    clock: StageClock,
 }
 
 /// A path as it was before a write: its subtree, or nothing.
@@ -155,6 +159,7 @@ impl Ledger {
             constants,
             temporary_big_maps: 0,
             undo: None,
+            clock: StageClock::default(),
         }
     }
 
@@ -166,6 +171,17 @@ impl Ledger {
     /// The constants the state runs under.
     pub fn constants(&self) -> &Constants {
         &self.constants
+    }
+
+    /// Times the stages of each operation's application from now on (`true`) or not
+    /// ([`crate::apply::StageTimings`]); each timed switch reads the clock once.
+    pub fn time_stages(&mut self, enabled: bool) {
+        self.clock.enable(enabled);
+    }
+
+    /// The clock of the application's stages.
+    pub(crate) fn clock(&self) -> &StageClock {
+        &self.clock
     }
 
     // Accounts and contracts.
@@ -522,7 +538,10 @@ impl Ledger {
     /// Makes big map `to` a copy of big map `from` (types, bindings, size).
     pub fn copy_big_map(&mut self, from: i64, to: i64) -> Result<(), LedgerError> {
         let from = paths::big_map_directory(from);
-        if let Some(copy) = self.tree.find_tree(&*self.source, &from)? {
+        let left = self.clock.switch(ApplyStage::StateReads);
+        let copy = self.tree.find_tree(&*self.source, &from);
+        self.clock.switch(left);
+        if let Some(copy) = copy? {
             self.put_tree(&paths::big_map_directory(to), &copy)?;
         }
         Ok(())
@@ -625,22 +644,44 @@ impl Ledger {
     // Encodings.
 
     fn read(&self, path: &Path) -> Result<Option<Arc<[u8]>>, LedgerError> {
-        Ok(self.tree.find(&*self.source, path)?)
+        let left = self.clock.switch(ApplyStage::StateReads);
+        let found = self.tree.find(&*self.source, path);
+        self.clock.switch(left);
+        Ok(found?)
     }
 
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.add_in_place(&*self.source, path, bytes)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger.tree.add_in_place(&*ledger.source, path, bytes)?)
+        })
     }
 
     fn remove(&mut self, path: &Path) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.remove_in_place(&*self.source, path)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger.tree.remove_in_place(&*ledger.source, path)?)
+        })
     }
 
     fn put_tree(&mut self, path: &Path, subtree: &Tree) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.add_tree_in_place(&*self.source, path, subtree)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger
+                .tree
+                .add_tree_in_place(&*ledger.source, path, subtree)?)
+        })
+    }
+
+    /// `change` timed as [`ApplyStage::StateWrites`].
+    fn timed_write<T>(
+        &mut self,
+        change: impl FnOnce(&mut Ledger) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let left = self.clock.switch(ApplyStage::StateWrites);
+        let result = change(self);
+        self.clock.switch(left);
+        result
     }
 
     // Checkpoints: an operation's changes undone without a snapshot of the tree. A snapshot
@@ -669,6 +710,10 @@ impl Ledger {
     /// Undoes every change since `checkpoint`, newest first. The paths undone were just written,
     /// so their directories are in memory: nothing is loaded from the store.
     pub(crate) fn rollback(&mut self, checkpoint: Checkpoint) -> Result<(), LedgerError> {
+        self.timed_write(|ledger| ledger.undo_to(checkpoint))
+    }
+
+    fn undo_to(&mut self, checkpoint: Checkpoint) -> Result<(), LedgerError> {
         let undone = match &mut self.undo {
             Some(undo) => undo.split_off(checkpoint.records.min(undo.len())),
             None => Vec::new(),
