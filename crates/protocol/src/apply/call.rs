@@ -17,6 +17,7 @@ use super::gas::{
     CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length};
+use super::ticket;
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::{Milligas, Z64};
@@ -152,25 +153,77 @@ pub fn call(
         &args.contract,
         storage_diff + lazy.size_diff_bytes,
     )?;
+    let tickets = account_tickets(env, &script, &environment, args, &storage, &execution)?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
     let result = TransactionResult {
         storage: Some(MichelineExpr(std::borrow::Cow::Owned(
             new_bytes.unwrap_or_default(),
         ))),
         balance_updates,
-        ticket_updates: Vec::new(),
+        ticket_updates: tickets.receipt,
         // `Contract.originated_from_current_nonce` lists the contracts originated since the call
         // began that exist when it ends: those the code asks for are originated afterwards, by
         // their internal operations, which list them.
         originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
-        paid_storage_size_diff: z64(paid_storage_size_diff),
+        paid_storage_size_diff: z64(paid_storage_size_diff.saturating_add(tickets.paid_bytes)),
         allocated_destination_contract: false,
         lazy_storage_diff: lazy.receipt,
         address_registry_diff: Vec::new(),
     };
     Ok((result, execution.operations))
+}
+
+/// What a call did with tickets.
+#[derive(Default)]
+struct CallTickets {
+    /// The changes of the contract's own balances (`ticket_updates`).
+    receipt: Vec<crate::receipt::ticket::TicketReceiptItem<'static>>,
+    /// The ticket table's bytes newly paid for (added to the call's paid storage).
+    paid_bytes: u64,
+}
+
+/// The call's ticket accounting (`update_script_storage_and_ticket_balances`, then
+/// `Ticket_balance.adjust_storage_space`), skipped when neither the contract's types nor its
+/// operations hold tickets (`Ticket_scanner.type_has_tickets`).
+fn account_tickets(
+    env: &mut Env<'_>,
+    script: &Script,
+    environment: &Environment,
+    args: &CallArgs<'_>,
+    old_storage: &Node,
+    execution: &kestrel_michelson::Execution,
+) -> Result<CallTickets, Fault> {
+    let storage_type = script.storage_type();
+    let storage_has_tickets = storage_type.has_ticket();
+    let argument = match args.parameter {
+        Parameter::Typed(value) if script.parameter_type().has_ticket() => Some(value),
+        // An implicit account's argument holds no ticket (refused as forged).
+        _ => None,
+    };
+    if !storage_has_tickets
+        && argument.is_none()
+        && !ticket::operations_carry_tickets(&execution.operations)
+    {
+        return Ok(CallTickets::default());
+    }
+    let old_storage = match storage_has_tickets {
+        true => parse_argument(env, script, environment, old_storage, storage_type)?
+            .map(|(value, _)| value),
+        false => None,
+    };
+    let new_storage = storage_has_tickets.then_some(&execution.storage);
+    let self_contract = Destination::Originated(args.contract);
+    let (diffs, receipt) =
+        ticket::call_diffs(&self_contract, argument, old_storage.as_ref(), new_storage);
+    let size_diff =
+        ticket::update_balances(env.ledger, &self_contract, &diffs, &execution.operations)?;
+    let paid_bytes = ticket::adjust_storage_space(env.ledger, size_diff)?;
+    Ok(CallTickets {
+        receipt,
+        paid_bytes,
+    })
 }
 
 /// A byte count as a receipt's `Z`.
@@ -191,7 +244,7 @@ fn refuse_forged_argument(
     let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(());
     };
-    if !ty.has_big_map() {
+    if !ty.has_big_map() && !ty.has_ticket() {
         return Ok(());
     }
     if let Some(location) = super::forged::forged_id_location(&ty, argument) {

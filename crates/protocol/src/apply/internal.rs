@@ -7,10 +7,12 @@ use kestrel_crypto::Destination;
 use kestrel_michelson::{InternalOperation, UnparsingMode};
 
 use super::call::{self, Parameter};
-use super::gas::{GasMeter, MANAGER_OPERATION_MILLI};
+use super::gas::{GasMeter, MANAGER_OPERATION_MILLI, TRANSFER_OPERATION_MILLI};
 use super::lazy_storage::expression;
 use super::manager::{set_delegate, to_implicit};
 use super::originate::{self, NewContract};
+use super::ticket;
+use super::token::{self, Account};
 use super::{ApplyError, Env, Fault};
 use crate::field::{Milligas, Mutez};
 use crate::internal::{
@@ -21,7 +23,7 @@ use crate::ledger::LedgerError;
 use crate::manager::Delegation;
 use crate::receipt::{
     DelegationResult, EventResult, InternalOperationResult, ManagerResult, OperationResult,
-    TransactionOutcome,
+    TransactionOutcome, TransactionResult,
 };
 use crate::script::{LazyExpr, Parameters, Script};
 
@@ -120,10 +122,15 @@ fn apply_one(
             destination,
             amount_mutez,
             parameter,
+            parameter_type,
             ..
         } => {
             let amount = u64::try_from(*amount_mutez).map_err(|_| ApplyError::BalanceOverflow)?;
             let (result, emitted) = match destination.destination.to_crypto() {
+                Destination::Implicit(account) if parameter_type.has_ticket() => (
+                    to_implicit_with_ticket(env, meter, sender, account, amount, parameter)?,
+                    Vec::new(),
+                ),
                 Destination::Implicit(account) => (
                     to_implicit(env, meter, sender, account, amount)?,
                     Vec::new(),
@@ -202,6 +209,49 @@ fn apply_one(
             ))
         }
     }
+}
+
+/// `apply_transaction_to_implicit_with_ticket`: a ticket (the argument) and any amount, even
+/// none, to an implicit account. The ticket's balance moved with the sender's accounting; the
+/// receipt shows the account's gain.
+fn to_implicit_with_ticket(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    sender: Destination,
+    account: kestrel_crypto::PublicKeyHash,
+    amount: u64,
+    ticket: &kestrel_michelson::Value,
+) -> Result<TransactionResult<'static>, Fault> {
+    meter.consume(TRANSFER_OPERATION_MILLI)?;
+    let destination = Destination::Implicit(account);
+    let allocated = env.ledger.is_allocated(&destination)?;
+    let balance_updates = if amount == 0 {
+        Vec::new()
+    } else {
+        token::transfer(
+            env.ledger,
+            Account::Contract(sender),
+            Account::Contract(destination),
+            amount,
+            env.origin,
+        )?
+    };
+    let ticket_updates = ticket::Token::of_ticket(ticket)
+        .map(|(token, amount)| ticket::receipt_item(&token, vec![(destination, amount)]))
+        .into_iter()
+        .collect();
+    Ok(TransactionResult {
+        storage: None,
+        balance_updates,
+        ticket_updates,
+        originated_contracts: Vec::new(),
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        storage_size: crate::field::Z64(0),
+        paid_storage_size_diff: crate::field::Z64(0),
+        allocated_destination_contract: !allocated,
+        lazy_storage_diff: None,
+        address_registry_diff: Vec::new(),
+    })
 }
 
 /// The VM's entrypoint of an address (empty for `default`).

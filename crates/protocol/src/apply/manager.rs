@@ -9,16 +9,17 @@ use super::gas::{
     deserialization_milli, GasMeter, MANAGER_OPERATION_MILLI, TRANSFER_OPERATION_MILLI,
 };
 use super::internal;
+use super::ticket;
 use super::token::{self, Account};
 use super::{originate, ApplyError, Env, Fault};
 use crate::contents::{ManagerKind, ManagerOperation};
 use crate::field::Milligas;
 use crate::ledger::{Ledger, LedgerError, Manager};
-use crate::manager::{IncreasePaidStorage, Transaction};
+use crate::manager::{IncreasePaidStorage, Transaction, TransferTicket};
 use crate::receipt::{
     BalanceUpdate, DelegationResult, IncreasePaidStorageResult, InternalOperationResult,
     ManagerMetadata, ManagerResult, OperationResult, OriginationResult, ProtocolError,
-    RevealResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+    RevealResult, TransactionOutcome, TransactionResult, TransferTicketResult, UpdateOrigin,
 };
 
 /// Bytes of `Unit` in binary Micheline: what decoding an absent parameter is charged for.
@@ -60,6 +61,7 @@ pub enum Success {
     Origination(OriginationResult<'static>),
     Delegation(DelegationResult),
     IncreasePaidStorage(IncreasePaidStorageResult),
+    TransferTicket(TransferTicketResult<'static>),
 }
 
 /// Applies one content: `(result, internal results, success)`.
@@ -141,6 +143,10 @@ fn apply_kind(
             let result = increase_paid_storage(env, meter, source, increase)?;
             Ok((Success::IncreasePaidStorage(result), Vec::new()))
         }
+        ManagerKind::TransferTicket(transfer) => {
+            let (result, emitted) = transfer_ticket(env, meter, source, transfer)?;
+            Ok((Success::TransferTicket(result), emitted))
+        }
         other => Err(ApplyError::UnsupportedKind(other.kind_name()).into()),
     }
 }
@@ -203,6 +209,95 @@ fn apply_transaction(
             Err(ApplyError::UnsupportedKind("transaction to a smart rollup").into())
         }
     }
+}
+
+/// `Transfer_ticket`: `amount` of the ticket moved from the source's balance to the
+/// destination's — to an implicit account directly, to a contract by an internal call of its
+/// entrypoint with the ticket (which shows the contract's gain in its own receipt).
+fn transfer_ticket(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    source: PublicKeyHash,
+    transfer: &TransferTicket<'_>,
+) -> Result<
+    (
+        TransferTicketResult<'static>,
+        Vec<(Destination, kestrel_michelson::InternalOperation)>,
+    ),
+    Fault,
+> {
+    let contents = decode_lazy(meter, transfer.ticket_contents.bytes())?;
+    let ty = decode_lazy(meter, transfer.ticket_ty.bytes())?;
+    let invalid = |why: String| Fault::from(ApplyError::InvalidTicketContents(why));
+    let content_type =
+        kestrel_michelson::parse_type(&ty).map_err(|error| invalid(error.to_string()))?;
+    if !content_type.is_comparable() {
+        return Err(invalid("the contents' type is not comparable".into()));
+    }
+    let ticketer = transfer.ticket_ticketer.0;
+    let amount = num_bigint::BigInt::from(transfer.ticket_amount.0.clone());
+    // The ticket as a value of type `ticket <ty>` (its readable form `Pair ticketer contents
+    // amount`): what the destination contract receives.
+    let ticket_type = kestrel_michelson::Type::Ticket(std::rc::Rc::new(content_type));
+    let ticket_node = Node::prim(
+        Prim::D_Pair,
+        vec![
+            Node::bytes(ticketer.to_bytes().to_vec()),
+            contents,
+            Node::int(amount.clone()),
+        ],
+    );
+    let (ticket, parse_milli) =
+        kestrel_michelson::typecheck_data_standalone(&ticket_node, &ticket_type, false)
+            .map_err(|error| invalid(error.to_string()))?;
+    meter.consume(parse_milli)?;
+    let (token, _) =
+        ticket::Token::of_ticket(&ticket).ok_or_else(|| invalid("not a ticket".into()))?;
+    let sender = Destination::Implicit(source);
+    let destination = transfer.destination.0;
+    let entrypoint = transfer.entrypoint.0.as_str();
+    let emitted = match destination {
+        Destination::Originated(_) => {
+            let operation = kestrel_michelson::InternalOperation::Transaction {
+                destination: kestrel_michelson::Address {
+                    destination: crate::host::vm_destination(&destination),
+                    entrypoint: if entrypoint == "default" {
+                        String::new()
+                    } else {
+                        entrypoint.to_string()
+                    },
+                },
+                amount_mutez: 0,
+                parameter: ticket,
+                parameter_type: ticket_type,
+                nonce: 0,
+            };
+            vec![(sender, operation)]
+        }
+        _ if entrypoint != "default" => {
+            return Err(ApplyError::NoSuchEntrypoint(entrypoint.to_string()).into())
+        }
+        _ => Vec::new(),
+    };
+    let paid = ticket::transfer(env.ledger, &token, &sender, &destination, &amount)?;
+    let mut updates = vec![(sender, -amount.clone())];
+    if emitted.is_empty() {
+        updates.push((destination, amount));
+    }
+    let result = TransferTicketResult {
+        balance_updates: Vec::new(),
+        ticket_updates: vec![ticket::receipt_item(&token, updates)],
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        paid_storage_size_diff: crate::field::Z64(i64::try_from(paid).unwrap_or(i64::MAX)),
+    };
+    Ok((result, emitted))
+}
+
+/// A lazy expression of an operation decoded, its deserialization charged.
+fn decode_lazy(meter: &mut GasMeter, bytes: &[u8]) -> Result<Node, Fault> {
+    meter.consume(deserialization_milli(bytes.len() as u64))?;
+    kestrel_micheline::binary::decode(bytes)
+        .map_err(|error| ApplyError::InvalidTicketContents(error.to_string()).into())
 }
 
 fn is_unit(node: &Node) -> bool {
@@ -338,6 +433,11 @@ fn burn_content(
     match success {
         Success::Transaction(result) => burn_transaction(env, result, storage_left),
         Success::Origination(result) => burn_origination(env, result, storage_left),
+        Success::TransferTicket(result) => {
+            let burnt = burn_storage(env, storage_left, paid_bytes(result.paid_storage_size_diff))?;
+            result.balance_updates.extend(burnt);
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -428,6 +528,9 @@ fn applied(success: Success) -> ManagerResult<'static> {
         Success::IncreasePaidStorage(result) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Applied(result))
         }
+        Success::TransferTicket(result) => {
+            ManagerResult::TransferTicket(OperationResult::Applied(result))
+        }
     }
 }
 
@@ -448,6 +551,9 @@ fn failed(kind: &ManagerKind<'_>, error: &ApplyError) -> ManagerResult<'static> 
         ManagerKind::IncreasePaidStorage(_) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Failed(errors))
         }
+        ManagerKind::TransferTicket(_) => {
+            ManagerResult::TransferTicket(OperationResult::Failed(errors))
+        }
         _ => ManagerResult::Transaction(OperationResult::Failed(errors)),
     }
 }
@@ -461,6 +567,7 @@ pub fn skipped(content: &ManagerOperation<'_>) -> ManagerResult<'static> {
         ManagerKind::IncreasePaidStorage(_) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Skipped)
         }
+        ManagerKind::TransferTicket(_) => ManagerResult::TransferTicket(OperationResult::Skipped),
         _ => ManagerResult::Transaction(OperationResult::Skipped),
     }
 }
@@ -481,6 +588,7 @@ fn backtrack_result(result: &mut ManagerResult, errors: Option<Vec<ProtocolError
         ManagerResult::Origination(result) => backtrack_status(result, errors),
         ManagerResult::Delegation(result) => backtrack_status(result, errors),
         ManagerResult::IncreasePaidStorage(result) => backtrack_status(result, errors),
+        ManagerResult::TransferTicket(result) => backtrack_status(result, errors),
         ManagerResult::Event(result) => backtrack_status(result, errors),
         _ => {}
     }

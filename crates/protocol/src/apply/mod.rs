@@ -25,6 +25,7 @@ mod nonce;
 mod originate;
 mod paid_storage;
 mod script_cache;
+mod ticket;
 mod token;
 mod validate;
 
@@ -46,6 +47,7 @@ pub use internal::emitted_operation;
 pub use lazy_storage::apply as apply_big_map_diff;
 pub use nonce::OriginationNonce;
 pub(crate) use script_cache::parameter as cached_parameter_type;
+pub use ticket::balance_key as ticket_balance_key;
 pub use validate::ValidationError;
 
 /// The block an operation is applied in.

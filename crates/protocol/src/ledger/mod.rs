@@ -20,13 +20,14 @@ use kestrel_crypto::{ContractHash, Destination, PublicKey, PublicKeyHash};
 use kestrel_encoding::Reader;
 use kestrel_micheline::Node;
 
-use crate::field::{BoundedNat, Field, Mutez};
+use crate::field::{BoundedNat, Field, Mutez, Zarith};
 pub(crate) use clock::{ApplyStage, StageClock};
 pub use constants::{Constants, MOCKUP_CONSTANTS};
 pub use genesis::{
     BootstrapAccount, Genesis, LiquidityBakingScripts, BOOTSTRAP_BALANCE_MUTEZ,
     BOOTSTRAP_STAKED_MUTEZ, MOCKUP_BOOTSTRAP_KEYS,
 };
+use num_bigint::BigInt;
 use paths::Path;
 
 /// Why the state could not be read or written.
@@ -92,6 +93,24 @@ pub struct Ledger {
     undo: Option<Vec<Undo>>,
     /// Where application time goes, when timed (the tree's reads and writes switch it).
     clock: StageClock,
+}
+
+/// The ticket table's byte counts (`Storage.Ticket_balance`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TicketTableBytes {
+    /// `used_bytes`: what the table's entries take.
+    Used,
+    /// `paid_bytes`: the most it has taken, paid for by storage burns.
+    Paid,
+}
+
+impl TicketTableBytes {
+    fn name(self) -> &'static str {
+        match self {
+            TicketTableBytes::Used => "used_bytes",
+            TicketTableBytes::Paid => "paid_bytes",
+        }
+    }
 }
 
 /// A path as it was before a write: its subtree, or nothing.
@@ -622,23 +641,66 @@ impl Ledger {
 
     // Tickets.
 
-    /// The amount of a ticket an owner holds, by Octez's ticket hash.
-    pub fn ticket_balance(&self, ticket_hash: &[u8; 32]) -> Result<u128, LedgerError> {
-        self.read_n(&paths::ticket_balance(ticket_hash))
-            .map(Option::unwrap_or_default)
+    /// The amount of a ticket an owner holds, by Octez's ticket hash, with the bytes it is
+    /// stored in; `None` when the owner holds none.
+    pub fn ticket_balance(
+        &self,
+        ticket_hash: &[u8; 32],
+    ) -> Result<Option<(BigInt, usize)>, LedgerError> {
+        let path = paths::ticket_balance(ticket_hash);
+        let Some(bytes) = self.read(&path)? else {
+            return Ok(None);
+        };
+        let mut reader = Reader::new(&bytes);
+        match Zarith::read(&mut reader) {
+            Ok(Zarith(amount)) if reader.remaining_bytes() == 0 => Ok(Some((amount, bytes.len()))),
+            _ => Err(corrupt(&path, "an integer")),
+        }
     }
 
-    /// Sets a ticket balance; 0 removes it.
+    /// Sets a ticket balance (`Some`), or removes it (`None`): the bytes now stored (0 when
+    /// removed).
     pub fn set_ticket_balance(
         &mut self,
         ticket_hash: &[u8; 32],
-        amount: u128,
-    ) -> Result<(), LedgerError> {
+        amount: Option<&BigInt>,
+    ) -> Result<usize, LedgerError> {
         let path = paths::ticket_balance(ticket_hash);
-        if amount == 0 {
-            return self.remove(&path);
+        match amount {
+            None => self.remove(&path).map(|()| 0),
+            Some(amount) => {
+                let mut bytes = Vec::with_capacity(10);
+                Zarith(amount.clone()).write(&mut bytes);
+                self.write(&path, &bytes)?;
+                Ok(bytes.len())
+            }
         }
-        self.write_field(&path, &BoundedNat(amount))
+    }
+
+    /// The ticket table's bytes, `used` or `paid` for (`ticket_balance/used_bytes`,
+    /// `paid_bytes`; absent reads 0).
+    pub fn ticket_table_bytes(&self, field: TicketTableBytes) -> Result<BigInt, LedgerError> {
+        let path = paths::ticket_table_bytes(field.name());
+        let Some(bytes) = self.read(&path)? else {
+            return Ok(BigInt::default());
+        };
+        let mut reader = Reader::new(&bytes);
+        match Zarith::read(&mut reader) {
+            Ok(Zarith(value)) if reader.remaining_bytes() == 0 => Ok(value),
+            _ => Err(corrupt(&path, "an integer")),
+        }
+    }
+
+    /// Sets the ticket table's `used` or `paid` bytes.
+    pub fn set_ticket_table_bytes(
+        &mut self,
+        field: TicketTableBytes,
+        bytes: &BigInt,
+    ) -> Result<(), LedgerError> {
+        self.write_field(
+            &paths::ticket_table_bytes(field.name()),
+            &Zarith(bytes.clone()),
+        )
     }
 
     // Encodings.
