@@ -153,7 +153,15 @@ pub fn call(
         &args.contract,
         storage_diff + lazy.size_diff_bytes,
     )?;
-    let tickets = account_tickets(env, &script, &environment, args, &storage, &execution)?;
+    let tickets = account_tickets(
+        env,
+        meter,
+        &script,
+        &environment,
+        args,
+        &storage,
+        &execution,
+    )?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
     let result = TransactionResult {
         storage: Some(MichelineExpr(std::borrow::Cow::Owned(
@@ -189,6 +197,7 @@ struct CallTickets {
 /// operations hold tickets (`Ticket_scanner.type_has_tickets`).
 fn account_tickets(
     env: &mut Env<'_>,
+    meter: &mut GasMeter,
     script: &Script,
     environment: &Environment,
     args: &CallArgs<'_>,
@@ -217,8 +226,13 @@ fn account_tickets(
     let self_contract = Destination::Originated(args.contract);
     let (diffs, receipt) =
         ticket::call_diffs(&self_contract, argument, old_storage.as_ref(), new_storage);
-    let size_diff =
-        ticket::update_balances(env.ledger, &self_contract, &diffs, &execution.operations)?;
+    let size_diff = ticket::update_balances(
+        env.ledger,
+        meter,
+        &self_contract,
+        &diffs,
+        &execution.operations,
+    )?;
     let paid_bytes = ticket::adjust_storage_space(env.ledger, size_diff)?;
     Ok(CallTickets {
         receipt,

@@ -279,7 +279,7 @@ fn transfer_ticket(
         }
         _ => Vec::new(),
     };
-    let paid = ticket::transfer(env.ledger, &token, &sender, &destination, &amount)?;
+    let paid = ticket::transfer(env.ledger, meter, &token, &sender, &destination, &amount)?;
     let mut updates = vec![(sender, -amount.clone())];
     if emitted.is_empty() {
         updates.push((destination, amount));

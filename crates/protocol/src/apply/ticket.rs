@@ -20,12 +20,17 @@ use kestrel_michelson::{InternalOperation, UnparsingMode, Value};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
+use super::gas::{alloc_mbytes_milli, read_access_milli, write_access_milli, GasMeter};
 use super::{ApplyError, Fault};
 use crate::crypto_fields::Contract;
 use crate::field::Zarith;
 use crate::internal::{MichelineExpr, TransactionDestination};
 use crate::ledger::{Ledger, TicketTableBytes};
 use crate::receipt::ticket::{TicketReceiptItem, TicketToken, TicketUpdate};
+
+/// The length of a ticket balance's path, which its carbonated accesses are charged by:
+/// `ticket_balance/table/<hex key>/data` (the key one name, `Path_encoding.Make_hex`).
+pub const TABLE_PATH_LENGTH: u64 = 4;
 
 /// What a new entry's key takes in the ticket table, bytes (`Ticket_storage.set_balance`'s
 /// `cost_of_key`).
@@ -257,16 +262,18 @@ pub fn operations_carry_tickets(operations: &[InternalOperation]) -> bool {
 /// unless it created it): the table's size change, bytes.
 pub fn update_balances(
     ledger: &mut Ledger,
+    meter: &mut GasMeter,
     self_contract: &Destination,
     diffs: &TokenMap,
     operations: &[InternalOperation],
 ) -> Result<i64, Fault> {
     let mut size_diff = 0i64;
-    for (token, amount) in diffs.non_zero() {
+    // Every token the call saw, even unchanged (Octez adjusts those by 0, and pays for it).
+    for (token, amount) in diffs.0.values() {
         if amount.is_positive() && token.ticketer != *self_contract {
             return Err(invalid_transfer(token, amount).into());
         }
-        size_diff += adjust_balance(ledger, &token.balance_key(self_contract), amount)?;
+        size_diff += adjust_balance(ledger, meter, &token.balance_key(self_contract), amount)?;
     }
     for (token, destinations) in operation_tickets(operations) {
         let total: BigInt = destinations.iter().map(|(_, amount)| amount).sum();
@@ -277,7 +284,7 @@ pub fn update_balances(
             }
         }
         for (owner, amount) in &destinations {
-            size_diff += adjust_balance(ledger, &token.balance_key(owner), amount)?;
+            size_diff += adjust_balance(ledger, meter, &token.balance_key(owner), amount)?;
         }
     }
     Ok(size_diff)
@@ -291,10 +298,21 @@ fn invalid_transfer(token: &Token, amount: &BigInt) -> ApplyError {
 }
 
 /// `Ticket_balance.adjust_balance`: adds `delta` to the balance under `key`; the table's size
-/// change, bytes (a new entry's key counts [`TABLE_KEY_BYTES`], a removed one frees it).
-pub fn adjust_balance(ledger: &mut Ledger, key: &[u8; 32], delta: &BigInt) -> Result<i64, Fault> {
+/// change, bytes (a new entry's key counts [`TABLE_KEY_BYTES`], a removed one frees it). The
+/// table is carbonated storage: the lookup, the read of a present balance, and the write or
+/// removal are charged (`Make_indexed_carbonated_data_storage`).
+pub fn adjust_balance(
+    ledger: &mut Ledger,
+    meter: &mut GasMeter,
+    key: &[u8; 32],
+    delta: &BigInt,
+) -> Result<i64, Fault> {
     let old = ledger.ticket_balance(key)?;
+    meter.consume(read_access_milli(TABLE_PATH_LENGTH, 0))?;
     let (old_amount, old_bytes) = old.clone().unwrap_or_default();
+    if old.is_some() {
+        meter.consume(read_access_milli(TABLE_PATH_LENGTH, old_bytes as u64))?;
+    }
     let balance = old_amount + delta;
     if balance.is_negative() {
         return Err(ApplyError::NegativeTicketBalance {
@@ -305,13 +323,18 @@ pub fn adjust_balance(ledger: &mut Ledger, key: &[u8; 32], delta: &BigInt) -> Re
     }
     let length = |bytes: usize| i64::try_from(bytes).unwrap_or(i64::MAX);
     if balance.is_zero() {
+        meter.consume(write_access_milli(0))?;
         ledger.set_ticket_balance(key, None)?;
         return Ok(match old {
             Some(_) => -(TABLE_KEY_BYTES + length(old_bytes)),
             None => 0,
         });
     }
-    let new_bytes = length(ledger.set_ticket_balance(key, Some(&balance))?);
+    let written = ledger.set_ticket_balance(key, Some(&balance))?;
+    meter.consume(
+        alloc_mbytes_milli(written as u64).saturating_add(write_access_milli(written as u64)),
+    )?;
+    let new_bytes = length(written);
     Ok(match old {
         Some(_) => new_bytes - length(old_bytes),
         None => TABLE_KEY_BYTES + new_bytes,
@@ -341,13 +364,14 @@ pub fn adjust_storage_space(ledger: &mut Ledger, size_diff: i64) -> Result<u64, 
 /// the bytes newly paid for.
 pub fn transfer(
     ledger: &mut Ledger,
+    meter: &mut GasMeter,
     token: &Token,
     sender: &Destination,
     destination: &Destination,
     amount: &BigInt,
 ) -> Result<u64, Fault> {
-    let taken = adjust_balance(ledger, &token.balance_key(sender), &-amount)?;
-    let given = adjust_balance(ledger, &token.balance_key(destination), amount)?;
+    let taken = adjust_balance(ledger, meter, &token.balance_key(sender), &-amount)?;
+    let given = adjust_balance(ledger, meter, &token.balance_key(destination), amount)?;
     adjust_storage_space(ledger, taken + given)
 }
 
