@@ -201,6 +201,12 @@ fn push_result(facts: &mut Vec<String>, result: &ManagerResult<'_>) {
             push_tickets(facts, &result.ticket_updates);
             push_burn(facts, &result.balance_updates);
         }
+        ManagerResult::Transaction(OperationResult::Failed(errors)) => {
+            facts.push("failed".into());
+            for error in errors {
+                facts.push(format!("error {}", error.id));
+            }
+        }
         ManagerResult::TransferTicket(OperationResult::Failed(errors)) => {
             facts.push("failed".into());
             for error in errors {
@@ -566,6 +572,22 @@ fn tickets_sent_between_contracts_and_accounts_match_octez() {
     let expected = vec!["failed".to_string(), negative(&key("nat", "0", &b1), "-2")];
     assert_eq!(facts, expected);
     assert_eq!(session.ticket_balance(&sender, "Ticket", &b1), 1);
+    // An implicit account cannot write a ticket in an argument (`allow_forged_tickets:false`).
+    let forged = format!("Pair \"{}\" \"Ticket\" 5", sender.to_b58check());
+    let facts = session.apply(
+        0,
+        (0, 7, 1_040_000, 60_000),
+        call(bag, "save", &forged),
+        Mode::Simulate,
+    );
+    let expected = [
+        "failed",
+        "error proto.025-PsUshuai.michelson_v1.bad_contract_parameter",
+        "error proto.025-PsUshuai.michelson_v1.invalid_constant",
+        "error proto.025-PsUshuai.michelson_v1.unexpected_forged_value",
+    ];
+    assert_eq!(facts, lines(&expected));
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &bag), 0);
     assert_gas_near(
         &session,
         &[

@@ -44,8 +44,8 @@ pub enum ApplyError {
     /// A big-map id in an operation's storage or argument (`michelson_v1.unexpected_forged_value`):
     /// only contracts may pass stored big maps.
     UnexpectedForgedValue,
-    /// A big-map id written in an origination's storage or an implicit account's argument,
-    /// met while parsing it (Octez's trace: `ill_typed_data` for a storage or
+    /// A big-map id or a ticket written in an origination's storage or an implicit account's
+    /// argument, met while parsing it (Octez's trace: `ill_typed_data` for a storage or
     /// `bad_contract_parameter` for an argument, `invalid_constant` of the whole value,
     /// `unexpected_forged_value` at the id).
     ForgedLazyStorageId(Box<ForgedValue>),
@@ -90,7 +90,7 @@ pub enum ApplyError {
     InvalidTicketContents(String),
 }
 
-/// Where a big-map id was written ([`ApplyError::ForgedLazyStorageId`]).
+/// Where a big-map id or a ticket was written ([`ApplyError::ForgedLazyStorageId`]).
 #[derive(Debug, Clone)]
 pub struct ForgedValue {
     /// The id's location (prefix order) in `expression`.
