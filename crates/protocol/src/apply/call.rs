@@ -17,6 +17,7 @@ use super::gas::{
     CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length};
+use super::script_cache::CachedScript;
 use super::ticket;
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
@@ -198,16 +199,16 @@ struct CallTickets {
 fn account_tickets(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
-    script: &Script,
+    script: &CachedScript,
     environment: &Environment,
     args: &CallArgs<'_>,
     old_storage: &Node,
     execution: &kestrel_michelson::Execution,
 ) -> Result<CallTickets, Fault> {
     let storage_type = script.storage_type();
-    let storage_has_tickets = storage_type.has_ticket();
+    let storage_has_tickets = script.storage_has_tickets;
     let argument = match args.parameter {
-        Parameter::Typed(value) if script.parameter_type().has_ticket() => Some(value),
+        Parameter::Typed(value) if script.parameter_has_tickets => Some(value),
         // An implicit account's argument holds no ticket (refused as forged).
         _ => None,
     };
@@ -249,7 +250,7 @@ pub fn z64(bytes: u64) -> Z64 {
 /// type has big maps (the run parses the argument again, as Octez's does once).
 fn refuse_forged_argument(
     env: &mut Env<'_>,
-    script: &Script,
+    script: &CachedScript,
     environment: &Environment,
     entrypoint: &str,
     argument: &Node,
@@ -258,7 +259,9 @@ fn refuse_forged_argument(
     let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(());
     };
-    if !ty.has_big_map() && !ty.has_ticket() {
+    // No entrypoint's type holds a ticket when the whole parameter type holds none.
+    let forgeable = ty.has_big_map() || (script.parameter_has_tickets && ty.has_ticket());
+    if !forgeable {
         return Ok(());
     }
     if let Some(location) = super::forged::forged_id_location(&ty, argument) {
