@@ -10,7 +10,7 @@
 //! size, paid storage diff, storage burns, ticket updates, the ticket's bytes in an emitted
 //! parameter, the failures' errors, and the ticket balances `get ticket balance` printed.
 
-use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, Entrypoint, PublicKeyHash};
+use kestrel_crypto::{ChainId, ContractHash, Destination, Entrypoint};
 use kestrel_micheline::Node;
 use kestrel_protocol::crypto_fields::Contract;
 use kestrel_protocol::field::{BoundedNat, Natural};
@@ -21,19 +21,15 @@ use kestrel_protocol::receipt::{
     Balance, BalanceUpdate, ContentsAndMetadata, ContentsMetadata, ManagerResult, OperationResult,
     TransactionOutcome,
 };
-use kestrel_protocol::script::{LazyExpr, Parameters, Script, SimpleEntrypoint};
+use kestrel_protocol::script::{Parameters, Script, SimpleEntrypoint};
 use kestrel_protocol::{
     validate_and_apply, BlockContext, Contents, Genesis, Ledger, ManagerKind, ManagerOperation,
-    Mode, Mutez, Operation, SignedOperation,
+    Mode, Mutez, SignedOperation,
 };
 
-/// The mockup's bootstrap accounts' keys (`octez-client --mode mockup`).
-const SECRET_KEYS: [&str; 2] = [
-    "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh",
-    "edsk39qAm1fiMjgmPkw1EgQYkMzkJezLNewd7PLNHTkr6w9XA2zdfo",
-];
-const BRANCH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
-const CHAIN_ID: &str = "NetXdQprcVkpaWU";
+mod support;
+
+use support::{bootstrap_key_hash, expand, lazy, signed_bytes, Limits, CHAIN_ID};
 
 /// A mockup session: the state, the contracts it originated, in order, and the gas each
 /// applied transaction or ticket transfer consumed (milligas), in order.
@@ -45,9 +41,6 @@ struct Session {
     /// The last operation's receipt as `octez-client` prints it.
     rendered: String,
 }
-
-/// A manager operation's fee (mutez), counter, gas limit and storage limit, as recorded.
-type Header = (u64, u128, u128, u128);
 
 impl Session {
     fn new() -> Session {
@@ -62,44 +55,35 @@ impl Session {
     }
 
     /// Applies `kind` from bootstrap `source` (0-based) with `header`: its facts.
-    fn run(&mut self, source: usize, header: Header, kind: ManagerKind<'static>) -> Vec<String> {
+    fn run(&mut self, source: usize, header: Limits, kind: ManagerKind<'static>) -> Vec<String> {
         self.apply(source, header, kind, Mode::Apply)
     }
 
     fn apply(
         &mut self,
         source: usize,
-        (fee, counter, gas_limit, storage_limit): Header,
+        limits: Limits,
         kind: ManagerKind<'static>,
         mode: Mode,
     ) -> Vec<String> {
-        let secret =
-            kestrel_crypto::SecretKey::from_b58check(SECRET_KEYS[source]).expect("secret key");
-        let operation = Operation {
-            branch: BlockHash::from_b58check(BRANCH).expect("branch"),
-            contents: vec![Contents::Manager(ManagerOperation {
-                header: ManagerHeader {
-                    source: secret.public_key().hash(),
-                    fee: Mutez(fee),
-                    counter: BoundedNat(counter),
-                    gas_limit: BoundedNat(gas_limit),
-                    storage_limit: BoundedNat(storage_limit),
-                },
-                operation: kind,
-            })],
-            signature: None,
+        let contents = ManagerOperation {
+            header: ManagerHeader {
+                source: bootstrap_key_hash(source),
+                fee: Mutez(limits.0),
+                counter: BoundedNat(limits.1),
+                gas_limit: BoundedNat(limits.2),
+                storage_limit: BoundedNat(limits.3),
+            },
+            operation: kind.clone(),
         };
-        let contents = operation.contents[0].clone();
-        let mut bytes = operation.encode_unsigned();
-        let mut message = vec![3];
-        message.extend_from_slice(&bytes);
-        bytes.extend_from_slice(secret.sign(&message).as_bytes());
+        let contents = Contents::Manager(contents);
+        let bytes = signed_bytes(source, limits, kind);
         let signed = SignedOperation::decode(&bytes).expect("signed operation decodes");
         let block = BlockContext {
             level: self.level,
             timestamp_seconds: 1,
             chain_id: ChainId::from_b58check(CHAIN_ID).expect("chain id"),
-            payload_producer: bootstrap(0),
+            payload_producer: bootstrap_key_hash(0),
         };
         self.level += 1;
         // A simulation changes nothing.
@@ -250,37 +234,23 @@ fn push_tickets(facts: &mut Vec<String>, items: &[TicketReceiptItem<'_>]) {
     }
 }
 
-fn bootstrap(index: usize) -> PublicKeyHash {
-    kestrel_crypto::SecretKey::from_b58check(SECRET_KEYS[index])
-        .expect("secret key")
-        .public_key()
-        .hash()
-}
-
 fn implicit(index: usize) -> Destination {
-    Destination::Implicit(bootstrap(index))
+    Destination::Implicit(bootstrap_key_hash(index))
 }
 
 fn liquidity_baking() -> LiquidityBakingScripts {
     let dir = kestrel_testdata::testdata_dir()
         .join("michelson")
         .join("protocol");
-    let read = |name: &str| expand(&std::fs::read_to_string(dir.join(name)).expect("script"));
+    let read = |name: &str| parse_script(&std::fs::read_to_string(dir.join(name)).expect("script"));
     LiquidityBakingScripts {
         cpmm: read("cpmm.tz"),
         lqt: read("lqt.tz"),
     }
 }
 
-fn expand(text: &str) -> Node {
-    let node = kestrel_micheline::parse_toplevel(text).expect("script parses");
-    kestrel_michelson::expand_macros(&node).expect("macros expand")
-}
-
-fn lazy(node: &Node) -> LazyExpr<'static> {
-    LazyExpr(std::borrow::Cow::Owned(
-        kestrel_micheline::binary::encode(node).expect("encodes"),
-    ))
+fn parse_script(text: &str) -> Node {
+    expand(kestrel_micheline::parse_toplevel(text).expect("script parses"))
 }
 
 fn data(text: &str) -> Node {
@@ -292,7 +262,7 @@ fn originate(script: &str, credit: u64, init: &str) -> ManagerKind<'static> {
         .join("michelson")
         .join("mini_scenarios")
         .join(script);
-    let code = expand(&std::fs::read_to_string(path).expect("script file"));
+    let code = parse_script(&std::fs::read_to_string(path).expect("script file"));
     ManagerKind::Origination(Origination {
         balance: Mutez(credit),
         delegate: None,

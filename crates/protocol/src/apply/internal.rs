@@ -7,12 +7,11 @@ use kestrel_crypto::Destination;
 use kestrel_michelson::{InternalOperation, UnparsingMode};
 
 use super::call::{self, Parameter};
-use super::gas::{GasMeter, MANAGER_OPERATION_MILLI, TRANSFER_OPERATION_MILLI};
+use super::gas::{GasMeter, MANAGER_OPERATION_MILLI};
 use super::lazy_storage::expression;
-use super::manager::{set_delegate, to_implicit};
+use super::manager::{credit_implicit, set_delegate, to_implicit};
 use super::originate::{self, NewContract};
 use super::ticket;
-use super::token::{self, Account};
 use super::{ApplyError, Env, Fault};
 use crate::field::{Milligas, Mutez};
 use crate::internal::{
@@ -222,36 +221,12 @@ fn to_implicit_with_ticket(
     amount: u64,
     ticket: &kestrel_michelson::Value,
 ) -> Result<TransactionResult<'static>, Fault> {
-    meter.consume(TRANSFER_OPERATION_MILLI)?;
     let destination = Destination::Implicit(account);
-    let allocated = env.ledger.is_allocated(&destination)?;
-    let balance_updates = if amount == 0 {
-        Vec::new()
-    } else {
-        token::transfer(
-            env.ledger,
-            Account::Contract(sender),
-            Account::Contract(destination),
-            amount,
-            env.origin,
-        )?
-    };
     let ticket_updates = ticket::Token::of_ticket(ticket)
         .map(|(token, amount)| ticket::receipt_item(&token, vec![(destination, amount)]))
         .into_iter()
         .collect();
-    Ok(TransactionResult {
-        storage: None,
-        balance_updates,
-        ticket_updates,
-        originated_contracts: Vec::new(),
-        consumed_milligas: Milligas(meter.consumed_milli()),
-        storage_size: crate::field::Z64(0),
-        paid_storage_size_diff: crate::field::Z64(0),
-        allocated_destination_contract: !allocated,
-        lazy_storage_diff: None,
-        address_registry_diff: Vec::new(),
-    })
+    credit_implicit(env, meter, sender, account, amount, ticket_updates)
 }
 
 /// The VM's entrypoint of an address (empty for `default`).

@@ -312,23 +312,41 @@ pub fn to_implicit(
     account: PublicKeyHash,
     amount: u64,
 ) -> Result<TransactionResult<'static>, Fault> {
-    let destination = Destination::Implicit(account);
     if amount == 0 {
-        return Err(ApplyError::EmptyTransaction(destination).into());
+        return Err(ApplyError::EmptyTransaction(Destination::Implicit(account)).into());
     }
+    credit_implicit(env, meter, sender, account, amount, Vec::new())
+}
+
+/// A transfer to an implicit account, allocating it if needed, its receipt showing
+/// `ticket_updates` (a ticket sent along, `apply_transaction_to_implicit_with_ticket`, where the
+/// amount may be zero: nothing moves then).
+pub fn credit_implicit(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    sender: Destination,
+    account: PublicKeyHash,
+    amount: u64,
+    ticket_updates: Vec<crate::receipt::ticket::TicketReceiptItem<'static>>,
+) -> Result<TransactionResult<'static>, Fault> {
+    let destination = Destination::Implicit(account);
     meter.consume(TRANSFER_OPERATION_MILLI)?;
     let allocated = env.ledger.is_allocated(&destination)?;
-    let balance_updates = token::transfer(
-        env.ledger,
-        Account::Contract(sender),
-        Account::Contract(destination),
-        amount,
-        env.origin,
-    )?;
+    let balance_updates = if amount == 0 {
+        Vec::new()
+    } else {
+        token::transfer(
+            env.ledger,
+            Account::Contract(sender),
+            Account::Contract(destination),
+            amount,
+            env.origin,
+        )?
+    };
     Ok(TransactionResult {
         storage: None,
         balance_updates,
-        ticket_updates: Vec::new(),
+        ticket_updates,
         originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: crate::field::Z64(0),
