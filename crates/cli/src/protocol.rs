@@ -17,6 +17,15 @@ use crate::temporary::TemporaryDirectory;
 #[derive(Subcommand)]
 pub enum ProtocolCommand {
     /// Operations per second applying blocks of signed operations, with a per-stage breakdown.
+    ///
+    /// The stages add up to the total: decode (the signed bytes), signature (the batch check's
+    /// wait), validation (counters, keys, limits, fees), execution (inside the Michelson
+    /// interpreter, less its state reads), state reads (finding values in the state's tree),
+    /// state writes (changing the tree, undo records, big-map diffs), bookkeeping (the rest of
+    /// the application: fees, counters, gas accounting, cached scripts, storage encoding,
+    /// receipts) and commit (hashing and writing the block's state). Splitting the application
+    /// reads the clock at each switch (`clock_reads` per operation in the output);
+    /// `--no-stage-split` leaves it whole.
     Bench(BenchArgs),
 }
 
@@ -55,6 +64,11 @@ pub struct BenchArgs {
     /// `$KESTREL_TESTDATA/michelson/protocol`), for `xtz-to-token`.
     #[arg(long)]
     liquidity_baking: Option<PathBuf>,
+    /// Do not split the application into execution, state reads, state writes and bookkeeping
+    /// (no clock read per switch): those four read zero and bookkeeping holds the whole
+    /// application.
+    #[arg(long)]
+    no_stage_split: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -109,6 +123,7 @@ fn bench(args: &BenchArgs) -> CommandResult {
     let directory = TemporaryDirectory::try_new("kestrel-protocol-bench")?;
     let mut chain = Chain::new(workload, args.accounts, &sources, directory.path())
         .map_err(|error| error.to_string())?;
+    chain.time_stages(!args.no_stage_split);
     let blocks = args.ops.div_ceil(args.block_size).max(1);
     let mut timings = Vec::with_capacity(blocks);
     for _ in 0..blocks {
@@ -126,13 +141,16 @@ fn bench(args: &BenchArgs) -> CommandResult {
 }
 
 /// The stages, named, summed over the blocks.
-fn stages(timings: &[BlockTimings]) -> [(&'static str, Duration); 5] {
+fn stages(timings: &[BlockTimings]) -> [(&'static str, Duration); 8] {
     let sum = |stage: fn(&BlockTimings) -> Duration| timings.iter().map(stage).sum::<Duration>();
     [
         ("decode", sum(|t| t.decode)),
         ("signature", sum(|t| t.stages.signature)),
         ("validation", sum(|t| t.stages.validation)),
-        ("application", sum(|t| t.stages.application)),
+        ("execution", sum(|t| t.stages.execution)),
+        ("state_reads", sum(|t| t.stages.state_reads)),
+        ("state_writes", sum(|t| t.stages.state_writes)),
+        ("bookkeeping", sum(|t| t.stages.bookkeeping())),
         ("commit", sum(|t| t.commit)),
     ]
 }
@@ -153,6 +171,9 @@ fn report(args: &BenchArgs, blocks: usize, timings: &[BlockTimings]) {
         .map(|value| value.get_name().to_string())
         .unwrap_or_default();
     let stages = stages(timings);
+    let application: Duration = timings.iter().map(|t| t.stages.application).sum();
+    let clock_reads: u64 = timings.iter().map(|t| t.stages.clock_reads).sum();
+    let clock_reads_per_operation = clock_reads as f64 / operations as f64;
     if args.json {
         let breakdown: serde_json::Map<String, serde_json::Value> = stages
             .iter()
@@ -172,6 +193,9 @@ fn report(args: &BenchArgs, blocks: usize, timings: &[BlockTimings]) {
             "seconds": total.as_secs_f64(),
             "operations_per_second": per_second,
             "median_block_ms": median_block_ms,
+            "application_ms": application.as_secs_f64() * 1e3,
+            "stage_split": !args.no_stage_split,
+            "clock_reads_per_operation": clock_reads_per_operation,
             "stages": breakdown,
         }));
         return;
@@ -184,6 +208,12 @@ fn report(args: &BenchArgs, blocks: usize, timings: &[BlockTimings]) {
         "{per_second:.0} operations/s ({:.3} s; median block {median_block_ms:.1} ms)",
         total.as_secs_f64()
     );
+    if !args.no_stage_split {
+        println!(
+            "application {:.1} ms split below ({clock_reads_per_operation:.1} clock reads/op)",
+            application.as_secs_f64() * 1e3
+        );
+    }
     for (name, time) in stages {
         println!(
             "  {name:<12} {:>9.1} ms  {:>5.1} %  {:>7.2} µs/op",

@@ -134,16 +134,14 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
             ),
         },
         Value::Lambda(lambda) => lambda_node(lambda, mode),
-        Value::Ticket(ticket) => Node::prim(
-            Prim::D_Pair,
-            vec![
-                unparse(
-                    &Value::Address(std::rc::Rc::new(ticket.ticketer.clone())),
-                    mode,
-                ),
-                unparse(&ticket.content, mode),
-                Node::int(ticket.amount.to_bigint()),
-            ],
+        // Octez unparses a ticket as the pair `(ticketer, (contents, amount))` in `mode`:
+        // `Pair a b c` when readable, nested binary pairs when optimized.
+        Value::Ticket(ticket) => unparse(
+            &Value::pair(
+                Value::Address(std::rc::Rc::new(ticket.ticketer.clone())),
+                Value::pair(ticket.content.clone(), Value::Nat(ticket.amount.clone())),
+            ),
+            mode,
         ),
         Value::Operation(op) => operation_node(op, mode),
         Value::Bls12381Fr(fr) => Node::bytes(fr.to_vec()),

@@ -21,6 +21,7 @@ use crate::receipt::internal::InternalOperationResult;
 use crate::receipt::lazy_storage::{LazyStorageDiff, LazyStorageItem, StorageDiff};
 use crate::receipt::manager::{ManagerResult, TransactionOutcome};
 use crate::receipt::result::OperationResult;
+use crate::receipt::ticket::TicketReceiptItem;
 use crate::script::{LazyExpr, Parameters, Script};
 
 /// The tez symbol octez-client prints (`ꜩ`).
@@ -160,6 +161,32 @@ fn manager(
         ManagerKind::Delegation(delegation) => {
             text.line(inner, "Delegation:");
             delegate(text, body, &source, delegation.delegate.as_ref());
+            body
+        }
+        ManagerKind::TransferTicket(transfer) => {
+            text.line(inner, "Transfer tickets:");
+            let expr = |lazy: &LazyExpr<'_>| expr_text(lazy.bytes(), false);
+            text.line(
+                body,
+                &format!("Ticket content: {}", expr(&transfer.ticket_contents)),
+            );
+            text.line(
+                body,
+                &format!("Ticket content type: {}", expr(&transfer.ticket_ty)),
+            );
+            let ticketer = transfer.ticket_ticketer.0.to_b58check();
+            text.line(body, &format!("Ticket ticketer: {ticketer}"));
+            text.line(
+                body,
+                &format!("Ticket amount: {}", transfer.ticket_amount.0),
+            );
+            let destination = transfer.destination.0.to_b58check();
+            text.line(body, &format!("Destination: {destination}"));
+            let entrypoint = transfer.entrypoint.0.as_str();
+            if entrypoint != "default" {
+                text.line(body, &format!("Entrypoint: {entrypoint}"));
+            }
+            text.line(body, &format!("From: {source}"));
             body
         }
         ManagerKind::IncreasePaidStorage(increase) => {
@@ -367,6 +394,7 @@ fn result_fields(text: &mut Text, indent: usize, result: &ManagerResult<'_>) {
                 );
                 gas(text, indent, result.consumed_milligas);
                 balance_updates(text, indent, &result.balance_updates);
+                ticket_updates(text, indent, &result.ticket_updates);
             } else if let Some(TransactionOutcome::SmartRollup(result)) = result.result() {
                 gas(text, indent, result.consumed_milligas);
             }
@@ -401,6 +429,14 @@ fn result_fields(text: &mut Text, indent: usize, result: &ManagerResult<'_>) {
             if let Some(result) = result.result() {
                 balance_updates(text, indent, &result.balance_updates);
                 gas(text, indent, result.consumed_milligas);
+            }
+        }
+        ManagerResult::TransferTicket(result) => {
+            if let Some(result) = result.result() {
+                sizes(text, indent, None, result.paid_storage_size_diff);
+                ticket_updates(text, indent, &result.ticket_updates);
+                gas(text, indent, result.consumed_milligas);
+                balance_updates(text, indent, &result.balance_updates);
             }
         }
         _ => {}
@@ -647,6 +683,34 @@ fn balance_label(balance: &Balance) -> String {
         }
         Balance::StakingDelegateDenominator(delegate) => {
             format!("staking delegate denominator({})", delegate.to_b58check())
+        }
+    }
+}
+
+/// `pp_ticket_receipt`: each token, then each account's signed change.
+fn ticket_updates(text: &mut Text, indent: usize, items: &[TicketReceiptItem<'_>]) {
+    if items.is_empty() {
+        return;
+    }
+    text.line(indent, "Ticket updates:");
+    for item in items {
+        let token = &item.ticket_token;
+        let ticketer = token.ticketer.0.to_b58check();
+        text.line(indent + 2, &format!("Ticketer: {ticketer}"));
+        let content_type = expr_text(&token.content_type.0, false);
+        text.line(indent + 2, &format!("Content type: {content_type}"));
+        text.line(
+            indent + 2,
+            &format!("Content: {}", expr_text(&token.content.0, false)),
+        );
+        text.line(indent + 2, "Account updates:");
+        for update in &item.updates {
+            let sign = if update.amount.0 > 0.into() { "+" } else { "" };
+            let account = update.account.0.to_b58check();
+            text.line(
+                indent + 4,
+                &format!("{account} ... {sign}{}", update.amount.0),
+            );
         }
     }
 }

@@ -252,6 +252,12 @@ impl Chain {
         &self.ledger
     }
 
+    /// Splits the application's time into its stages from the next block on (`true`), at the
+    /// cost of a clock read per switch ([`Ledger::time_stages`]).
+    pub fn time_stages(&mut self, enabled: bool) {
+        self.ledger.time_stages(enabled);
+    }
+
     fn originate_token(&mut self) -> Result<(), WorkloadError> {
         if self.workload != Workload::Fa12 {
             return Ok(());

@@ -9,31 +9,23 @@
 
 use std::collections::HashMap;
 
-use kestrel_crypto::{BlockHash, ChainId, ContractHash, Destination, Entrypoint, PublicKeyHash};
+use kestrel_crypto::{ChainId, ContractHash, Destination, Entrypoint};
 use kestrel_micheline::Node;
 use kestrel_protocol::crypto_fields::Contract;
-use kestrel_protocol::field::BoundedNat;
 use kestrel_protocol::ledger::LiquidityBakingScripts;
-use kestrel_protocol::manager::{ManagerHeader, Origination, Transaction};
+use kestrel_protocol::manager::{Origination, Transaction};
 use kestrel_protocol::receipt::{
     Balance, BalanceUpdate, ContentsMetadata, ManagerResult, OperationResult, TransactionOutcome,
 };
-use kestrel_protocol::script::{LazyExpr, Parameters, Script};
+use kestrel_protocol::script::{Parameters, Script};
 use kestrel_protocol::{
-    validate_and_apply, BlockContext, Contents, Genesis, Ledger, ManagerKind, ManagerOperation,
-    Mode, Mutez, Operation, SignedOperation,
+    validate_and_apply, BlockContext, Genesis, Ledger, ManagerKind, Mode, Mutez, SignedOperation,
 };
 use kestrel_testdata::{parse_session, RecordedCommand};
 
-const SECRET_KEYS: [&str; 5] = [
-    "edsk3gUfUPyBSfrS9CCgmCiQsTCHGkviBDusMxDJstFtojtc1zcpsh",
-    "edsk39qAm1fiMjgmPkw1EgQYkMzkJezLNewd7PLNHTkr6w9XA2zdfo",
-    "edsk4ArLQgBTLWG5FJmnGnT689VKoqhXwmDPBuGx3z4cvwU9MmrPZZ",
-    "edsk2uqQB9AY4FvioK2YMdfmyMrer5R8mGFyuaLLFfSRo8EoyNdht3",
-    "edsk4QLrcijEffxV31gGdN2HU7UpyJjA8drFoNcmnB28n89YjPNRFm",
-];
-const BRANCH: &str = "BLockGenesisGenesisGenesisGenesisGenesisf79b5d1CoW2";
-const CHAIN_ID: &str = "NetXdQprcVkpaWU";
+mod support;
+
+use support::{bootstrap_key_hash, expand, lazy, signed_bytes, CHAIN_ID, SECRET_KEYS};
 
 /// A session being replayed.
 struct Replay {
@@ -324,26 +316,13 @@ impl Replay {
         Vec<String>,
         Option<(Ledger, Vec<ContentsMetadata<'static>>)>,
     ) {
-        let secret =
-            kestrel_crypto::SecretKey::from_b58check(SECRET_KEYS[source]).expect("secret key");
-        let operation = Operation {
-            branch: BlockHash::from_b58check(BRANCH).expect("branch"),
-            contents: vec![Contents::Manager(ManagerOperation {
-                header: ManagerHeader {
-                    source: secret.public_key().hash(),
-                    fee: Mutez(header.fee),
-                    counter: BoundedNat(header.counter),
-                    gas_limit: BoundedNat(header.gas_limit),
-                    storage_limit: BoundedNat(header.storage_limit),
-                },
-                operation: kind,
-            })],
-            signature: None,
-        };
-        let mut bytes = operation.encode_unsigned();
-        let mut message = vec![3];
-        message.extend_from_slice(&bytes);
-        bytes.extend_from_slice(secret.sign(&message).as_bytes());
+        let limits = (
+            header.fee,
+            header.counter,
+            header.gas_limit,
+            header.storage_limit,
+        );
+        let bytes = signed_bytes(source, limits, kind);
         let signed = SignedOperation::decode(&bytes).expect("signed operation decodes");
         let block = BlockContext {
             level: self.level,
@@ -577,21 +556,4 @@ fn option<'a>(args: &[&'a str], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|word| *word == name)
         .and_then(|index| args.get(index + 1).copied())
-}
-
-fn bootstrap_key_hash(index: usize) -> PublicKeyHash {
-    kestrel_crypto::SecretKey::from_b58check(SECRET_KEYS[index])
-        .expect("secret key")
-        .public_key()
-        .hash()
-}
-
-fn expand(node: Node) -> Node {
-    kestrel_michelson::expand_macros(&node).expect("macros expand")
-}
-
-fn lazy(node: &Node) -> LazyExpr<'static> {
-    LazyExpr(std::borrow::Cow::Owned(
-        kestrel_micheline::binary::encode(node).expect("encodes"),
-    ))
 }

@@ -17,12 +17,14 @@ use super::gas::{
     CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
 };
 use super::lazy_storage::{self, encoded_length};
+use super::script_cache::CachedScript;
+use super::ticket;
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::{Milligas, Z64};
 use crate::host::{vm_destination, LedgerHost};
 use crate::internal::MichelineExpr;
-use crate::ledger::LedgerError;
+use crate::ledger::{ApplyStage, LedgerError};
 use crate::receipt::TransactionResult;
 
 /// Bytes of the length prefix of a stored lazy expression (code, storage).
@@ -97,6 +99,7 @@ pub fn call(
             typed_argument_reparse_milli(env, &script, &environment, args.entrypoint, &parameter)?
         }
     };
+    let left = env.ledger.clock().switch(ApplyStage::Execution);
     let mut host = LedgerHost::new(env.ledger, &mut env.nonce);
     let run = kestrel_michelson::execute(
         &script,
@@ -107,10 +110,12 @@ pub fn call(
         &mut host,
         meter.remaining_milli(),
     );
-    if let Some(error) = host.take_error() {
+    let (host_error, host_charged_milli) = (host.take_error(), host.charged_milli());
+    env.ledger.clock().switch(left);
+    if let Some(error) = host_error {
         return Err(error.into());
     }
-    meter.consume(host.charged_milli())?;
+    meter.consume(host_charged_milli)?;
     let execution = run.map_err(ApplyError::Execution)?;
     meter.consume(
         execution
@@ -131,7 +136,10 @@ pub fn call(
     let new_length = new_bytes.as_ref().map_or(0, |bytes| bytes.len() as u64);
     meter.consume(kestrel_michelson::serialization_cost_milli(&new_storage))?;
     meter.consume(write_access_milli(new_length + LAZY_EXPR_PREFIX_BYTES))?;
-    let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff)?;
+    let left = env.ledger.clock().switch(ApplyStage::StateWrites);
+    let lazy = lazy_storage::apply(env.ledger, &execution.big_map_diff);
+    env.ledger.clock().switch(left);
+    let lazy = lazy?;
     meter.consume(lazy.gas_milli)?;
     match &new_bytes {
         // Unchanged storage (an FA1.2 transfer changes only its big map) is not written again.
@@ -146,25 +154,91 @@ pub fn call(
         &args.contract,
         storage_diff + lazy.size_diff_bytes,
     )?;
+    let tickets = account_tickets(
+        env,
+        meter,
+        &script,
+        &environment,
+        args,
+        &storage,
+        &execution,
+    )?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
     let result = TransactionResult {
         storage: Some(MichelineExpr(std::borrow::Cow::Owned(
             new_bytes.unwrap_or_default(),
         ))),
         balance_updates,
-        ticket_updates: Vec::new(),
+        ticket_updates: tickets.receipt,
         // `Contract.originated_from_current_nonce` lists the contracts originated since the call
         // began that exist when it ends: those the code asks for are originated afterwards, by
         // their internal operations, which list them.
         originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
-        paid_storage_size_diff: z64(paid_storage_size_diff),
+        paid_storage_size_diff: z64(paid_storage_size_diff.saturating_add(tickets.paid_bytes)),
         allocated_destination_contract: false,
         lazy_storage_diff: lazy.receipt,
         address_registry_diff: Vec::new(),
     };
     Ok((result, execution.operations))
+}
+
+/// What a call did with tickets.
+#[derive(Default)]
+struct CallTickets {
+    /// The changes of the contract's own balances (`ticket_updates`).
+    receipt: Vec<crate::receipt::ticket::TicketReceiptItem<'static>>,
+    /// The ticket table's bytes newly paid for (added to the call's paid storage).
+    paid_bytes: u64,
+}
+
+/// The call's ticket accounting (`update_script_storage_and_ticket_balances`, then
+/// `Ticket_balance.adjust_storage_space`), skipped when neither the contract's types nor its
+/// operations hold tickets (`Ticket_scanner.type_has_tickets`).
+fn account_tickets(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    script: &CachedScript,
+    environment: &Environment,
+    args: &CallArgs<'_>,
+    old_storage: &Node,
+    execution: &kestrel_michelson::Execution,
+) -> Result<CallTickets, Fault> {
+    let storage_type = script.storage_type();
+    let storage_has_tickets = script.storage_has_tickets;
+    let argument = match args.parameter {
+        Parameter::Typed(value) if script.parameter_has_tickets => Some(value),
+        // An implicit account's argument holds no ticket (refused as forged).
+        _ => None,
+    };
+    if !storage_has_tickets
+        && argument.is_none()
+        && !ticket::operations_carry_tickets(&execution.operations)
+    {
+        return Ok(CallTickets::default());
+    }
+    let old_storage = match storage_has_tickets {
+        true => parse_argument(env, script, environment, old_storage, storage_type)?
+            .map(|(value, _)| value),
+        false => None,
+    };
+    let new_storage = storage_has_tickets.then_some(&execution.storage);
+    let self_contract = Destination::Originated(args.contract);
+    let (diffs, receipt) =
+        ticket::call_diffs(&self_contract, argument, old_storage.as_ref(), new_storage);
+    let size_diff = ticket::update_balances(
+        env.ledger,
+        meter,
+        &self_contract,
+        &diffs,
+        &execution.operations,
+    )?;
+    let paid_bytes = ticket::adjust_storage_space(env.ledger, size_diff)?;
+    Ok(CallTickets {
+        receipt,
+        paid_bytes,
+    })
 }
 
 /// A byte count as a receipt's `Z`.
@@ -176,7 +250,7 @@ pub fn z64(bytes: u64) -> Z64 {
 /// type has big maps (the run parses the argument again, as Octez's does once).
 fn refuse_forged_argument(
     env: &mut Env<'_>,
-    script: &Script,
+    script: &CachedScript,
     environment: &Environment,
     entrypoint: &str,
     argument: &Node,
@@ -185,7 +259,9 @@ fn refuse_forged_argument(
     let Some(ty) = script.entrypoint_type(entrypoint) else {
         return Ok(());
     };
-    if !ty.has_big_map() {
+    // No entrypoint's type holds a ticket when the whole parameter type holds none.
+    let forgeable = ty.has_big_map() || (script.parameter_has_tickets && ty.has_ticket());
+    if !forgeable {
         return Ok(());
     }
     if let Some(location) = super::forged::forged_id_location(&ty, argument) {

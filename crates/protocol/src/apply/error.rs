@@ -1,8 +1,9 @@
 //! Why an operation that passed validation fails when applied (it keeps its fee; its batch is
 //! backtracked): Octez's error ids, turned into the receipts' [`ProtocolError`]s.
 
-use kestrel_crypto::{Destination, PublicKeyHash};
+use kestrel_crypto::{Destination, PublicKeyHash, ScriptExprHash};
 use kestrel_michelson::ExecutionError;
+use num_bigint::BigInt;
 use serde_json::{json, Map, Value};
 
 use crate::receipt::ProtocolError;
@@ -43,8 +44,8 @@ pub enum ApplyError {
     /// A big-map id in an operation's storage or argument (`michelson_v1.unexpected_forged_value`):
     /// only contracts may pass stored big maps.
     UnexpectedForgedValue,
-    /// A big-map id written in an origination's storage or an implicit account's argument,
-    /// met while parsing it (Octez's trace: `ill_typed_data` for a storage or
+    /// A big-map id or a ticket written in an origination's storage or an implicit account's
+    /// argument, met while parsing it (Octez's trace: `ill_typed_data` for a storage or
     /// `bad_contract_parameter` for an argument, `invalid_constant` of the whole value,
     /// `unexpected_forged_value` at the id).
     ForgedLazyStorageId(Box<ForgedValue>),
@@ -63,9 +64,33 @@ pub enum ApplyError {
     Tz5CannotBeADelegate(PublicKeyHash),
     /// Increase of paid storage by a non-positive amount (`contract.negative_storage_input`).
     NegativeStorageInput,
+    /// A ticket balance would go negative (`Negative_ticket_balance`): more of a ticket sent
+    /// than the sender holds.
+    NegativeTicketBalance {
+        /// The balance's key in the table.
+        key: ScriptExprHash,
+        /// The balance it would have.
+        balance: BigInt,
+    },
+    /// A contract gained a ticket it did not create, or sent more of one than it gave up
+    /// (`invalid_ticket_transfer`).
+    InvalidTicketTransfer {
+        /// The ticket's creator.
+        ticketer: Destination,
+        /// The amount.
+        amount: BigInt,
+    },
+    /// The ticket table would free more than it holds (`Used_storage_underflow`).
+    TicketStorageUnderflow,
+    /// An entrypoint that does not exist (`michelson_v1.no_such_entrypoint`): a ticket sent to
+    /// an implicit account's entrypoint other than `default`.
+    NoSuchEntrypoint(String),
+    /// A ticket's contents that are not a value of its type, or a type that is not comparable
+    /// (`michelson_v1.invalid_constant`).
+    InvalidTicketContents(String),
 }
 
-/// Where a big-map id was written ([`ApplyError::ForgedLazyStorageId`]).
+/// Where a big-map id or a ticket was written ([`ApplyError::ForgedLazyStorageId`]).
 #[derive(Debug, Clone)]
 pub struct ForgedValue {
     /// The id's location (prefix order) in `expression`.
@@ -140,6 +165,20 @@ impl ApplyError {
             }
             Self::Execution(error) => execution_error(error),
             Self::NegativeStorageInput => ("contract.negative_storage_input", Map::new()),
+            Self::NegativeTicketBalance { key, balance } => (
+                "Negative_ticket_balance",
+                object(json!({"key": key.to_b58check(), "balance": balance.to_string()})),
+            ),
+            Self::InvalidTicketTransfer { ticketer, amount } => (
+                "invalid_ticket_transfer",
+                object(json!({"ticketer": ticketer.to_b58check(), "amount": amount.to_string()})),
+            ),
+            Self::TicketStorageUnderflow => ("Used_storage_underflow", Map::new()),
+            Self::NoSuchEntrypoint(name) => (
+                "michelson_v1.no_such_entrypoint",
+                object(json!({"entrypoint": name})),
+            ),
+            Self::InvalidTicketContents(_) => ("michelson_v1.invalid_constant", Map::new()),
             Self::UnregisteredDelegate(account) => (
                 "contract.manager.unregistered_delegate",
                 object(json!({"hash": account.to_b58check()})),

@@ -1,28 +1,32 @@
-//! Octez refuses big-map ids in what an implicit account sends — an origination's storage, a
-//! transaction's argument (`allow_forged_lazy_storage_id:false`): a stored big map may only be
-//! passed by the contract holding it. This finds one in a typechecked value, or where Octez's
-//! `parse_data` meets one in the Micheline before typechecking it (`Unexpected_forged_value` at
-//! the id, whether or not a big map has that id).
+//! Octez refuses big-map ids and tickets in what an implicit account sends — an origination's
+//! storage, a transaction's argument (`allow_forged_lazy_storage_id:false`,
+//! `allow_forged_tickets:false`): a stored big map may only be passed by the contract holding
+//! it, and a ticket only created by `TICKET`. This finds one in a typechecked value, or where
+//! Octez's `parse_data` meets one in the Micheline before typechecking it
+//! (`Unexpected_forged_value` at the id or the ticket, whether or not a big map has that id).
 
 use kestrel_micheline::{Node, NodeKind, Prim};
 use kestrel_michelson::{Type, Value};
 
 use super::ApplyError;
 
-/// The location (prefix order) of the first big-map id written in `node`, a value of type
-/// `ty`: an integer, or the id of a `Pair id { … }` diff, where a big map is expected.
+/// The location (prefix order) of the first big-map id or ticket written in `node`, a value of
+/// type `ty`: an integer, or the id of a `Pair id { … }` diff, where a big map is expected; any
+/// value where a ticket is.
 pub fn forged_id_location(ty: &Type, node: &Node) -> Option<u32> {
-    if !ty.has_big_map() {
+    let forgeable = |ty: &Type| ty.has_big_map() || ty.has_ticket();
+    if !forgeable(ty) {
         return None;
     }
     let mut found: Option<&Node> = None;
     let mut pending: Vec<(&Type, &Node)> = vec![(ty, node)];
     while let Some((ty, node)) = pending.pop() {
-        if !ty.has_big_map() {
+        if !forgeable(ty) {
             continue;
         }
         let mut children: Vec<(&Type, &Node)> = Vec::new();
         match (ty, &node.kind) {
+            (Type::Ticket(_), _) => found = Some(node),
             (Type::BigMap(..), NodeKind::Int(_)) => found = Some(node),
             (Type::BigMap(..), NodeKind::Prim { args, .. })
                 if node.known_prim() == Some(Prim::D_Pair)

@@ -148,6 +148,13 @@ pub fn read_access_milli(path_length: u64, read_bytes: u64) -> u64 {
         .saturating_add(read_bytes.saturating_mul(2))
 }
 
+/// `Gas_limit_repr.alloc_mbytes_cost`: allocating `bytes` bytes (2 gas a word, 12 words of
+/// header, one more each).
+pub fn alloc_mbytes_milli(bytes: u64) -> u64 {
+    let words = 13u64.saturating_add(bytes.div_ceil(8)).saturating_add(1);
+    words.saturating_mul(2000)
+}
+
 /// `Storage_costs.write_access`.
 pub fn write_access_milli(written_bytes: u64) -> u64 {
     200_000u64.saturating_add(written_bytes.saturating_mul(4))
@@ -173,6 +180,9 @@ mod tests {
         assert_eq!(deserialization_milli(30), 600);
         assert_eq!(read_access_milli(5, 34), 225_068);
         assert_eq!(write_access_milli(34), 200_136);
+        // 13 words of header, then 1 word and one more for 1 to 8 bytes.
+        assert_eq!(alloc_mbytes_milli(1), 30_000);
+        assert_eq!(alloc_mbytes_milli(9), 32_000);
         // An empty cache: log2(1) = 1 + numbits(1) = 2.
         assert_eq!(cache_access_milli(0), 686);
         assert_eq!(cache_access_milli(688), 729);

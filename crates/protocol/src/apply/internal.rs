@@ -9,8 +9,9 @@ use kestrel_michelson::{InternalOperation, UnparsingMode};
 use super::call::{self, Parameter};
 use super::gas::{GasMeter, MANAGER_OPERATION_MILLI};
 use super::lazy_storage::expression;
-use super::manager::{set_delegate, to_implicit};
+use super::manager::{credit_implicit, set_delegate, to_implicit};
 use super::originate::{self, NewContract};
+use super::ticket;
 use super::{ApplyError, Env, Fault};
 use crate::field::{Milligas, Mutez};
 use crate::internal::{
@@ -21,7 +22,7 @@ use crate::ledger::LedgerError;
 use crate::manager::Delegation;
 use crate::receipt::{
     DelegationResult, EventResult, InternalOperationResult, ManagerResult, OperationResult,
-    TransactionOutcome,
+    TransactionOutcome, TransactionResult,
 };
 use crate::script::{LazyExpr, Parameters, Script};
 
@@ -120,10 +121,15 @@ fn apply_one(
             destination,
             amount_mutez,
             parameter,
+            parameter_type,
             ..
         } => {
             let amount = u64::try_from(*amount_mutez).map_err(|_| ApplyError::BalanceOverflow)?;
             let (result, emitted) = match destination.destination.to_crypto() {
+                Destination::Implicit(account) if parameter_type.has_ticket() => (
+                    to_implicit_with_ticket(env, meter, sender, account, amount, parameter)?,
+                    Vec::new(),
+                ),
                 Destination::Implicit(account) => (
                     to_implicit(env, meter, sender, account, amount)?,
                     Vec::new(),
@@ -202,6 +208,25 @@ fn apply_one(
             ))
         }
     }
+}
+
+/// `apply_transaction_to_implicit_with_ticket`: a ticket (the argument) and any amount, even
+/// none, to an implicit account. The ticket's balance moved with the sender's accounting; the
+/// receipt shows the account's gain.
+fn to_implicit_with_ticket(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    sender: Destination,
+    account: kestrel_crypto::PublicKeyHash,
+    amount: u64,
+    ticket: &kestrel_michelson::Value,
+) -> Result<TransactionResult<'static>, Fault> {
+    let destination = Destination::Implicit(account);
+    let ticket_updates = ticket::Token::of_ticket(ticket)
+        .map(|(token, amount)| ticket::receipt_item(&token, vec![(destination, amount)]))
+        .into_iter()
+        .collect();
+    credit_implicit(env, meter, sender, account, amount, ticket_updates)
 }
 
 /// The VM's entrypoint of an address (empty for `default`).

@@ -9,16 +9,17 @@ use super::gas::{
     deserialization_milli, GasMeter, MANAGER_OPERATION_MILLI, TRANSFER_OPERATION_MILLI,
 };
 use super::internal;
+use super::ticket;
 use super::token::{self, Account};
 use super::{originate, ApplyError, Env, Fault};
 use crate::contents::{ManagerKind, ManagerOperation};
 use crate::field::Milligas;
 use crate::ledger::{Ledger, LedgerError, Manager};
-use crate::manager::{IncreasePaidStorage, Transaction};
+use crate::manager::{IncreasePaidStorage, Transaction, TransferTicket};
 use crate::receipt::{
     BalanceUpdate, DelegationResult, IncreasePaidStorageResult, InternalOperationResult,
     ManagerMetadata, ManagerResult, OperationResult, OriginationResult, ProtocolError,
-    RevealResult, TransactionOutcome, TransactionResult, UpdateOrigin,
+    RevealResult, TransactionOutcome, TransactionResult, TransferTicketResult, UpdateOrigin,
 };
 
 /// Bytes of `Unit` in binary Micheline: what decoding an absent parameter is charged for.
@@ -60,6 +61,7 @@ pub enum Success {
     Origination(OriginationResult<'static>),
     Delegation(DelegationResult),
     IncreasePaidStorage(IncreasePaidStorageResult),
+    TransferTicket(TransferTicketResult<'static>),
 }
 
 /// Applies one content: `(result, internal results, success)`.
@@ -141,6 +143,10 @@ fn apply_kind(
             let result = increase_paid_storage(env, meter, source, increase)?;
             Ok((Success::IncreasePaidStorage(result), Vec::new()))
         }
+        ManagerKind::TransferTicket(transfer) => {
+            let (result, emitted) = transfer_ticket(env, meter, source, transfer)?;
+            Ok((Success::TransferTicket(result), emitted))
+        }
         other => Err(ApplyError::UnsupportedKind(other.kind_name()).into()),
     }
 }
@@ -205,6 +211,95 @@ fn apply_transaction(
     }
 }
 
+/// `Transfer_ticket`: `amount` of the ticket moved from the source's balance to the
+/// destination's — to an implicit account directly, to a contract by an internal call of its
+/// entrypoint with the ticket (which shows the contract's gain in its own receipt).
+fn transfer_ticket(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    source: PublicKeyHash,
+    transfer: &TransferTicket<'_>,
+) -> Result<
+    (
+        TransferTicketResult<'static>,
+        Vec<(Destination, kestrel_michelson::InternalOperation)>,
+    ),
+    Fault,
+> {
+    let contents = decode_lazy(meter, transfer.ticket_contents.bytes())?;
+    let ty = decode_lazy(meter, transfer.ticket_ty.bytes())?;
+    let invalid = |why: String| Fault::from(ApplyError::InvalidTicketContents(why));
+    let content_type =
+        kestrel_michelson::parse_type(&ty).map_err(|error| invalid(error.to_string()))?;
+    if !content_type.is_comparable() {
+        return Err(invalid("the contents' type is not comparable".into()));
+    }
+    let ticketer = transfer.ticket_ticketer.0;
+    let amount = num_bigint::BigInt::from(transfer.ticket_amount.0.clone());
+    // The ticket as a value of type `ticket <ty>` (its readable form `Pair ticketer contents
+    // amount`): what the destination contract receives.
+    let ticket_type = kestrel_michelson::Type::Ticket(std::rc::Rc::new(content_type));
+    let ticket_node = Node::prim(
+        Prim::D_Pair,
+        vec![
+            Node::bytes(ticketer.to_bytes().to_vec()),
+            contents,
+            Node::int(amount.clone()),
+        ],
+    );
+    let (ticket, parse_milli) =
+        kestrel_michelson::typecheck_data_standalone(&ticket_node, &ticket_type, false)
+            .map_err(|error| invalid(error.to_string()))?;
+    meter.consume(parse_milli)?;
+    let (token, _) =
+        ticket::Token::of_ticket(&ticket).ok_or_else(|| invalid("not a ticket".into()))?;
+    let sender = Destination::Implicit(source);
+    let destination = transfer.destination.0;
+    let entrypoint = transfer.entrypoint.0.as_str();
+    let emitted = match destination {
+        Destination::Originated(_) => {
+            let operation = kestrel_michelson::InternalOperation::Transaction {
+                destination: kestrel_michelson::Address {
+                    destination: crate::host::vm_destination(&destination),
+                    entrypoint: if entrypoint == "default" {
+                        String::new()
+                    } else {
+                        entrypoint.to_string()
+                    },
+                },
+                amount_mutez: 0,
+                parameter: ticket,
+                parameter_type: ticket_type,
+                nonce: 0,
+            };
+            vec![(sender, operation)]
+        }
+        _ if entrypoint != "default" => {
+            return Err(ApplyError::NoSuchEntrypoint(entrypoint.to_string()).into())
+        }
+        _ => Vec::new(),
+    };
+    let paid = ticket::transfer(env.ledger, meter, &token, &sender, &destination, &amount)?;
+    let mut updates = vec![(sender, -amount.clone())];
+    if emitted.is_empty() {
+        updates.push((destination, amount));
+    }
+    let result = TransferTicketResult {
+        balance_updates: Vec::new(),
+        ticket_updates: vec![ticket::receipt_item(&token, updates)],
+        consumed_milligas: Milligas(meter.consumed_milli()),
+        paid_storage_size_diff: crate::field::Z64(i64::try_from(paid).unwrap_or(i64::MAX)),
+    };
+    Ok((result, emitted))
+}
+
+/// A lazy expression of an operation decoded, its deserialization charged.
+fn decode_lazy(meter: &mut GasMeter, bytes: &[u8]) -> Result<Node, Fault> {
+    meter.consume(deserialization_milli(bytes.len() as u64))?;
+    kestrel_micheline::binary::decode(bytes)
+        .map_err(|error| ApplyError::InvalidTicketContents(error.to_string()).into())
+}
+
 fn is_unit(node: &Node) -> bool {
     matches!(&node.kind, NodeKind::Prim { args, .. } if args.is_empty() && node.known_prim() == Some(Prim::D_Unit))
 }
@@ -217,23 +312,41 @@ pub fn to_implicit(
     account: PublicKeyHash,
     amount: u64,
 ) -> Result<TransactionResult<'static>, Fault> {
-    let destination = Destination::Implicit(account);
     if amount == 0 {
-        return Err(ApplyError::EmptyTransaction(destination).into());
+        return Err(ApplyError::EmptyTransaction(Destination::Implicit(account)).into());
     }
+    credit_implicit(env, meter, sender, account, amount, Vec::new())
+}
+
+/// A transfer to an implicit account, allocating it if needed, its receipt showing
+/// `ticket_updates` (a ticket sent along, `apply_transaction_to_implicit_with_ticket`, where the
+/// amount may be zero: nothing moves then).
+pub fn credit_implicit(
+    env: &mut Env<'_>,
+    meter: &mut GasMeter,
+    sender: Destination,
+    account: PublicKeyHash,
+    amount: u64,
+    ticket_updates: Vec<crate::receipt::ticket::TicketReceiptItem<'static>>,
+) -> Result<TransactionResult<'static>, Fault> {
+    let destination = Destination::Implicit(account);
     meter.consume(TRANSFER_OPERATION_MILLI)?;
     let allocated = env.ledger.is_allocated(&destination)?;
-    let balance_updates = token::transfer(
-        env.ledger,
-        Account::Contract(sender),
-        Account::Contract(destination),
-        amount,
-        env.origin,
-    )?;
+    let balance_updates = if amount == 0 {
+        Vec::new()
+    } else {
+        token::transfer(
+            env.ledger,
+            Account::Contract(sender),
+            Account::Contract(destination),
+            amount,
+            env.origin,
+        )?
+    };
     Ok(TransactionResult {
         storage: None,
         balance_updates,
-        ticket_updates: Vec::new(),
+        ticket_updates,
         originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: crate::field::Z64(0),
@@ -338,6 +451,11 @@ fn burn_content(
     match success {
         Success::Transaction(result) => burn_transaction(env, result, storage_left),
         Success::Origination(result) => burn_origination(env, result, storage_left),
+        Success::TransferTicket(result) => {
+            let burnt = burn_storage(env, storage_left, paid_bytes(result.paid_storage_size_diff))?;
+            result.balance_updates.extend(burnt);
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -428,6 +546,9 @@ fn applied(success: Success) -> ManagerResult<'static> {
         Success::IncreasePaidStorage(result) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Applied(result))
         }
+        Success::TransferTicket(result) => {
+            ManagerResult::TransferTicket(OperationResult::Applied(result))
+        }
     }
 }
 
@@ -448,6 +569,9 @@ fn failed(kind: &ManagerKind<'_>, error: &ApplyError) -> ManagerResult<'static> 
         ManagerKind::IncreasePaidStorage(_) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Failed(errors))
         }
+        ManagerKind::TransferTicket(_) => {
+            ManagerResult::TransferTicket(OperationResult::Failed(errors))
+        }
         _ => ManagerResult::Transaction(OperationResult::Failed(errors)),
     }
 }
@@ -461,6 +585,7 @@ pub fn skipped(content: &ManagerOperation<'_>) -> ManagerResult<'static> {
         ManagerKind::IncreasePaidStorage(_) => {
             ManagerResult::IncreasePaidStorage(OperationResult::Skipped)
         }
+        ManagerKind::TransferTicket(_) => ManagerResult::TransferTicket(OperationResult::Skipped),
         _ => ManagerResult::Transaction(OperationResult::Skipped),
     }
 }
@@ -481,6 +606,7 @@ fn backtrack_result(result: &mut ManagerResult, errors: Option<Vec<ProtocolError
         ManagerResult::Origination(result) => backtrack_status(result, errors),
         ManagerResult::Delegation(result) => backtrack_status(result, errors),
         ManagerResult::IncreasePaidStorage(result) => backtrack_status(result, errors),
+        ManagerResult::TransferTicket(result) => backtrack_status(result, errors),
         ManagerResult::Event(result) => backtrack_status(result, errors),
         _ => {}
     }

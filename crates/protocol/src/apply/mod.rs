@@ -25,6 +25,7 @@ mod nonce;
 mod originate;
 mod paid_storage;
 mod script_cache;
+mod ticket;
 mod token;
 mod validate;
 
@@ -32,7 +33,7 @@ use std::time::Instant;
 
 use kestrel_crypto::{ChainId, PublicKey, PublicKeyHash};
 
-use crate::ledger::{Ledger, LedgerError};
+use crate::ledger::{ApplyStage, Ledger, LedgerError};
 use crate::operation::SignedOperation;
 use crate::receipt::{ContentsMetadata, ManagerMetadata, UpdateOrigin};
 pub use activation::addresses as liquidity_baking_addresses;
@@ -46,6 +47,7 @@ pub use internal::emitted_operation;
 pub use lazy_storage::apply as apply_big_map_diff;
 pub use nonce::OriginationNonce;
 pub(crate) use script_cache::parameter as cached_parameter_type;
+pub use ticket::balance_key as ticket_balance_key;
 pub use validate::ValidationError;
 
 /// The block an operation is applied in.
@@ -144,6 +146,7 @@ fn validate_and_apply_timed(
     let validated = Instant::now();
     timings.validation += validated - start;
     let batch = batch?;
+    ledger.clock().start(validated);
     let checkpoint = ledger.checkpoint();
     let result = apply_batch(ledger, operation, &batch, block);
     let result = match result {
@@ -155,7 +158,13 @@ fn validate_and_apply_timed(
             ledger.rollback(checkpoint).err().unwrap_or(error),
         )),
     };
-    timings.application += validated.elapsed();
+    let applied = Instant::now();
+    let split = ledger.clock().stop(applied);
+    timings.application += applied - validated;
+    timings.execution += split.spent[ApplyStage::Execution as usize];
+    timings.state_reads += split.spent[ApplyStage::StateReads as usize];
+    timings.state_writes += split.spent[ApplyStage::StateWrites as usize];
+    timings.clock_reads += split.clock_reads;
     result
 }
 

@@ -27,10 +27,28 @@ use crate::bounded_cache::BoundedCache;
 pub const CACHED_SCRIPTS_MAX: usize = 1024;
 
 thread_local! {
-    static SCRIPTS: RefCell<BoundedCache<Code, Rc<Script>>> =
+    static SCRIPTS: RefCell<BoundedCache<Code, Rc<CachedScript>>> =
         RefCell::new(BoundedCache::new(CACHED_SCRIPTS_MAX));
     static PARAMETERS: RefCell<BoundedCache<Code, Option<Option<Node>>>> =
         RefCell::new(BoundedCache::new(CACHED_SCRIPTS_MAX));
+}
+
+/// A typechecked script, with what its calls ask of its types on every call.
+pub struct CachedScript {
+    /// The script.
+    pub script: Script,
+    /// Whether its parameter type holds a ticket (`Ticket_scanner.type_has_tickets`).
+    pub parameter_has_tickets: bool,
+    /// Whether its storage type holds a ticket.
+    pub storage_has_tickets: bool,
+}
+
+impl std::ops::Deref for CachedScript {
+    type Target = Script;
+
+    fn deref(&self) -> &Script {
+        &self.script
+    }
 }
 
 /// A script's stored code, compared in full but hashed by its length and ends only: hashing all
@@ -59,7 +77,7 @@ pub fn typechecked(
     code_bytes: &Arc<[u8]>,
     gas_limit_milli: u64,
     decode: impl FnOnce() -> Result<Node, Fault>,
-) -> Result<Rc<Script>, Fault> {
+) -> Result<Rc<CachedScript>, Fault> {
     let key = Code(Arc::clone(code_bytes));
     let cached = SCRIPTS.with(|scripts| scripts.borrow().get(&key));
     if let Some(script) = cached.filter(|script| script.typecheck_gas_milli() <= gas_limit_milli) {
@@ -71,7 +89,11 @@ pub fn typechecked(
     };
     let script = Script::typecheck(&decode()?, &config)
         .map_err(|error| ApplyError::IllTypedContract(error.to_string()))?;
-    let script = Rc::new(script);
+    let script = Rc::new(CachedScript {
+        parameter_has_tickets: script.parameter_type().has_ticket(),
+        storage_has_tickets: script.storage_type().has_ticket(),
+        script,
+    });
     SCRIPTS.with(|scripts| scripts.borrow_mut().insert(key, Rc::clone(&script)));
     Ok(script)
 }

@@ -7,6 +7,7 @@
 //! Callers persist [`Ledger::tree`] in a `kestrel_context::Store` and resume with
 //! [`Ledger::from_tree`] and the store as the object source.
 
+mod clock;
 mod constants;
 mod genesis;
 mod key_cache;
@@ -19,12 +20,14 @@ use kestrel_crypto::{ContractHash, Destination, PublicKey, PublicKeyHash};
 use kestrel_encoding::Reader;
 use kestrel_micheline::Node;
 
-use crate::field::{BoundedNat, Field, Mutez};
+use crate::field::{BoundedNat, Field, Mutez, Zarith};
+pub(crate) use clock::{ApplyStage, StageClock};
 pub use constants::{Constants, MOCKUP_CONSTANTS};
 pub use genesis::{
     BootstrapAccount, Genesis, LiquidityBakingScripts, BOOTSTRAP_BALANCE_MUTEZ,
     BOOTSTRAP_STAKED_MUTEZ, MOCKUP_BOOTSTRAP_KEYS,
 };
+use num_bigint::BigInt;
 use paths::Path;
 
 /// Why the state could not be read or written.
@@ -88,6 +91,26 @@ pub struct Ledger {
     /// What each write since the oldest open [`Checkpoint`] replaced, oldest first; `None` when
     /// no checkpoint is open.
     undo: Option<Vec<Undo>>,
+    /// Where application time goes, when timed (the tree's reads and writes switch it).
+    clock: StageClock,
+}
+
+/// The ticket table's byte counts (`Storage.Ticket_balance`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TicketTableBytes {
+    /// `used_bytes`: what the table's entries take.
+    Used,
+    /// `paid_bytes`: the most it has taken, paid for by storage burns.
+    Paid,
+}
+
+impl TicketTableBytes {
+    fn name(self) -> &'static str {
+        match self {
+            TicketTableBytes::Used => "used_bytes",
+            TicketTableBytes::Paid => "paid_bytes",
+        }
+    }
 }
 
 /// A path as it was before a write: its subtree, or nothing.
@@ -155,6 +178,7 @@ impl Ledger {
             constants,
             temporary_big_maps: 0,
             undo: None,
+            clock: StageClock::default(),
         }
     }
 
@@ -166,6 +190,17 @@ impl Ledger {
     /// The constants the state runs under.
     pub fn constants(&self) -> &Constants {
         &self.constants
+    }
+
+    /// Times the stages of each operation's application from now on (`true`) or not
+    /// ([`crate::apply::StageTimings`]); each timed switch reads the clock once.
+    pub fn time_stages(&mut self, enabled: bool) {
+        self.clock.enable(enabled);
+    }
+
+    /// The clock of the application's stages.
+    pub(crate) fn clock(&self) -> &StageClock {
+        &self.clock
     }
 
     // Accounts and contracts.
@@ -522,7 +557,10 @@ impl Ledger {
     /// Makes big map `to` a copy of big map `from` (types, bindings, size).
     pub fn copy_big_map(&mut self, from: i64, to: i64) -> Result<(), LedgerError> {
         let from = paths::big_map_directory(from);
-        if let Some(copy) = self.tree.find_tree(&*self.source, &from)? {
+        let left = self.clock.switch(ApplyStage::StateReads);
+        let copy = self.tree.find_tree(&*self.source, &from);
+        self.clock.switch(left);
+        if let Some(copy) = copy? {
             self.put_tree(&paths::big_map_directory(to), &copy)?;
         }
         Ok(())
@@ -603,44 +641,109 @@ impl Ledger {
 
     // Tickets.
 
-    /// The amount of a ticket an owner holds, by Octez's ticket hash.
-    pub fn ticket_balance(&self, ticket_hash: &[u8; 32]) -> Result<u128, LedgerError> {
-        self.read_n(&paths::ticket_balance(ticket_hash))
-            .map(Option::unwrap_or_default)
+    /// The amount of a ticket an owner holds, by Octez's ticket hash, with the bytes it is
+    /// stored in; `None` when the owner holds none.
+    pub fn ticket_balance(
+        &self,
+        ticket_hash: &[u8; 32],
+    ) -> Result<Option<(BigInt, usize)>, LedgerError> {
+        let path = paths::ticket_balance(ticket_hash);
+        let Some(bytes) = self.read(&path)? else {
+            return Ok(None);
+        };
+        let mut reader = Reader::new(&bytes);
+        match Zarith::read(&mut reader) {
+            Ok(Zarith(amount)) if reader.remaining_bytes() == 0 => Ok(Some((amount, bytes.len()))),
+            _ => Err(corrupt(&path, "an integer")),
+        }
     }
 
-    /// Sets a ticket balance; 0 removes it.
+    /// Sets a ticket balance (`Some`), or removes it (`None`): the bytes now stored (0 when
+    /// removed).
     pub fn set_ticket_balance(
         &mut self,
         ticket_hash: &[u8; 32],
-        amount: u128,
-    ) -> Result<(), LedgerError> {
+        amount: Option<&BigInt>,
+    ) -> Result<usize, LedgerError> {
         let path = paths::ticket_balance(ticket_hash);
-        if amount == 0 {
-            return self.remove(&path);
+        match amount {
+            None => self.remove(&path).map(|()| 0),
+            Some(amount) => {
+                let mut bytes = Vec::with_capacity(10);
+                Zarith(amount.clone()).write(&mut bytes);
+                self.write(&path, &bytes)?;
+                Ok(bytes.len())
+            }
         }
-        self.write_field(&path, &BoundedNat(amount))
+    }
+
+    /// The ticket table's bytes, `used` or `paid` for (`ticket_balance/used_bytes`,
+    /// `paid_bytes`; absent reads 0).
+    pub fn ticket_table_bytes(&self, field: TicketTableBytes) -> Result<BigInt, LedgerError> {
+        let path = paths::ticket_table_bytes(field.name());
+        let Some(bytes) = self.read(&path)? else {
+            return Ok(BigInt::default());
+        };
+        let mut reader = Reader::new(&bytes);
+        match Zarith::read(&mut reader) {
+            Ok(Zarith(value)) if reader.remaining_bytes() == 0 => Ok(value),
+            _ => Err(corrupt(&path, "an integer")),
+        }
+    }
+
+    /// Sets the ticket table's `used` or `paid` bytes.
+    pub fn set_ticket_table_bytes(
+        &mut self,
+        field: TicketTableBytes,
+        bytes: &BigInt,
+    ) -> Result<(), LedgerError> {
+        self.write_field(
+            &paths::ticket_table_bytes(field.name()),
+            &Zarith(bytes.clone()),
+        )
     }
 
     // Encodings.
 
     fn read(&self, path: &Path) -> Result<Option<Arc<[u8]>>, LedgerError> {
-        Ok(self.tree.find(&*self.source, path)?)
+        let left = self.clock.switch(ApplyStage::StateReads);
+        let found = self.tree.find(&*self.source, path);
+        self.clock.switch(left);
+        Ok(found?)
     }
 
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.add_in_place(&*self.source, path, bytes)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger.tree.add_in_place(&*ledger.source, path, bytes)?)
+        })
     }
 
     fn remove(&mut self, path: &Path) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.remove_in_place(&*self.source, path)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger.tree.remove_in_place(&*ledger.source, path)?)
+        })
     }
 
     fn put_tree(&mut self, path: &Path, subtree: &Tree) -> Result<(), LedgerError> {
-        self.record(path)?;
-        Ok(self.tree.add_tree_in_place(&*self.source, path, subtree)?)
+        self.timed_write(|ledger| {
+            ledger.record(path)?;
+            Ok(ledger
+                .tree
+                .add_tree_in_place(&*ledger.source, path, subtree)?)
+        })
+    }
+
+    /// `change` timed as [`ApplyStage::StateWrites`].
+    fn timed_write<T>(
+        &mut self,
+        change: impl FnOnce(&mut Ledger) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let left = self.clock.switch(ApplyStage::StateWrites);
+        let result = change(self);
+        self.clock.switch(left);
+        result
     }
 
     // Checkpoints: an operation's changes undone without a snapshot of the tree. A snapshot
@@ -669,6 +772,10 @@ impl Ledger {
     /// Undoes every change since `checkpoint`, newest first. The paths undone were just written,
     /// so their directories are in memory: nothing is loaded from the store.
     pub(crate) fn rollback(&mut self, checkpoint: Checkpoint) -> Result<(), LedgerError> {
+        self.timed_write(|ledger| ledger.undo_to(checkpoint))
+    }
+
+    fn undo_to(&mut self, checkpoint: Checkpoint) -> Result<(), LedgerError> {
         let undone = match &mut self.undo {
             Some(undo) => undo.split_off(checkpoint.records.min(undo.len())),
             None => Vec::new(),

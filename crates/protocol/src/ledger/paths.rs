@@ -133,12 +133,19 @@ pub fn big_map_value(id: i64, key_hash: &[u8; 32]) -> Path {
     path
 }
 
-/// `ticket_balance/table/<hex ticket hash>`: the amount of one ticket an owner holds, keyed by
-/// Octez's ticket hash (ticketer, contents type, contents, owner).
+/// `ticket_balance/table/<hex ticket hash>/data`: the amount of one ticket an owner holds, keyed
+/// by Octez's ticket hash (ticketer, contents type, contents, owner).
 pub fn ticket_balance(ticket_hash: &[u8; 32]) -> Path {
     let mut path = Path::of(&["ticket_balance", "table"]);
     path.push(hex_name(ticket_hash));
+    path.push(Name::Fixed(b"data"));
     path
+}
+
+/// `ticket_balance/<field>` (`used_bytes`, `paid_bytes`): the ticket table's size, and what
+/// was paid for.
+pub fn ticket_table_bytes(field: &'static str) -> Path {
+    Path::of(&["ticket_balance", field])
 }
 
 /// `votes/listings/<hex key hash>`: a delegate's voting power in the current period's listings.

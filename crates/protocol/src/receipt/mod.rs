@@ -28,5 +28,6 @@ pub use lazy_storage::{BigMapUpdate, LazyStorageDiff, LazyStorageItem, StorageDi
 pub use manager::{
     DelegationResult, EventResult, IncreasePaidStorageResult, ManagerResult, OriginationResult,
     ResultKind, RevealResult, SetDepositsLimitResult, TransactionOutcome, TransactionResult,
+    TransferTicketResult,
 };
 pub use result::{OperationResult, ProtocolError};
