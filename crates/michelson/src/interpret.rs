@@ -2177,7 +2177,11 @@ fn unwrap_pair(rc: Rc<(Value, Value)>) -> (Value, Value) {
 /// Octez's `size_of_comparable_value`, used by map and set costs: the one model of
 /// [`crate::gas::size::comparable_size_of`] over [`compare_view`].
 pub fn comparable_size(v: &Value) -> u64 {
-    crate::gas::size::comparable_size_of(v, compare_view)
+    match v {
+        // The keys of most sets and maps: one node, so no walk.
+        Value::Int(n) | Value::Nat(n) => crate::gas::size::comparable_int_size_of(n.bits()),
+        _ => crate::gas::size::comparable_size_of(v, compare_view),
+    }
 }
 
 /// What `COMPARE` of two values costs (also paid per key while reading a literal set or map):

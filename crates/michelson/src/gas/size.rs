@@ -49,7 +49,7 @@ pub fn int_bytes(value: &BigInt) -> u64 {
 /// `Gas_comparable_input_size.integer` (and `.timestamp`): `numbits / 8` rounded down,
 /// the key size of an `int`/`nat`/`timestamp` in map and set costs: 0..=127 → 0, 128..=32767 → 1.
 pub fn comparable_int_size(value: &BigInt) -> u64 {
-    numbits(value) / 8
+    comparable_int_size_of(numbits(value))
 }
 
 /// Bytes of a public key of the given curve (`Signature.Public_key.size`, tag included).
@@ -146,6 +146,12 @@ pub enum CompareView<V> {
     None,
 }
 
+/// [`comparable_int_size`] of an integer of `numbits` bits.
+#[inline]
+pub const fn comparable_int_size_of(numbits: u64) -> u64 {
+    numbits / 8
+}
+
 /// `Gas_comparable_input_size.size_of_comparable_value` of a value seen through `view`: the
 /// key size of map and set costs. Walks with an explicit stack (no recursion).
 pub fn comparable_size_of<V: Copy>(value: V, view: impl Fn(V) -> CompareView<V>) -> u64 {
@@ -154,7 +160,9 @@ pub fn comparable_size_of<V: Copy>(value: V, view: impl Fn(V) -> CompareView<V>)
     while let Some(current) = pending.pop() {
         let node = match view(current) {
             CompareView::Unit | CompareView::Bool => 1,
-            CompareView::Int { numbits } | CompareView::Timestamp { numbits } => numbits / 8,
+            CompareView::Int { numbits } | CompareView::Timestamp { numbits } => {
+                comparable_int_size_of(numbits)
+            }
             CompareView::String { length } | CompareView::Bytes { length } => length,
             CompareView::Mutez => MUTEZ_SIZE_BYTES,
             CompareView::KeyHash => KEY_HASH_SIZE_BYTES,
