@@ -189,7 +189,7 @@ fn zarith_length(bits: u64) -> u64 {
 /// `unparse_data` of a value in optimized mode (`Michelson_v1_gas.Cost_of.Unparsing`): one
 /// `unparse_data_cycle` per value node (map bindings are not nodes of their own), the optimized
 /// encoding of keys, key hashes, addresses, contracts, signatures, chain ids and BLS values,
-/// and for a lambda its code's `unparse_code_rec` (`typecheck::unparse_code`: one
+/// a ticket as the pair it unparses to (`unparse_data_rec`'s `Ticket_t` case), and for a lambda its code's `unparse_code_rec` (`typecheck::unparse_code`: one
 /// `unparse_instr_cycle` per node, its `PUSH`ed constants typechecked and unparsed again).
 pub fn unparse_cost(value: &Value) -> u64 {
     unparse_cost_with(value, |lambda| {
@@ -219,6 +219,13 @@ pub fn unparse_cost_with(value: &Value, mut lambda_cost: impl FnMut(&Rc<Lambda>)
             Value::Bls12381G1(_) => cost::COST_ENCODE_BLS12_381_G1,
             Value::Bls12381G2(_) => cost::COST_ENCODE_BLS12_381_G2,
             Value::Lambda(lambda) => lambda_cost(lambda),
+            // Unparsed as the pair `(ticketer, (contents, amount))`: beside the ticket's own
+            // cycle, one for each pair, the address (and its encoding) and the amount.
+            Value::Ticket(ticket) => {
+                pending.push(&ticket.content);
+                (4 * cost::COST_UNPARSE_DATA_CYCLE)
+                    .saturating_add(cost::COST_ENCODE_KEY_HASH_OPTIMIZED)
+            }
             Value::Pair(pair) => {
                 pending.push(&pair.1);
                 pending.push(&pair.0);

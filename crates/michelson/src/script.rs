@@ -126,7 +126,7 @@ impl Script {
     }
 
     /// The type of entrypoint `name` and the path (`true` = left) from the parameter's root.
-    pub(crate) fn entrypoint(&self, name: &str) -> Option<(Type, Vec<bool>)> {
+    pub fn entrypoint(&self, name: &str) -> Option<(Type, Vec<bool>)> {
         entrypoints::find_with_path(&self.typed.param_node, name)
     }
 

@@ -330,8 +330,8 @@ struct ValueSize {
 /// `value_size`'s nodes and bytes of a stored value of type `ty` written as Micheline: a node
 /// per value, pair block included (pairs may be written as combs or sequences); a map's
 /// bindings are a key and a value each; a stored big map (its id) counts its block and the
-/// nodes and bytes of its types; a lambda counts its Micheline (its typed code is not rebuilt
-/// here).
+/// nodes and bytes of its types; a ticket its block, ticketer and amount, and its contents; a
+/// lambda counts its Micheline (its typed code is not rebuilt here).
 fn storage_size(ty: &Type, node: &Node) -> ValueSize {
     let mut total = 0u64;
     let mut nodes = 0u64;
@@ -409,6 +409,29 @@ fn storage_size(ty: &Type, node: &Node) -> ValueSize {
                 // an empty overlay.
                 nodes = nodes.saturating_add((key.size() + bound.size()) as u64);
                 H4W + H1W + z_size(id) + type_bytes(key) + type_bytes(bound) + H2W
+            }
+            // `ticket_size`, its contents measured by the walk (`value_traverse`): written as
+            // `Pair ticketer contents amount` or `Pair ticketer (Pair contents amount)`.
+            (Type::Ticket(contents), NodeKind::Prim { args, .. }) => {
+                let rest = match args.as_slice() {
+                    [_, contents, amount] => Some((contents, amount)),
+                    [_, pair] => match &pair.kind {
+                        NodeKind::Prim { args, .. } if args.len() == 2 => {
+                            Some((&args[0], &args[1]))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some((value, amount)) = rest else {
+                    continue;
+                };
+                pending.push((contents, value));
+                let amount_bytes = match &amount.kind {
+                    NodeKind::Int(z) => z_size(z),
+                    _ => 0,
+                };
+                H3W + H1W + BLAKE2B_HASH_BYTES + amount_bytes
             }
             (Type::Lambda(_, _), _) => {
                 nodes = nodes.saturating_add(super::charges::micheline_nodes(node) - 1);
