@@ -8,7 +8,8 @@
 //! fees, counters and limits, so that the signed bytes, and the contracts' addresses, are
 //! Octez's); the expected facts below are transcribed from the recordings: status, storage
 //! size, paid storage diff, storage burns, ticket updates, the ticket's bytes in an emitted
-//! parameter, the failures' errors, and the ticket balances `get ticket balance` printed.
+//! parameter, the failures' errors, the ticket balances `get ticket balance` printed, and the
+//! consumed gas.
 
 use kestrel_crypto::{ChainId, ContractHash, Destination, Entrypoint};
 use kestrel_micheline::Node;
@@ -302,23 +303,10 @@ fn transfer_ticket(
     })
 }
 
-/// What Octez charges for tickets that Kestrel does not yet: hashing the balance keys, unparsing
-/// the tokens for the receipts and the maps, and scanning the values (`Ticket_scanner`'s steps,
-/// `Carbonated_map` comparisons). The storage accesses of the table, most of the cost, are
-/// charged as Octez charges them.
-const UNMODELLED_TICKET_GAS_MAX_MILLI: u64 = 15_000;
-
-/// The gas Octez consumed (the recording's `Consumed gas`, milligas) against this session's:
-/// at most [`UNMODELLED_TICKET_GAS_MAX_MILLI`] less, never more.
-fn assert_gas_near(session: &Session, recorded: &[u64]) {
-    assert_eq!(session.gas.len(), recorded.len(), "{:?}", session.gas);
-    for (ours, octez) in session.gas.iter().zip(recorded) {
-        let short = octez.checked_sub(*ours);
-        assert!(
-            short.is_some_and(|short| short <= UNMODELLED_TICKET_GAS_MAX_MILLI),
-            "consumed {ours} milligas where Octez consumed {octez}"
-        );
-    }
+/// The gas Octez consumed (the recording's `Consumed gas`, milligas), each applied transaction
+/// and ticket transfer in order: the same, to the milligas.
+fn assert_gas(session: &Session, recorded: &[u64]) {
+    assert_eq!(session.gas, recorded);
 }
 
 fn lines(expected: &[&str]) -> Vec<String> {
@@ -382,7 +370,7 @@ fn minted_stored_and_dropped_tickets_match_octez() {
     assert_eq!(facts, expected);
     assert_eq!(session.ticket_balance(&contract, "B", &contract), 1);
     assert_eq!(session.ticket_balance(&contract, "C", &contract), 1);
-    assert_gas_near(&session, &[1_753_216, 1_942_889, 1_753_216, 2_435_226]);
+    assert_gas(&session, &[1_753_216, 1_942_889, 1_753_216, 2_435_226]);
 }
 
 /// `Send tickets between originated contracts and implicit accounts.out`, then the failures of
@@ -558,7 +546,7 @@ fn tickets_sent_between_contracts_and_accounts_match_octez() {
     ];
     assert_eq!(facts, lines(&expected));
     assert_eq!(session.ticket_balance(&sender, "Ticket", &bag), 0);
-    assert_gas_near(
+    assert_gas(
         &session,
         &[
             1_759_817, 2_100_398, 1_295_089, 1_296_552, 1_911_889, 2_865_333, 1_854_668,

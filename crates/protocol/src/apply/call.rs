@@ -13,12 +13,12 @@ use kestrel_michelson::{
 
 use super::gas::{
     cache_access_milli, deserialization_milli, read_access_milli, size_nodes_milli,
-    type_has_tickets_milli, write_access_milli, GasMeter, COLLECT_TICKETS_STEP_MILLI,
-    CONTRACT_FIELD_PATH_LENGTH, EMPTY_MAP_FOLD_MILLI,
+    write_access_milli, GasMeter, CONTRACT_FIELD_PATH_LENGTH,
 };
 use super::lazy_storage::{self, encoded_length};
 use super::script_cache::CachedScript;
 use super::ticket;
+use super::ticket_scan::{scan, type_has_tickets_cost};
 use super::token::{self, Account};
 use super::{paid_storage, ApplyError, Env, Fault};
 use crate::field::{Milligas, Z64};
@@ -122,15 +122,20 @@ pub fn call(
             .consumed_milligas
             .saturating_sub(argument_reparse_milli),
     )?;
-    charge_after_run(
-        env.script_cache.bytes(),
+    charge_after_run(meter, &script, &storage, &execution.storage)?;
+    let tickets = ticket_diffs(
+        env,
         meter,
         &script,
+        &environment,
+        args,
         &storage,
-        &execution.storage,
-        &execution.operations,
+        &execution,
     )?;
     let new_storage = kestrel_michelson::normalize(&execution.storage, UnparsingMode::Optimized);
+    // `script_size` of the new storage, then `Script_cache.update`.
+    meter.consume(size_nodes_milli(script.storage_size_nodes(&new_storage)))?;
+    meter.consume(cache_access_milli(env.script_cache.bytes()))?;
     // Encoded once: its length is charged for, and the bytes are both stored and the receipt's.
     let new_bytes = kestrel_micheline::binary::encode(&new_storage).ok();
     let new_length = new_bytes.as_ref().map_or(0, |bytes| bytes.len() as u64);
@@ -154,15 +159,15 @@ pub fn call(
         &args.contract,
         storage_diff + lazy.size_diff_bytes,
     )?;
-    let tickets = account_tickets(
-        env,
+    // `Ticket_accounting.update_ticket_balances`, then `Ticket_balance.adjust_storage_space`.
+    let size_diff = ticket::update_balances(
+        env.ledger,
         meter,
-        &script,
-        &environment,
-        args,
-        &storage,
-        &execution,
+        &destination,
+        &tickets.diffs,
+        &execution.operations,
     )?;
+    let ticket_paid_bytes = ticket::adjust_storage_space(env.ledger, size_diff)?;
     let (storage_size, paid_storage_size_diff) = paid_storage::record(env.ledger, &args.contract)?;
     let result = TransactionResult {
         storage: Some(MichelineExpr(std::borrow::Cow::Owned(
@@ -176,7 +181,7 @@ pub fn call(
         originated_contracts: Vec::new(),
         consumed_milligas: Milligas(meter.consumed_milli()),
         storage_size: z64(storage_size),
-        paid_storage_size_diff: z64(paid_storage_size_diff.saturating_add(tickets.paid_bytes)),
+        paid_storage_size_diff: z64(paid_storage_size_diff.saturating_add(ticket_paid_bytes)),
         allocated_destination_contract: false,
         lazy_storage_diff: lazy.receipt,
         address_registry_diff: Vec::new(),
@@ -184,19 +189,11 @@ pub fn call(
     Ok((result, execution.operations))
 }
 
-/// What a call did with tickets.
-#[derive(Default)]
-struct CallTickets {
-    /// The changes of the contract's own balances (`ticket_updates`).
-    receipt: Vec<crate::receipt::ticket::TicketReceiptItem<'static>>,
-    /// The ticket table's bytes newly paid for (added to the call's paid storage).
-    paid_bytes: u64,
-}
-
-/// The call's ticket accounting (`update_script_storage_and_ticket_balances`, then
-/// `Ticket_balance.adjust_storage_space`), skipped when neither the contract's types nor its
-/// operations hold tickets (`Ticket_scanner.type_has_tickets`).
-fn account_tickets(
+/// The call's ticket changes (`Ticket_accounting.ticket_diffs`, charged): its argument as the
+/// whole parameter's value (the entrypoint's value wrapped in its `Left`s and `Right`s; parsed
+/// again when it came as Micheline), its old storage (parsed again) and its new storage, each
+/// scanned only when its type holds tickets.
+fn ticket_diffs(
     env: &mut Env<'_>,
     meter: &mut GasMeter,
     script: &CachedScript,
@@ -204,41 +201,52 @@ fn account_tickets(
     args: &CallArgs<'_>,
     old_storage: &Node,
     execution: &kestrel_michelson::Execution,
-) -> Result<CallTickets, Fault> {
-    let storage_type = script.storage_type();
-    let storage_has_tickets = script.storage_has_tickets;
-    let argument = match args.parameter {
-        Parameter::Typed(value) if script.parameter_has_tickets => Some(value),
-        // An implicit account's argument holds no ticket (refused as forged).
+) -> Result<ticket::CallDiffs, Fault> {
+    let argument = match script.entrypoint(args.entrypoint) {
+        Some((ty, path)) if script.parameter_has_tickets => {
+            let value = match args.parameter {
+                Parameter::Typed(value) => Some(value.clone()),
+                Parameter::Untyped(node) => {
+                    parse_argument(env, script, environment, node, &ty)?.map(|(value, _)| value)
+                }
+            };
+            value.map(|value| {
+                path.iter().rev().fold(value, |inner, &left| match left {
+                    true => Value::Left(std::rc::Rc::new(inner)),
+                    false => Value::Right(std::rc::Rc::new(inner)),
+                })
+            })
+        }
         _ => None,
     };
-    if !storage_has_tickets
-        && argument.is_none()
-        && !ticket::operations_carry_tickets(&execution.operations)
-    {
-        return Ok(CallTickets::default());
-    }
-    let old_storage = match storage_has_tickets {
+    let storage_type = script.storage_type();
+    let old_storage = match script.storage_has_tickets {
         true => parse_argument(env, script, environment, old_storage, storage_type)?
             .map(|(value, _)| value),
         false => None,
     };
-    let new_storage = storage_has_tickets.then_some(&execution.storage);
+    let scans = ticket::CallScans {
+        argument: scan(
+            script.parameter_type(),
+            script.parameter_has_tickets,
+            argument.as_ref(),
+            true,
+        ),
+        old_storage: scan(
+            storage_type,
+            script.storage_has_tickets,
+            old_storage.as_ref(),
+            false,
+        ),
+        new_storage: scan(
+            storage_type,
+            script.storage_has_tickets,
+            Some(&execution.storage),
+            false,
+        ),
+    };
     let self_contract = Destination::Originated(args.contract);
-    let (diffs, receipt) =
-        ticket::call_diffs(&self_contract, argument, old_storage.as_ref(), new_storage);
-    let size_diff = ticket::update_balances(
-        env.ledger,
-        meter,
-        &self_contract,
-        &diffs,
-        &execution.operations,
-    )?;
-    let paid_bytes = ticket::adjust_storage_space(env.ledger, size_diff)?;
-    Ok(CallTickets {
-        receipt,
-        paid_bytes,
-    })
+    Ok(ticket::call_diffs(meter, &self_contract, &scans)?)
 }
 
 /// A byte count as a receipt's `Z`.
@@ -397,65 +405,26 @@ pub(crate) fn stored_code_read_milli(length: usize) -> u64 {
 }
 
 /// What Octez charges around the run that the VM does not (`Script_cache.find`'s insertion and
-/// `script_size` of the loaded script, then `Script_interpreter.execute`'s epilogue): the
-/// storage's lazy-storage walk (`extract_lazy_storage_diff`), unparsing it, the ticket scans of
-/// the parameter and storage types, the ticket accounting (`Ticket_accounting.ticket_diffs`),
-/// `script_size` of the new storage; after the run, the operations' tickets and the ticket
-/// balances (`update_ticket_balances`), and the script cache updated.
+/// `script_size` of the loaded script, then `Script_interpreter.execute`'s epilogue up to the
+/// ticket accounting): the storage's lazy-storage walk (`extract_lazy_storage_diff`), unparsing
+/// it, the ticket scans of the parameter and storage types.
 fn charge_after_run(
-    cache_bytes: u64,
     meter: &mut GasMeter,
     script: &Script,
     old_storage: &Node,
     storage: &Value,
-    operations: &[InternalOperation],
 ) -> Result<(), Fault> {
-    let new_storage = kestrel_michelson::normalize(storage, UnparsingMode::Optimized);
     let storage_type = script.storage_type();
     for cost in [
         size_nodes_milli(script.storage_size_nodes(old_storage)),
         kestrel_michelson::lazy_storage_extract_cost_milli(storage_type, storage),
         kestrel_michelson::unparse_data_cost_milli(storage),
-        type_has_tickets_milli(script.parameter_type().size() as u64),
-        type_has_tickets_milli(storage_type.size() as u64),
-        TICKET_DIFFS_WITHOUT_TICKETS_MILLI,
-        size_nodes_milli(script.storage_size_nodes(&new_storage)),
-        operations_tickets_milli(operations),
-        cache_access_milli(cache_bytes),
+        type_has_tickets_cost(script.parameter_type()),
+        type_has_tickets_cost(storage_type),
     ] {
         meter.consume(cost)?;
     }
     Ok(())
-}
-
-/// `Ticket_accounting.ticket_diffs` when no value holds tickets: three scans of one step
-/// (argument, old and new storage), a merge (`add`), two subtractions (a map and a merge each)
-/// and the receipt's fold, over empty maps.
-const TICKET_DIFFS_WITHOUT_TICKETS_MILLI: u64 =
-    3 * COLLECT_TICKETS_STEP_MILLI + 6 * EMPTY_MAP_FOLD_MILLI;
-
-/// `Ticket_operations_diff.ticket_diffs_of_operations` and the list of the balances to update:
-/// each transfer to a contract scans its parameter's type and value, each origination its
-/// storage's; then a fold over the (empty) token map and `Ticket_token_map.to_list` (two folds).
-fn operations_tickets_milli(operations: &[InternalOperation]) -> u64 {
-    let scans = operations.iter().map(|operation| match operation {
-        InternalOperation::Transaction {
-            destination,
-            parameter_type,
-            ..
-        } if matches!(
-            destination.destination.to_crypto(),
-            Destination::Originated(_)
-        ) =>
-        {
-            type_has_tickets_milli(parameter_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
-        }
-        InternalOperation::Origination { storage_type, .. } => {
-            type_has_tickets_milli(storage_type.size() as u64) + COLLECT_TICKETS_STEP_MILLI
-        }
-        _ => 0,
-    });
-    scans.fold(3 * EMPTY_MAP_FOLD_MILLI, u64::saturating_add)
 }
 
 /// What the code's context instructions push.

@@ -6,6 +6,7 @@
 //! (`Storage_costs.read_access` / `write_access`, `storage_functors.ml`).
 
 use kestrel_crypto::SignatureScheme;
+use num_bigint::BigInt;
 
 /// `manager_operation`: 100 gas per manager operation, internal ones included.
 pub const MANAGER_OPERATION_MILLI: u64 = 100_000;
@@ -125,15 +126,65 @@ impl ScriptCacheView {
     }
 }
 
-/// `Ticket_costs.Constants.cost_collect_tickets_step` (`cost_COLLECT_TICKETS_STEP 1`).
+/// `Ticket_costs.Constants.cost_collect_tickets_step` (`cost_COLLECT_TICKETS_STEP 1`): a step
+/// of the ticket scanner, or a ticket collected.
 pub const COLLECT_TICKETS_STEP_MILLI: u64 = 80;
-
-/// `Carbonated_map_costs.fold_cost ~size:0`: a fold over an empty carbonated map.
-pub const EMPTY_MAP_FOLD_MILLI: u64 = 50;
 
 /// `Ticket_costs.has_tickets_of_ty_cost` (`cost_TYPE_HAS_TICKETS`): `10 + 6 · type size`.
 pub fn type_has_tickets_milli(type_size: u64) -> u64 {
     type_size.saturating_mul(6).saturating_add(10)
+}
+
+/// `Carbonated_map_costs.find_cost` in a map of `size` entries whose keys compare at 10
+/// milligas (ticket hashes, `cost_COMPARE_TICKET_HASH`, and destinations,
+/// `cost_COMPARE_CONTRACT`): `50 + (10 + 2) · log2 size`, Octez's `log2 x` being
+/// `1 + numbits x`.
+pub fn carbonated_find_milli(size: usize) -> u64 {
+    let log2 = 1 + u64::from(usize::BITS - size.leading_zeros());
+    log2.saturating_mul(10 + 2).saturating_add(50)
+}
+
+/// `Carbonated_map_costs.update_cost`: twice [`carbonated_find_milli`].
+pub fn carbonated_update_milli(size: usize) -> u64 {
+    carbonated_find_milli(size).saturating_mul(2)
+}
+
+/// `Carbonated_map_costs.fold_cost` (`cost_fold`): `50 + 24 · size`.
+pub fn carbonated_fold_milli(size: usize) -> u64 {
+    (size as u64).saturating_mul(24).saturating_add(50)
+}
+
+/// `Michelson_v1_gas`'s `z_bytes`: the bytes of an integer's magnitude.
+fn z_bytes(z: &BigInt) -> u64 {
+    z.bits().div_ceil(8)
+}
+
+/// `Ticket_costs.add_z_cost` and `add_int_cost` (`cost_N_IAdd_int`): `35 + max bytes / 2`.
+pub fn add_int_milli(left: &BigInt, right: &BigInt) -> u64 {
+    (z_bytes(left).max(z_bytes(right)) >> 1).saturating_add(35)
+}
+
+/// `Ticket_costs.negate_cost` (`cost_N_INeg`): `25 + bytes / 2`.
+pub fn negate_milli(z: &BigInt) -> u64 {
+    (z_bytes(z) >> 1).saturating_add(25)
+}
+
+/// `Script_repr.strip_locations_cost` and `strip_annotations_cost` of an expression of `nodes`
+/// nodes (`cost_strip_locations_micheline`, `cost_strip_annotations`): `51 · nodes`, at least 10.
+pub fn strip_milli(nodes: u64) -> u64 {
+    nodes.saturating_mul(51).max(10)
+}
+
+/// `Unparse_costs.unparse_type` (`cost_UNPARSE_TYPE`) of a type of `type_size` nodes:
+/// `20 · size`, at least 10.
+pub fn unparse_type_milli(type_size: u64) -> u64 {
+    type_size.saturating_mul(20).max(10)
+}
+
+/// `Ticket_hash_builder.hash_bytes_cost` (`expr_to_address_in_context`): hashing `length` bytes,
+/// `200 + 1.25 · length`.
+pub fn hash_bytes_milli(length: u64) -> u64 {
+    length.saturating_add(length >> 2).saturating_add(200)
 }
 
 /// `Script_typed_ir_size_costs.nodes_cost`: 45 milligas per node measured.
@@ -186,6 +237,23 @@ mod tests {
         // An empty cache: log2(1) = 1 + numbits(1) = 2.
         assert_eq!(cache_access_milli(0), 686);
         assert_eq!(cache_access_milli(688), 729);
+    }
+
+    #[test]
+    fn ticket_costs_follow_octez_models() {
+        // `log2 0 = 1`, `log2 1 = 2`, `log2 2 = 3`.
+        assert_eq!(carbonated_find_milli(0), 62);
+        assert_eq!(carbonated_find_milli(1), 74);
+        assert_eq!(carbonated_update_milli(2), 172);
+        assert_eq!(carbonated_fold_milli(2), 98);
+        // Zero has no bytes; 255 one, 256 two, -256 two.
+        assert_eq!(add_int_milli(&BigInt::from(0), &BigInt::from(255)), 35);
+        assert_eq!(add_int_milli(&BigInt::from(0), &BigInt::from(-256)), 36);
+        assert_eq!(negate_milli(&BigInt::from(1)), 25);
+        assert_eq!(strip_milli(0), 10);
+        assert_eq!(strip_milli(5), 255);
+        assert_eq!(unparse_type_milli(1), 20);
+        assert_eq!(hash_bytes_milli(72), 290);
     }
 
     #[test]

@@ -222,10 +222,14 @@ fn to_implicit_with_ticket(
     ticket: &kestrel_michelson::Value,
 ) -> Result<TransactionResult<'static>, Fault> {
     let destination = Destination::Implicit(account);
-    let ticket_updates = ticket::Token::of_ticket(ticket)
-        .map(|(token, amount)| ticket::receipt_item(&token, vec![(destination, amount)]))
-        .into_iter()
-        .collect();
+    let ticket_updates = match ticket::Token::of_ticket(ticket) {
+        Some((token, amount)) => vec![ticket::receipt_item(
+            meter,
+            &token,
+            vec![(destination, amount)],
+        )?],
+        None => Vec::new(),
+    };
     credit_implicit(env, meter, sender, account, amount, ticket_updates)
 }
 

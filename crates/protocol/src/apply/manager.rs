@@ -229,11 +229,18 @@ fn transfer_ticket(
     let contents = decode_lazy(meter, transfer.ticket_contents.bytes())?;
     let ty = decode_lazy(meter, transfer.ticket_ty.bytes())?;
     let invalid = |why: String| Fault::from(ApplyError::InvalidTicketContents(why));
-    let content_type =
-        kestrel_michelson::parse_type(&ty).map_err(|error| invalid(error.to_string()))?;
+    // `Ticket_transfer.parse_ticket`: the type (`parse_comparable_ty`), then the contents
+    // (`parse_comparable_data`).
+    let (content_type, type_milli) = kestrel_michelson::typecheck_type(&ty, false)
+        .map_err(|error| invalid(error.to_string()))?;
+    meter.consume(type_milli)?;
     if !content_type.is_comparable() {
         return Err(invalid("the contents' type is not comparable".into()));
     }
+    let (_, contents_milli) =
+        kestrel_michelson::typecheck_data_standalone(&contents, &content_type, false)
+            .map_err(|error| invalid(error.to_string()))?;
+    meter.consume(contents_milli)?;
     let ticketer = transfer.ticket_ticketer.0;
     let amount = num_bigint::BigInt::from(transfer.ticket_amount.0.clone());
     // The ticket as a value of type `ticket <ty>` (its readable form `Pair ticketer contents
@@ -247,10 +254,9 @@ fn transfer_ticket(
             Node::int(amount.clone()),
         ],
     );
-    let (ticket, parse_milli) =
+    let (ticket, _) =
         kestrel_michelson::typecheck_data_standalone(&ticket_node, &ticket_type, false)
             .map_err(|error| invalid(error.to_string()))?;
-    meter.consume(parse_milli)?;
     let (token, _) =
         ticket::Token::of_ticket(&ticket).ok_or_else(|| invalid("not a ticket".into()))?;
     let sender = Destination::Implicit(source);
@@ -258,6 +264,8 @@ fn transfer_ticket(
     let entrypoint = transfer.entrypoint.0.as_str();
     let emitted = match destination {
         Destination::Originated(_) => {
+            // `parse_ticket_and_operation` unparses the ticket as the call's argument.
+            meter.consume(kestrel_michelson::unparse_data_cost_milli(&ticket))?;
             let operation = kestrel_michelson::InternalOperation::Transaction {
                 destination: kestrel_michelson::Address {
                     destination: crate::host::vm_destination(&destination),
@@ -286,7 +294,7 @@ fn transfer_ticket(
     }
     let result = TransferTicketResult {
         balance_updates: Vec::new(),
-        ticket_updates: vec![ticket::receipt_item(&token, updates)],
+        ticket_updates: vec![ticket::receipt_item(meter, &token, updates)?],
         consumed_milligas: Milligas(meter.consumed_milli()),
         paid_storage_size_diff: crate::field::Z64(i64::try_from(paid).unwrap_or(i64::MAX)),
     };

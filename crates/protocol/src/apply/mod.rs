@@ -26,6 +26,7 @@ mod originate;
 mod paid_storage;
 mod script_cache;
 mod ticket;
+mod ticket_scan;
 mod token;
 mod validate;
 

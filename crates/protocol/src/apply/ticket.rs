@@ -1,26 +1,31 @@
 //! Tickets as protocol 025 accounts for them: the ticket balance table (`ticket_storage.ml`,
 //! keyed by `ticket_balance_key.ml`'s hash), what a contract call changes in it
 //! (`ticket_accounting.ml`: the tickets in the argument, the old and new storage and the emitted
-//! operations, `ticket_scanner.ml`, `ticket_operations_diff.ml`, `ticket_token_map.ml`), the
-//! table's growth paid as a storage burn (`adjust_storage_space`), and the `ticket_updates`
-//! receipts (`ticket_receipt.ml`).
-//!
-//! Nothing here runs for a contract whose parameter and storage types hold no ticket and whose
-//! operations carry none (`Ticket_scanner.type_has_tickets`).
+//! operations, `ticket_operations_diff.ml`, `ticket_token_map.ml`; the scans are
+//! `ticket_scan`'s), the table's growth paid as a storage burn (`adjust_storage_space`), and the
+//! `ticket_updates` receipts (`ticket_receipt.ml`), each step charged as Octez charges it: the
+//! balance keys hashed, the tokens unparsed, the carbonated maps' lookups, updates and folds
+//! (`carbonated_map.ml`), the amounts added and negated.
 //!
 //! Not modelled: tickets inside big maps (`ticket_lazy_storage_diff.ml`, and the stored
 //! contents of a big map passed in an argument): only the values a run holds in memory are
 //! scanned.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use kestrel_crypto::{Destination, ScriptExprHash};
 use kestrel_micheline::Node;
-use kestrel_michelson::{InternalOperation, UnparsingMode, Value};
+use kestrel_michelson::{Address, InternalOperation, UnparsingMode, Value};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
-use super::gas::{alloc_mbytes_milli, read_access_milli, write_access_milli, GasMeter};
+use super::gas::{
+    add_int_milli, alloc_mbytes_milli, carbonated_find_milli, carbonated_fold_milli,
+    carbonated_update_milli, hash_bytes_milli, negate_milli, read_access_milli, strip_milli,
+    unparse_type_milli, write_access_milli, GasExhausted, GasMeter, COLLECT_TICKETS_STEP_MILLI,
+};
+use super::ticket_scan::{scan, type_has_tickets_cost, Scan};
 use super::{ApplyError, Fault};
 use crate::crypto_fields::Contract;
 use crate::field::Zarith;
@@ -46,6 +51,14 @@ pub struct Token {
     pub content_type: Node,
     /// The contents.
     pub content: Node,
+    /// Unparsing the type (`unparse_ty`) and stripping its annotations, and unparsing the
+    /// contents (`unparse_comparable_data`, its serialization accounted for), milligas: what
+    /// each balance key and the receipt's token pay first.
+    unparse_milli: u64,
+    /// Nodes of the type.
+    type_nodes: u64,
+    /// Nodes of the contents.
+    content_nodes: u64,
 }
 
 impl Token {
@@ -54,17 +67,45 @@ impl Token {
         let Value::Ticket(ticket) = value else {
             return None;
         };
+        let content_type = ticket.content_type.to_node();
+        let content = kestrel_michelson::normalize(&ticket.content, UnparsingMode::OptimizedLegacy);
+        let type_nodes = kestrel_micheline::location::node_count(&content_type) as u64;
+        let unparse_milli = unparse_type_milli(ticket.content_type.size() as u64)
+            .saturating_add(strip_milli(type_nodes))
+            .saturating_add(kestrel_michelson::unparse_data_cost_milli(&ticket.content));
         let token = Token {
             ticketer: ticket.ticketer.destination.to_crypto(),
-            content_type: ticket.content_type.to_node(),
-            content: kestrel_michelson::normalize(&ticket.content, UnparsingMode::OptimizedLegacy),
+            content_nodes: kestrel_micheline::location::node_count(&content) as u64,
+            content_type,
+            content,
+            unparse_milli,
+            type_nodes,
         };
         Some((token, ticket.amount.to_bigint()))
     }
 
-    /// The key of `owner`'s balance of this token in the table ([`balance_key`]).
-    pub fn balance_key(&self, owner: &Destination) -> [u8; 32] {
-        balance_key(&self.ticketer, &self.content_type, &self.content, owner)
+    /// The key of `owner`'s balance of this token in the table ([`balance_key`]), as
+    /// `Ticket_balance_key.of_ex_token` charges it: the token unparsed, both addresses
+    /// unparsed, the expression's locations stripped, its bytes hashed.
+    fn balance_key_metered(
+        &self,
+        owner: &Destination,
+        meter: &mut GasMeter,
+    ) -> Result<[u8; 32], GasExhausted> {
+        let expression = self.key_expression(owner);
+        let nodes = 3 + self.type_nodes + self.content_nodes;
+        let cost = self
+            .unparse_milli
+            .saturating_add(address_unparse_milli(&self.ticketer))
+            .saturating_add(address_unparse_milli(owner))
+            .saturating_add(strip_milli(nodes))
+            .saturating_add(hash_bytes_milli(expression.len() as u64));
+        meter.consume(cost)?;
+        Ok(kestrel_crypto::hash::blake2b_256(&expression))
+    }
+
+    fn key_expression(&self, owner: &Destination) -> Vec<u8> {
+        key_expression(&self.ticketer, &self.content_type, &self.content, owner)
     }
 
     /// The receipt's form of the token.
@@ -82,6 +123,13 @@ impl Token {
     }
 }
 
+/// What unparsing an address costs (`unparse_data` of an `address` in `Optimized_legacy`, its
+/// serialization accounted for), milligas.
+fn address_unparse_milli(destination: &Destination) -> u64 {
+    let address = Address::new(crate::host::vm_destination(destination));
+    kestrel_michelson::unparse_data_cost_milli(&Value::Address(Rc::new(address)))
+}
+
 /// The key of `owner`'s balance of a ticket in the table (`Ticket_balance_key.make`): the
 /// `expr…` hash of the binary Micheline `{ ticketer ; content_type ; content ; owner }`, both
 /// addresses as their 22 bytes, the type without annotations, the contents unparsed as
@@ -92,6 +140,16 @@ pub fn balance_key(
     content: &Node,
     owner: &Destination,
 ) -> [u8; 32] {
+    kestrel_crypto::hash::blake2b_256(&key_expression(ticketer, content_type, content, owner))
+}
+
+/// The binary Micheline a balance key hashes.
+fn key_expression(
+    ticketer: &Destination,
+    content_type: &Node,
+    content: &Node,
+    owner: &Destination,
+) -> Vec<u8> {
     let node = Node::seq(vec![
         Node::bytes(ticketer.to_bytes().to_vec()),
         content_type.clone(),
@@ -100,108 +158,157 @@ pub fn balance_key(
     ]);
     // A type and contents from typed values encode; an unencodable caller's node hashes as
     // nothing, which no stored balance has.
-    let bytes = kestrel_micheline::binary::encode(&node).unwrap_or_default();
-    kestrel_crypto::hash::blake2b_256(&bytes)
+    kestrel_micheline::binary::encode(&node).unwrap_or_default()
 }
 
-/// Amounts of tokens, by the key of the ticketer's own balance (Octez's `Ticket_token_map`
-/// orders tokens that way).
-#[derive(Debug, Default)]
+/// Amounts of tokens, by the key of the ticketer's own balance (Octez's `Ticket_token_map`, a
+/// carbonated map ordered that way).
+#[derive(Debug, Default, Clone)]
 pub struct TokenMap(BTreeMap<[u8; 32], (Token, BigInt)>);
 
 impl TokenMap {
-    /// Adds `amount` of `token`.
-    pub fn add(&mut self, token: Token, amount: &BigInt) {
-        let key = token.balance_key(&token.ticketer);
-        self.0
-            .entry(key)
-            .and_modify(|(_, sum)| *sum += amount)
-            .or_insert_with(|| (token, amount.clone()));
-    }
-
-    /// The tickets in `value` (`Ticket_scanner.tickets_of_value`), big maps' pending values
-    /// too when `include_lazy`.
-    pub fn of_value(value: &Value, include_lazy: bool) -> TokenMap {
+    /// `Ticket_accounting.ticket_balances_of_value`: the scan's steps, each ticket collected,
+    /// then the tokens listed in a map (`Ticket_token_map.of_list`, amounts of a token summed).
+    fn of_scan(meter: &mut GasMeter, scan: &Scan<'_>) -> Result<TokenMap, GasExhausted> {
+        meter.consume(scan.steps_milli())?;
+        meter.consume(COLLECT_TICKETS_STEP_MILLI.saturating_mul(scan.tickets.len() as u64))?;
         let mut map = TokenMap::default();
-        map.add_value(value, include_lazy, 1);
-        map
+        for (token, amount) in scan
+            .tickets
+            .iter()
+            .filter_map(|ticket| Token::of_ticket(ticket))
+        {
+            let key = token.balance_key_metered(&token.ticketer, meter)?;
+            map.add(meter, key, token, amount)?;
+        }
+        Ok(map)
     }
 
-    /// Adds (`sign` 1) or subtracts (-1) the tickets in `value`.
-    fn add_value(&mut self, value: &Value, include_lazy: bool, sign: i8) {
-        let mut pending = vec![value];
-        while let Some(value) = pending.pop() {
-            match value {
-                Value::Ticket(_) => {
-                    if let Some((token, amount)) = Token::of_ticket(value) {
-                        let amount = if sign < 0 { -amount } else { amount };
-                        self.add(token, &amount);
-                    }
-                }
-                Value::Pair(pair) => {
-                    pending.push(&pair.1);
-                    pending.push(&pair.0);
-                }
-                Value::Left(inner) | Value::Right(inner) | Value::Some(inner) => {
-                    pending.push(inner)
-                }
-                Value::List(items) => pending.extend(items.iter()),
-                Value::Map(map) => pending.extend(map.values()),
-                Value::BigMap(map) if include_lazy => {
-                    pending.extend(map.overlay.values().flatten());
-                }
-                _ => {}
+    /// Adds `amount` of `token` under `key` (`Carbonated_map.update` or `add`): a lookup, the
+    /// amounts summed if the token is there, an update.
+    fn add(
+        &mut self,
+        meter: &mut GasMeter,
+        key: [u8; 32],
+        token: Token,
+        amount: BigInt,
+    ) -> Result<(), GasExhausted> {
+        let size = self.0.len();
+        meter.consume(carbonated_find_milli(size).saturating_add(carbonated_update_milli(size)))?;
+        match self.0.get_mut(&key) {
+            Some((_, sum)) => {
+                meter.consume(add_int_milli(sum, &amount))?;
+                *sum += amount;
+            }
+            None => {
+                self.0.insert(key, (token, amount));
             }
         }
+        Ok(())
     }
 
-    /// The tokens with a non-zero amount, in key order.
-    fn non_zero(&self) -> impl DoubleEndedIterator<Item = &(Token, BigInt)> {
-        self.0.values().filter(|(_, amount)| !amount.is_zero())
+    /// `Ticket_token_map.merge`: a fold over `other`, each of its tokens added.
+    fn merge(&mut self, meter: &mut GasMeter, other: TokenMap) -> Result<(), GasExhausted> {
+        meter.consume(carbonated_fold_milli(other.0.len()))?;
+        for (key, (token, amount)) in other.0 {
+            self.add(meter, key, token, amount)?;
+        }
+        Ok(())
     }
 
-    /// The amount of the token whose ticketer's key is `key`.
-    fn amount(&self, key: &[u8; 32]) -> BigInt {
-        self.0
-            .get(key)
+    /// `Ticket_accounting.Ticket_token_map.sub`: `other` negated (`map_e`: a fold, each amount
+    /// negated and updated), then merged.
+    fn subtract(&mut self, meter: &mut GasMeter, other: &TokenMap) -> Result<(), GasExhausted> {
+        let size = other.0.len();
+        meter.consume(carbonated_fold_milli(size))?;
+        let mut negated = TokenMap::default();
+        for (key, (token, amount)) in &other.0 {
+            meter.consume(negate_milli(amount).saturating_add(carbonated_update_milli(size)))?;
+            negated.0.insert(*key, (token.clone(), -amount));
+        }
+        self.merge(meter, negated)
+    }
+
+    /// `Ticket_token_map.to_ticket_receipt`: a fold, each token with a non-zero amount unparsed
+    /// for `owner`'s update; the items from the greatest key down (the fold prepends).
+    fn receipt(
+        &self,
+        meter: &mut GasMeter,
+        owner: &Destination,
+    ) -> Result<Vec<TicketReceiptItem<'static>>, GasExhausted> {
+        meter.consume(carbonated_fold_milli(self.0.len()))?;
+        let mut items = Vec::new();
+        for (token, amount) in self.0.values().filter(|(_, amount)| !amount.is_zero()) {
+            items.push(receipt_item(meter, token, vec![(*owner, amount.clone())])?);
+        }
+        items.reverse();
+        Ok(items)
+    }
+
+    /// The amount of `token` (`Ticket_token_map.find`: its key, a lookup).
+    fn find(&self, meter: &mut GasMeter, token: &Token) -> Result<BigInt, GasExhausted> {
+        let key = token.balance_key_metered(&token.ticketer, meter)?;
+        meter.consume(carbonated_find_milli(self.0.len()))?;
+        Ok(self
+            .0
+            .get(&key)
             .map(|(_, amount)| amount.clone())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 }
 
-/// What a call changed of its own tickets (`Ticket_accounting.ticket_diffs`): the change of the
-/// contract's balances (new storage − old storage − argument), and its receipt (new storage −
-/// old storage, one update per token, Octez's order: by descending key).
+/// What a call changed of its own tickets (`Ticket_accounting.ticket_diffs`).
+#[derive(Debug, Default)]
+pub struct CallDiffs {
+    /// The change of the contract's balances: new storage − old storage − argument.
+    pub diffs: TokenMap,
+    /// The receipt: new storage − old storage, one update per token, from the greatest key
+    /// down.
+    pub receipt: Vec<TicketReceiptItem<'static>>,
+}
+
+/// The scans of what a call handled: its argument (big maps included), its old and new
+/// storage (big maps not).
+pub struct CallScans<'v> {
+    /// The argument, of the parameter type.
+    pub argument: Scan<'v>,
+    /// The storage before the run.
+    pub old_storage: Scan<'v>,
+    /// The storage after it.
+    pub new_storage: Scan<'v>,
+}
+
+/// `Ticket_accounting.ticket_diffs` of a call of `self_contract`, charged to `meter`.
 pub fn call_diffs(
+    meter: &mut GasMeter,
     self_contract: &Destination,
-    argument: Option<&Value>,
-    old_storage: Option<&Value>,
-    new_storage: Option<&Value>,
-) -> (TokenMap, Vec<TicketReceiptItem<'static>>) {
-    let mut storage = TokenMap::default();
-    if let Some(new_storage) = new_storage {
-        storage.add_value(new_storage, false, 1);
-    }
-    if let Some(old_storage) = old_storage {
-        storage.add_value(old_storage, false, -1);
-    }
-    let receipt = storage
-        .non_zero()
-        .rev()
-        .map(|(token, amount)| receipt_item(token, vec![(*self_contract, amount.clone())]))
-        .collect();
-    if let Some(argument) = argument {
-        storage.add_value(argument, true, -1);
-    }
-    (storage, receipt)
+    scans: &CallScans<'_>,
+) -> Result<CallDiffs, GasExhausted> {
+    let arguments = TokenMap::of_scan(meter, &scans.argument)?;
+    // The big maps' changes (`ticket_diffs_of_lazy_storage_diff`) are not modelled: none.
+    let old_storage = TokenMap::of_scan(meter, &scans.old_storage)?;
+    let mut storage = TokenMap::of_scan(meter, &scans.new_storage)?;
+    storage.merge(meter, TokenMap::default())?;
+    storage.subtract(meter, &old_storage)?;
+    let mut diffs = storage.clone();
+    diffs.subtract(meter, &arguments)?;
+    let receipt = storage.receipt(meter, self_contract)?;
+    Ok(CallDiffs { diffs, receipt })
 }
 
-/// A receipt item: `token`'s changes for each account.
+/// `Ticket_token_unparser.unparse` of `token` (its contents and type unparsed, the type's
+/// annotations and locations stripped) for a receipt item of its changes for each account.
 pub fn receipt_item(
+    meter: &mut GasMeter,
     token: &Token,
     updates: Vec<(Destination, BigInt)>,
-) -> TicketReceiptItem<'static> {
-    TicketReceiptItem {
+) -> Result<TicketReceiptItem<'static>, GasExhausted> {
+    meter.consume(
+        token
+            .unparse_milli
+            .saturating_add(strip_milli(token.type_nodes)),
+    )?;
+    Ok(TicketReceiptItem {
         ticket_token: token.receipt(),
         updates: updates
             .into_iter()
@@ -210,56 +317,120 @@ pub fn receipt_item(
                 amount: Zarith(amount),
             })
             .collect(),
-    }
+    })
 }
 
-/// Amounts of a token sent to each destination, in the order the operations send them.
-type Destinations = Vec<(Destination, BigInt)>;
+/// A token the emitted operations send (`Ticket_operations_diff.ticket_token_diff`).
+struct Sent {
+    token: Token,
+    total: BigInt,
+    /// The amounts by destination, in Michelson's order of addresses.
+    destinations: BTreeMap<Destination, BigInt>,
+}
 
-/// The tickets each emitted operation carries, by token then destination
-/// (`Ticket_operations_diff.ticket_diffs_of_operations`): a transfer's argument (to a contract,
-/// or a ticket to an implicit account), an origination's storage.
-fn operation_tickets(operations: &[InternalOperation]) -> Vec<(Token, Destinations)> {
-    let mut by_token: BTreeMap<[u8; 32], (Token, Destinations)> = BTreeMap::new();
+/// The tickets the emitted operations carry
+/// (`Ticket_operations_diff.ticket_diffs_of_operations`): a transfer's argument to a contract
+/// or an origination's storage scanned (to an implicit account, its one ticket), each ticket
+/// added to a map of tokens to maps of destinations; then each token's total. The tokens from
+/// the greatest key down (the fold prepends).
+fn sent_tickets(
+    meter: &mut GasMeter,
+    operations: &[InternalOperation],
+) -> Result<Vec<Sent>, GasExhausted> {
+    let mut by_token: BTreeMap<[u8; 32], (Token, BTreeMap<Destination, BigInt>)> = BTreeMap::new();
     for operation in operations {
-        let (destination, value) = match operation {
+        let (destination, found) = match operation {
             InternalOperation::Transaction {
                 destination,
                 parameter,
                 parameter_type,
                 ..
-            } if parameter_type.has_ticket() => (destination.destination.to_crypto(), parameter),
+            } => match destination.destination.to_crypto() {
+                // `Transaction_to_implicit_with_ticket`: its ticket, not scanned.
+                to @ Destination::Implicit(_) => {
+                    if !matches!(parameter, Value::Ticket(_)) {
+                        continue;
+                    }
+                    let found = Scan {
+                        tickets: vec![parameter],
+                        steps: 0,
+                    };
+                    (to, found)
+                }
+                to => {
+                    meter.consume(type_has_tickets_cost(parameter_type))?;
+                    let has_tickets = parameter_type.has_ticket();
+                    (to, scan(parameter_type, has_tickets, Some(parameter), true))
+                }
+            },
             InternalOperation::Origination {
                 address,
                 storage,
                 storage_type,
                 ..
-            } if storage_type.has_ticket() => (address.to_crypto(), storage),
+            } => {
+                meter.consume(type_has_tickets_cost(storage_type))?;
+                let has_tickets = storage_type.has_ticket();
+                let found = scan(storage_type, has_tickets, Some(storage), true);
+                (address.to_crypto(), found)
+            }
             _ => continue,
         };
-        for (key, (token, amount)) in TokenMap::of_value(value, true).0 {
-            let destinations = &mut by_token.entry(key).or_insert_with(|| (token, Vec::new())).1;
-            match destinations.iter_mut().find(|(to, _)| *to == destination) {
-                Some((_, sum)) => *sum += amount,
-                None => destinations.push((destination, amount)),
+        meter.consume(found.steps_milli())?;
+        // `add_transfer_to_token_map` folds the scan's list, which holds the last ticket met
+        // first.
+        for ticket in found.tickets.iter().rev() {
+            let Some((token, amount)) = Token::of_ticket(ticket) else {
+                continue;
+            };
+            let key = token.balance_key_metered(&token.ticketer, meter)?;
+            let size = by_token.len();
+            meter.consume(carbonated_find_milli(size))?;
+            match by_token.get_mut(&key) {
+                None => {
+                    by_token.insert(key, (token, BTreeMap::from([(destination, amount)])));
+                }
+                Some((_, destinations)) => {
+                    let count = destinations.len();
+                    meter.consume(carbonated_find_milli(count))?;
+                    match destinations.get_mut(&destination) {
+                        Some(sum) => {
+                            meter.consume(add_int_milli(sum, &amount))?;
+                            *sum += amount;
+                        }
+                        None => {
+                            destinations.insert(destination, amount);
+                        }
+                    }
+                    meter.consume(carbonated_update_milli(count))?;
+                }
             }
+            meter.consume(carbonated_update_milli(size))?;
         }
     }
-    by_token.into_values().collect()
+    meter.consume(carbonated_fold_milli(by_token.len()))?;
+    let mut sent = Vec::with_capacity(by_token.len());
+    for (token, destinations) in by_token.into_values() {
+        // A fold summing the amounts, then the destinations listed.
+        meter.consume(carbonated_fold_milli(destinations.len()).saturating_mul(2))?;
+        let mut total = BigInt::zero();
+        for amount in destinations.values() {
+            meter.consume(add_int_milli(&total, amount))?;
+            total += amount;
+        }
+        sent.push(Sent {
+            token,
+            total,
+            destinations,
+        });
+    }
+    sent.reverse();
+    Ok(sent)
 }
 
-/// Whether any emitted operation's type holds a ticket.
-pub fn operations_carry_tickets(operations: &[InternalOperation]) -> bool {
-    operations.iter().any(|operation| match operation {
-        InternalOperation::Transaction { parameter_type, .. } => parameter_type.has_ticket(),
-        InternalOperation::Origination { storage_type, .. } => storage_type.has_ticket(),
-        _ => false,
-    })
-}
-
-/// `Ticket_accounting.update_ticket_balances`: the call's own changes (an increase only of
-/// tickets it created), then what its operations send (no more of a token than it gave up,
-/// unless it created it): the table's size change, bytes.
+/// `Ticket_accounting.update_ticket_balances`: the tickets the operations send found; the
+/// call's own changes (an increase only of tickets it created); then what its operations send
+/// (no more of a token than it gave up, unless it created it). The table's size change, bytes.
 pub fn update_balances(
     ledger: &mut Ledger,
     meter: &mut GasMeter,
@@ -267,27 +438,55 @@ pub fn update_balances(
     diffs: &TokenMap,
     operations: &[InternalOperation],
 ) -> Result<i64, Fault> {
+    let sent = sent_tickets(meter, operations)?;
+    // `Ticket_token_map.to_list`: the map listed, then the list walked again.
+    meter.consume(carbonated_fold_milli(diffs.0.len()).saturating_mul(2))?;
     let mut size_diff = 0i64;
     // Every token the call saw, even unchanged (Octez adjusts those by 0, and pays for it).
     for (token, amount) in diffs.0.values() {
         if amount.is_positive() && token.ticketer != *self_contract {
             return Err(invalid_transfer(token, amount).into());
         }
-        size_diff += adjust_balance(ledger, meter, &token.balance_key(self_contract), amount)?;
+        let key = token.balance_key_metered(self_contract, meter)?;
+        adjust_and_add(ledger, meter, &key, amount, &mut size_diff)?;
     }
-    for (token, destinations) in operation_tickets(operations) {
-        let total: BigInt = destinations.iter().map(|(_, amount)| amount).sum();
+    for Sent {
+        token,
+        total,
+        destinations,
+    } in sent
+    {
         if token.ticketer != *self_contract {
-            let given_up = -diffs.amount(&token.balance_key(&token.ticketer));
+            let given_up = -diffs.find(meter, &token)?;
             if total > given_up {
                 return Err(invalid_transfer(&token, &total).into());
             }
         }
-        for (owner, amount) in &destinations {
-            size_diff += adjust_balance(ledger, meter, &token.balance_key(owner), amount)?;
+        meter.consume(COLLECT_TICKETS_STEP_MILLI.saturating_mul(destinations.len() as u64))?;
+        // Listed, then folded into a list that prepends: the last destination first.
+        for (owner, amount) in destinations.iter().rev() {
+            let key = token.balance_key_metered(owner, meter)?;
+            adjust_and_add(ledger, meter, &key, amount, &mut size_diff)?;
         }
     }
     Ok(size_diff)
+}
+
+/// [`adjust_balance`], its size change added to `size_diff` (`Ticket_costs.add_z_cost`).
+fn adjust_and_add(
+    ledger: &mut Ledger,
+    meter: &mut GasMeter,
+    key: &[u8; 32],
+    delta: &BigInt,
+    size_diff: &mut i64,
+) -> Result<(), Fault> {
+    let diff = adjust_balance(ledger, meter, key, delta)?;
+    meter.consume(add_int_milli(
+        &BigInt::from(*size_diff),
+        &BigInt::from(diff),
+    ))?;
+    *size_diff = size_diff.saturating_add(diff);
+    Ok(())
 }
 
 fn invalid_transfer(token: &Token, amount: &BigInt) -> ApplyError {
@@ -360,8 +559,8 @@ pub fn adjust_storage_space(ledger: &mut Ledger, size_diff: i64) -> Result<u64, 
     Ok(u64::try_from(used - paid).unwrap_or(u64::MAX))
 }
 
-/// `Ticket_transfer.transfer_ticket`: `amount` of `token` moved from `sender` to `destination`;
-/// the bytes newly paid for.
+/// `Ticket_transfer.transfer_ticket`: `amount` of `token` moved from `sender` to `destination`
+/// (both balance keys made, then both balances adjusted); the bytes newly paid for.
 pub fn transfer(
     ledger: &mut Ledger,
     meter: &mut GasMeter,
@@ -370,8 +569,10 @@ pub fn transfer(
     destination: &Destination,
     amount: &BigInt,
 ) -> Result<u64, Fault> {
-    let taken = adjust_balance(ledger, meter, &token.balance_key(sender), &-amount)?;
-    let given = adjust_balance(ledger, meter, &token.balance_key(destination), amount)?;
+    let sender_key = token.balance_key_metered(sender, meter)?;
+    let destination_key = token.balance_key_metered(destination, meter)?;
+    let taken = adjust_balance(ledger, meter, &sender_key, &-amount)?;
+    let given = adjust_balance(ledger, meter, &destination_key, amount)?;
     adjust_storage_space(ledger, taken + given)
 }
 
