@@ -41,6 +41,14 @@ pub enum DecodeErrorKind {
         /// Why it was refused.
         reason: String,
     },
+    /// A value broke an invariant its encoding guards (`conv_with_guard`: data-encoding's
+    /// `User_invariant_guard`).
+    InvariantGuard {
+        /// What was being read.
+        what: &'static str,
+        /// The guard's message.
+        message: &'static str,
+    },
     /// An operation kind whose encoding this crate does not implement (smart rollup refutations
     /// and zk rollup operations); the bytes are valid Octez tags but cannot be sized here.
     UnsupportedKind {
@@ -92,6 +100,7 @@ impl DecodeError {
             DecodeErrorKind::SizeLimitExceeded => "Size_limit_exceeded",
             DecodeErrorKind::ListTooLong => "List_too_long",
             DecodeErrorKind::Invalid { .. } => "Invalid_argument",
+            DecodeErrorKind::InvariantGuard { .. } => "User_invariant_guard",
         }
     }
 }
@@ -126,6 +135,12 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::Invalid { what, reason } => {
                 write!(f, "invalid {what} at byte {}: {reason}", self.offset)
             }
+            DecodeErrorKind::InvariantGuard { what, message } => write!(
+                f,
+                "invalid {what} at byte {}: User-specified invariant not respected in encoded \
+                 data: {message}",
+                self.offset
+            ),
             DecodeErrorKind::UnsupportedKind { name, tag } => write!(
                 f,
                 "operation kind {name} (tag {tag}) at byte {} is not supported",

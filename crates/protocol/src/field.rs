@@ -12,6 +12,7 @@ use std::borrow::Cow;
 
 use kestrel_encoding::Reader;
 use num_bigint::{BigInt, BigUint, Sign};
+use num_traits::Zero;
 use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind, JsonError};
@@ -239,6 +240,42 @@ impl<'a> Field<'a> for Natural {
         text.parse::<BigUint>()
             .map(Natural)
             .map_err(|_| JsonError::new(path, "expected a decimal natural number"))
+    }
+}
+
+/// A ticket amount (`Ticket_amount.encoding`): a natural number that must be positive, a zero
+/// refused by the encoding's guard.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TicketAmount(pub BigUint);
+
+/// `Ticket_amount.encoding`'s guard message.
+const TICKET_AMOUNT_GUARD: &str = "expecting positive number";
+
+impl<'a> Field<'a> for TicketAmount {
+    fn read(reader: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let offset = reader.offset();
+        match Natural::read(reader)? {
+            Natural(amount) if amount.is_zero() => Err(DecodeError::new(
+                DecodeErrorKind::InvariantGuard {
+                    what: "ticket amount",
+                    message: TICKET_AMOUNT_GUARD,
+                },
+                offset,
+            )),
+            Natural(amount) => Ok(TicketAmount(amount)),
+        }
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        kestrel_encoding::zarith::write_n(&self.0, out);
+    }
+    fn write_json(&self, out: &mut String) -> Result<(), JsonError> {
+        Natural(self.0.clone()).write_json(out)
+    }
+    fn read_json(value: &Value, path: &str) -> Result<Self, JsonError> {
+        match Natural::read_json(value, path)? {
+            Natural(amount) if amount.is_zero() => Err(JsonError::new(path, TICKET_AMOUNT_GUARD)),
+            Natural(amount) => Ok(TicketAmount(amount)),
+        }
     }
 }
 

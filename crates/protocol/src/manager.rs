@@ -7,7 +7,7 @@ use kestrel_crypto::{ContractHash, PublicKey, PublicKeyHash, SmartRollupAddress}
 use crate::crypto_fields::{
     BlsSignature, Contract, SmartRollupCommitmentHash, SmartRollupStateHash,
 };
-use crate::field::{BoundedNat, HexBytes, Mutez, Natural, SizePrefixed, Zarith};
+use crate::field::{BoundedNat, HexBytes, Mutez, Natural, SizePrefixed, TicketAmount, Zarith};
 use crate::record::record;
 use crate::script::{LazyExpr, Parameters, Script, SimpleEntrypoint};
 
@@ -115,7 +115,7 @@ record! {
         /// The ticket's creator.
         ticket_ticketer: Contract => "ticket_ticketer",
         /// The amount, positive.
-        ticket_amount: Natural => "ticket_amount",
+        ticket_amount: TicketAmount => "ticket_amount",
         /// The receiver.
         destination: Contract => "destination",
         /// The receiver's entrypoint.

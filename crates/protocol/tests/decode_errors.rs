@@ -213,3 +213,55 @@ fn lazy_micheline_that_does_not_decode_has_no_json_form() {
     let error = operation.to_json().unwrap_err();
     assert!(error.message.contains("does not decode"), "{error}");
 }
+
+/// A signed (zero-signature) `transfer_ticket` moving `amount` units, as JSON.
+fn transfer_ticket_json(amount: &str) -> String {
+    format!(
+        r#"{{"branch":"{BRANCH}","contents":[{{"kind":"transfer_ticket",
+        "source":"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx","fee":"441","counter":"5",
+        "gas_limit":"1396","storage_limit":"86","ticket_contents":{{"string":"Ticket"}},
+        "ticket_ty":{{"prim":"string"}},"ticket_ticketer":"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo",
+        "ticket_amount":"{amount}","destination":"tz1gjaF81ZRRvdzjobyfVNsAeSC6PScjfQwN",
+        "entrypoint":"default"}}]}}"#
+    )
+}
+
+/// A zero ticket amount is refused where it is read, as `Ticket_amount.encoding`'s guard
+/// refuses it (`conv_with_guard`, "expecting positive number": data-encoding's
+/// `User_invariant_guard`), in binary and in JSON; one unit decodes.
+#[test]
+fn zero_ticket_amount_refused() {
+    let bytes = |amount: &str| {
+        Operation::from_json_str(&transfer_ticket_json(amount))
+            .expect("a transfer_ticket")
+            .encode()
+    };
+    let (one, two) = (bytes("1"), bytes("2"));
+    assert!(SignedOperation::decode(&one).is_ok());
+    // The amount is the one byte where one and two units differ (a one-byte Zarith).
+    let differing: Vec<usize> = (0..one.len()).filter(|&i| one[i] != two[i]).collect();
+    assert_eq!(differing.len(), 1);
+    let offset = differing[0];
+    assert_eq!((one[offset], two[offset]), (1, 2));
+    let mut zero = one.clone();
+    zero[offset] = 0;
+    let error = SignedOperation::decode(&zero).unwrap_err();
+    assert_eq!(
+        error,
+        DecodeError::new(
+            DecodeErrorKind::InvariantGuard {
+                what: "ticket amount",
+                message: "expecting positive number",
+            },
+            offset,
+        )
+    );
+    assert_eq!(error.read_error_name(), "User_invariant_guard");
+    let error = Operation::from_json_str(&transfer_ticket_json("0")).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("ticket_amount: expecting positive number"),
+        "{error}"
+    );
+}

@@ -14,7 +14,7 @@
 use kestrel_crypto::{ChainId, ContractHash, Destination, Entrypoint};
 use kestrel_micheline::Node;
 use kestrel_protocol::crypto_fields::Contract;
-use kestrel_protocol::field::{BoundedNat, Natural};
+use kestrel_protocol::field::{BoundedNat, TicketAmount};
 use kestrel_protocol::ledger::LiquidityBakingScripts;
 use kestrel_protocol::manager::{ManagerHeader, Origination, Transaction, TransferTicket};
 use kestrel_protocol::receipt::ticket::TicketReceiptItem;
@@ -297,7 +297,7 @@ fn transfer_ticket(
         ticket_contents: lazy(&data(contents)),
         ticket_ty: lazy(&data(ty)),
         ticket_ticketer: Contract(ticketer),
-        ticket_amount: Natural(amount.into()),
+        ticket_amount: TicketAmount(amount.into()),
         destination: Contract(destination),
         entrypoint: SimpleEntrypoint(Entrypoint::try_new(entrypoint).expect("entrypoint")),
     })
