@@ -225,25 +225,33 @@ fn ticket_diffs(
             .map(|(value, _)| value),
         false => None,
     };
+    let ledger: &crate::ledger::Ledger = env.ledger;
+    let mut read = |id: i64, ty: &Type| ticket::stored_values(ledger, meter, id, ty);
+    let argument = scan(
+        script.parameter_type(),
+        script.parameter_has_tickets,
+        argument.as_ref(),
+        Some(&mut read),
+    )?;
+    let big_maps = match script.storage_has_tickets {
+        true => ticket::lazy_storage_tickets(ledger, meter, &execution.big_map_diff)?,
+        false => Vec::new(),
+    };
     let scans = ticket::CallScans {
-        argument: scan(
-            script.parameter_type(),
-            script.parameter_has_tickets,
-            argument.as_ref(),
-            true,
-        ),
+        argument,
         old_storage: scan(
             storage_type,
             script.storage_has_tickets,
             old_storage.as_ref(),
-            false,
-        ),
+            None,
+        )?,
         new_storage: scan(
             storage_type,
             script.storage_has_tickets,
             Some(&execution.storage),
-            false,
-        ),
+            None,
+        )?,
+        big_maps,
     };
     let self_contract = Destination::Originated(args.contract);
     Ok(ticket::call_diffs(meter, &self_contract, &scans)?)

@@ -7,16 +7,20 @@
 //! balance keys hashed, the tokens unparsed, the carbonated maps' lookups, updates and folds
 //! (`carbonated_map.ml`), the amounts added and negated.
 //!
-//! Not modelled: tickets inside big maps (`ticket_lazy_storage_diff.ml`, and the stored
-//! contents of a big map passed in an argument): only the values a run holds in memory are
-//! scanned.
+//! Tickets in big maps count too: those a big map sent or received holds
+//! (`Ticket_scanner.tickets_of_big_map`), and those the storage's big maps gain or lose
+//! (`ticket_lazy_storage_diff.ml`), their listing and reading charged as Octez charges them
+//! but for the deserialization of an updated binding's old value.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use kestrel_crypto::{Destination, ScriptExprHash};
 use kestrel_micheline::Node;
-use kestrel_michelson::{Address, InternalOperation, UnparsingMode, Value};
+use kestrel_michelson::{
+    Address, BigMapDiff, BigMapDiffAction, BigMapInit, InternalOperation, Type, UnparsingMode,
+    Value,
+};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
@@ -29,6 +33,7 @@ use super::ticket_scan::{scan, type_has_tickets_cost, Scan};
 use super::{ApplyError, Fault};
 use crate::crypto_fields::Contract;
 use crate::field::Zarith;
+use crate::host::{BIG_MAP_BINDING_PATH_LENGTH, BIG_MAP_EXISTS_MILLI};
 use crate::internal::{MichelineExpr, TransactionDestination};
 use crate::ledger::{Ledger, TicketTableBytes};
 use crate::receipt::ticket::{TicketReceiptItem, TicketToken, TicketUpdate};
@@ -169,15 +174,11 @@ pub struct TokenMap(BTreeMap<[u8; 32], (Token, BigInt)>);
 impl TokenMap {
     /// `Ticket_accounting.ticket_balances_of_value`: the scan's steps, each ticket collected,
     /// then the tokens listed in a map (`Ticket_token_map.of_list`, amounts of a token summed).
-    fn of_scan(meter: &mut GasMeter, scan: &Scan<'_>) -> Result<TokenMap, GasExhausted> {
+    fn of_scan(meter: &mut GasMeter, scan: &Scan) -> Result<TokenMap, GasExhausted> {
         meter.consume(scan.steps_milli())?;
         meter.consume(COLLECT_TICKETS_STEP_MILLI.saturating_mul(scan.tickets.len() as u64))?;
         let mut map = TokenMap::default();
-        for (token, amount) in scan
-            .tickets
-            .iter()
-            .filter_map(|ticket| Token::of_ticket(ticket))
-        {
+        for (token, amount) in scan.tickets.iter().filter_map(Token::of_ticket) {
             let key = token.balance_key_metered(&token.ticketer, meter)?;
             map.add(meter, key, token, amount)?;
         }
@@ -269,26 +270,38 @@ pub struct CallDiffs {
 
 /// The scans of what a call handled: its argument (big maps included), its old and new
 /// storage (big maps not).
-pub struct CallScans<'v> {
+pub struct CallScans {
     /// The argument, of the parameter type.
-    pub argument: Scan<'v>,
+    pub argument: Scan,
     /// The storage before the run.
-    pub old_storage: Scan<'v>,
+    pub old_storage: Scan,
     /// The storage after it.
-    pub new_storage: Scan<'v>,
+    pub new_storage: Scan,
+    /// The tickets the storage's big maps gained or lost ([`lazy_storage_tickets`]).
+    pub big_maps: Vec<(Value, bool)>,
 }
 
 /// `Ticket_accounting.ticket_diffs` of a call of `self_contract`, charged to `meter`.
 pub fn call_diffs(
     meter: &mut GasMeter,
     self_contract: &Destination,
-    scans: &CallScans<'_>,
+    scans: &CallScans,
 ) -> Result<CallDiffs, GasExhausted> {
     let arguments = TokenMap::of_scan(meter, &scans.argument)?;
-    // The big maps' changes (`ticket_diffs_of_lazy_storage_diff`) are not modelled: none.
+    let mut big_maps = TokenMap::default();
+    for (token, amount, negated) in scans
+        .big_maps
+        .iter()
+        .filter_map(|(ticket, negated)| Some((Token::of_ticket(ticket)?, negated)))
+        .map(|((token, amount), negated)| (token, amount, *negated))
+    {
+        let key = token.balance_key_metered(&token.ticketer, meter)?;
+        let amount = if negated { -amount } else { amount };
+        big_maps.add(meter, key, token, amount)?;
+    }
     let old_storage = TokenMap::of_scan(meter, &scans.old_storage)?;
     let mut storage = TokenMap::of_scan(meter, &scans.new_storage)?;
-    storage.merge(meter, TokenMap::default())?;
+    storage.merge(meter, big_maps)?;
     storage.subtract(meter, &old_storage)?;
     let mut diffs = storage.clone();
     diffs.subtract(meter, &arguments)?;
@@ -320,6 +333,198 @@ pub fn receipt_item(
     })
 }
 
+/// The values stored in big map `id`, of type `value_type`, listed (`Big_map.list_key_values`:
+/// the traversal, then each binding's carbonated read) and parsed (`parse_data`), charged.
+pub fn stored_values(
+    ledger: &Ledger,
+    meter: &mut GasMeter,
+    id: i64,
+    value_type: &Type,
+) -> Result<Vec<Value>, Fault> {
+    let bindings = list_stored(ledger, meter, id)?;
+    let mut values = Vec::with_capacity(bindings.len());
+    for node in &bindings {
+        values.push(parse_stored(meter, node, value_type)?);
+    }
+    Ok(values)
+}
+
+/// The values stored in big map `id`, listed as `Big_map.list_key_values` charges it: the
+/// traversal, then each binding's carbonated read.
+/// Each binding is read once its traversal is paid for, so gas bounds the work.
+fn list_stored(ledger: &Ledger, meter: &mut GasMeter, id: i64) -> Result<Vec<Node>, Fault> {
+    let key_hashes = ledger.big_map_key_hashes(id)?;
+    meter.consume(list_key_values_milli(key_hashes.len()))?;
+    let mut values = Vec::new();
+    for key_hash in &key_hashes {
+        if let Some((node, stored_bytes)) = ledger.big_map_binding(id, key_hash)? {
+            meter.consume(read_access_milli(
+                BIG_MAP_BINDING_PATH_LENGTH,
+                stored_bytes as u64,
+            ))?;
+            values.push(node);
+        }
+    }
+    Ok(values)
+}
+
+/// `Storage_costs.list_key_values_traverse` (`cost_List_key_values`): `470 + 118 · size`.
+fn list_key_values_milli(size: usize) -> u64 {
+    (size as u64).saturating_mul(118).saturating_add(470)
+}
+
+/// A stored value parsed as `ty` (forged tickets allowed, as `parse_data` is asked), charged.
+fn parse_stored(meter: &mut GasMeter, node: &Node, ty: &Type) -> Result<Value, Fault> {
+    let (value, milli) = kestrel_michelson::typecheck_data_standalone(node, ty, true)
+        .map_err(|error| ApplyError::InvalidTicketContents(error.to_string()))?;
+    meter.consume(milli)?;
+    Ok(value)
+}
+
+/// The tickets the storage's big maps gained (`false`) or lost (`true`) by a call's big-map
+/// changes (`Ticket_lazy_storage_diff.ticket_diffs_of_lazy_storage_diff`, read before they are
+/// applied): a removed big map's values lost, a copied one's source values gained, each update's
+/// old value lost and new value gained. The changes of temporary big maps (negative ids) are
+/// the emitted operations', not the storage's. Charged as Octez charges them but for the
+/// storage reads (`Big_map.exists`, `get_opt`, `list_key_values`).
+pub fn lazy_storage_tickets(
+    ledger: &Ledger,
+    meter: &mut GasMeter,
+    diffs: &[BigMapDiff],
+) -> Result<Vec<(Value, bool)>, Fault> {
+    let mut found = Vec::new();
+    for diff in diffs {
+        let Some(id) = diff.id.to_i64().filter(|id| *id >= 0) else {
+            continue;
+        };
+        meter.consume(COLLECT_TICKETS_STEP_MILLI)?;
+        match &diff.action {
+            BigMapDiffAction::Remove => collect_stored(ledger, meter, id, true, &mut found)?,
+            BigMapDiffAction::Update { init, updates } => {
+                let (read_from, value_type) = match init {
+                    BigMapInit::Existing => (id, None),
+                    BigMapInit::Copy { source } => {
+                        let source = source.to_i64().unwrap_or(id);
+                        collect_stored(ledger, meter, source, false, &mut found)?;
+                        (source, None)
+                    }
+                    BigMapInit::Alloc { value_type, .. } => (id, Some(value_type)),
+                };
+                let value_type = match value_type {
+                    Some(value_type) => {
+                        meter.consume(parse_type_milli(&value_type.to_node())?)?;
+                        value_type.clone()
+                    }
+                    // `collect_token_diffs_of_big_map_and_updates`: a step, then the types.
+                    None => {
+                        meter.consume(
+                            COLLECT_TICKETS_STEP_MILLI.saturating_add(BIG_MAP_EXISTS_MILLI),
+                        )?;
+                        stored_value_type(ledger, meter, read_from)?
+                    }
+                };
+                meter.consume(type_has_tickets_cost(&value_type))?;
+                let has_tickets = value_type.has_ticket();
+                // `Key_hash_map`: each key looked up among those updated, then added.
+                for (size, update) in updates.iter().enumerate() {
+                    meter.consume(carbonated_find_milli(size))?;
+                    // `Big_map.get_opt`: the lookup, the read (its deserialization is not
+                    // charged here).
+                    meter.consume(read_access_milli(BIG_MAP_BINDING_PATH_LENGTH, 0))?;
+                    if let Some((old, stored_bytes)) =
+                        ledger.big_map_binding(read_from, &update.key_hash)?
+                    {
+                        meter.consume(read_access_milli(
+                            BIG_MAP_BINDING_PATH_LENGTH,
+                            stored_bytes as u64,
+                        ))?;
+                        if has_tickets {
+                            let old = parse_stored(meter, &old, &value_type)?;
+                            collect_value(meter, &value_type, &old, true, &mut found)?;
+                        }
+                    }
+                    meter.consume(
+                        carbonated_find_milli(size).saturating_add(carbonated_update_milli(size)),
+                    )?;
+                    if let (true, Some(value)) = (has_tickets, &update.value) {
+                        let node = kestrel_michelson::normalize(value, UnparsingMode::Optimized);
+                        let value = parse_stored(meter, &node, &value_type)?;
+                        collect_value(meter, &value_type, &value, false, &mut found)?;
+                    }
+                }
+            }
+        }
+    }
+    // Each collected diff was prepended to the list.
+    found.reverse();
+    Ok(found)
+}
+
+/// `collect_token_diffs_of_big_map`: a step, big map `id`'s value type, then each stored
+/// value's tickets, gained or lost (`negated`).
+fn collect_stored(
+    ledger: &Ledger,
+    meter: &mut GasMeter,
+    id: i64,
+    negated: bool,
+    found: &mut Vec<(Value, bool)>,
+) -> Result<(), Fault> {
+    meter.consume(COLLECT_TICKETS_STEP_MILLI.saturating_add(BIG_MAP_EXISTS_MILLI))?;
+    let value_type = stored_value_type(ledger, meter, id)?;
+    meter.consume(type_has_tickets_cost(&value_type))?;
+    // The values are listed whatever their type; `tickets_of_node` parses only those that may
+    // hold tickets.
+    let nodes = list_stored(ledger, meter, id)?;
+    if !value_type.has_ticket() {
+        return Ok(());
+    }
+    for node in &nodes {
+        let value = parse_stored(meter, node, &value_type)?;
+        collect_value(meter, &value_type, &value, negated, found)?;
+    }
+    Ok(())
+}
+
+/// Big map `id`'s value type, parsed (`parse_big_map_value_ty`, charged).
+fn stored_value_type(ledger: &Ledger, meter: &mut GasMeter, id: i64) -> Result<Type, Fault> {
+    let Some((_, value_type)) = ledger.big_map_types(id)? else {
+        return Err(ApplyError::InvalidTicketContents(format!("no big map {id}")).into());
+    };
+    let (ty, milli) = kestrel_michelson::typecheck_type(&value_type, true)
+        .map_err(|error| ApplyError::InvalidTicketContents(error.to_string()))?;
+    meter.consume(milli)?;
+    Ok(ty)
+}
+
+/// What parsing a type costs, milligas.
+fn parse_type_milli(node: &Node) -> Result<u64, Fault> {
+    kestrel_michelson::typecheck_type(node, true)
+        .map(|(_, milli)| milli)
+        .map_err(|error| ApplyError::InvalidTicketContents(error.to_string()).into())
+}
+
+/// A value's tickets (`tickets_of_node`'s scan), each collected (and negated: `negated`).
+fn collect_value(
+    meter: &mut GasMeter,
+    ty: &Type,
+    value: &Value,
+    negated: bool,
+    found: &mut Vec<(Value, bool)>,
+) -> Result<(), Fault> {
+    let scanned = scan(ty, true, Some(value), None)?;
+    meter.consume(scanned.steps_milli())?;
+    for ticket in scanned.tickets.into_iter().rev() {
+        meter.consume(COLLECT_TICKETS_STEP_MILLI)?;
+        if negated {
+            if let Some((_, amount)) = Token::of_ticket(&ticket) {
+                meter.consume(negate_milli(&amount))?;
+            }
+        }
+        found.push((ticket, negated));
+    }
+    Ok(())
+}
+
 /// A token the emitted operations send (`Ticket_operations_diff.ticket_token_diff`).
 struct Sent {
     token: Token,
@@ -334,9 +539,10 @@ struct Sent {
 /// added to a map of tokens to maps of destinations; then each token's total. The tokens from
 /// the greatest key down (the fold prepends).
 fn sent_tickets(
+    ledger: &Ledger,
     meter: &mut GasMeter,
     operations: &[InternalOperation],
-) -> Result<Vec<Sent>, GasExhausted> {
+) -> Result<Vec<Sent>, Fault> {
     let mut by_token: BTreeMap<[u8; 32], (Token, BTreeMap<Destination, BigInt>)> = BTreeMap::new();
     for operation in operations {
         let (destination, found) = match operation {
@@ -352,7 +558,7 @@ fn sent_tickets(
                         continue;
                     }
                     let found = Scan {
-                        tickets: vec![parameter],
+                        tickets: vec![parameter.clone()],
                         steps: 0,
                     };
                     (to, found)
@@ -360,7 +566,14 @@ fn sent_tickets(
                 to => {
                     meter.consume(type_has_tickets_cost(parameter_type))?;
                     let has_tickets = parameter_type.has_ticket();
-                    (to, scan(parameter_type, has_tickets, Some(parameter), true))
+                    let mut read = |id: i64, ty: &Type| stored_values(ledger, meter, id, ty);
+                    let found = scan(
+                        parameter_type,
+                        has_tickets,
+                        Some(parameter),
+                        Some(&mut read),
+                    )?;
+                    (to, found)
                 }
             },
             InternalOperation::Origination {
@@ -371,7 +584,8 @@ fn sent_tickets(
             } => {
                 meter.consume(type_has_tickets_cost(storage_type))?;
                 let has_tickets = storage_type.has_ticket();
-                let found = scan(storage_type, has_tickets, Some(storage), true);
+                let mut read = |id: i64, ty: &Type| stored_values(ledger, meter, id, ty);
+                let found = scan(storage_type, has_tickets, Some(storage), Some(&mut read))?;
                 (address.to_crypto(), found)
             }
             _ => continue,
@@ -438,7 +652,7 @@ pub fn update_balances(
     diffs: &TokenMap,
     operations: &[InternalOperation],
 ) -> Result<i64, Fault> {
-    let sent = sent_tickets(meter, operations)?;
+    let sent = sent_tickets(ledger, meter, operations)?;
     // `Ticket_token_map.to_list`: the map listed, then the list walked again.
     meter.consume(carbonated_fold_milli(diffs.0.len()).saturating_mul(2))?;
     let mut size_diff = 0i64;

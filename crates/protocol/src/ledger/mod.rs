@@ -577,6 +577,24 @@ impl Ledger {
         Ok(self.big_map_binding(id, key_hash)?.map(|(value, _)| value))
     }
 
+    /// The hashes of the keys bound in big map `id`, in order (what `Big_map.list_key_values`
+    /// walks; [`Ledger::big_map_binding`] reads each binding).
+    pub fn big_map_key_hashes(&self, id: i64) -> Result<Vec<[u8; 32]>, LedgerError> {
+        let directory = paths::big_map_contents(id);
+        let left = self.clock.switch(ApplyStage::StateReads);
+        let entries = self.tree.list(&*self.source, &directory);
+        self.clock.switch(left);
+        entries?
+            .iter()
+            .map(|(name, _)| {
+                let mut key_hash = [0u8; 32];
+                hex::decode_to_slice(name, &mut key_hash)
+                    .map_err(|_| corrupt(&directory, "hex key hashes"))?;
+                Ok(key_hash)
+            })
+            .collect()
+    }
+
     /// [`Ledger::big_map_get`] with the bytes the value is stored in.
     pub fn big_map_binding(
         &self,

@@ -133,6 +133,13 @@ pub fn big_map_value(id: i64, key_hash: &[u8; 32]) -> Path {
     path
 }
 
+/// `big_maps/index/<id>/contents`: the directory of the bindings, one per key hash.
+pub fn big_map_contents(id: i64) -> Path {
+    let mut path = big_map_directory(id);
+    path.push(Name::Fixed(b"contents"));
+    path
+}
+
 /// `ticket_balance/table/<hex ticket hash>/data`: the amount of one ticket an owner holds, keyed
 /// by Octez's ticket hash (ticketer, contents type, contents, owner).
 pub fn ticket_balance(ticket_hash: &[u8; 32]) -> Path {
