@@ -202,8 +202,13 @@ fn ticket_diffs(
     old_storage: &Node,
     execution: &kestrel_michelson::Execution,
 ) -> Result<ticket::CallDiffs, Fault> {
-    let argument = match script.entrypoint(args.entrypoint) {
-        Some((ty, path)) if script.parameter_has_tickets => {
+    // Looked up only for a parameter that may hold tickets (an FA1.2 call pays nothing here).
+    let entrypoint = match script.parameter_has_tickets {
+        true => script.entrypoint(args.entrypoint),
+        false => None,
+    };
+    let argument = match entrypoint {
+        Some((ty, path)) => {
             let value = match args.parameter {
                 Parameter::Typed(value) => Some(value.clone()),
                 Parameter::Untyped(node) => {
