@@ -627,3 +627,85 @@ fn tickets_sent_in_a_big_map_match_octez() {
         .collect();
     assert_eq!(over, [8_968, 14_750], "{:?}", session.gas);
 }
+
+/// `Sending ticket from contract storage to implicit accounts.out`: bootstrap1 gets a ticket
+/// from the minting contract, stores it in a bag (`transfer_ticket` to its `save`), and the bag
+/// sends it from its storage to bootstrap2.
+#[test]
+fn a_stored_ticket_sent_to_an_implicit_account_matches_octez() {
+    if kestrel_testdata::require("michelson/mini_scenarios", "tickets").is_none() {
+        return;
+    }
+    let mut session = Session::new();
+    let facts = session.run(
+        0,
+        (457, 1, 715, 435),
+        originate("tickets_send_016.tz", 0, "Unit"),
+    );
+    assert_eq!(
+        facts[..3],
+        lines(&["applied", "storage size 158", "paid 158"])
+    );
+    let facts = session.run(
+        0,
+        (482, 2, 720, 460),
+        originate("tickets_bag_implicit_016.tz", 0, "{}"),
+    );
+    assert_eq!(
+        facts[..3],
+        lines(&["applied", "storage size 183", "paid 183"])
+    );
+    let (sender, bag) = (session.contract(0), session.contract(1));
+    let (b1, b2) = (implicit(0), implicit(1));
+    let argument = format!("Pair \"{}\" 1", b1.to_b58check());
+    session.run(0, (694, 3, 3960, 86), call(sender, "default", &argument));
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &b1), 1);
+
+    let save = transfer_ticket(sender, "string", "\"Ticket\"", 1, bag, "save");
+    let facts = session.run(0, (626, 4, 3278, 64), save);
+    let ticket_line = format!("ticket {} string \"Ticket\"", sender.to_b58check());
+    let update =
+        |account: &Destination, change: &str| format!("  {} {change}", account.to_b58check());
+    assert_eq!(
+        facts,
+        vec![
+            "applied".to_string(),
+            "paid 0".into(),
+            ticket_line.clone(),
+            update(&b1, "-1"),
+            "internal".into(),
+            format!(
+                "parameter (Pair 0x{} (Pair \"Ticket\" 1))",
+                hex::encode(sender.to_bytes())
+            ),
+            "applied".into(),
+            "storage size 227".into(),
+            "paid 44".into(),
+            "burn 11000".into(),
+            ticket_line.clone(),
+            update(&bag, "+1"),
+        ]
+    );
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &b1), 0);
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &bag), 1);
+
+    let send = call(bag, "send", &format!("\"{}\"", b2.to_b58check()));
+    let facts = session.run(0, (761, 5, 4612, 0), send);
+    assert_eq!(
+        facts[..4],
+        [
+            "applied".to_string(),
+            "storage size 183".into(),
+            ticket_line.clone(),
+            update(&bag, "-1"),
+        ]
+    );
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &b2), 1);
+    assert_eq!(session.ticket_balance(&sender, "Ticket", &bag), 0);
+    assert_gas(
+        &session,
+        &[
+            1_759_817, 2_100_398, 1_266_515, 1_911_382, 2_412_377, 2_100_398,
+        ],
+    );
+}
