@@ -577,6 +577,12 @@ impl Ledger {
         Ok(self.big_map_binding(id, key_hash)?.map(|(value, _)| value))
     }
 
+    /// The number of top-level directories of the state (`big_maps`, `contracts`, ...).
+    pub fn root_entries(&self) -> Result<u64, LedgerError> {
+        let root: [&[u8]; 0] = [];
+        Ok(self.tree.length(&*self.source, &root)?)
+    }
+
     /// The hashes of the keys bound in big map `id`, in order (what `Big_map.list_key_values`
     /// walks; [`Ledger::big_map_binding`] reads each binding).
     pub fn big_map_key_hashes(&self, id: i64) -> Result<Vec<[u8; 32]>, LedgerError> {
