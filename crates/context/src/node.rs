@@ -1150,7 +1150,7 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
         NodeRef::Memory(object) => object,
     };
     let hashed: Result<ContextHash, std::convert::Infallible> =
-        ensure_hash_by_level(root, buffer, |_| Ok(()));
+        ensure_hash_by_level(root, buffer, |_| Ok(()), |_| Ok(()));
     match hashed {
         Ok(hash) => hash,
         Err(never) => match never {},
@@ -1161,11 +1161,15 @@ pub(crate) fn ensure_hash(node: &NodeRef, buffer: &mut Vec<u8>) -> ContextHash {
 /// hashes just after hashing it, children's levels before their parents' (so every object handed
 /// over and its children are hashed). The store encodes and hands each level to its writer
 /// thread there (inode records hold their own hash), so the writer copies a level into the page
-/// cache while the next level is hashed. An error from `after_level` stops the hashing and is
-/// returned.
+/// cache while the next level is hashed. Before anything is hashed, `inspect` sees each unhashed
+/// object, and each memory child of one that is hashed but has no pack offset (hashed before
+/// the commit, by [`ensure_hash`]; the walk does not descend below it). The store checks names
+/// there, in the walk that sorts the objects anyway, instead of walking the new objects a second
+/// time. An error from `inspect` or `after_level` stops the hashing and is returned.
 pub(crate) fn ensure_hash_by_level<E>(
     root: &Arc<NodeObject>,
     buffer: &mut Vec<u8>,
+    inspect: impl FnMut(&NodeObject) -> Result<(), E>,
     mut after_level: impl FnMut(&[Arc<NodeObject>]) -> Result<(), E>,
 ) -> Result<ContextHash, E> {
     if let Some(hash) = root.hash.get() {
@@ -1173,7 +1177,7 @@ pub(crate) fn ensure_hash_by_level<E>(
     }
     let params = blake2b_params();
     let mut batch = HashBatch::default();
-    for level in unhashed_by_height(root) {
+    for level in unhashed_by_height(root, inspect)? {
         for chunk in level.chunks(HASH_BATCH_OBJECTS) {
             batch.hash_level(&params, chunk, buffer);
         }
@@ -1186,8 +1190,12 @@ pub(crate) fn ensure_hash_by_level<E>(
 /// those whose children are all hashed, level `h` those whose highest unhashed child is at level
 /// `h - 1`. Each object appears once: an object held by more than one parent (a subtree copied
 /// within the tree) is remembered by address with its height once known, so a tree of shared
-/// copies is walked in time linear in its distinct objects.
-fn unhashed_by_height(root: &Arc<NodeObject>) -> Vec<Vec<Arc<NodeObject>>> {
+/// copies is walked in time linear in its distinct objects. `inspect` is called as
+/// [`ensure_hash_by_level`] says; its first error ends the walk.
+fn unhashed_by_height<E>(
+    root: &Arc<NodeObject>,
+    mut inspect: impl FnMut(&NodeObject) -> Result<(), E>,
+) -> Result<Vec<Vec<Arc<NodeObject>>>, E> {
     struct Frame {
         object: Arc<NodeObject>,
         /// Unhashed children counted above this frame; `None` until it is expanded.
@@ -1215,10 +1223,15 @@ fn unhashed_by_height(root: &Arc<NodeObject>) -> Vec<Vec<Arc<NodeObject>>> {
                     stack.pop();
                     continue;
                 }
+                inspect(&object)?;
                 let parent = stack.len() - 1;
                 let mut count = 0;
+                let mut failure = Ok(());
                 for_each_memory_child(&object, |child| {
                     if child.hash.get().is_some() {
+                        if child.offset.get().is_none() && failure.is_ok() {
+                            failure = inspect(child);
+                        }
                         return;
                     }
                     count += 1;
@@ -1241,6 +1254,7 @@ fn unhashed_by_height(root: &Arc<NodeObject>) -> Vec<Vec<Arc<NodeObject>>> {
                         children: None,
                     });
                 });
+                failure?;
                 stack[parent].children = Some(count);
             }
             Some(count) => {
@@ -1264,7 +1278,7 @@ fn unhashed_by_height(root: &Arc<NodeObject>) -> Vec<Vec<Arc<NodeObject>>> {
             }
         }
     }
-    levels
+    Ok(levels)
 }
 
 /// Objects hashed in one batch at most: enough to keep the four SIMD lanes busy, while the

@@ -1421,23 +1421,31 @@ impl Store {
                 None => return Err(ContextError::UnknownParent(*parent)),
             }
         }
-        // Names are checked before anything is encoded (levels may be written while hashing).
-        check_names(&root)?;
         let overlapped = matches!(&root, NodeRef::Memory(object)
             if object.hash.get().is_none() && self.writer.is_some());
+        // Names are checked before anything is encoded (levels may be written while hashing):
+        // by the walk that sorts the new objects into levels when there is one, else here.
+        if let NodeRef::Memory(object) = &root {
+            if !overlapped {
+                check_names(object)?;
+            }
+        }
         let tree_hash = match &root {
             NodeRef::Memory(object) if overlapped => {
                 // Each level is encoded and handed to the writer thread just after it is
                 // hashed: the writer copies it while the next level is hashed.
-                self.poisoned = true;
                 let object = object.clone();
                 let mut hash_buffer = std::mem::take(&mut self.hash_buffer);
-                let hashed = ensure_hash_by_level(&object, &mut hash_buffer, |level| {
-                    for written in level {
-                        self.write_tree(&NodeRef::Memory(written.clone()))?;
-                    }
-                    self.hand_over_written_bytes()
-                });
+                let hashed =
+                    ensure_hash_by_level(&object, &mut hash_buffer, check_names_in_walk, |level| {
+                        // From the first level on, bytes are handed over: a failure leaves the
+                        // store to be reopened. A name refused by the walk before it wrote nothing.
+                        self.poisoned = true;
+                        for written in level {
+                            self.write_tree(&NodeRef::Memory(written.clone()))?;
+                        }
+                        self.hand_over_written_bytes()
+                    });
                 self.hash_buffer = hash_buffer;
                 hashed?
             }
@@ -2282,28 +2290,44 @@ impl<I: Iterator> Iterator for ExactCount<I> {
 
 impl<I: Iterator> ExactSizeIterator for ExactCount<I> {}
 
-/// Names longer than the pack format accepts are refused before anything is written.
-fn check_names(root: &NodeRef) -> Result<(), ContextError> {
-    let NodeRef::Memory(root) = root else {
-        return Ok(());
-    };
+/// Names longer than the pack format accepts are refused before anything is written: those of
+/// `object` itself.
+fn check_own_names(object: &NodeObject) -> Result<(), ContextError> {
+    if let NodeBody::Flat(entries) | NodeBody::Values(entries) = &object.body {
+        if entries
+            .iter()
+            .any(|entry| entry.name.len() > pack::NAME_MAX_BYTES)
+        {
+            return Err(ContextError::TooLarge("NAME_MAX_BYTES"));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_own_names`] of every memory object below `root` (included) not written yet.
+fn check_names(root: &NodeObject) -> Result<(), ContextError> {
     // Borrowed objects (the root holds them all), so the walk does not touch reference counts.
     let mut stack: Vec<&NodeObject> = vec![root];
     while let Some(object) = stack.pop() {
         if object.offset.get().is_some() {
             continue;
         }
-        if let NodeBody::Flat(entries) | NodeBody::Values(entries) = &object.body {
-            if entries
-                .iter()
-                .any(|entry| entry.name.len() > pack::NAME_MAX_BYTES)
-            {
-                return Err(ContextError::TooLarge("NAME_MAX_BYTES"));
-            }
-        }
+        check_own_names(object)?;
         for_each_memory_child(object, |child| stack.push(child));
     }
     Ok(())
+}
+
+/// The names check of a commit's level walk (`ensure_hash_by_level`'s `inspect`): the walk
+/// reaches every unhashed object, so each checks its own names; it stops at a hashed one, so
+/// what is not written yet below one it hands over (a subtree hashed before it was committed)
+/// is walked here.
+fn check_names_in_walk(object: &NodeObject) -> Result<(), ContextError> {
+    if object.hash.get().is_none() {
+        check_own_names(object)
+    } else {
+        check_names(object)
+    }
 }
 
 /// Replaces the control file atomically: temporary file, fsync, rename, fsync of the directory.

@@ -1742,3 +1742,45 @@ fn verify_reports_flipped_bytes_of_the_prefix() {
     drop(store);
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+#[test]
+fn a_name_longer_than_the_pack_allows_is_refused_before_anything_is_written() {
+    let directory = temporary_directory("long-name");
+    let mut store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let base = block(&store, &Tree::empty(), 0);
+    let head = store.commit(&base, &[], &info(0)).unwrap();
+    let pack_bytes = store.pack_length_bytes();
+    let long = "n".repeat(kestrel_context::pack::NAME_MAX_BYTES + 1);
+    let longest = "n".repeat(kestrel_context::pack::NAME_MAX_BYTES);
+    // A new object deep in the tree (found by the walk that sorts new objects into levels), and
+    // a subtree hashed before it was put in the tree (below which that walk stops).
+    let deep = base
+        .add(&store, &["data", "contracts", "deep", &long], b"v")
+        .unwrap();
+    let hashed = Tree::empty().add(&store, &["x", &long], b"v").unwrap();
+    hashed.hash();
+    let with_hashed = base.add_tree(&store, &["data", "hashed"], &hashed).unwrap();
+    for tree in [&deep, &with_hashed] {
+        match store.commit(tree, &[head], &info(1)) {
+            Err(ContextError::TooLarge(limit)) => assert_eq!(limit, "NAME_MAX_BYTES"),
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        assert_eq!(store.pack_length_bytes(), pack_bytes);
+    }
+    // Nothing was written, so the store takes the next commit; a name of the limit is accepted.
+    let accepted = base
+        .add(&store, &["data", "contracts", "deep", &longest], b"v")
+        .unwrap();
+    let next = store.commit(&accepted, &[head], &info(1)).unwrap();
+    store.close().unwrap();
+    let store = Store::open(&directory, StoreOptions::default()).unwrap();
+    let tree = store.checkout(&next).unwrap().unwrap();
+    assert_eq!(
+        tree.find(&store, &["data", "contracts", "deep", &longest])
+            .unwrap()
+            .as_deref(),
+        Some(&b"v"[..])
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
