@@ -8,9 +8,9 @@
 //! lookups are resolved through the caller's [`AddressTableSource`] (writable addresses of every
 //! table, then readonly ones, as Agave orders them) and reserved keys and programs demoted to
 //! readonly; the compute budget is read; cost (a simple vote's is fixed), the account data it may
-//! allocate, reward and priority computed; then the signatures
-//! of every surviving packet are checked by the verify pool at once; then, in packet order, the
-//! signature is remembered and the transaction enters the scheduler.
+//! allocate, reward and priority computed; then the packet goes to the verify pool, whose threads
+//! check signatures while the next packets are prepared (the caller joins them once all are);
+//! then, in packet order, the signature is remembered and the transaction enters the scheduler.
 //!
 //! The packet bytes stay in the arena until the transaction leaves (completed, expired, evicted);
 //! the stage frees the slot then. Workers read a scheduled transaction through
@@ -327,18 +327,15 @@ impl Stage {
         self.accounts.clear();
         for (index, packet) in packets.iter().enumerate() {
             match self.prepare(index, packet, tables, blockhashes) {
-                Ok(pending) => self.pending.push(pending),
+                Ok(pending) => {
+                    // The pool's threads start on the checks while the next packets are prepared.
+                    self.pool.push(self.arena.get(pending.packet));
+                    self.pending.push(pending);
+                }
                 Err(reason) => reject(index, reason, &mut summary),
             }
         }
-        let arena = &self.arena;
-        let candidates: Vec<&[u8]> = self
-            .pending
-            .iter()
-            .map(|pending| arena.get(pending.packet))
-            .collect();
-        self.pool.verify(&candidates, &mut self.verified);
-        drop(candidates);
+        self.pool.finish(&mut self.verified);
         for (position, pending) in self.pending.iter().enumerate() {
             let reason = if !self.verified[position] {
                 Some(RejectReason::InvalidSignature)

@@ -1,4 +1,4 @@
-//! The stage's verify pool: ed25519 signature checks of a batch of transactions, spread over
+//! The stage's verify pool: ed25519 signature checks of a round of transactions, spread over
 //! worker threads that the pool owns (ARCHITECTURE.md names it) plus the calling thread.
 //!
 //! Each signature is checked with `verify_strict`, the check Agave's sigverify makes
@@ -7,116 +7,217 @@
 //! small-order component passes it for one coefficient in eight, which a sender can grind for; the
 //! stage would then accept transactions Agave rejects.
 //!
-//! Packets are copied into a job's buffer (reused from call to call) for the workers, which frame
-//! each one again (a few tens of nanoseconds beside tens of microseconds of verification).
+//! Work is handed out in chunks of [`CHUNK_PACKETS`] packets through one queue, so that:
+//! - verification overlaps the caller's cheap checks: a chunk is queued as soon as it is full, and
+//!   the workers start on it while the caller prepares the next packets;
+//! - the load balances itself: whichever thread is free takes the next chunk (on a shared host a
+//!   thread that loses its core for a while takes fewer), and the caller, done preparing, takes
+//!   chunks too; at the end at most one chunk's work is left on one thread while another idles.
+//!
+//! Each thread keeps its own [`KeyCache`], so a payer signing many transactions has its key
+//! decompressed about once per thread and round of cache misses, not once per signature.
+//!
+//! Packets are copied into a chunk's buffer (chunks are reused from round to round) for the
+//! workers, which frame each one again (a few tens of nanoseconds beside tens of microseconds of
+//! verification).
 
-use kestrel_txview::{verify_signatures, UnsanitizedTransactionView};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use kestrel_txview::{verify_signatures_cached, KeyCache, UnsanitizedTransactionView};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-/// Packets for one worker and its answers.
+/// Packets per chunk: about a millisecond of checks, small enough that the last chunk leaves
+/// little imbalance, large enough that the queue's lock is taken rarely.
+const CHUNK_PACKETS: usize = 16;
+
+/// How long the caller waits for a checked chunk before it looks whether a worker stopped.
+const WORKER_CHECK_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Packets for one thread and its answers.
 #[derive(Default)]
-struct Job {
-    /// Index of the first packet in the caller's batch.
+struct Chunk {
+    /// Position of the chunk's first packet in the round.
     start: usize,
     bytes: Vec<u8>,
     ends: Vec<usize>,
     results: Vec<bool>,
 }
 
-/// Whether every signature of the transaction in `packet` verifies.
-fn verify_packet(packet: &[u8]) -> bool {
-    UnsanitizedTransactionView::try_new_unsanitized(packet)
-        .is_ok_and(|view| verify_signatures(&view).is_ok())
+impl Chunk {
+    fn run(&mut self, cache: &mut KeyCache) {
+        self.results.clear();
+        let mut start = 0;
+        for &end in &self.ends {
+            self.results
+                .push(verify_packet(&self.bytes[start..end], cache));
+            start = end;
+        }
+    }
 }
 
-fn run_job(job: &mut Job) {
-    job.results.clear();
-    let mut start = 0;
-    for &end in &job.ends {
-        job.results.push(verify_packet(&job.bytes[start..end]));
-        start = end;
+/// Whether every signature of the transaction in `packet` verifies.
+fn verify_packet(packet: &[u8], cache: &mut KeyCache) -> bool {
+    UnsanitizedTransactionView::try_new_unsanitized(packet)
+        .is_ok_and(|view| verify_signatures_cached(&view, cache).is_ok())
+}
+
+/// What the threads share, under one lock.
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Chunk>,
+    checked: Vec<Chunk>,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Signalled when a chunk is queued or the pool closes.
+    work: Condvar,
+    /// Signalled when a chunk is checked.
+    checked: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // A worker panics only inside `verify_strict`'s callers, never while holding the lock.
+        self.queue
+            .lock()
+            .expect("the verify queue's lock is never poisoned")
+    }
+}
+
+fn work(shared: &Shared) {
+    let mut cache = KeyCache::default();
+    let mut queue = shared.lock();
+    loop {
+        if let Some(mut chunk) = queue.waiting.pop_front() {
+            drop(queue);
+            chunk.run(&mut cache);
+            queue = shared.lock();
+            queue.checked.push(chunk);
+            shared.checked.notify_one();
+        } else if queue.closed {
+            return;
+        } else {
+            queue = shared
+                .work
+                .wait(queue)
+                .expect("the verify queue's lock is never poisoned");
+        }
     }
 }
 
 /// Worker threads checking signatures.
 pub(crate) struct VerifyPool {
-    senders: Vec<Sender<Job>>,
-    done: Receiver<Job>,
+    shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
-    spare: Vec<Job>,
+    /// The chunk the caller is filling.
+    filling: Chunk,
+    /// Packets pushed this round.
+    pushed: usize,
+    /// Chunks queued this round.
+    queued: usize,
+    spare: Vec<Chunk>,
+    cache: KeyCache,
 }
 
 impl VerifyPool {
     /// A pool of `threads` workers (0: the calling thread does all the work).
     pub(crate) fn new(threads: usize) -> Self {
-        let (done_sender, done) = channel::<Job>();
-        let mut senders = Vec::with_capacity(threads);
-        let mut workers = Vec::with_capacity(threads);
-        for index in 0..threads {
-            let (sender, receiver) = channel::<Job>();
-            let done_sender = done_sender.clone();
-            let worker = std::thread::Builder::new()
-                .name(format!("kestrel-verify-{index}"))
-                .spawn(move || {
-                    while let Ok(mut job) = receiver.recv() {
-                        run_job(&mut job);
-                        if done_sender.send(job).is_err() {
-                            break;
-                        }
-                    }
-                })
-                .expect("spawning a verify thread");
-            senders.push(sender);
-            workers.push(worker);
-        }
+        let shared = Arc::new(Shared::default());
+        let workers = (0..threads)
+            .map(|index| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("kestrel-verify-{index}"))
+                    .spawn(move || work(&shared))
+                    .expect("spawning a verify thread")
+            })
+            .collect();
         Self {
-            senders,
-            done,
+            shared,
             workers,
+            filling: Chunk::default(),
+            pushed: 0,
+            queued: 0,
             spare: Vec::new(),
+            cache: KeyCache::default(),
         }
     }
 
-    /// Checks every packet's signatures; `results[i]` tells packet `i`'s verdict.
-    pub(crate) fn verify(&mut self, packets: &[&[u8]], results: &mut Vec<bool>) {
+    /// Adds `packet` to the round; its verdict comes out of [`Self::finish`] at the position of
+    /// the push.
+    pub(crate) fn push(&mut self, packet: &[u8]) {
+        if self.filling.ends.is_empty() {
+            self.filling.start = self.pushed;
+        }
+        self.filling.bytes.extend_from_slice(packet);
+        self.filling.ends.push(self.filling.bytes.len());
+        self.pushed += 1;
+        if self.filling.ends.len() == CHUNK_PACKETS {
+            self.queue_filling();
+        }
+    }
+
+    fn queue_filling(&mut self) {
+        let mut next = self.spare.pop().unwrap_or_default();
+        next.bytes.clear();
+        next.ends.clear();
+        let chunk = core::mem::replace(&mut self.filling, next);
+        self.shared.lock().waiting.push_back(chunk);
+        self.shared.work.notify_one();
+        self.queued += 1;
+    }
+
+    /// Checks the round's packets; `results[i]` tells the verdict of the `i`-th pushed packet.
+    /// The next push starts a new round.
+    pub(crate) fn finish(&mut self, results: &mut Vec<bool>) {
+        if !self.filling.ends.is_empty() {
+            self.queue_filling();
+        }
         results.clear();
-        results.resize(packets.len(), false);
-        let parts = self.senders.len() + 1;
-        let chunk = packets.len().div_ceil(parts).max(1);
-        let mut sent = 0;
-        for (index, sender) in self.senders.iter().enumerate() {
-            let start = chunk * (index + 1);
-            if start >= packets.len() {
-                break;
+        results.resize(self.pushed, false);
+        let mut collected = 0;
+        let mut queue = self.shared.lock();
+        while collected < self.queued {
+            if let Some(mut chunk) = queue.waiting.pop_front() {
+                drop(queue);
+                chunk.run(&mut self.cache);
+                queue = self.shared.lock();
+                queue.checked.push(chunk);
             }
-            let end = (start + chunk).min(packets.len());
-            let mut job = self.spare.pop().unwrap_or_default();
-            job.start = start;
-            job.bytes.clear();
-            job.ends.clear();
-            for packet in &packets[start..end] {
-                job.bytes.extend_from_slice(packet);
-                job.ends.push(job.bytes.len());
+            for chunk in queue.checked.drain(..) {
+                results[chunk.start..chunk.start + chunk.results.len()]
+                    .copy_from_slice(&chunk.results);
+                self.spare.push(chunk);
+                collected += 1;
             }
-            sender.send(job).expect("a verify thread stopped");
-            sent += 1;
+            if collected < self.queued && queue.waiting.is_empty() {
+                let timeout;
+                (queue, timeout) = self
+                    .shared
+                    .checked
+                    .wait_timeout(queue, WORKER_CHECK_INTERVAL)
+                    .expect("the verify queue's lock is never poisoned");
+                // A worker that stopped (a panic) would never hand its chunk back.
+                assert!(
+                    !timeout.timed_out() || !self.workers.iter().any(JoinHandle::is_finished),
+                    "a verify thread stopped"
+                );
+            }
         }
-        for (result, packet) in results.iter_mut().zip(&packets[..chunk.min(packets.len())]) {
-            *result = verify_packet(packet);
-        }
-        for _ in 0..sent {
-            let job = self.done.recv().expect("a verify thread stopped");
-            results[job.start..job.start + job.results.len()].copy_from_slice(&job.results);
-            self.spare.push(job);
-        }
+        drop(queue);
+        self.pushed = 0;
+        self.queued = 0;
     }
 }
 
 impl Drop for VerifyPool {
     fn drop(&mut self) {
-        // Closing the job channels ends the workers' loops.
-        self.senders.clear();
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
         for worker in self.workers.drain(..) {
             // A worker that panicked already reported it; nothing more to do here.
             let _ = worker.join();

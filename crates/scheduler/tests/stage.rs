@@ -533,6 +533,66 @@ fn account_data_growth_is_bounded_per_block() {
 }
 
 #[test]
+fn signature_verdicts_land_on_their_packets_whatever_the_threads() {
+    // Payers repeat (the verify threads' key caches) and every 7th signature is bad; every 11th
+    // packet is malformed, so packets reach the verify pool at shifted positions, across many of
+    // its chunks.
+    let payers: Vec<SigningKey> = (20..24).map(key).collect();
+    let mut packets = Vec::new();
+    let mut expected = Vec::new();
+    for index in 0..200usize {
+        if index % 11 == 0 {
+            packets.push(vec![1, 2, 3]);
+            expected.push((index, "truncated"));
+            continue;
+        }
+        let to = u8::try_from(index % 256).unwrap();
+        let mut transaction = legacy(
+            &payers[index % payers.len()],
+            to,
+            vec![unit_limit(u32::try_from(1_000 + index).unwrap())],
+        );
+        if index % 7 == 0 {
+            transaction.signatures[0][40] ^= 1;
+            expected.push((index, "invalid_signature"));
+        }
+        packets.push(transaction.serialize());
+    }
+    for verify_threads in [0, 1, 3] {
+        let mut stage = Stage::new(StageConfig {
+            verify_threads,
+            ..StageConfig::default()
+        });
+        let mut rejected: Vec<(usize, &str)> = ingest(&mut stage, &packets, &NoAddressTables)
+            .rejected
+            .iter()
+            .map(|(index, reason)| (*index, reason.kind()))
+            .collect();
+        rejected.sort_unstable();
+        assert_eq!(rejected, expected, "{verify_threads} verify threads");
+        assert_eq!(stage.packets_held(), 200 - expected.len());
+        // A second round through the same pool.
+        let resent: Vec<Vec<u8>> = (0..40u8)
+            .map(|to| {
+                let mut transaction = legacy(&payers[0], to, vec![unit_limit(77)]);
+                if to % 3 == 0 {
+                    transaction.signatures[0][0] ^= 1;
+                }
+                transaction.serialize()
+            })
+            .collect();
+        let rejected: Vec<usize> = ingest(&mut stage, &resent, &NoAddressTables)
+            .rejected
+            .iter()
+            .map(|(index, _)| *index)
+            .collect();
+        let mut sorted = rejected.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..40).step_by(3).collect::<Vec<_>>());
+    }
+}
+
+#[test]
 fn mainnet_transactions_all_pass() {
     let Some(path) = kestrel_testdata::require(
         "solana/mainnet-legacy-308.hex",

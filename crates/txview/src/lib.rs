@@ -43,7 +43,9 @@ pub use resolved_transaction_view::{AccountRole, LoadedAddresses, ResolvedTransa
 pub use sanitize::SanitizeConfig;
 pub use transaction_config_frame::TransactionConfigView;
 pub use transaction_view::{SanitizedTransactionView, TransactionView, UnsanitizedTransactionView};
-pub use verify::{verify_signatures, verify_signatures_batch, VerifyError};
+pub use verify::{
+    verify_signatures, verify_signatures_batch, verify_signatures_cached, KeyCache, VerifyError,
+};
 
 /// A 32-byte account address (ed25519 public key or program-derived address).
 pub type Address = [u8; limits::ADDRESS_BYTES];

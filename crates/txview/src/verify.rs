@@ -7,9 +7,11 @@
 //! to name the first bad one. The batch equation does not make `verify_strict`'s extra rejections
 //! (small-order and non-canonical points), so a batch can accept a signature that
 //! [`verify_signatures`] rejects; callers that need strict answers for adversarial keys use the
-//! single check. Both allocate (the batch's vectors); parsing does not.
+//! single check. Batch checks allocate (the batch's vectors); parsing does not. A [`KeyCache`] keeps
+//! recent signers' keys decompressed for the single check.
 
 use crate::transaction_view::TransactionView;
+use crate::Address;
 use core::fmt;
 use ed25519_dalek::{Signature as DalekSignature, VerifyingKey};
 
@@ -64,9 +66,64 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
+/// Slots of a [`KeyCache`] (a power of two; about 50 KB).
+const KEY_CACHE_SLOTS: usize = 256;
+
+/// Decompressed public keys of recent signers, so that a key signing many transactions (a busy
+/// payer) is decompressed once rather than once per signature — point decompression is a field
+/// exponentiation, a sizeable part of a `verify_strict`.
+///
+/// A cached key is the very `VerifyingKey` that `VerifyingKey::from_bytes` returns for the same 32
+/// bytes, so checks through the cache answer exactly as checks without it. Direct-mapped on the
+/// key's first two bytes: memory is fixed, and keys ground to share a slot only evict each other
+/// (each then costs what it costs without a cache). Invalid keys are not cached.
+pub struct KeyCache {
+    slots: Box<[Option<VerifyingKey>]>,
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        Self {
+            slots: vec![None; KEY_CACHE_SLOTS].into_boxed_slice(),
+        }
+    }
+}
+
+impl KeyCache {
+    /// `key` decompressed, or `None` when it is not a valid point.
+    fn get(&mut self, key: &Address) -> Option<VerifyingKey> {
+        let slot =
+            &mut self.slots[usize::from(u16::from_le_bytes([key[0], key[1]])) % KEY_CACHE_SLOTS];
+        match slot {
+            Some(cached) if cached.as_bytes() == key => Some(*cached),
+            _ => {
+                let decompressed = VerifyingKey::from_bytes(key).ok()?;
+                *slot = Some(decompressed);
+                Some(decompressed)
+            }
+        }
+    }
+}
+
 /// Checks every signature of `view` against its key and the message bytes.
 pub fn verify_signatures<D: AsRef<[u8]>, const SANITIZED: bool>(
     view: &TransactionView<D, SANITIZED>,
+) -> Result<(), VerifyError> {
+    verify_with(view, |key| VerifyingKey::from_bytes(key).ok())
+}
+
+/// [`verify_signatures`], the keys decompressed through `cache`.
+pub fn verify_signatures_cached<D: AsRef<[u8]>, const SANITIZED: bool>(
+    view: &TransactionView<D, SANITIZED>,
+    cache: &mut KeyCache,
+) -> Result<(), VerifyError> {
+    verify_with(view, |key| cache.get(key))
+}
+
+/// Checks every signature of `view`, `decompress` giving each key's point.
+fn verify_with<D: AsRef<[u8]>, const SANITIZED: bool>(
+    view: &TransactionView<D, SANITIZED>,
+    mut decompress: impl FnMut(&Address) -> Option<VerifyingKey>,
 ) -> Result<(), VerifyError> {
     let message = view.message_data();
     let keys = view.static_account_keys();
@@ -74,8 +131,7 @@ pub fn verify_signatures<D: AsRef<[u8]>, const SANITIZED: bool>(
         let key = keys
             .get(index)
             .ok_or(VerifyError::MissingPublicKey { index })?;
-        let key =
-            VerifyingKey::from_bytes(key).map_err(|_| VerifyError::InvalidPublicKey { index })?;
+        let key = decompress(key).ok_or(VerifyError::InvalidPublicKey { index })?;
         key.verify_strict(message, &DalekSignature::from_bytes(signature))
             .map_err(|_| VerifyError::InvalidSignature { index })?;
     }

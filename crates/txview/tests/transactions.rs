@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used)]
 
 use kestrel_txview::{
-    limits, verify_signatures, verify_signatures_batch, AccountRole, AddressTableLookupSpec,
-    InstructionSpec, LoadedAddresses, MessageHeader, ParseError, ResolveError,
-    ResolvedTransactionView, SanitizeConfig, SanitizeError, SanitizedTransactionView, Transaction,
-    TransactionConfig, TransactionVersion, TransactionViewError, UnsanitizedTransactionView,
-    VerifyError,
+    limits, verify_signatures, verify_signatures_batch, verify_signatures_cached, AccountRole,
+    Address, AddressTableLookupSpec, InstructionSpec, KeyCache, LoadedAddresses, MessageHeader,
+    ParseError, ResolveError, ResolvedTransactionView, SanitizeConfig, SanitizeError,
+    SanitizedTransactionView, Transaction, TransactionConfig, TransactionVersion,
+    TransactionViewError, UnsanitizedTransactionView, VerifyError,
 };
 use proptest::prelude::*;
 
@@ -402,6 +402,73 @@ fn signing_with_the_builder_verifies() {
                 .unwrap();
         assert_eq!(verify_signatures(&view), Ok(()), "{version:?}");
         assert_eq!(view.message_data(), transaction.message_bytes());
+    }
+}
+
+#[test]
+fn cached_keys_answer_as_decompressing_each_time() {
+    // Two signers whose keys share the cache's slot (their first byte), so they evict each other.
+    let signer = |seed: u16| {
+        let mut bytes = [7; 32];
+        bytes[..2].copy_from_slice(&seed.to_le_bytes());
+        ed25519_dalek::SigningKey::from_bytes(&bytes)
+    };
+    let signers: Vec<_> = (0..300).map(signer).collect();
+    let (first, second) = (0..signers.len())
+        .flat_map(|a| (a + 1..signers.len()).map(move |b| (a, b)))
+        .find(|&(a, b)| {
+            signers[a].verifying_key().as_bytes()[0] == signers[b].verifying_key().as_bytes()[0]
+        })
+        .unwrap();
+    let (a, b, c) = (&signers[first], &signers[second], &signer(1_000));
+    // Bytes in the same slot that are not a curve point.
+    let mut not_a_point = *a.verifying_key().as_bytes();
+    while ed25519_dalek::VerifyingKey::from_bytes(&not_a_point).is_ok() {
+        not_a_point[9] = not_a_point[9].wrapping_add(1);
+    }
+    // Signed by `keys`; `first_key` in place of the first signer's key, when given.
+    let signed = |keys: [&ed25519_dalek::SigningKey; 2], first_key: Option<Address>| {
+        let mut transaction = base(TransactionVersion::Legacy);
+        transaction.account_keys[0] =
+            first_key.unwrap_or_else(|| keys[0].verifying_key().to_bytes());
+        transaction.account_keys[1] = keys[1].verifying_key().to_bytes();
+        transaction.sign(&[keys[0].clone(), keys[1].clone()]);
+        transaction.serialize()
+    };
+    let mut identity = [0; 32];
+    identity[0] = 1;
+    let cases = [
+        (signed([a, c], None), Ok(())),
+        (signed([b, a], None), Ok(())),
+        (signed([a, c], None), Ok(())),
+        // Signed by `a` under `b`'s key (same slot), right after `a` was cached.
+        (
+            signed([a, c], Some(b.verifying_key().to_bytes())),
+            Err(VerifyError::InvalidSignature { index: 0 }),
+        ),
+        (
+            signed([a, c], Some(not_a_point)),
+            Err(VerifyError::InvalidPublicKey { index: 0 }),
+        ),
+        (signed([c, a], None), Ok(())),
+        // A small-order key: `verify_strict` refuses it whatever the signature.
+        (
+            signed([a, c], Some(identity)),
+            Err(VerifyError::InvalidSignature { index: 0 }),
+        ),
+        (signed([a, b], None), Ok(())),
+    ];
+    let mut cache = KeyCache::default();
+    for round in 0..2 {
+        for (position, (bytes, expected)) in cases.iter().enumerate() {
+            let view = UnsanitizedTransactionView::try_new_unsanitized(&bytes[..]).unwrap();
+            assert_eq!(verify_signatures(&view), *expected, "{round} {position}");
+            assert_eq!(
+                verify_signatures_cached(&view, &mut cache),
+                *expected,
+                "{round} {position}"
+            );
+        }
     }
 }
 
