@@ -136,9 +136,15 @@ impl Type {
             return 1;
         }
         let mut count = 0;
+        self.for_each_node(|_| count += 1);
+        count
+    }
+
+    /// Calls `visit` on every node of the type, with an explicit work stack (no recursion).
+    pub(crate) fn for_each_node(&self, mut visit: impl FnMut(&Type)) {
         let mut pending: WorkStack<&Type> = smallvec::smallvec![self];
         while let Some(t) = pending.pop() {
-            count += 1;
+            visit(t);
             match t {
                 Type::Option(a)
                 | Type::List(a)
@@ -156,7 +162,6 @@ impl Type {
                 _ => {}
             }
         }
-        count
     }
 
     /// Whether values of the type can be compared (`COMPARE`, set elements, map keys).

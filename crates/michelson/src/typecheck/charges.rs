@@ -75,27 +75,10 @@ pub fn parse_type(ty: &Type) -> u64 {
     }
     let mut nodes = 0u64;
     let mut big_maps = 0u64;
-    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
-    while let Some(ty) = pending.pop() {
+    ty.for_each_node(|ty| {
         nodes += 1;
-        match ty {
-            Type::BigMap(key, value) => {
-                big_maps += 1;
-                pending.push(key);
-                pending.push(value);
-            }
-            Type::Pair(a, b) | Type::Or(a, b) | Type::Lambda(a, b) | Type::Map(a, b) => {
-                pending.push(a);
-                pending.push(b);
-            }
-            Type::Option(a)
-            | Type::List(a)
-            | Type::Set(a)
-            | Type::Contract(a)
-            | Type::Ticket(a) => pending.push(a),
-            _ => {}
-        }
-    }
+        big_maps += u64::from(matches!(ty, Type::BigMap(..)));
+    });
     parse_type_cycles(nodes, big_maps)
 }
 

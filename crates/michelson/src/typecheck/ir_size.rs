@@ -102,27 +102,10 @@ pub fn type_measure(ty: &Type) -> (u64, u64) {
     }
     let mut nodes = 0u64;
     let mut total = 0u64;
-    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
-    while let Some(ty) = pending.pop() {
+    ty.for_each_node(|ty| {
         nodes += 1;
         total = total.saturating_add(type_node_bytes(ty));
-        match ty {
-            Type::Pair(a, b)
-            | Type::Or(a, b)
-            | Type::Lambda(a, b)
-            | Type::Map(a, b)
-            | Type::BigMap(a, b) => {
-                pending.push(a);
-                pending.push(b);
-            }
-            Type::Option(a)
-            | Type::List(a)
-            | Type::Set(a)
-            | Type::Contract(a)
-            | Type::Ticket(a) => pending.push(a),
-            _ => {}
-        }
-    }
+    });
     (nodes, total)
 }
 
