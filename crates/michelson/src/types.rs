@@ -136,9 +136,15 @@ impl Type {
             return 1;
         }
         let mut count = 0;
+        self.for_each_node(|_| count += 1);
+        count
+    }
+
+    /// Calls `visit` on every node of the type, with an explicit work stack (no recursion).
+    pub(crate) fn for_each_node(&self, mut visit: impl FnMut(&Type)) {
         let mut pending: WorkStack<&Type> = smallvec::smallvec![self];
         while let Some(t) = pending.pop() {
-            count += 1;
+            visit(t);
             match t {
                 Type::Option(a)
                 | Type::List(a)
@@ -156,7 +162,6 @@ impl Type {
                 _ => {}
             }
         }
-        count
     }
 
     /// Whether values of the type can be compared (`COMPARE`, set elements, map keys).
@@ -378,14 +383,44 @@ pub fn check_annotations(annots: &[String]) -> Result<(), TypeError> {
 
 /// Parses a Micheline type; `None`-free result or a [`TypeError`].
 pub fn parse_type(node: &Node) -> Result<Type, TypeError> {
-    let t = parse_type_inner(node, 0)?;
-    if t.size() > MAX_TYPE_SIZE {
+    parse_type_visiting(node, &mut |_| {})
+}
+
+/// [`parse_type`], calling `visit` once on every node of the parsed type as it is built
+/// (children before their parent): the typechecker measures each type it parses (gas, typed-IR
+/// size), and doing so here spares a walk of the finished type.
+pub(crate) fn parse_type_visiting(
+    node: &Node,
+    visit: &mut impl FnMut(&Type),
+) -> Result<Type, TypeError> {
+    let mut nodes = 0usize;
+    let t = parse_type_inner(node, 0, &mut |t: &Type| {
+        nodes += 1;
+        visit(t);
+    })?;
+    if nodes > MAX_TYPE_SIZE {
         return Err(TypeError::TooBig);
     }
     Ok(t)
 }
 
-fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
+fn parse_type_inner(
+    node: &Node,
+    depth: usize,
+    visit: &mut impl FnMut(&Type),
+) -> Result<Type, TypeError> {
+    let t = parse_type_node(node, depth, visit)?;
+    visit(&t);
+    Ok(t)
+}
+
+/// One node of [`parse_type_inner`]: its arguments are visited, and the pairs a comb
+/// (`pair a b c`) adds below the returned one.
+fn parse_type_node(
+    node: &Node,
+    depth: usize,
+    visit: &mut impl FnMut(&Type),
+) -> Result<Type, TypeError> {
     // A type deeper than its size limit is refused before recursing further, so recursion here
     // is bounded by MAX_TYPE_SIZE whatever the Micheline depth.
     if depth > MAX_TYPE_SIZE {
@@ -411,15 +446,15 @@ fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
         arity(0)?;
         Ok(t)
     };
-    let one = |make: fn(Rc<Type>) -> Type| -> Result<Type, TypeError> {
+    let one = |make: fn(Rc<Type>) -> Type, visit: &mut _| -> Result<Type, TypeError> {
         arity(1)?;
-        Ok(make(Rc::new(parse_type_inner(&args[0], depth)?)))
+        Ok(make(Rc::new(parse_type_inner(&args[0], depth, visit)?)))
     };
-    let two = |make: fn(Rc<Type>, Rc<Type>) -> Type| -> Result<Type, TypeError> {
+    let two = |make: fn(Rc<Type>, Rc<Type>) -> Type, visit: &mut _| -> Result<Type, TypeError> {
         arity(2)?;
         Ok(make(
-            Rc::new(parse_type_inner(&args[0], depth)?),
-            Rc::new(parse_type_inner(&args[1], depth)?),
+            Rc::new(parse_type_inner(&args[0], depth, visit)?),
+            Rc::new(parse_type_inner(&args[1], depth, visit)?),
         ))
     };
     let comparable = |t: Type| -> Result<Type, TypeError> {
@@ -462,27 +497,27 @@ fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
                 Type::SaplingTransaction(size)
             })
         }
-        Prim::T_option => one(Type::Option),
-        Prim::T_list => one(Type::List),
+        Prim::T_option => one(Type::Option, visit),
+        Prim::T_list => one(Type::List, visit),
         Prim::T_set => {
             arity(1)?;
             Ok(Type::Set(Rc::new(comparable(parse_type_inner(
-                &args[0], depth,
+                &args[0], depth, visit,
             )?)?)))
         }
-        Prim::T_contract => one(Type::Contract),
+        Prim::T_contract => one(Type::Contract, visit),
         Prim::T_ticket => {
             arity(1)?;
             Ok(Type::Ticket(Rc::new(comparable(parse_type_inner(
-                &args[0], depth,
+                &args[0], depth, visit,
             )?)?)))
         }
-        Prim::T_or => two(Type::Or),
-        Prim::T_lambda => two(Type::Lambda),
+        Prim::T_or => two(Type::Or, visit),
+        Prim::T_lambda => two(Type::Lambda, visit),
         Prim::T_map | Prim::T_big_map => {
             arity(2)?;
-            let key = comparable(parse_type_inner(&args[0], depth)?)?;
-            let value = parse_type_inner(&args[1], depth)?;
+            let key = comparable(parse_type_inner(&args[0], depth, visit)?)?;
+            let value = parse_type_inner(&args[1], depth, visit)?;
             Ok(if prim == Prim::T_map {
                 Type::Map(Rc::new(key), Rc::new(value))
             } else {
@@ -498,11 +533,15 @@ fn parse_type_inner(node: &Node, depth: usize) -> Result<Type, TypeError> {
             }
             let mut parts = Vec::with_capacity(args.len());
             for arg in args {
-                parts.push(parse_type_inner(arg, depth)?);
+                parts.push(parse_type_inner(arg, depth, visit)?);
             }
             let mut result = parts.pop().ok_or(TypeError::WrongArity("pair"))?;
             while let Some(left) = parts.pop() {
                 result = Type::Pair(Rc::new(left), Rc::new(result));
+                if !parts.is_empty() {
+                    // The outermost pair is visited by `parse_type_inner`.
+                    visit(&result);
+                }
             }
             Ok(result)
         }

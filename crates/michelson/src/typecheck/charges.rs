@@ -47,15 +47,20 @@ pub fn ty_eq(left: &Type, right: &Type) -> u64 {
     cost::cost_ty_eq(type_size(left), type_size(right))
 }
 
+/// [`ty_eq`] with the sizes from `cache`.
+fn cached_ty_eq(left: &Type, right: &Type, cache: &mut ir_size::MeasureCache) -> u64 {
+    cost::cost_ty_eq(cache.measure(left).0, cache.measure(right).0)
+}
+
 /// `stack_eq` of two stacks of the same depth: one `ty_eq` per level. Where the two types of a
 /// level are the same (the only case that typechecks) one size walk serves both.
-pub fn stack_eq(left: &[Type], right: &[Type]) -> u64 {
+pub fn stack_eq(left: &[Type], right: &[Type], cache: &mut ir_size::MeasureCache) -> u64 {
     left.iter().zip(right).fold(0u64, |total, (a, b)| {
         let cost = if a == b {
-            let size = type_size(a);
+            let size = cache.measure(a).0;
             cost::cost_ty_eq(size, size)
         } else {
-            ty_eq(a, b)
+            cached_ty_eq(a, b, cache)
         };
         total.saturating_add(cost)
     })
@@ -70,27 +75,15 @@ pub fn parse_type(ty: &Type) -> u64 {
     }
     let mut nodes = 0u64;
     let mut big_maps = 0u64;
-    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
-    while let Some(ty) = pending.pop() {
+    ty.for_each_node(|ty| {
         nodes += 1;
-        match ty {
-            Type::BigMap(key, value) => {
-                big_maps += 1;
-                pending.push(key);
-                pending.push(value);
-            }
-            Type::Pair(a, b) | Type::Or(a, b) | Type::Lambda(a, b) | Type::Map(a, b) => {
-                pending.push(a);
-                pending.push(b);
-            }
-            Type::Option(a)
-            | Type::List(a)
-            | Type::Set(a)
-            | Type::Contract(a)
-            | Type::Ticket(a) => pending.push(a),
-            _ => {}
-        }
-    }
+        big_maps += u64::from(matches!(ty, Type::BigMap(..)));
+    });
+    parse_type_cycles(nodes, big_maps)
+}
+
+/// [`parse_type`] of a type of `nodes` nodes of which `big_maps` are big maps.
+pub fn parse_type_cycles(nodes: u64, big_maps: u64) -> u64 {
     (nodes.saturating_add(big_maps)).saturating_mul(cost::COST_PARSE_TYPE_CYCLE)
 }
 
@@ -312,11 +305,16 @@ fn top_levels(stack: &[Type], count: usize) -> impl Iterator<Item = &Type> {
 /// and type unifications, and the typed-IR nodes the instruction holds besides parsed types and
 /// pushed values. Ill-typed input charges what can be computed; the typechecker rejects it
 /// right after.
-pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
+pub fn instruction(
+    prim: Prim,
+    args: &[Node],
+    stack: &[Type],
+    cache: &mut ir_size::MeasureCache,
+) -> Charge {
     let mut charge = Charge {
         gas_milli: cost::COST_PARSE_INSTRUCTION_CYCLE,
         ir_nodes: 1,
-        ir_bytes: instruction_bytes(prim, args, stack),
+        ir_bytes: instruction_bytes(prim, args, stack, cache),
     };
     let top = level(stack, 0);
     let second = level(stack, 1);
@@ -326,8 +324,10 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
     let proof = |n: usize| cost::cost_proof_argument(n as u64);
     // A proof argument's witness: its nodes always, its bytes where `instruction_bytes` would
     // have counted them (a numbered instruction; `DIP n`), measured in one walk per level.
-    let witness = |levels: &mut dyn Iterator<Item = &Type>, with_bytes: bool| {
-        let (nodes, bytes) = ir_size::prefix_witness(levels);
+    let witness = |levels: &mut dyn Iterator<Item = &Type>,
+                   with_bytes: bool,
+                   cache: &mut ir_size::MeasureCache| {
+        let (nodes, bytes) = ir_size::prefix_witness(levels, cache);
         Charge {
             gas_milli: 0,
             ir_nodes: nodes,
@@ -341,7 +341,7 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
             charge.ir_nodes = 0;
             charge.ir_bytes = 0;
             if let (Some(top), Some(Ok(cast))) = (top, args.first().map(crate::types::parse_type)) {
-                extra.gas_milli = ty_eq(&cast, top);
+                extra.gas_milli = cached_ty_eq(&cast, top, cache);
             }
         }
         Prim::I_RENAME => {
@@ -353,17 +353,18 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
             extra = witness(
                 &mut top_levels(stack, depth),
                 prim == Prim::I_DIP || numbered,
+                cache,
             );
             extra.gas_milli = proof(depth);
         }
         Prim::I_DIG => {
             let depth = n.unwrap_or(0);
-            extra = witness(&mut top_levels(stack, depth), numbered);
+            extra = witness(&mut top_levels(stack, depth), numbered, cache);
             extra.gas_milli = proof(depth);
         }
         Prim::I_DUG => {
             let depth = n.unwrap_or(0);
-            extra = witness(&mut stack.iter().rev().skip(1).take(depth), numbered);
+            extra = witness(&mut stack.iter().rev().skip(1).take(depth), numbered, cache);
             extra.gas_milli = proof(depth);
         }
         Prim::I_DUP => {
@@ -382,64 +383,67 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
         }
         Prim::I_CONS => {
             if let (Some(element), Some(Type::List(expected))) = (top, second) {
-                extra.gas_milli = ty_eq(element, expected);
+                extra.gas_milli = cached_ty_eq(element, expected, cache);
             }
         }
         Prim::I_MEM | Prim::I_GET => match (top, second) {
             (Some(key), Some(Type::Set(expected) | Type::Map(expected, _))) => {
-                extra.gas_milli = ty_eq(key, expected)
+                extra.gas_milli = cached_ty_eq(key, expected, cache)
             }
-            (Some(key), Some(Type::BigMap(expected, _))) => extra.gas_milli = ty_eq(key, expected),
+            (Some(key), Some(Type::BigMap(expected, _))) => {
+                extra.gas_milli = cached_ty_eq(key, expected, cache)
+            }
             _ => {}
         },
         Prim::I_UPDATE | Prim::I_GET_AND_UPDATE => match (top, second, third) {
             (Some(element), Some(Type::Bool), Some(Type::Set(expected))) => {
-                extra.gas_milli = ty_eq(element, expected)
+                extra.gas_milli = cached_ty_eq(element, expected, cache)
             }
             (
                 Some(key),
                 Some(Type::Option(bound)),
                 Some(Type::Map(key_type, value_type) | Type::BigMap(key_type, value_type)),
             ) => {
-                extra.gas_milli = ty_eq(key, key_type).saturating_add(ty_eq(bound, value_type));
+                extra.gas_milli = cached_ty_eq(key, key_type, cache)
+                    .saturating_add(cached_ty_eq(bound, value_type, cache));
             }
             _ => {}
         },
         Prim::I_EXEC => {
             if let (Some(argument), Some(Type::Lambda(parameter, _))) = (top, second) {
-                extra.gas_milli = ty_eq(argument, parameter);
+                extra.gas_milli = cached_ty_eq(argument, parameter, cache);
             }
         }
         Prim::I_APPLY => {
             if let (Some(captured), Some(Type::Lambda(parameter, _))) = (top, second) {
                 if let Type::Pair(captured_type, _) = parameter.as_ref() {
-                    extra.gas_milli = ty_eq(captured, captured_type);
-                    extra.ir_nodes = type_size(captured_type);
+                    extra.gas_milli = cached_ty_eq(captured, captured_type, cache);
+                    extra.ir_nodes = cache.measure(captured_type).0;
                 }
             }
         }
         Prim::I_COMPARE => {
             if let (Some(a), Some(b)) = (top, second) {
-                extra.gas_milli = ty_eq(a, b);
-                extra.ir_nodes = type_size(a);
+                extra.gas_milli = cached_ty_eq(a, b, cache);
+                extra.ir_nodes = cache.measure(a).0;
             }
         }
         Prim::I_TRANSFER_TOKENS => {
             if let (Some(argument), Some(Type::Contract(parameter))) = (top, third) {
-                extra.gas_milli = ty_eq(argument, parameter);
+                extra.gas_milli = cached_ty_eq(argument, parameter, cache);
             }
         }
         Prim::I_JOIN_TICKETS => {
             if let Some(Type::Pair(a, b)) = top {
                 if let (Type::Ticket(a), Type::Ticket(b)) = (a.as_ref(), b.as_ref()) {
-                    extra.gas_milli = ty_eq(a, b);
-                    extra.ir_nodes = type_size(a);
+                    extra.gas_milli = cached_ty_eq(a, b, cache);
+                    extra.ir_nodes = cache.measure(a).0;
                 }
             }
         }
         Prim::I_FAILWITH | Prim::I_PACK => {
             if let Some(ty) = top {
-                extra.ir_nodes = type_size(ty);
+                extra.ir_nodes = cache.measure(ty).0;
             }
         }
         Prim::I_EMIT => {
@@ -447,7 +451,7 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
             // are stripped: the stack's type unparsed (`EMIT`), or the written type, unified
             // with the stack's (`EMIT ty`).
             if let Some(payload) = top {
-                let payload_size = type_size(payload);
+                let payload_size = cache.measure(payload).0;
                 match args.first() {
                     None => {
                         extra.gas_milli = cost::cost_unparse_type(payload_size)
@@ -456,7 +460,7 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
                     }
                     Some(written) => {
                         if let Ok(ty) = crate::types::parse_type(written) {
-                            extra.gas_milli = ty_eq(&ty, payload);
+                            extra.gas_milli = cached_ty_eq(&ty, payload, cache);
                         }
                         extra.gas_milli = extra
                             .gas_milli
@@ -471,7 +475,7 @@ pub fn instruction(prim: Prim, args: &[Node], stack: &[Type]) -> Charge {
                 extra.gas_milli = cost::cost_check_printable(name.len() as u64);
             }
             if let Some(input) = top {
-                extra.ir_nodes = type_size(input);
+                extra.ir_nodes = cache.measure(input).0;
             }
         }
         _ => {}
@@ -497,13 +501,18 @@ pub fn stored_type(ty: &Type) -> Charge {
 /// its other fields, and what they hold besides the types and values parsed from its arguments
 /// (counted by [`stored_type`] and [`stored_value`]), the entrypoint it names
 /// ([`stored_entrypoint`]) and its bodies.
-fn instruction_bytes(prim: Prim, args: &[Node], stack: &[Type]) -> u64 {
+fn instruction_bytes(
+    prim: Prim,
+    args: &[Node],
+    stack: &[Type],
+    cache: &mut ir_size::MeasureCache,
+) -> u64 {
     use ir_size::{
         peano_witness_bytes, type_bytes, INSTR_BASE0, INSTR_BASE1, INSTR_BASE2, INSTR_BASE3, WORD,
     };
     let n = small_argument(args);
     let numbered = args.len() == 1 && n.is_some();
-    let top_type = || level(stack, 0).map_or(0, type_bytes);
+    let mut top_type = || level(stack, 0).map_or(0, |ty| cache.measure(ty).1);
     match prim {
         Prim::I_IF | Prim::I_IF_NONE | Prim::I_IF_LEFT | Prim::I_IF_CONS => INSTR_BASE3,
         Prim::I_LOOP | Prim::I_LOOP_LEFT => INSTR_BASE2,
@@ -639,7 +648,7 @@ mod tests {
     use super::*;
 
     fn check(prim: Prim, args: &[Node], stack: &[Type], expected: (u64, u64)) {
-        let charge = instruction(prim, args, stack);
+        let charge = instruction(prim, args, stack, &mut ir_size::MeasureCache::default());
         assert_eq!(
             (charge.gas_milli, charge.ir_nodes),
             expected,

@@ -529,8 +529,10 @@ impl Typechecker<'_> {
         }
         // The lambda's descriptor in the typed IR, then its code.
         self.charge(super::charges::lambda_descriptor(&stack, ret));
+        // Looked up before the body's instructions, in prefix order ([`Typechecker::location_of`]).
+        let location = self.location_of(code);
         let (mut compiled, out) = self.typecheck_code(code, stack)?;
-        compiled.location = self.location_of(code);
+        compiled.location = location;
         self.charge_body_end(&out, None);
         match out {
             None => {}

@@ -102,32 +102,85 @@ pub fn type_measure(ty: &Type) -> (u64, u64) {
     }
     let mut nodes = 0u64;
     let mut total = 0u64;
-    let mut pending: WorkStack<&Type> = smallvec::smallvec![ty];
-    while let Some(ty) = pending.pop() {
+    ty.for_each_node(|ty| {
         nodes += 1;
-        total = total.saturating_add(match ty {
-            Type::Pair(a, b) | Type::Or(a, b) => {
-                pending.push(a);
-                pending.push(b);
-                H1W + 3 * WORD
-            }
-            Type::Lambda(a, b) | Type::Map(a, b) | Type::BigMap(a, b) => {
-                pending.push(a);
-                pending.push(b);
-                H1W + 2 * WORD
-            }
-            Type::Option(a) => {
-                pending.push(a);
-                H1W + 2 * WORD
-            }
-            Type::List(a) | Type::Set(a) | Type::Contract(a) | Type::Ticket(a) => {
-                pending.push(a);
-                H1W + WORD
-            }
-            scalar => scalar_type_bytes(scalar),
-        });
-    }
+        total = total.saturating_add(type_node_bytes(ty));
+    });
     (nodes, total)
+}
+
+/// The slots of a [`MeasureCache`] (a power of two).
+const MEASURE_SLOTS: usize = 256;
+
+/// [`type_measure`] of the compound types a typechecking meets, by identity: the types on a
+/// stack are clones sharing their arguments, and proof witnesses (`DIG n`, `DUG n`, ...)
+/// measure the same levels again and again. Direct-mapped by the address of a type's first
+/// argument; each slot holds a clone of the type it answers for, so an address it compares is
+/// never reused for another type while the entry lives (types are immutable).
+#[derive(Default)]
+pub struct MeasureCache {
+    slots: Vec<Option<(Type, (u64, u64))>>,
+}
+
+impl MeasureCache {
+    /// [`type_measure`] of `ty`.
+    pub fn measure(&mut self, ty: &Type) -> (u64, u64) {
+        let first = match ty {
+            Type::Pair(a, _)
+            | Type::Or(a, _)
+            | Type::Lambda(a, _)
+            | Type::Map(a, _)
+            | Type::BigMap(a, _)
+            | Type::Option(a)
+            | Type::List(a)
+            | Type::Set(a)
+            | Type::Contract(a)
+            | Type::Ticket(a) => a,
+            scalar => return (1, scalar_type_bytes(scalar)),
+        };
+        if self.slots.is_empty() {
+            self.slots.resize(MEASURE_SLOTS, None);
+        }
+        // Fibonacci hashing of the address, its alignment bits dropped.
+        let address = (std::rc::Rc::as_ptr(first) as usize as u64) >> 4;
+        let slot = (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % MEASURE_SLOTS;
+        if let Some((held, measure)) = &self.slots[slot] {
+            if same_node(held, ty) {
+                return *measure;
+            }
+        }
+        let measure = type_measure(ty);
+        self.slots[slot] = Some((ty.clone(), measure));
+        measure
+    }
+}
+
+/// Whether two types are the same node: the same constructor over the same arguments.
+fn same_node(a: &Type, b: &Type) -> bool {
+    use std::rc::Rc;
+    match (a, b) {
+        (Type::Pair(a1, a2), Type::Pair(b1, b2))
+        | (Type::Or(a1, a2), Type::Or(b1, b2))
+        | (Type::Lambda(a1, a2), Type::Lambda(b1, b2))
+        | (Type::Map(a1, a2), Type::Map(b1, b2))
+        | (Type::BigMap(a1, a2), Type::BigMap(b1, b2)) => Rc::ptr_eq(a1, b1) && Rc::ptr_eq(a2, b2),
+        (Type::Option(a), Type::Option(b))
+        | (Type::List(a), Type::List(b))
+        | (Type::Set(a), Type::Set(b))
+        | (Type::Contract(a), Type::Contract(b))
+        | (Type::Ticket(a), Type::Ticket(b)) => Rc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+/// The bytes of one node of a type, without its arguments' ([`type_measure`] adds them up).
+pub fn type_node_bytes(ty: &Type) -> u64 {
+    match ty {
+        Type::Pair(..) | Type::Or(..) => H1W + 3 * WORD,
+        Type::Lambda(..) | Type::Map(..) | Type::BigMap(..) | Type::Option(_) => H1W + 2 * WORD,
+        Type::List(_) | Type::Set(_) | Type::Contract(_) | Type::Ticket(_) => H1W + WORD,
+        scalar => scalar_type_bytes(scalar),
+    }
 }
 
 /// [`type_bytes`] of a type without type arguments.
@@ -155,9 +208,12 @@ pub fn lambda_descriptor_bytes(input: &[Type], output: &Type) -> u64 {
 
 /// A stack-prefix witness (`KPrefix` per level, with that level's type): its typed-IR nodes
 /// (one per level and its type's) and bytes.
-pub fn prefix_witness<'a>(levels: impl Iterator<Item = &'a Type>) -> (u64, u64) {
+pub fn prefix_witness<'a>(
+    levels: impl Iterator<Item = &'a Type>,
+    cache: &mut MeasureCache,
+) -> (u64, u64) {
     levels.fold((0u64, 0u64), |(nodes, bytes), ty| {
-        let (type_nodes, type_bytes) = type_measure(ty);
+        let (type_nodes, type_bytes) = cache.measure(ty);
         (
             nodes.saturating_add(1 + type_nodes),
             bytes.saturating_add(H3W.saturating_add(type_bytes)),
@@ -186,34 +242,37 @@ pub fn node_measure(node: &Node) -> (u64, u64) {
     // for ordinary depths: the typechecker measures every script's code.
     let mut pending: WorkStack<&[Node]> = smallvec::smallvec![std::slice::from_ref(node)];
     while let Some(siblings) = pending.pop() {
-        nodes = nodes.saturating_add(siblings.len() as u64);
         for node in siblings {
-            let bytes = match &node.kind {
-                NodeKind::Int(z) => H2W + z_size(z),
-                NodeKind::String(s) => H2W + string_size(s.len() as u64),
-                NodeKind::Bytes(b) => H2W + string_size(b.len() as u64),
-                NodeKind::Prim { args, annots, .. } => {
-                    if !args.is_empty() {
-                        pending.push(args);
-                    }
-                    nodes = nodes.saturating_add(annots.len() as u64);
-                    let annotations: u64 = annots
-                        .iter()
-                        .map(|a| H2W + string_size(a.len() as u64))
-                        .sum();
-                    annotations + 3 * WORD * args.len() as u64 + H4W
-                }
-                NodeKind::Seq(items) => {
-                    if !items.is_empty() {
-                        pending.push(items);
-                    }
-                    3 * WORD * items.len() as u64 + H2W
-                }
-            };
-            total = total.saturating_add(bytes);
+            let children = node.children();
+            if !children.is_empty() {
+                pending.push(children);
+            }
+            let (own_nodes, own_bytes) = node_own_measure(node);
+            nodes = nodes.saturating_add(own_nodes);
+            total = total.saturating_add(own_bytes);
         }
     }
     (nodes, total)
+}
+
+/// One node's part of [`node_measure`], without its arguments' or items'.
+pub fn node_own_measure(node: &Node) -> (u64, u64) {
+    match &node.kind {
+        NodeKind::Int(z) => (1, H2W + z_size(z)),
+        NodeKind::String(s) => (1, H2W + string_size(s.len() as u64)),
+        NodeKind::Bytes(b) => (1, H2W + string_size(b.len() as u64)),
+        NodeKind::Prim { args, annots, .. } => {
+            let annotations: u64 = annots
+                .iter()
+                .map(|a| H2W + string_size(a.len() as u64))
+                .sum();
+            (
+                1 + annots.len() as u64,
+                annotations + 3 * WORD * args.len() as u64 + H4W,
+            )
+        }
+        NodeKind::Seq(items) => (1, 3 * WORD * items.len() as u64 + H2W),
+    }
 }
 
 /// `value_size`'s bytes of a pushed value (a lambda's own blocks and code are counted when it

@@ -15,7 +15,7 @@ pub mod unparse_code;
 use crate::context::Lookup;
 use crate::ir::{Code, Instr, IterKind};
 use crate::macros::MacroError;
-use crate::types::{parse_type, Type, TypeError};
+use crate::types::{Type, TypeError};
 use crate::value::Value;
 use kestrel_micheline::{Node, NodeKind, Prim, Span};
 use num_traits::ToPrimitive;
@@ -205,20 +205,73 @@ pub struct Typechecker<'a> {
     /// Whether the next [`Typechecker::typecheck_script`] receives an expanded script whose
     /// canonical locations it should record (for traces).
     pub record_locations: bool,
-    /// Canonical Micheline locations of the nodes being typechecked, by node address (set by
+    /// Canonical Micheline locations of the nodes being typechecked (set by
     /// [`Typechecker::set_locations`]); without them, byte offsets stand in.
-    locations: LocationTable,
+    locations: Locations,
+    /// `node_measure` of each toplevel field's argument, by its address, from the walk of
+    /// [`Typechecker::set_locations`] (the code's is part of `code_size`).
+    field_measures: Vec<(usize, (u64, u64))>,
+    /// Measures of the stack's types for proof witnesses and typed-IR sizes.
+    measures: ir_size::MeasureCache,
     /// Instructions to reserve for the next code block [`Typechecker::typecheck_code`] starts
     /// (a script's code, sized from its location table): growing the instruction vector one
     /// doubling at a time copied it about twice over, 8 % of typechecking the CPMM.
     code_capacity: usize,
 }
 
-/// Canonical locations by node address ([`Typechecker::set_locations`]).
-type LocationTable =
-    std::collections::HashMap<usize, u32, std::hash::BuildHasherDefault<AddressHasher>>;
+/// Canonical locations of a script's applications and sequences
+/// ([`Typechecker::set_locations`]). The typechecker looks nodes up in prefix order (an
+/// instruction, then its bodies, then the next instruction), so a lookup scans forward from
+/// where the previous one ended; one the scan does not answer (a view written before the code,
+/// a node of another expansion) goes through an index by address, built the first time.
+#[derive(Default)]
+struct Locations {
+    /// `(node address, location)` in prefix order.
+    nodes: Vec<(usize, u32)>,
+    /// Where the next lookup's scan starts.
+    cursor: std::cell::Cell<usize>,
+    /// Position in `nodes` by node address.
+    index: std::cell::OnceCell<AddressIndex>,
+}
 
-/// Hashes a node's address for [`LocationTable`]: addresses are distinct and not chosen by
+/// Positions by node address ([`Locations::index`]).
+type AddressIndex =
+    std::collections::HashMap<usize, usize, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// The entries [`Typechecker::set_locations`] reserves: a contract of ordinary size grew its
+/// table a dozen times from empty.
+const LOCATIONS_CAPACITY: usize = 2048;
+
+/// How many entries a lookup scans before it uses the index: the types and data literals
+/// between two instructions, at ordinary sizes.
+const LOCATION_SCAN: usize = 128;
+
+impl Locations {
+    fn get(&self, node: &Node) -> Option<u32> {
+        let address = std::ptr::from_ref(node) as usize;
+        let start = self.cursor.get().min(self.nodes.len());
+        let end = start.saturating_add(LOCATION_SCAN).min(self.nodes.len());
+        let found = match self.nodes[start..end]
+            .iter()
+            .position(|&(a, _)| a == address)
+        {
+            Some(offset) => start + offset,
+            None => *self
+                .index
+                .get_or_init(|| {
+                    let mut index = AddressIndex::default();
+                    index.reserve(self.nodes.len());
+                    index.extend(self.nodes.iter().enumerate().map(|(i, &(a, _))| (a, i)));
+                    index
+                })
+                .get(&address)?,
+        };
+        self.cursor.set(found + 1);
+        Some(self.nodes[found].1)
+    }
+}
+
+/// Hashes a node's address for [`AddressIndex`]: addresses are distinct and not chosen by
 /// the script's author, so a multiplicative mix (Fibonacci hashing) spreads them well and
 /// costs a few instructions where SipHash cost about a tenth of typechecking.
 #[derive(Default)]
@@ -338,37 +391,55 @@ impl<'a> Typechecker<'a> {
             unparse_depth: 0,
             traced_depth: 0,
             exhausted_in_constant: std::cell::Cell::new(false),
-            locations: LocationTable::default(),
+            locations: Locations::default(),
+            field_measures: Vec::new(),
+            measures: ir_size::MeasureCache::default(),
             code_capacity: 0,
         }
     }
 
     /// Records the canonical locations (prefix-order node numbers, Octez's `location: N`) of
-    /// every node of `root`, which must outlive the typechecking that uses them. Returns the
+    /// every node of `root`, which must outlive the typechecking that uses them, and measures
+    /// each toplevel field's argument on the way ([`ir_size::node_measure`]). Returns the
     /// number of nodes.
     pub fn set_locations(&mut self, root: &Node) -> u64 {
-        // One walk: the code nodes' locations are listed first, then the table is built at
-        // its final size (a separate walk to count the nodes cost as much as the listing).
-        let mut code_nodes = Vec::new();
-        let mut nodes = 0usize;
-        for (index, node) in kestrel_micheline::location::prefix_order(root) {
-            nodes = index + 1;
-            // Only code (sequences and instructions) is looked up; literals never are.
-            if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
-                code_nodes.push((std::ptr::from_ref(node) as usize, index as u32));
+        let mut nodes = Vec::with_capacity(LOCATIONS_CAPACITY);
+        self.field_measures.clear();
+        nodes.push((std::ptr::from_ref(root) as usize, 0));
+        let mut count = 1u32;
+        // The root's children (a script's fields) are walked one by one, so that the walk
+        // measures each field's argument for `code_size`.
+        for field in root.children() {
+            let mut measure = (0u64, 0u64);
+            let mut field_nodes = 0u32;
+            for (index, node) in kestrel_micheline::location::prefix_order(field) {
+                let location = count.saturating_add(index as u32);
+                field_nodes = (index as u32).saturating_add(1);
+                // Only code (sequences and instructions) is looked up; literals never are.
+                if matches!(node.kind, NodeKind::Prim { .. } | NodeKind::Seq(_)) {
+                    nodes.push((std::ptr::from_ref(node) as usize, location));
+                }
+                if index > 0 {
+                    let (own_nodes, own_bytes) = ir_size::node_own_measure(node);
+                    measure.0 = measure.0.saturating_add(own_nodes);
+                    measure.1 = measure.1.saturating_add(own_bytes);
+                }
+            }
+            count = count.saturating_add(field_nodes);
+            if let [argument] = field.children() {
+                self.field_measures
+                    .push((std::ptr::from_ref(argument) as usize, measure));
             }
         }
-        self.locations.clear();
-        self.locations.reserve(code_nodes.len());
-        self.locations.extend(code_nodes);
-        nodes as u64
+        self.locations = Locations {
+            nodes,
+            ..Locations::default()
+        };
+        u64::from(count)
     }
 
     fn location_of(&self, node: &Node) -> u32 {
-        self.locations
-            .get(&(std::ptr::from_ref(node) as usize))
-            .copied()
-            .unwrap_or(node.span.start)
+        self.locations.get(node).unwrap_or(node.span.start)
     }
 
     /// Charges `milligas` of typechecking gas (saturating, as Octez's counters do).
@@ -397,9 +468,28 @@ impl<'a> Typechecker<'a> {
 
     /// Parses a type node, charging Octez's `parse_ty` (one cycle per type node).
     pub fn parse_type(&mut self, node: &Node) -> Result<Type, TcError> {
-        let ty = parse_type(node).map_err(|e| TcError::new(node.span, TcErrorKind::Type(e)))?;
-        self.charge_gas(charges::parse_type(&ty));
-        Ok(ty)
+        Ok(self.parse_stored_type(node)?.0)
+    }
+
+    /// [`Typechecker::parse_type`] of a type an instruction stores, with what it adds to the
+    /// typed code ([`charges::stored_type`]) for the caller to charge, measured while parsing.
+    pub fn parse_stored_type(&mut self, node: &Node) -> Result<(Type, charges::Charge), TcError> {
+        let mut nodes = 0u64;
+        let mut big_maps = 0u64;
+        let mut ir_bytes = 0u64;
+        let ty = crate::types::parse_type_visiting(node, &mut |ty| {
+            nodes += 1;
+            big_maps += u64::from(matches!(ty, Type::BigMap(..)));
+            ir_bytes += ir_size::type_node_bytes(ty);
+        })
+        .map_err(|e| TcError::new(node.span, TcErrorKind::Type(e)))?;
+        self.charge_gas(charges::parse_type_cycles(nodes, big_maps));
+        let stored = charges::Charge {
+            gas_milli: 0,
+            ir_nodes: nodes,
+            ir_bytes,
+        };
+        Ok((ty, stored))
     }
 
     /// Typechecks code (already macro-expanded) against `stack`.
@@ -555,7 +645,8 @@ impl<'a> Typechecker<'a> {
                 return Ok(Step::Done(self.instr(b, node, loc, stack)?));
             }
         };
-        self.charge(charges::instruction(prim, args, &stack));
+        let charge = charges::instruction(prim, args, &stack, &mut self.measures);
+        self.charge(charge);
         let bad_stack = |stack: &[Type]| TcError::bad_stack(span, prim.name(), stack);
         let bad_args = || TcError::bad_arguments(span, prim.name());
         let arity = |count: usize| TcError::check_arity(span, prim, args, count);
@@ -732,6 +823,8 @@ impl<'a> Typechecker<'a> {
                     body_stack.insert(0, Type::lambda(arg.clone(), ret.clone()));
                 }
                 self.charge(charges::lambda_descriptor(&body_stack, &ret));
+                // Looked up before the body's instructions, in prefix order (`location_of`).
+                let code_loc = self.location_of(&args[2]);
                 let saved_allow_self = self.allow_self;
                 self.allow_self = false;
                 Ok(Step::Enter {
@@ -744,6 +837,7 @@ impl<'a> Typechecker<'a> {
                         ret,
                         recursive,
                         code: &args[2],
+                        code_loc,
                         outer: stack,
                         saved_allow_self,
                     },
@@ -759,7 +853,8 @@ impl<'a> Typechecker<'a> {
         if let Some(out) = out {
             self.charge(charges::BLOCK_END);
             if let Some(expected) = expected.filter(|e| e.len() == out.len()) {
-                self.charge_gas(charges::stack_eq(out, expected));
+                let cost = charges::stack_eq(out, expected, &mut self.measures);
+                self.charge_gas(cost);
             }
         }
     }
@@ -802,6 +897,7 @@ impl<'a> Typechecker<'a> {
             ret,
             recursive,
             code,
+            code_loc,
             outer,
             saved_allow_self,
         } = after
@@ -827,7 +923,7 @@ impl<'a> Typechecker<'a> {
                 }
             }
             let mut body_code = body.code;
-            body_code.location = self.location_of(code);
+            body_code.location = code_loc;
             let lambda = crate::value::Lambda {
                 node: code.clone(),
                 code: Rc::new(body_code),
@@ -879,7 +975,8 @@ impl<'a> Typechecker<'a> {
             } => {
                 self.charge_body_end(&out, None);
                 if let (Some(first), Some(second)) = (&first, &out) {
-                    self.charge_gas(charges::stack_eq(first, second));
+                    let cost = charges::stack_eq(first, second, &mut self.measures);
+                    self.charge_gas(cost);
                 }
                 let else_end = b.emit(Instr::BranchEnd(0), loc);
                 let end = b.here();
@@ -936,7 +1033,8 @@ impl<'a> Typechecker<'a> {
                 if out != rest {
                     return Err(TcError::new(span, TcErrorKind::BadLoopBody));
                 }
-                self.charge_gas(charges::stack_eq(&out, &rest));
+                let cost = charges::stack_eq(&out, &rest, &mut self.measures);
+                self.charge_gas(cost);
                 b.emit(Instr::MapCollect, loc);
                 b.emit(Instr::Jump(head), loc);
                 let here = b.here();
@@ -979,7 +1077,7 @@ impl<'a> Typechecker<'a> {
                 Some(
                     Prim::I_IS_IMPLICIT_ACCOUNT | Prim::I_INDEX_ADDRESS | Prim::I_GET_ADDRESS_INDEX,
                 )
-                | None => return self.instr_extension(b, node, name.as_str(), args, stack),
+                | None => return self.instr_extension(b, node, loc, name.as_str(), args, stack),
                 Some(prim) => (prim, args.as_slice(), annots),
             },
             _ => {
@@ -1105,12 +1203,12 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_PUSH => {
                 arity(2)?;
-                let t = self.parse_type(&args[0])?;
+                let (t, stored) = self.parse_stored_type(&args[0])?;
                 if !t.is_pushable() {
                     return Err(TcError::forbidden_type(span, "pushable", &t));
                 }
                 let value = self.parse_data(&args[1], &t)?;
-                self.charge(charges::stored_type(&t));
+                self.charge(stored);
                 self.charge(charges::stored_value(&value));
                 stack.push(t);
                 b.emit(Instr::Push(value), loc);
@@ -1263,14 +1361,14 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_UNPACK => {
                 arity(1)?;
-                let t = self.parse_type(&args[0])?;
+                let (t, stored) = self.parse_stored_type(&args[0])?;
                 if !t.is_packable() {
                     return Err(TcError::forbidden_type(span, "packable", &t));
                 }
                 if top!(0) != &Type::Bytes {
                     return Err(bad_stack(&stack));
                 }
-                self.charge(charges::stored_type(&t));
+                self.charge(stored);
                 replace!(1, Instr::Unpack(t.clone()), Type::option(t))
             }
             // Pairs, unions, options.
@@ -1360,8 +1458,8 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_LEFT | Prim::I_RIGHT => {
                 arity(1)?;
-                let other = self.parse_type(&args[0])?;
-                self.charge(charges::stored_type(&other));
+                let (other, stored) = self.parse_stored_type(&args[0])?;
+                self.charge(stored);
                 let t = top!(0).clone();
                 if prim == Prim::I_LEFT {
                     replace!(1, Instr::Left, Type::or(t, other))
@@ -1376,8 +1474,8 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_NONE => {
                 arity(1)?;
-                let t = self.parse_type(&args[0])?;
-                self.charge(charges::stored_type(&t));
+                let (t, stored) = self.parse_stored_type(&args[0])?;
+                self.charge(stored);
                 stack.push(Type::option(t));
                 b.emit(Instr::None, loc);
                 Ok(Some(stack))
@@ -1385,8 +1483,8 @@ impl<'a> Typechecker<'a> {
             // Collections.
             Prim::I_NIL => {
                 arity(1)?;
-                let t = self.parse_type(&args[0])?;
-                self.charge(charges::stored_type(&t));
+                let (t, stored) = self.parse_stored_type(&args[0])?;
+                self.charge(stored);
                 stack.push(Type::list(t));
                 b.emit(Instr::Nil, loc);
                 Ok(Some(stack))
@@ -1404,23 +1502,23 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_EMPTY_SET => {
                 arity(1)?;
-                let t = self.parse_type(&args[0])?;
+                let (t, stored) = self.parse_stored_type(&args[0])?;
                 if !t.is_comparable() {
                     return Err(TcError::forbidden_type(span, "comparable", &t));
                 }
-                self.charge(charges::stored_type(&t));
+                self.charge(stored);
                 stack.push(Type::Set(Rc::new(t)));
                 b.emit(Instr::EmptySet, loc);
                 Ok(Some(stack))
             }
             Prim::I_EMPTY_MAP | Prim::I_EMPTY_BIG_MAP => {
                 arity(2)?;
-                let k = self.parse_type(&args[0])?;
-                let v = self.parse_type(&args[1])?;
+                let (k, stored_key) = self.parse_stored_type(&args[0])?;
+                let (v, stored_value) = self.parse_stored_type(&args[1])?;
                 if !k.is_comparable() {
                     return Err(TcError::forbidden_type(span, "comparable", &k));
                 }
-                self.charge(charges::stored_type(&k));
+                self.charge(stored_key);
                 if prim == Prim::I_EMPTY_MAP {
                     stack.push(Type::Map(Rc::new(k), Rc::new(v)));
                     b.emit(Instr::EmptyMap, loc);
@@ -1428,7 +1526,7 @@ impl<'a> Typechecker<'a> {
                     if !v.is_big_map_value() {
                         return Err(TcError::forbidden_type(span, "big_map value", &v));
                     }
-                    self.charge(charges::stored_type(&v));
+                    self.charge(stored_value);
                     stack.push(Type::BigMap(Rc::new(k.clone()), Rc::new(v.clone())));
                     b.emit(Instr::EmptyBigMap(k, v), loc);
                 }
@@ -1621,7 +1719,7 @@ impl<'a> Typechecker<'a> {
             }
             Prim::I_CONTRACT => {
                 arity(1)?;
-                let t = self.parse_type(&args[0])?;
+                let (t, stored) = self.parse_stored_type(&args[0])?;
                 if top!(0) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
@@ -1632,7 +1730,7 @@ impl<'a> Typechecker<'a> {
                 if entrypoint == "default" || !crate::literals::valid_entrypoint(&entrypoint) {
                     return Err(TcError::new(span, TcErrorKind::BadEntrypoint(entrypoint)));
                 }
-                self.charge(charges::stored_type(&t));
+                self.charge(stored);
                 self.charge(charges::stored_entrypoint(&entrypoint));
                 replace!(
                     1,
@@ -1739,14 +1837,14 @@ impl<'a> Typechecker<'a> {
                 {
                     return Err(bad_args());
                 }
-                let t = self.parse_type(&args[1])?;
+                let (t, stored) = self.parse_stored_type(&args[1])?;
                 if !view_type_allowed(&t) {
                     return Err(TcError::forbidden_type(span, "view result", &t));
                 }
                 if top!(1) != &Type::Address {
                     return Err(bad_stack(&stack));
                 }
-                self.charge(charges::stored_type(&t));
+                self.charge(stored);
                 replace!(
                     2,
                     Instr::View(Rc::from(name.as_str()), t.clone()),
@@ -1823,12 +1921,12 @@ impl<'a> Typechecker<'a> {
         &mut self,
         b: &mut Builder,
         node: &Node,
+        loc: u32,
         name: &str,
         args: &[Node],
         mut stack: Vec<Type>,
     ) -> Result<StackOut, TcError> {
         let span = node.span;
-        let loc = self.location_of(node);
         let (instr, out) = match name {
             "INDEX_ADDRESS" => (Instr::IndexAddress, Type::Nat),
             "GET_ADDRESS_INDEX" => (Instr::GetAddressIndex, Type::option(Type::Nat)),
@@ -1984,7 +2082,7 @@ impl<'a> Typechecker<'a> {
         // location table holds the script's primitives and sequences (its types' too: an
         // overestimate by their share).
         if level == Level::Toplevel {
-            self.code_capacity = self.locations.len();
+            self.code_capacity = self.locations.nodes.len();
         }
         // Typecheck the code with this script's own parameter for SELF.
         let (compiled, out) = self.with_self_param(param_node, |tc| {
@@ -2025,7 +2123,12 @@ impl<'a> Typechecker<'a> {
         }
         // Octez's `code_size`: the code's `Lam` (its Micheline, descriptor and typed code) and
         // the views' Micheline.
-        let (code_micheline_nodes, code_micheline_bytes) = ir_size::node_measure(code_node);
+        let code_address = std::ptr::from_ref(code_node) as usize;
+        let (code_micheline_nodes, code_micheline_bytes) = self
+            .field_measures
+            .iter()
+            .find(|(address, _)| *address == code_address)
+            .map_or_else(|| ir_size::node_measure(code_node), |(_, measure)| *measure);
         let code_size_bytes = code_micheline_bytes
             .saturating_add(ir_size::lambda_descriptor_bytes(
                 std::slice::from_ref(&input),
@@ -2130,7 +2233,12 @@ impl<'a> Typechecker<'a> {
         // SELF inside a script refers to that script's own parameter, even when the script is
         // the argument of a CREATE_CONTRACT inside a lambda.
         let saved_allow = self.allow_self;
-        let saved_param = self.self_param_override.replace(param.clone());
+        let saved_param = if std::ptr::eq(param, self.context.self_param) {
+            // The context's own parameter (the script being typechecked): no copy needed.
+            self.self_param_override.take()
+        } else {
+            self.self_param_override.replace(param.clone())
+        };
         self.allow_self = true;
         let result = f(self);
         self.allow_self = saved_allow;
@@ -2258,6 +2366,8 @@ enum After<'n> {
         ret: Type,
         recursive: bool,
         code: &'n Node,
+        /// The body's location.
+        code_loc: u32,
         outer: Vec<Type>,
         saved_allow_self: bool,
     },
