@@ -18,10 +18,11 @@ use crate::gas::interpreter as cost;
 use crate::int::Int;
 use crate::ir::{Code, Instr, IterKind};
 use crate::literals::{Address, Destination};
+use crate::set::ValueSet;
 use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Operation, Ticket, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Why a run stopped without a result.
@@ -1495,7 +1496,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             }
             Instr::EmptySet => {
                 charge!(cost::COST_EMPTY_SET);
-                stack.push(Value::Set(Rc::new(BTreeSet::new())));
+                stack.push(Value::Set(Rc::new(ValueSet::new())));
             }
             Instr::EmptyMap => {
                 charge!(cost::COST_EMPTY_MAP);
@@ -1570,7 +1571,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 if add {
                     Rc::make_mut(set).insert(key);
                 } else if set.contains(&key) {
-                    Rc::make_mut(set).remove(&key);
+                    Rc::make_mut(set).remove(key);
                 }
             }
             Instr::UpdateMap | Instr::GetAndUpdateMap => {
