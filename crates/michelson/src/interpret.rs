@@ -111,6 +111,21 @@ macro_rules! pop {
     };
 }
 
+/// Pops the bool the typechecker guarantees on top of the stack. The popped `Value` owns nothing,
+/// so it is forgotten rather than dropped: dropping it called `Value`'s out-of-line drop glue on
+/// every `IF` and loop iteration.
+#[inline(always)]
+fn pop_bool(stack: &mut Vec<Value>) -> bool {
+    let value = pop!(stack);
+    match value {
+        Value::Bool(condition) => {
+            std::mem::forget(value);
+            condition
+        }
+        _ => unreachable!("the typechecker guarantees the stack's types"),
+    }
+}
+
 /// A value whose type is not the one the typechecker gave its stack slot: a bug, which stops the
 /// program (callers write `return Err(bad())` where the typed IR rules the case out).
 #[cold]
@@ -305,11 +320,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::If(target) => {
                     charge!(cost::COST_IF);
-                    // Binding the bool (not matching a temporary) leaves no `Value` to drop.
-                    let Value::Bool(condition) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    if !condition {
+                    if !pop_bool(&mut stack) {
                         pc = *target;
                     }
                 }
@@ -346,10 +357,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::LoopHead(exit) => {
                     charge!(cost::COST_LOOP_IN);
-                    let Value::Bool(condition) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    if !condition {
+                    if !pop_bool(&mut stack) {
                         charge!(cost::COST_CONS_CONTINUATION);
                         pc = *exit;
                     }
