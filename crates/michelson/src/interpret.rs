@@ -18,10 +18,11 @@ use crate::gas::interpreter as cost;
 use crate::int::Int;
 use crate::ir::{Code, Instr, IterKind};
 use crate::literals::{Address, Destination};
+use crate::set::ValueSet;
 use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Operation, Ticket, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Why a run stopped without a result.
@@ -108,6 +109,21 @@ macro_rules! pop {
             None => unreachable!("the typechecker guarantees the stack's depth"),
         }
     };
+}
+
+/// Pops the bool the typechecker guarantees on top of the stack. The popped `Value` owns nothing,
+/// so it is forgotten rather than dropped: dropping it called `Value`'s out-of-line drop glue on
+/// every `IF` and loop iteration.
+#[inline(always)]
+fn pop_bool(stack: &mut Vec<Value>) -> bool {
+    let value = pop!(stack);
+    match value {
+        Value::Bool(condition) => {
+            std::mem::forget(value);
+            condition
+        }
+        _ => unreachable!("the typechecker guarantees the stack's types"),
+    }
 }
 
 /// A value whose type is not the one the typechecker gave its stack slot: a bug, which stops the
@@ -304,11 +320,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::If(target) => {
                     charge!(cost::COST_IF);
-                    // Binding the bool (not matching a temporary) leaves no `Value` to drop.
-                    let Value::Bool(condition) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    if !condition {
+                    if !pop_bool(&mut stack) {
                         pc = *target;
                     }
                 }
@@ -345,10 +357,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::LoopHead(exit) => {
                     charge!(cost::COST_LOOP_IN);
-                    let Value::Bool(condition) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    if !condition {
+                    if !pop_bool(&mut stack) {
                         charge!(cost::COST_CONS_CONTINUATION);
                         pc = *exit;
                     }
@@ -1495,7 +1504,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             }
             Instr::EmptySet => {
                 charge!(cost::COST_EMPTY_SET);
-                stack.push(Value::Set(Rc::new(BTreeSet::new())));
+                stack.push(Value::Set(Rc::new(ValueSet::new())));
             }
             Instr::EmptyMap => {
                 charge!(cost::COST_EMPTY_MAP);
@@ -1570,7 +1579,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 if add {
                     Rc::make_mut(set).insert(key);
                 } else if set.contains(&key) {
-                    Rc::make_mut(set).remove(&key);
+                    Rc::make_mut(set).remove(key);
                 }
             }
             Instr::UpdateMap | Instr::GetAndUpdateMap => {

@@ -37,6 +37,7 @@ mod macros;
 mod pack;
 mod print;
 mod script;
+mod set;
 mod typecheck;
 mod types;
 mod unexpand;
@@ -72,6 +73,7 @@ pub use literals::{
 };
 pub use pack::big_map_key_hash;
 pub use script::{Script, ScriptError, ViewSignature};
+pub use set::ValueSet;
 pub use typecheck::{TcError as TypecheckError, TcErrorKind as TypecheckErrorKind};
 pub use types::{parse_type, Type, TypeError};
 pub use unexpand::unexpand_macros;

@@ -8,10 +8,11 @@
 use crate::int::Int;
 use crate::ir::Code;
 use crate::literals::{Address, Key, KeyHash, Signature};
+use crate::set::ValueSet;
 use crate::types::Type;
 use kestrel_micheline::Node;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// A Michelson value.
@@ -38,7 +39,7 @@ pub enum Value {
     None,
     /// A list, stored reversed: the head is the vector's last element.
     List(Rc<Vec<Value>>),
-    Set(Rc<BTreeSet<Value>>),
+    Set(Rc<ValueSet>),
     Map(Rc<BTreeMap<Value, Value>>),
     BigMap(Rc<BigMap>),
     Lambda(Rc<Lambda>),

@@ -7,11 +7,12 @@
 use super::{TcError, TcErrorKind, Typechecker};
 use crate::int::Int;
 use crate::literals::{self, Address, Key, KeyHash, Signature};
+use crate::set::ValueSet;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Ticket, Value};
 use kestrel_micheline::{Node, NodeKind, Prim};
 use num_traits::ToPrimitive;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 fn invalid(node: &Node, ty: &Type) -> TcError {
@@ -230,7 +231,7 @@ impl Typechecker<'_> {
             },
             Type::Set(inner) => match &node.kind {
                 NodeKind::Seq(items) => {
-                    let mut set = BTreeSet::new();
+                    let mut set = ValueSet::new();
                     let mut previous: Option<Value> = None;
                     for item in items {
                         let value = self.parse_data(item, inner)?;
