@@ -25,6 +25,7 @@
 //! holds `capacity` queued transactions and evicts the lowest-priority one for a better newcomer.
 
 use crate::accounts::{AccountId, AccountTable, NONE};
+use crate::huge_pages;
 use crate::limits::{
     DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
     MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
@@ -420,7 +421,7 @@ impl Scheduler {
         // window then never pays for rehashing or moving its tables while it is scheduled.
         let capacity = config.capacity;
         let accounts = capacity.saturating_mul(RESERVED_ACCOUNTS_PER_TRANSACTION);
-        Self {
+        let scheduler = Self {
             config,
             accounts: AccountTable::with_capacity(accounts),
             entries: Vec::with_capacity(capacity),
@@ -446,7 +447,11 @@ impl Scheduler {
             next_sequence: 0,
             next_stamp: 0,
             dropped: Vec::new(),
-        }
+        };
+        huge_pages::advise(&scheduler.entries);
+        huge_pages::advise(&scheduler.metas);
+        huge_pages::advise(&scheduler.nodes);
+        scheduler
     }
 
     /// The configuration.
@@ -554,6 +559,12 @@ impl Scheduler {
             self.compact_nodes();
         }
         self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
+        if self.nodes.capacity() - self.nodes.len() < MAX_TX_ACCOUNT_LOCKS {
+            // Doubling, as `push` would, and the new allocation gets huge pages too.
+            self.nodes
+                .reserve(self.nodes.len().max(MAX_TX_ACCOUNT_LOCKS));
+            huge_pages::advise(&self.nodes);
+        }
         let offset = self.nodes.len();
         let accounts = accounts.into_iter();
         // In a large table, hash the accounts first and hint each lookup's slot, then each
@@ -624,6 +635,7 @@ impl Scheduler {
     /// queues' links.
     fn compact_nodes(&mut self) {
         let mut nodes = Vec::with_capacity(self.nodes.len() - self.garbage);
+        huge_pages::advise(&nodes);
         let mut moved = vec![NONE; self.nodes.len()];
         for entry in &mut self.entries {
             if entry.num_accounts > 0 {
