@@ -99,15 +99,16 @@ fn shift_for(slots: usize) -> u32 {
 }
 
 impl AccountTable {
-    /// A table with room for `accounts` accounts before it grows.
-    pub(crate) fn with_capacity(accounts: usize) -> Self {
+    /// A table whose index holds `accounts` accounts and whose rows hold `rows` before they
+    /// grow.
+    pub(crate) fn with_capacity(accounts: usize, rows: usize) -> Self {
         let slots = slot_count(accounts);
         let table = Self {
             slots: vec![0; slots],
             shift: shift_for(slots),
             interned: 0,
             key: random_key(),
-            states: Vec::with_capacity(accounts),
+            states: Vec::with_capacity(rows),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,
@@ -395,7 +396,7 @@ mod tests {
     #[test]
     fn ids_survive_growth_and_sweeps() {
         // Growth past the reservation rebuilds the index many times.
-        let mut table = AccountTable::with_capacity(0);
+        let mut table = AccountTable::with_capacity(0, 0);
         let mut stamp = 0;
         let mut acquire = |table: &mut AccountTable, index: u32| {
             stamp += 1;
