@@ -10,8 +10,8 @@
 //!
 //! The hint is `madvise(MADV_HUGEPAGE)` (Linux; the system's `transparent_hugepage` setting
 //! `always` or `madvise` honours it, `never` ignores it). It changes no byte of the buffer and no
-//! result: at worst it is ignored. Buffers below `HUGE_PAGE_BYTES` are left alone (no whole huge
-//! page fits). The crate's second `unsafe` block (after `prefetch`).
+//! result: at worst it is ignored. Buffers below `ADVISED_BYTES` are left alone. On other systems
+//! it does nothing. The crate's second `unsafe` block (after `prefetch`).
 
 #![allow(unsafe_code)]
 
@@ -34,16 +34,22 @@ pub(crate) fn advise<T>(vector: &Vec<T>) {
     let start = vector.as_ptr() as usize;
     let first = start.next_multiple_of(HUGE_PAGE_BYTES);
     let end = (start + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-    if end <= first {
-        return;
+    if end > first {
+        advise_range(first, end - first);
     }
-    #[cfg(target_os = "linux")]
-    // SAFETY: `[first, end)` lies inside `vector`'s allocation (its capacity's bytes, rounded
+}
+
+#[cfg(target_os = "linux")]
+fn advise_range(start: usize, length: usize) {
+    // SAFETY: the caller passes a range inside a live allocation (a vector's capacity rounded
     // inward to whole huge pages, so page-aligned as `madvise` requires). `MADV_HUGEPAGE` only
     // tells the kernel which page size to back the range with: the memory's contents, mapping and
     // protection are unchanged, so no reference into the buffer is affected. Its result is
     // ignored on purpose: a kernel without transparent huge pages refuses, and nothing changes.
     unsafe {
-        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        libc::madvise(start as *mut libc::c_void, length, libc::MADV_HUGEPAGE);
     }
 }
+
+#[cfg(not(target_os = "linux"))]
+fn advise_range(_start: usize, _length: usize) {}
