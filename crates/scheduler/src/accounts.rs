@@ -17,6 +17,7 @@
 //! independent 128-bit multiplies of the address's words mixed with the key, folded (not a
 //! cryptographic hash: it needs only be unpredictable to the sender).
 
+use crate::huge_pages;
 use crate::prefetch::prefetch;
 use kestrel_txview::Address;
 use std::hash::{BuildHasher, Hasher};
@@ -67,8 +68,12 @@ impl AccountState {
 
 /// Interned accounts.
 pub(crate) struct AccountTable {
-    /// Open-addressing index: `hash >> 32 << 32 | (id + 1)` per slot, 0 when empty.
+    /// Open-addressing index: `hash >> 32 << 32 | (id + 1)` per slot, 0 when empty; a lookup
+    /// starts at the slot the hash's top bits name (`hash >> shift`), so a slot's own top 32
+    /// bits say where it belongs in an index of up to 2^32 slots.
     slots: Vec<u64>,
+    /// 64 minus log2 of the slot count.
+    shift: u32,
     /// Interned ids (the index's entries).
     interned: usize,
     /// The address hash's key.
@@ -83,21 +88,34 @@ pub(crate) struct AccountTable {
 
 /// Slots for `accounts` entries at most half full.
 fn slot_count(accounts: usize) -> usize {
-    accounts.max(8).saturating_mul(2).next_power_of_two()
+    let slots = accounts.max(8).saturating_mul(2).next_power_of_two();
+    assert!(slots <= 1 << 32, "a slot's top 32 bits place it");
+    slots
+}
+
+/// `AccountTable::shift` for `slots` slots.
+fn shift_for(slots: usize) -> u32 {
+    64 - slots.trailing_zeros()
 }
 
 impl AccountTable {
-    /// A table with room for `accounts` accounts before it grows.
-    pub(crate) fn with_capacity(accounts: usize) -> Self {
-        Self {
-            slots: vec![0; slot_count(accounts)],
+    /// A table whose index holds `accounts` accounts and whose rows hold `rows` before they
+    /// grow.
+    pub(crate) fn with_capacity(accounts: usize, rows: usize) -> Self {
+        let slots = slot_count(accounts);
+        let table = Self {
+            slots: vec![0; slots],
+            shift: shift_for(slots),
             interned: 0,
             key: random_key(),
-            states: Vec::with_capacity(accounts),
+            states: Vec::with_capacity(rows),
             free: Vec::new(),
             referenced: 0,
             sweep_at: SWEEP_THRESHOLD,
-        }
+        };
+        huge_pages::advise(&table.slots);
+        huge_pages::advise(&table.states);
+        table
     }
 
     /// Accounts some queued or in-flight transaction names.
@@ -111,6 +129,12 @@ impl AccountTable {
         hash_address(&self.key, address)
     }
 
+    /// The slot where the lookup of `hash` starts.
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> self.shift) as usize
+    }
+
     /// Whether the interned accounts' rows (and their index slots) are too many to stay in a
     /// core's cache: then a transaction's lines are worth hinting before they are read.
     #[inline]
@@ -121,14 +145,14 @@ impl AccountTable {
     /// Hints the index slot where the lookup of `hash` starts.
     #[inline]
     pub(crate) fn prefetch_slot(&self, hash: u64) {
-        prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+        prefetch(&self.slots[self.home(hash)]);
     }
 
     /// Hints the row of the id in the index slot where the lookup of `hash` starts (most
     /// lookups end there).
     #[inline]
     pub(crate) fn prefetch_row(&self, hash: u64) {
-        let slot = self.slots[hash as usize & (self.slots.len() - 1)];
+        let slot = self.slots[self.home(hash)];
         if let Some(row) = self.states.get((slot as u32).wrapping_sub(1) as usize) {
             prefetch(row);
         }
@@ -156,7 +180,12 @@ impl AccountTable {
             }
         }
         if 2 * (self.interned + accounts) > self.slots.len() {
-            self.rebuild(slot_count(self.interned + accounts));
+            self.rebuild(slot_count(self.interned + accounts), false);
+        }
+        if self.states.capacity() - self.states.len() < accounts {
+            // Doubling, as `push` would, and the new allocation gets huge pages too.
+            self.states.reserve(self.states.len().max(accounts));
+            huge_pages::advise(&self.states);
         }
     }
 
@@ -175,7 +204,7 @@ impl AccountTable {
         debug_assert_eq!(hash, self.hash(address));
         let tag = hash >> 32 << 32;
         let mask = self.slots.len() - 1;
-        let mut index = hash as usize & mask;
+        let mut index = self.home(hash);
         let id = loop {
             let slot = self.slots[index];
             if slot == 0 {
@@ -249,27 +278,31 @@ impl AccountTable {
                 self.interned -= 1;
             }
         }
-        self.rebuild(slot_count(self.interned));
+        self.rebuild(slot_count(self.interned), true);
         self.sweep_at = (2 * self.interned).max(SWEEP_THRESHOLD);
     }
 
-    /// Re-creates the index with `slots` slots from the interned ids.
-    fn rebuild(&mut self, slots: usize) {
-        // A fresh zeroed allocation: no copy of the old index, and large ones come as zero
-        // pages from the system.
-        self.slots = vec![0; slots];
+    /// Re-creates the index with `slots` slots from the old index's entries, placed by their
+    /// top bits (no address is read or hashed again: the old index is read in order and the new
+    /// one written nearly in order); `swept` drops the entries of ids a sweep freed.
+    fn rebuild(&mut self, slots: usize, swept: bool) {
+        // A fresh zeroed allocation: large ones come as zero pages from the system.
+        let mut fresh = vec![0u64; slots];
+        huge_pages::advise(&fresh);
+        let shift = shift_for(slots);
         let mask = slots - 1;
-        for (id, state) in self.states.iter().enumerate() {
-            if !state.interned {
+        for &slot in &self.slots {
+            if slot == 0 || (swept && !self.states[(slot as u32 - 1) as usize].interned) {
                 continue;
             }
-            let hash = hash_address(&self.key, &state.address);
-            let mut index = hash as usize & mask;
-            while self.slots[index] != 0 {
+            let mut index = (slot >> shift) as usize;
+            while fresh[index] != 0 {
                 index = (index + 1) & mask;
             }
-            self.slots[index] = hash >> 32 << 32 | (id as u64 + 1);
+            fresh[index] = slot;
         }
+        self.slots = fresh;
+        self.shift = shift;
     }
 }
 
@@ -363,7 +396,7 @@ mod tests {
     #[test]
     fn ids_survive_growth_and_sweeps() {
         // Growth past the reservation rebuilds the index many times.
-        let mut table = AccountTable::with_capacity(0);
+        let mut table = AccountTable::with_capacity(0, 0);
         let mut stamp = 0;
         let mut acquire = |table: &mut AccountTable, index: u32| {
             stamp += 1;

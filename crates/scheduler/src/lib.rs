@@ -10,17 +10,19 @@
 //!
 //! Module map: `limits` (constants), `program_id` (builtins, precompiles, reserved keys),
 //! `compute_budget`, `cost`, `system_program` (durable-nonce marker, account allocations),
-//! `packet_arena`, `dedup`, `verify_pool` (the stage's threads), `prefetch` (a cache hint, the
-//! crate's one `unsafe` block),
+//! `packet_arena`, `dedup`, `verify_pool` (the stage's threads), `prefetch` (a cache hint) and
+//! `huge_pages` (a page-size hint for the large tables), the crate's two `unsafe` blocks,
 //! `accounts` (interned accounts and their locks), `scheduler` (container and batches), `stage`
 //! (the pipeline that ties them).
 
-// `unsafe` is denied (workspace lints) except in `prefetch`, a cache hint.
+// `unsafe` is denied (workspace lints) except in `prefetch` and `huge_pages`, hints to the
+// processor and the kernel.
 
 mod accounts;
 mod compute_budget;
 mod cost;
 mod dedup;
+mod huge_pages;
 pub mod limits;
 mod packet_arena;
 mod prefetch;

@@ -4,7 +4,7 @@
 //! row scattered over tens of megabytes, read one after the other. Hinting all of a
 //! transaction's lines first lets their loads overlap.
 //!
-//! The crate's one `unsafe` block: `_mm_prefetch` is a `#[target_feature(enable = "sse")]`
+//! One of the crate's two `unsafe` blocks (the other is `huge_pages`): `_mm_prefetch` is a `#[target_feature(enable = "sse")]`
 //! function, which Rust lets only unsafe code call even where the feature is always on. On other
 //! architectures the hint does nothing.
 

@@ -25,6 +25,7 @@
 //! holds `capacity` queued transactions and evicts the lowest-priority one for a better newcomer.
 
 use crate::accounts::{AccountId, AccountTable, NONE};
+use crate::huge_pages;
 use crate::limits::{
     DEFAULT_CONTAINER_CAPACITY, MAX_BATCH_TRANSACTIONS, MAX_BLOCK_ACCOUNTS_DATA_SIZE_DELTA,
     MAX_BLOCK_UNITS, MAX_TX_ACCOUNT_LOCKS, MAX_WRITABLE_ACCOUNT_UNITS,
@@ -36,10 +37,17 @@ use core::fmt;
 use kestrel_txview::Address;
 use std::collections::BinaryHeap;
 
-/// Accounts per transaction the scheduler reserves room for (the 308 mainnet legacy transactions
-/// of the test data name 5.4 on average; a transaction may name up to `MAX_TX_ACCOUNT_LOCKS`,
-/// and the tables grow past the reservation).
+/// Accounts per transaction the address index is sized for up front (the 308 mainnet legacy
+/// transactions of the test data name 5.4 on average; a transaction may name up to
+/// `MAX_TX_ACCOUNT_LOCKS`, and the index doubles past the reservation). The index is zeroed
+/// memory that hashing touches all over, so it is not reserved more generously.
 const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
+
+/// Accounts per transaction the account rows and lock-queue nodes reserve room for: address
+/// space, whose pages are touched only as rows and nodes are appended, so twice the index's
+/// reservation costs nothing until used and spares windows of up to 16 accounts per transaction
+/// a move of their two largest tables.
+const ROOM_ACCOUNTS_PER_TRANSACTION: usize = 2 * RESERVED_ACCOUNTS_PER_TRANSACTION;
 
 /// How far ahead, in transactions, the passes over many transactions' accounts hint the lines
 /// they will read in a large account table (`AccountTable::is_large`): an entry first, then its
@@ -420,13 +428,14 @@ impl Scheduler {
         // window then never pays for rehashing or moving its tables while it is scheduled.
         let capacity = config.capacity;
         let accounts = capacity.saturating_mul(RESERVED_ACCOUNTS_PER_TRANSACTION);
-        Self {
+        let room = capacity.saturating_mul(ROOM_ACCOUNTS_PER_TRANSACTION);
+        let scheduler = Self {
             config,
-            accounts: AccountTable::with_capacity(accounts),
+            accounts: AccountTable::with_capacity(accounts, room),
             entries: Vec::with_capacity(capacity),
             metas: Vec::with_capacity(capacity),
             free_entries: Vec::new(),
-            nodes: Vec::with_capacity(accounts),
+            nodes: Vec::with_capacity(room),
             garbage: 0,
             pending: Vec::with_capacity(capacity),
             pending_in_order: true,
@@ -446,7 +455,11 @@ impl Scheduler {
             next_sequence: 0,
             next_stamp: 0,
             dropped: Vec::new(),
-        }
+        };
+        huge_pages::advise(&scheduler.entries);
+        huge_pages::advise(&scheduler.metas);
+        huge_pages::advise(&scheduler.nodes);
+        scheduler
     }
 
     /// The configuration.
@@ -554,6 +567,12 @@ impl Scheduler {
             self.compact_nodes();
         }
         self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
+        if self.nodes.capacity() - self.nodes.len() < MAX_TX_ACCOUNT_LOCKS {
+            // Doubling, as `push` would, and the new allocation gets huge pages too.
+            self.nodes
+                .reserve(self.nodes.len().max(MAX_TX_ACCOUNT_LOCKS));
+            huge_pages::advise(&self.nodes);
+        }
         let offset = self.nodes.len();
         let accounts = accounts.into_iter();
         // In a large table, hash the accounts first and hint each lookup's slot, then each
@@ -624,6 +643,7 @@ impl Scheduler {
     /// queues' links.
     fn compact_nodes(&mut self) {
         let mut nodes = Vec::with_capacity(self.nodes.len() - self.garbage);
+        huge_pages::advise(&nodes);
         let mut moved = vec![NONE; self.nodes.len()];
         for entry in &mut self.entries {
             if entry.num_accounts > 0 {
