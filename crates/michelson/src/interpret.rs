@@ -22,6 +22,7 @@ use crate::set::ValueSet;
 use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Operation, Ticket, Value};
+use crate::value_stack::ValueStack;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -89,9 +90,15 @@ struct MapFrame {
 #[inline]
 fn int_size(n: &Int) -> u64 {
     match n {
-        Int::Small(v) => (64 - u64::from(v.unsigned_abs().leading_zeros())).div_ceil(8),
+        Int::Small(v) => small_int_size(*v),
         Int::Big(b) => b.bits().div_ceil(8),
     }
+}
+
+/// [`int_size`] of an `i64`.
+#[inline(always)]
+fn small_int_size(n: i64) -> u64 {
+    (64 - u64::from(n.unsigned_abs().leading_zeros())).div_ceil(8)
 }
 
 /// The interpreter over one context.
@@ -115,15 +122,13 @@ macro_rules! pop {
 /// so it is forgotten rather than dropped: dropping it called `Value`'s out-of-line drop glue on
 /// every `IF` and loop iteration.
 #[inline(always)]
-fn pop_bool(stack: &mut Vec<Value>) -> bool {
-    let value = pop!(stack);
-    match value {
-        Value::Bool(condition) => {
-            std::mem::forget(value);
-            condition
-        }
+fn pop_bool(stack: &mut ValueStack) -> bool {
+    let condition = match stack.last() {
+        Some(Value::Bool(condition)) => *condition,
         _ => unreachable!("the typechecker guarantees the stack's types"),
-    }
+    };
+    stack.forget_top();
+    condition
 }
 
 /// A value whose type is not the one the typechecker gave its stack slot: a bug, which stops the
@@ -158,16 +163,17 @@ impl<'a, 'h> Interpreter<'a, 'h> {
     pub fn run_traced<T: Tracer>(
         &mut self,
         code: &Rc<Code>,
-        mut stack: Vec<Value>,
+        stack: Vec<Value>,
         tracer: &mut T,
     ) -> Result<Vec<Value>, RunError> {
+        let mut stack = ValueStack::from_vec(stack);
         let mut gas = self.gas_milli_remaining;
         let mut code: Rc<Code> = code.clone();
         let mut pc: usize = 0;
         let mut calls = CallStack::default();
         // Where the running code's part of `stack` starts (0 outside lambdas and views).
         let mut base: usize = 0;
-        let mut dip: Vec<Value> = Vec::new();
+        let mut dip = ValueStack::from_vec(Vec::new());
         let mut iters: Vec<IterFrame> = Vec::new();
         let mut maps: Vec<MapFrame> = Vec::new();
 
@@ -178,6 +184,63 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 if gas < 0 {
                     self.gas_milli_remaining = 0;
                     return Err(RunError::GasExhaustion);
+                }
+            }};
+        }
+
+        // `ADD` of two ints or nats, the result tagged by `$tag`: two `i64`s without overflow are
+        // added in place, without the big-integer path and without drop glue (they own nothing).
+        macro_rules! add_int {
+            ($tag:path) => {{
+                let y = stack.pop();
+                let Some(top) = stack.last_mut() else {
+                    return Err(bad());
+                };
+                let small = match (&*top, &y) {
+                    (
+                        Value::Int(Int::Small(a)) | Value::Nat(Int::Small(a)),
+                        Value::Int(Int::Small(b)) | Value::Nat(Int::Small(b)),
+                    ) => a
+                        .checked_add(*b)
+                        .map(|sum| (sum, small_int_size(*a), small_int_size(*b))),
+                    _ => None,
+                };
+                if let Some((sum, size_a, size_b)) = small {
+                    charge!(cost::cost_add_int(size_a, size_b));
+                    std::mem::forget(std::mem::replace(top, $tag(Int::Small(sum))));
+                    std::mem::forget(y);
+                } else {
+                    // `y` is bound by value, so only an `Int` (not a whole `Value`) is dropped.
+                    let (Value::Nat(y) | Value::Int(y)) = y else {
+                        return Err(bad());
+                    };
+                    let (Value::Nat(x) | Value::Int(x)) = top else {
+                        return Err(bad());
+                    };
+                    charge!(cost::cost_add_int(int_size(x), int_size(&y)));
+                    let sum = x.add(&y);
+                    *top = $tag(sum);
+                }
+            }};
+        }
+
+        // `EQ`..`GE`: the int on top becomes a bool in place, an arm each so that the test is
+        // not dispatched a second time.
+        macro_rules! compare_zero {
+            ($cost:expr, $holds:expr) => {{
+                charge!($cost);
+                let Some(top) = stack.last_mut() else {
+                    return Err(bad());
+                };
+                let Value::Int(x) = top else {
+                    return Err(bad());
+                };
+                let holds: fn(i32) -> bool = $holds;
+                let condition = holds(x.signum());
+                let old = std::mem::replace(top, Value::Bool(condition));
+                if matches!(old, Value::Int(Int::Small(_))) {
+                    // It owns nothing: no call to the drop glue.
+                    std::mem::forget(old);
                 }
             }};
         }
@@ -196,7 +259,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     Some((caller_code, caller_pc, caller_base, restore)) => {
                         // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
                         charge!(cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION);
-                        let result = pop!(stack);
+                        let result = stack.pop();
                         if let Some(saved) = restore {
                             self.context.self_address = saved.self_address;
                             self.context.sender = saved.sender;
@@ -255,7 +318,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             match instr {
                 Instr::Drop => {
                     charge!(cost::COST_DROP);
-                    pop!(stack);
+                    stack.pop();
                 }
                 Instr::DropN(n) => {
                     charge!(cost::cost_drop_n(*n as u64));
@@ -282,14 +345,15 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Dig(n) => {
                     charge!(cost::cost_dig(*n as u64));
-                    let v = stack.remove(stack.len() - 1 - n);
+                    let at = stack.len() - 1 - n;
+                    let v = stack.with_vec(|values| values.remove(at));
                     stack.push(v);
                 }
                 Instr::Dug(n) => {
                     charge!(cost::cost_dug(*n as u64));
-                    let v = pop!(stack);
+                    let v = stack.pop();
                     let at = stack.len() - n;
-                    stack.insert(at, v);
+                    stack.with_vec(|values| values.insert(at, v));
                 }
                 Instr::Push(v) => {
                     charge!(cost::COST_PUSH);
@@ -326,14 +390,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::IfNone(target) => {
                     charge!(cost::COST_IF_NONE);
-                    if let Value::Some(v) = pop!(stack) {
+                    if let Value::Some(v) = stack.pop() {
                         stack.push(unwrap_rc(v));
                         pc = *target;
                     }
                 }
                 Instr::IfLeft(target) => {
                     charge!(cost::COST_IF_LEFT);
-                    match pop!(stack) {
+                    match stack.pop() {
                         Value::Left(v) => stack.push(unwrap_rc(v)),
                         Value::Right(v) => {
                             stack.push(unwrap_rc(v));
@@ -344,7 +408,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::IfCons(target) => {
                     charge!(cost::COST_IF_CONS);
-                    let Value::List(mut list) = pop!(stack) else {
+                    let Value::List(mut list) = stack.pop() else {
                         return Err(bad());
                     };
                     match Rc::make_mut(&mut list).pop() {
@@ -364,7 +428,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::LoopLeftHead(exit) => {
                     charge!(cost::COST_LOOP_IN_LEFT);
-                    match pop!(stack) {
+                    match stack.pop() {
                         Value::Left(v) => stack.push(unwrap_rc(v)),
                         Value::Right(v) => {
                             charge!(cost::COST_CONS_CONTINUATION);
@@ -377,12 +441,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 Instr::DipStart(n) => {
                     if *n == 1 {
                         charge!(cost::COST_DIP);
-                        let top = pop!(stack);
+                        let top = stack.pop();
                         dip.push(top);
                     } else {
                         charge!(cost::cost_dip_n(*n as u64));
                         let at = stack.len() - n;
-                        dip.extend(stack.drain(at..));
+                        stack.with_vec(|values| {
+                            dip.with_vec(|saved| saved.extend(values.drain(at..)))
+                        });
                     }
                 }
                 Instr::DipEnd(n) => {
@@ -392,15 +458,17 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             + cost::COST_CONS_CONTINUATION
                     );
                     if *n == 1 {
-                        let saved = dip.pop().ok_or_else(bad)?;
+                        let saved = dip.pop();
                         stack.push(saved);
                     } else {
                         let at = dip.len() - n;
-                        stack.extend(dip.drain(at..));
+                        dip.with_vec(|saved| {
+                            stack.with_vec(|values| values.extend(saved.drain(at..)))
+                        });
                     }
                 }
                 Instr::IterStart(kind) => {
-                    let collection = pop!(stack);
+                    let collection = stack.pop();
                     let remaining = match (kind, collection) {
                         (IterKind::List, Value::List(list)) => {
                             charge!(cost::COST_LIST_ITER);
@@ -437,7 +505,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     }
                 }
                 Instr::MapStart(kind) => {
-                    let collection = pop!(stack);
+                    let collection = stack.pop();
                     let remaining = match (kind, collection) {
                         (IterKind::List, Value::List(list)) => {
                             charge!(cost::COST_LIST_MAP);
@@ -531,7 +599,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     }
                 }
                 Instr::MapCollect => {
-                    let result = pop!(stack);
+                    let result = stack.pop();
                     let frame = maps.last_mut().ok_or_else(bad)?;
                     match frame.kind {
                         IterKind::Map => {
@@ -553,7 +621,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     }
                 }
                 Instr::Failwith => {
-                    let v = pop!(stack);
+                    let v = stack.pop();
                     break_failed(v, code.locations[pc - 1])?;
                 }
                 Instr::Never => return Err(bad()),
@@ -570,8 +638,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             continue;
                         }
                     }
-                    let arg = pop!(stack);
-                    let Value::Lambda(lambda) = pop!(stack) else {
+                    let arg = stack.pop();
+                    let Value::Lambda(lambda) = stack.pop() else {
                         return Err(bad());
                     };
                     // Each `APPLY` put `PUSH captured ; PAIR` in front of the code: run (and,
@@ -610,8 +678,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     pc = 0;
                 }
                 Instr::Apply => {
-                    let captured = pop!(stack);
-                    let Value::Lambda(lambda) = pop!(stack) else {
+                    let captured = stack.pop();
+                    let Value::Lambda(lambda) = stack.pop() else {
                         return Err(bad());
                     };
                     let Type::Pair(captured_type, rest) = &lambda.arg else {
@@ -650,26 +718,11 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     stack.push(Value::Lambda(lambda.clone()));
                 }
                 // Arithmetic.
-                Instr::AddNatNat | Instr::AddIntInt => {
-                    // `y` is bound by value, so only an `Int` (not a whole `Value`) is dropped.
-                    let (Value::Nat(y) | Value::Int(y)) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let Some(Value::Nat(x) | Value::Int(x)) = stack.last_mut() else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_add_int(int_size(x), int_size(&y)));
-                    *x = x.add(&y);
-                    if matches!(instr, Instr::AddIntInt) {
-                        let top = stack.last_mut().ok_or_else(bad)?;
-                        if let Value::Nat(n) = top {
-                            *top = Value::Int(std::mem::replace(n, Int::ZERO));
-                        }
-                    }
-                }
+                Instr::AddNatNat => add_int!(Value::Nat),
+                Instr::AddIntInt => add_int!(Value::Int),
                 Instr::AddTimestampInt | Instr::AddIntTimestamp => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     let (t, i) = if matches!(instr, Instr::AddTimestampInt) {
                         (a, b)
                     } else {
@@ -686,14 +739,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::AddMutez => {
                     charge!(cost::COST_ADD_TEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     stack.push(Value::Mutez(a.checked_add(b).ok_or(RunError::Overflow)?));
                 }
                 Instr::SubInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
                     else {
                         return Err(bad());
@@ -702,14 +755,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     stack.push(Value::Int(x.sub(y)));
                 }
                 Instr::SubTimestampInt => {
-                    let (Value::Timestamp(t), Value::Int(i)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Timestamp(t), Value::Int(i)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     charge!(cost::cost_sub_timestamp_seconds(int_size(&t), int_size(&i)));
                     stack.push(Value::Timestamp(t.sub(&i)));
                 }
                 Instr::SubTimestampTimestamp => {
-                    let (Value::Timestamp(a), Value::Timestamp(b)) = (pop!(stack), pop!(stack))
+                    let (Value::Timestamp(a), Value::Timestamp(b)) = (stack.pop(), stack.pop())
                     else {
                         return Err(bad());
                     };
@@ -718,7 +771,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::SubMutez => {
                     charge!(cost::COST_SUB_MUTEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     stack.push(if a >= b {
@@ -729,7 +782,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::SubMutezLegacy => {
                     charge!(cost::COST_SUB_TEZ_LEGACY);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     if a < b {
@@ -738,8 +791,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     stack.push(Value::Mutez(a - b));
                 }
                 Instr::MulNatNat | Instr::MulIntInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
                     else {
                         return Err(bad());
@@ -753,8 +806,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     });
                 }
                 Instr::MulMutezNat | Instr::MulNatMutez => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     let (m, n) = if matches!(instr, Instr::MulMutezNat) {
                         (a, b)
                     } else {
@@ -768,8 +821,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     stack.push(Value::Mutez(m.checked_mul(n).ok_or(RunError::Overflow)?));
                 }
                 Instr::EdivNatNat | Instr::EdivIntInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
                     else {
                         return Err(bad());
@@ -789,7 +842,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::EdivMutezNat => {
                     charge!(cost::COST_EDIV_TEZ_NAT);
-                    let (Value::Mutez(m), Value::Nat(n)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Mutez(m), Value::Nat(n)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     stack.push(if n.is_zero() {
@@ -805,7 +858,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::EdivMutezMutez => {
                     charge!(cost::COST_EDIV_TEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     stack.push(if b == 0 {
@@ -815,7 +868,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     });
                 }
                 Instr::Abs => {
-                    let Value::Int(x) = pop!(stack) else {
+                    let Value::Int(x) = stack.pop() else {
                         return Err(bad());
                     };
                     charge!(cost::cost_abs(int_size(&x)));
@@ -823,7 +876,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::IsNat => {
                     charge!(cost::COST_IS_NAT);
-                    let Value::Int(x) = pop!(stack) else {
+                    let Value::Int(x) = stack.pop() else {
                         return Err(bad());
                     };
                     stack.push(if x.is_negative() {
@@ -834,47 +887,37 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Int => {
                     charge!(cost::COST_INT_NAT);
-                    let Value::Nat(x) = pop!(stack) else {
+                    let Value::Nat(x) = stack.pop() else {
                         return Err(bad());
                     };
                     stack.push(Value::Int(x));
                 }
                 Instr::NegInt => {
-                    let (Value::Int(x) | Value::Nat(x)) = pop!(stack) else {
+                    let (Value::Int(x) | Value::Nat(x)) = stack.pop() else {
                         return Err(bad());
                     };
                     charge!(cost::cost_neg(int_size(&x)));
                     stack.push(Value::Int(x.neg()));
                 }
                 Instr::Compare => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     charge!(compare_cost(&a, &b));
                     stack.push(Value::Int(Int::Small(a.cmp(&b) as i64)));
                 }
-                Instr::Eq | Instr::Neq | Instr::Lt | Instr::Gt | Instr::Le | Instr::Ge => {
-                    charge!(cost::COST_EQ);
-                    let Value::Int(x) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let s = x.signum();
-                    let b = match instr {
-                        Instr::Eq => s == 0,
-                        Instr::Neq => s != 0,
-                        Instr::Lt => s < 0,
-                        Instr::Gt => s > 0,
-                        Instr::Le => s <= 0,
-                        _ => s >= 0,
-                    };
-                    stack.push(Value::Bool(b));
-                }
+                Instr::Eq => compare_zero!(cost::COST_EQ, |sign| sign == 0),
+                Instr::Neq => compare_zero!(cost::COST_NEQ, |sign| sign != 0),
+                Instr::Lt => compare_zero!(cost::COST_LT, |sign| sign < 0),
+                Instr::Gt => compare_zero!(cost::COST_GT, |sign| sign > 0),
+                Instr::Le => compare_zero!(cost::COST_LE, |sign| sign <= 0),
+                Instr::Ge => compare_zero!(cost::COST_GE, |sign| sign >= 0),
                 Instr::OrBool | Instr::AndBool | Instr::XorBool => {
                     charge!(if matches!(instr, Instr::XorBool) {
                         cost::COST_XOR
                     } else {
                         cost::COST_OR
                     });
-                    let (Value::Bool(a), Value::Bool(b)) = (pop!(stack), pop!(stack)) else {
+                    let (Value::Bool(a), Value::Bool(b)) = (stack.pop(), stack.pop()) else {
                         return Err(bad());
                     };
                     stack.push(Value::Bool(match instr {
@@ -885,14 +928,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::NotBool => {
                     charge!(cost::COST_NOT);
-                    let Value::Bool(a) = pop!(stack) else {
+                    let Value::Bool(a) = stack.pop() else {
                         return Err(bad());
                     };
                     stack.push(Value::Bool(!a));
                 }
                 Instr::Car | Instr::Cdr => {
                     charge!(cost::COST_CAR);
-                    let Value::Pair(pair) = pop!(stack) else {
+                    let Value::Pair(pair) = stack.pop() else {
                         return Err(bad());
                     };
                     let (a, b) = unwrap_pair(pair);
@@ -900,13 +943,13 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Pair => {
                     charge!(cost::COST_PAIR);
-                    let a = pop!(stack);
-                    let b = pop!(stack);
+                    let a = stack.pop();
+                    let b = stack.pop();
                     stack.push(Value::pair(a, b));
                 }
                 Instr::Unpair => {
                     charge!(cost::COST_UNPAIR);
-                    let Value::Pair(pair) = pop!(stack) else {
+                    let Value::Pair(pair) = stack.pop() else {
                         return Err(bad());
                     };
                     let (a, b) = unwrap_pair(pair);
@@ -915,7 +958,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Some => {
                     charge!(cost::COST_SOME);
-                    let v = pop!(stack);
+                    let v = stack.pop();
                     stack.push(Value::some(v));
                 }
                 Instr::None => {
@@ -924,12 +967,12 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Left => {
                     charge!(cost::COST_LEFT);
-                    let v = pop!(stack);
+                    let v = stack.pop();
                     stack.push(Value::Left(Rc::new(v)));
                 }
                 Instr::Right => {
                     charge!(cost::COST_RIGHT);
-                    let v = pop!(stack);
+                    let v = stack.pop();
                     stack.push(Value::Right(Rc::new(v)));
                 }
                 Instr::Nil => {
@@ -938,7 +981,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::Cons => {
                     charge!(cost::COST_CONS);
-                    let head = pop!(stack);
+                    let head = stack.pop();
                     let Some(Value::List(list)) = stack.last_mut() else {
                         return Err(bad());
                     };
@@ -988,7 +1031,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 }
                 Instr::VotingPower => {
                     charge!(cost::COST_VOTING_POWER);
-                    let Value::KeyHash(k) = pop!(stack) else {
+                    let Value::KeyHash(k) = stack.pop() else {
                         return Err(bad());
                     };
                     stack.push(Value::nat(self.context.host.voting_power(&k)));
@@ -1006,7 +1049,11 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 other => {
                     // The remaining instructions are less frequent; they live in a separate
                     // function to keep this loop's hot arms compact.
-                    let step = self.step_rare(other, &mut stack, &mut gas)?;
+                    // A copy of the counter is lent, so that the loop's own stays in a register.
+                    let mut gas_rare = gas;
+                    let step =
+                        stack.with_vec(|values| self.step_rare(other, values, &mut gas_rare))?;
+                    gas = gas_rare;
                     if let Some(call) = step {
                         // VIEW: run the view's code as a call.
                         let (view_code, view_stack, saved) = call;
@@ -1017,14 +1064,14 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             Some(saved),
                         )?;
                         base = stack.len();
-                        stack.extend(view_stack);
+                        stack.with_vec(|values| values.extend(view_stack));
                         pc = 0;
                     }
                 }
             }
         };
         self.gas_milli_remaining = gas;
-        Ok(result)
+        Ok(result.into_vec())
     }
 
     /// Less frequent instructions. Returns a code and stack to call for `VIEW`.
