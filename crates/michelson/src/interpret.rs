@@ -22,6 +22,7 @@ use crate::set::ValueSet;
 use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Operation, Ticket, Value};
+use crate::value_stack::ValueStack;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -89,9 +90,15 @@ struct MapFrame {
 #[inline]
 fn int_size(n: &Int) -> u64 {
     match n {
-        Int::Small(v) => (64 - u64::from(v.unsigned_abs().leading_zeros())).div_ceil(8),
+        Int::Small(v) => small_magnitude_size(v.unsigned_abs()),
         Int::Big(b) => b.bits().div_ceil(8),
     }
+}
+
+/// [`int_size`] of an `i64` of magnitude `magnitude`.
+#[inline(always)]
+fn small_magnitude_size(magnitude: u64) -> u64 {
+    (64 - u64::from(magnitude.leading_zeros())).div_ceil(8)
 }
 
 /// The interpreter over one context.
@@ -115,15 +122,13 @@ macro_rules! pop {
 /// so it is forgotten rather than dropped: dropping it called `Value`'s out-of-line drop glue on
 /// every `IF` and loop iteration.
 #[inline(always)]
-fn pop_bool(stack: &mut Vec<Value>) -> bool {
-    let value = pop!(stack);
-    match value {
-        Value::Bool(condition) => {
-            std::mem::forget(value);
-            condition
-        }
+fn pop_bool(stack: &mut ValueStack) -> bool {
+    let condition = match stack.last() {
+        Some(Value::Bool(condition)) => *condition,
         _ => unreachable!("the typechecker guarantees the stack's types"),
-    }
+    };
+    stack.forget_top();
+    condition
 }
 
 /// A value whose type is not the one the typechecker gave its stack slot: a bug, which stops the
@@ -158,16 +163,17 @@ impl<'a, 'h> Interpreter<'a, 'h> {
     pub fn run_traced<T: Tracer>(
         &mut self,
         code: &Rc<Code>,
-        mut stack: Vec<Value>,
+        stack: Vec<Value>,
         tracer: &mut T,
     ) -> Result<Vec<Value>, RunError> {
+        let mut stack = ValueStack::from_vec(stack);
         let mut gas = self.gas_milli_remaining;
         let mut code: Rc<Code> = code.clone();
         let mut pc: usize = 0;
         let mut calls = CallStack::default();
         // Where the running code's part of `stack` starts (0 outside lambdas and views).
         let mut base: usize = 0;
-        let mut dip: Vec<Value> = Vec::new();
+        let mut dip = ValueStack::from_vec(Vec::new());
         let mut iters: Vec<IterFrame> = Vec::new();
         let mut maps: Vec<MapFrame> = Vec::new();
 
@@ -182,51 +188,120 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             }};
         }
 
+        // `ADD` of two ints or nats, the result tagged by `$tag`: two `i64`s without overflow are
+        // added in place, without the big-integer path and without drop glue (they own nothing).
+        macro_rules! add_int {
+            ($tag:path) => {{
+                let y = stack.pop();
+                let Some(top) = stack.last_mut() else {
+                    return Err(bad());
+                };
+                let small = match (&*top, &y) {
+                    (
+                        Value::Int(Int::Small(a)) | Value::Nat(Int::Small(a)),
+                        Value::Int(Int::Small(b)) | Value::Nat(Int::Small(b)),
+                    ) => a.checked_add(*b).map(|sum| {
+                        // The larger operand's size is that of the two magnitudes or-ed.
+                        (
+                            sum,
+                            small_magnitude_size(a.unsigned_abs() | b.unsigned_abs()),
+                        )
+                    }),
+                    _ => None,
+                };
+                if let Some((sum, size)) = small {
+                    charge!(cost::cost_add_int(size, size));
+                    std::mem::forget(std::mem::replace(top, $tag(Int::Small(sum))));
+                    std::mem::forget(y);
+                } else {
+                    // `y` is bound by value, so only an `Int` (not a whole `Value`) is dropped.
+                    let (Value::Nat(y) | Value::Int(y)) = y else {
+                        return Err(bad());
+                    };
+                    let (Value::Nat(x) | Value::Int(x)) = top else {
+                        return Err(bad());
+                    };
+                    charge!(cost::cost_add_int(int_size(x), int_size(&y)));
+                    let sum = x.add(&y);
+                    *top = $tag(sum);
+                }
+            }};
+        }
+
+        // `EQ`..`GE`: the int on top becomes a bool in place, an arm each so that the test is
+        // not dispatched a second time.
+        macro_rules! compare_zero {
+            ($cost:expr, $holds:expr) => {{
+                charge!($cost);
+                let Some(top) = stack.last_mut() else {
+                    return Err(bad());
+                };
+                let holds: fn(i32) -> bool = $holds;
+                match top {
+                    Value::Int(Int::Small(n)) => {
+                        let condition = holds(n.signum() as i32);
+                        // The `i64` owns nothing: no call to the drop glue.
+                        std::mem::forget(std::mem::replace(top, Value::Bool(condition)));
+                    }
+                    Value::Int(n) => *top = Value::Bool(holds(n.signum())),
+                    _ => return Err(bad()),
+                }
+            }};
+        }
+
         // The location of the step to log once it has run (tracing only).
         let mut pending_log: Option<u32> = None;
-        let result = loop {
-            if T::ENABLED {
-                if let Some(location) = pending_log.take() {
-                    tracer.log(location, gas, &stack[base..]);
-                }
-            }
-            let Some(instr) = code.instrs.get(pc) else {
-                // End of a code block: return from a lambda, or finish.
-                match calls.pop() {
-                    Some((caller_code, caller_pc, caller_base, restore)) => {
-                        // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
-                        charge!(cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION);
-                        let result = pop!(stack);
-                        if let Some(saved) = restore {
-                            self.context.self_address = saved.self_address;
-                            self.context.sender = saved.sender;
-                            self.context.balance = saved.balance;
-                            self.context.amount = saved.amount;
-                        }
-                        // The callee's code leaves exactly its result (the typechecker's
-                        // guarantee), so its part of the stack is now empty.
-                        debug_assert_eq!(stack.len(), base);
-                        stack.push(result);
-                        code = caller_code;
-                        pc = caller_pc;
-                        base = caller_base;
-                        if T::ENABLED {
-                            pending_log = code.locations.get(pc.wrapping_sub(1)).copied();
-                        }
-                        continue;
-                    }
-                    None => {
-                        charge!(cost::COST_HALT);
-                        break stack;
+        let result = 'run: loop {
+            // `code` changes at calls and returns, which leave this inner loop; the running
+            // code's instructions are borrowed from a handle of their own, so that each step
+            // reads them from a local slice rather than through `code`.
+            let running = code.clone();
+            let instrs: &[Instr] = &running.instrs;
+            loop {
+                if T::ENABLED {
+                    if let Some(location) = pending_log.take() {
+                        tracer.log(location, gas, &stack[base..]);
                     }
                 }
-            };
-            // Octez logs `ITER` and `MAP` together with their first `KIter`/`KMap_enter_body`
-            // (the element already pushed, or the exit), so their start logs nothing.
-            if T::ENABLED
-                && !matches!(
-                    instr,
-                    Instr::Jump(_)
+                let Some(instr) = instrs.get(pc) else {
+                    // End of a code block: return from a lambda, or finish.
+                    match calls.pop() {
+                        Some((caller_code, caller_pc, caller_base, restore)) => {
+                            // `IHalt`, `KReturn`, then the caller's continuation (`KCons`).
+                            charge!(
+                                cost::COST_HALT + cost::COST_RETURN + cost::COST_CONS_CONTINUATION
+                            );
+                            let result = stack.pop();
+                            if let Some(saved) = restore {
+                                self.context.self_address = saved.self_address;
+                                self.context.sender = saved.sender;
+                                self.context.balance = saved.balance;
+                                self.context.amount = saved.amount;
+                            }
+                            // The callee's code leaves exactly its result (the typechecker's
+                            // guarantee), so its part of the stack is now empty.
+                            debug_assert_eq!(stack.len(), base);
+                            stack.push(result);
+                            code = caller_code;
+                            pc = caller_pc;
+                            base = caller_base;
+                            if T::ENABLED {
+                                pending_log = code.locations.get(pc.wrapping_sub(1)).copied();
+                            }
+                            continue 'run;
+                        }
+                        None => {
+                            charge!(cost::COST_HALT);
+                            break 'run stack;
+                        }
+                    }
+                };
+                // Octez logs `ITER` and `MAP` together with their first `KIter`/`KMap_enter_body`
+                // (the element already pushed, or the exit), so their start logs nothing.
+                if T::ENABLED
+                    && !matches!(
+                        instr,
+                        Instr::Jump(_)
                         | Instr::IterStart(_)
                         | Instr::IterBack(_)
                         | Instr::MapStart(_)
@@ -237,794 +312,874 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                         | Instr::Exec
                         // `CAST` and `RENAME` compile to nothing in Octez: no step.
                         | Instr::Nop
-                )
-            {
-                pending_log = Some(match instr {
-                    // A loop's entry, iterations and exit are logged where its continuation
-                    // starts (Octez's `kinstr_location k`).
-                    Instr::LoopHead(exit) | Instr::LoopLeftHead(exit) => code
-                        .locations
-                        .get(*exit)
-                        .copied()
-                        .unwrap_or(code.locations[pc]),
-                    _ => code.locations[pc],
-                });
-                tracer.enter(code.locations[pc]);
-            }
-            pc += 1;
-            match instr {
-                Instr::Drop => {
-                    charge!(cost::COST_DROP);
-                    pop!(stack);
+                    )
+                {
+                    pending_log = Some(match instr {
+                        // A loop's entry, iterations and exit are logged where its continuation
+                        // starts (Octez's `kinstr_location k`).
+                        Instr::LoopHead(exit) | Instr::LoopLeftHead(exit) => code
+                            .locations
+                            .get(*exit)
+                            .copied()
+                            .unwrap_or(code.locations[pc]),
+                        _ => code.locations[pc],
+                    });
+                    tracer.enter(code.locations[pc]);
                 }
-                Instr::DropN(n) => {
-                    charge!(cost::cost_drop_n(*n as u64));
-                    let len = stack.len();
-                    stack.truncate(len - n);
-                }
-                Instr::Dup => {
-                    charge!(cost::COST_DUP);
-                    let top = match stack.last() {
-                        Some(value) => clone_fast(value),
-                        None => return Err(bad()),
-                    };
-                    stack.push(top);
-                }
-                Instr::DupN(n) => {
-                    charge!(cost::cost_dup_n(*n as u64));
-                    let v = stack[stack.len() - n].clone();
-                    stack.push(v);
-                }
-                Instr::Swap => {
-                    charge!(cost::COST_SWAP);
-                    let len = stack.len();
-                    stack.swap(len - 1, len - 2);
-                }
-                Instr::Dig(n) => {
-                    charge!(cost::cost_dig(*n as u64));
-                    let v = stack.remove(stack.len() - 1 - n);
-                    stack.push(v);
-                }
-                Instr::Dug(n) => {
-                    charge!(cost::cost_dug(*n as u64));
-                    let v = pop!(stack);
-                    let at = stack.len() - n;
-                    stack.insert(at, v);
-                }
-                Instr::Push(v) => {
-                    charge!(cost::COST_PUSH);
-                    stack.push(clone_fast(v));
-                }
-                Instr::Unit => {
-                    charge!(cost::COST_UNIT);
-                    stack.push(Value::Unit);
-                }
-                Instr::Nop => {}
-                Instr::Jump(target) => {
-                    pc = *target;
-                }
-                Instr::BranchEnd(target) => {
-                    charge!(cost::COST_HALT + cost::COST_CONS_CONTINUATION);
-                    pc = *target;
-                }
-                Instr::LoopEnter => {
-                    charge!(cost::COST_LOOP);
-                }
-                Instr::LoopBack(target) => {
-                    charge!(cost::COST_HALT);
-                    pc = *target;
-                }
-                Instr::IterBack(target) => {
-                    charge!(cost::COST_HALT);
-                    pc = *target;
-                }
-                Instr::If(target) => {
-                    charge!(cost::COST_IF);
-                    if !pop_bool(&mut stack) {
+                pc += 1;
+                match instr {
+                    Instr::Drop => {
+                        charge!(cost::COST_DROP);
+                        stack.pop();
+                    }
+                    Instr::DropN(n) => {
+                        charge!(cost::cost_drop_n(*n as u64));
+                        let len = stack.len();
+                        stack.truncate(len - n);
+                    }
+                    Instr::Dup => {
+                        charge!(cost::COST_DUP);
+                        let top = match stack.last() {
+                            Some(value) => clone_fast(value),
+                            None => return Err(bad()),
+                        };
+                        stack.push(top);
+                    }
+                    Instr::DupN(n) => {
+                        charge!(cost::cost_dup_n(*n as u64));
+                        let v = stack[stack.len() - n].clone();
+                        stack.push(v);
+                    }
+                    Instr::Swap => {
+                        charge!(cost::COST_SWAP);
+                        let len = stack.len();
+                        stack.swap(len - 1, len - 2);
+                    }
+                    Instr::Dig(n) => {
+                        charge!(cost::cost_dig(*n as u64));
+                        let at = stack.len() - 1 - n;
+                        let v = stack.with_vec(|values| values.remove(at));
+                        stack.push(v);
+                    }
+                    Instr::Dug(n) => {
+                        charge!(cost::cost_dug(*n as u64));
+                        let v = stack.pop();
+                        let at = stack.len() - n;
+                        stack.with_vec(|values| values.insert(at, v));
+                    }
+                    Instr::Push(v) => {
+                        charge!(cost::COST_PUSH);
+                        stack.push(clone_fast(v));
+                    }
+                    Instr::Unit => {
+                        charge!(cost::COST_UNIT);
+                        stack.push(Value::Unit);
+                    }
+                    Instr::Nop => {}
+                    Instr::Jump(target) => {
                         pc = *target;
                     }
-                }
-                Instr::IfNone(target) => {
-                    charge!(cost::COST_IF_NONE);
-                    if let Value::Some(v) = pop!(stack) {
-                        stack.push(unwrap_rc(v));
+                    Instr::BranchEnd(target) => {
+                        charge!(cost::COST_HALT + cost::COST_CONS_CONTINUATION);
                         pc = *target;
                     }
-                }
-                Instr::IfLeft(target) => {
-                    charge!(cost::COST_IF_LEFT);
-                    match pop!(stack) {
-                        Value::Left(v) => stack.push(unwrap_rc(v)),
-                        Value::Right(v) => {
+                    Instr::LoopEnter => {
+                        charge!(cost::COST_LOOP);
+                    }
+                    Instr::LoopBack(target) => {
+                        charge!(cost::COST_HALT);
+                        pc = *target;
+                    }
+                    Instr::IterBack(target) => {
+                        charge!(cost::COST_HALT);
+                        pc = *target;
+                    }
+                    Instr::If(target) => {
+                        charge!(cost::COST_IF);
+                        if !pop_bool(&mut stack) {
+                            pc = *target;
+                        }
+                    }
+                    Instr::IfNone(target) => {
+                        charge!(cost::COST_IF_NONE);
+                        if let Value::Some(v) = stack.pop() {
                             stack.push(unwrap_rc(v));
                             pc = *target;
                         }
-                        _ => return Err(bad()),
                     }
-                }
-                Instr::IfCons(target) => {
-                    charge!(cost::COST_IF_CONS);
-                    let Value::List(mut list) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    match Rc::make_mut(&mut list).pop() {
-                        Some(head) => {
-                            stack.push(Value::List(list));
-                            stack.push(head);
+                    Instr::IfLeft(target) => {
+                        charge!(cost::COST_IF_LEFT);
+                        match stack.pop() {
+                            Value::Left(v) => stack.push(unwrap_rc(v)),
+                            Value::Right(v) => {
+                                stack.push(unwrap_rc(v));
+                                pc = *target;
+                            }
+                            _ => return Err(bad()),
                         }
-                        None => pc = *target,
                     }
-                }
-                Instr::LoopHead(exit) => {
-                    charge!(cost::COST_LOOP_IN);
-                    if !pop_bool(&mut stack) {
-                        charge!(cost::COST_CONS_CONTINUATION);
-                        pc = *exit;
+                    Instr::IfCons(target) => {
+                        charge!(cost::COST_IF_CONS);
+                        let Value::List(mut list) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        match Rc::make_mut(&mut list).pop() {
+                            Some(head) => {
+                                stack.push(Value::List(list));
+                                stack.push(head);
+                            }
+                            None => pc = *target,
+                        }
                     }
-                }
-                Instr::LoopLeftHead(exit) => {
-                    charge!(cost::COST_LOOP_IN_LEFT);
-                    match pop!(stack) {
-                        Value::Left(v) => stack.push(unwrap_rc(v)),
-                        Value::Right(v) => {
+                    Instr::LoopHead(exit) => {
+                        charge!(cost::COST_LOOP_IN);
+                        if !pop_bool(&mut stack) {
                             charge!(cost::COST_CONS_CONTINUATION);
-                            stack.push(unwrap_rc(v));
-                            pc = *exit;
-                        }
-                        _ => return Err(bad()),
-                    }
-                }
-                Instr::DipStart(n) => {
-                    if *n == 1 {
-                        charge!(cost::COST_DIP);
-                        let top = pop!(stack);
-                        dip.push(top);
-                    } else {
-                        charge!(cost::cost_dip_n(*n as u64));
-                        let at = stack.len() - n;
-                        dip.extend(stack.drain(at..));
-                    }
-                }
-                Instr::DipEnd(n) => {
-                    charge!(
-                        cost::COST_HALT
-                            + cost::COST_UNDIP * (*n as u64)
-                            + cost::COST_CONS_CONTINUATION
-                    );
-                    if *n == 1 {
-                        let saved = dip.pop().ok_or_else(bad)?;
-                        stack.push(saved);
-                    } else {
-                        let at = dip.len() - n;
-                        stack.extend(dip.drain(at..));
-                    }
-                }
-                Instr::IterStart(kind) => {
-                    let collection = pop!(stack);
-                    let remaining = match (kind, collection) {
-                        (IterKind::List, Value::List(list)) => {
-                            charge!(cost::COST_LIST_ITER);
-                            Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
-                        }
-                        (IterKind::Set, Value::Set(set)) => {
-                            charge!(cost::cost_set_iter(set.len() as u64));
-                            set.iter().rev().cloned().collect()
-                        }
-                        (IterKind::Map, Value::Map(map)) => {
-                            charge!(cost::cost_map_iter(map.len() as u64));
-                            map.iter()
-                                .rev()
-                                .map(|(k, v)| Value::pair(k.clone(), v.clone()))
-                                .collect()
-                        }
-                        _ => return Err(bad()),
-                    };
-                    iters.push(IterFrame { remaining });
-                }
-                Instr::IterNext(exit) => {
-                    let frame = iters.last_mut().ok_or_else(bad)?;
-                    match frame.remaining.pop() {
-                        Some(v) => {
-                            charge!(cost::COST_ITER);
-                            stack.push(v);
-                        }
-                        None => {
-                            // The last `KIter` hands over to the continuation (`KCons`).
-                            charge!(cost::COST_ITER + cost::COST_CONS_CONTINUATION);
-                            iters.pop();
                             pc = *exit;
                         }
                     }
-                }
-                Instr::MapStart(kind) => {
-                    let collection = pop!(stack);
-                    let remaining = match (kind, collection) {
-                        (IterKind::List, Value::List(list)) => {
-                            charge!(cost::COST_LIST_MAP);
-                            Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
-                        }
-                        (IterKind::Set, Value::None) => {
-                            charge!(cost::COST_OPT_MAP);
-                            stack.push(Value::None);
-                            if T::ENABLED {
-                                pending_log = Some(code.locations[pc - 1]);
+                    Instr::LoopLeftHead(exit) => {
+                        charge!(cost::COST_LOOP_IN_LEFT);
+                        match stack.pop() {
+                            Value::Left(v) => stack.push(unwrap_rc(v)),
+                            Value::Right(v) => {
+                                charge!(cost::COST_CONS_CONTINUATION);
+                                stack.push(unwrap_rc(v));
+                                pc = *exit;
                             }
-                            // An option MAP on None skips the body: jump over it.
-                            match code.instrs.get(pc) {
-                                Some(Instr::MapNext(exit)) => pc = *exit,
-                                _ => return Err(bad()),
-                            }
-                            continue;
+                            _ => return Err(bad()),
                         }
-                        (IterKind::Set, Value::Some(v)) => {
-                            charge!(cost::COST_OPT_MAP);
-                            vec![unwrap_rc(v)]
-                        }
-                        (IterKind::Map, Value::Map(map)) => {
-                            charge!(cost::cost_map_map(map.len() as u64));
-                            map.iter()
-                                .rev()
-                                .map(|(k, v)| Value::pair(k.clone(), v.clone()))
-                                .collect()
-                        }
-                        _ => return Err(bad()),
-                    };
-                    maps.push(MapFrame {
-                        kind: *kind,
-                        remaining,
-                        current_key: None,
-                        list_results: Vec::new(),
-                        map_results: BTreeMap::new(),
-                    });
-                }
-                Instr::MapNext(exit) => {
-                    let frame = maps.last_mut().ok_or_else(bad)?;
-                    match frame.remaining.pop() {
-                        Some(v) => {
-                            charge!(match frame.kind {
-                                IterKind::Map =>
-                                    cost::cost_map_enter_body(frame.map_results.len() as u64),
-                                _ => cost::cost_list_enter_body(
-                                    false,
-                                    frame.list_results.len() as u64
-                                ),
+                    }
+                    Instr::DipStart(n) => {
+                        if *n == 1 {
+                            charge!(cost::COST_DIP);
+                            let top = stack.pop();
+                            dip.push(top);
+                        } else {
+                            charge!(cost::cost_dip_n(*n as u64));
+                            let at = stack.len() - n;
+                            stack.with_vec(|values| {
+                                dip.with_vec(|saved| saved.extend(values.drain(at..)))
                             });
-                            if frame.kind == IterKind::Map {
-                                if let Value::Pair(pair) = &v {
-                                    frame.current_key = Some(pair.0.clone());
-                                }
-                            }
-                            stack.push(v);
                         }
-                        None => {
-                            let Some(frame) = maps.pop() else {
-                                return Err(bad());
-                            };
-                            let result = match frame.kind {
-                                IterKind::List => {
-                                    charge!(
-                                        cost::cost_list_enter_body(
-                                            true,
-                                            frame.list_results.len() as u64
-                                        ) + cost::COST_CONS_CONTINUATION
-                                    );
-                                    Value::list_from(frame.list_results)
+                    }
+                    Instr::DipEnd(n) => {
+                        charge!(
+                            cost::COST_HALT
+                                + cost::COST_UNDIP * (*n as u64)
+                                + cost::COST_CONS_CONTINUATION
+                        );
+                        if *n == 1 {
+                            let saved = dip.pop();
+                            stack.push(saved);
+                        } else {
+                            let at = dip.len() - n;
+                            dip.with_vec(|saved| {
+                                stack.with_vec(|values| values.extend(saved.drain(at..)))
+                            });
+                        }
+                    }
+                    Instr::IterStart(kind) => {
+                        let collection = stack.pop();
+                        let remaining = match (kind, collection) {
+                            (IterKind::List, Value::List(list)) => {
+                                charge!(cost::COST_LIST_ITER);
+                                Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
+                            }
+                            (IterKind::Set, Value::Set(set)) => {
+                                charge!(cost::cost_set_iter(set.len() as u64));
+                                set.iter().rev().cloned().collect()
+                            }
+                            (IterKind::Map, Value::Map(map)) => {
+                                charge!(cost::cost_map_iter(map.len() as u64));
+                                map.iter()
+                                    .rev()
+                                    .map(|(k, v)| Value::pair(k.clone(), v.clone()))
+                                    .collect()
+                            }
+                            _ => return Err(bad()),
+                        };
+                        iters.push(IterFrame { remaining });
+                    }
+                    Instr::IterNext(exit) => {
+                        let frame = iters.last_mut().ok_or_else(bad)?;
+                        match frame.remaining.pop() {
+                            Some(v) => {
+                                charge!(cost::COST_ITER);
+                                stack.push(v);
+                            }
+                            None => {
+                                // The last `KIter` hands over to the continuation (`KCons`).
+                                charge!(cost::COST_ITER + cost::COST_CONS_CONTINUATION);
+                                iters.pop();
+                                pc = *exit;
+                            }
+                        }
+                    }
+                    Instr::MapStart(kind) => {
+                        let collection = stack.pop();
+                        let remaining = match (kind, collection) {
+                            (IterKind::List, Value::List(list)) => {
+                                charge!(cost::COST_LIST_MAP);
+                                Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
+                            }
+                            (IterKind::Set, Value::None) => {
+                                charge!(cost::COST_OPT_MAP);
+                                stack.push(Value::None);
+                                if T::ENABLED {
+                                    pending_log = Some(code.locations[pc - 1]);
                                 }
-                                IterKind::Set => {
-                                    let mut results = frame.list_results;
-                                    match results.pop() {
-                                        Some(v) => Value::some(v),
-                                        None => Value::None,
+                                // An option MAP on None skips the body: jump over it.
+                                match instrs.get(pc) {
+                                    Some(Instr::MapNext(exit)) => pc = *exit,
+                                    _ => return Err(bad()),
+                                }
+                                continue;
+                            }
+                            (IterKind::Set, Value::Some(v)) => {
+                                charge!(cost::COST_OPT_MAP);
+                                vec![unwrap_rc(v)]
+                            }
+                            (IterKind::Map, Value::Map(map)) => {
+                                charge!(cost::cost_map_map(map.len() as u64));
+                                map.iter()
+                                    .rev()
+                                    .map(|(k, v)| Value::pair(k.clone(), v.clone()))
+                                    .collect()
+                            }
+                            _ => return Err(bad()),
+                        };
+                        maps.push(MapFrame {
+                            kind: *kind,
+                            remaining,
+                            current_key: None,
+                            list_results: Vec::new(),
+                            map_results: BTreeMap::new(),
+                        });
+                    }
+                    Instr::MapNext(exit) => {
+                        let frame = maps.last_mut().ok_or_else(bad)?;
+                        match frame.remaining.pop() {
+                            Some(v) => {
+                                charge!(match frame.kind {
+                                    IterKind::Map =>
+                                        cost::cost_map_enter_body(frame.map_results.len() as u64),
+                                    _ => cost::cost_list_enter_body(
+                                        false,
+                                        frame.list_results.len() as u64
+                                    ),
+                                });
+                                if frame.kind == IterKind::Map {
+                                    if let Value::Pair(pair) = &v {
+                                        frame.current_key = Some(pair.0.clone());
                                     }
                                 }
-                                IterKind::Map => {
-                                    charge!(
-                                        cost::cost_map_enter_body(frame.map_results.len() as u64)
-                                            + cost::COST_CONS_CONTINUATION
-                                    );
-                                    Value::Map(Rc::new(frame.map_results))
-                                }
-                            };
-                            stack.push(result);
-                            pc = *exit;
+                                stack.push(v);
+                            }
+                            None => {
+                                let Some(frame) = maps.pop() else {
+                                    return Err(bad());
+                                };
+                                let result = match frame.kind {
+                                    IterKind::List => {
+                                        charge!(
+                                            cost::cost_list_enter_body(
+                                                true,
+                                                frame.list_results.len() as u64
+                                            ) + cost::COST_CONS_CONTINUATION
+                                        );
+                                        Value::list_from(frame.list_results)
+                                    }
+                                    IterKind::Set => {
+                                        let mut results = frame.list_results;
+                                        match results.pop() {
+                                            Some(v) => Value::some(v),
+                                            None => Value::None,
+                                        }
+                                    }
+                                    IterKind::Map => {
+                                        charge!(
+                                            cost::cost_map_enter_body(
+                                                frame.map_results.len() as u64
+                                            ) + cost::COST_CONS_CONTINUATION
+                                        );
+                                        Value::Map(Rc::new(frame.map_results))
+                                    }
+                                };
+                                stack.push(result);
+                                pc = *exit;
+                            }
                         }
                     }
-                }
-                Instr::MapCollect => {
-                    let result = pop!(stack);
-                    let frame = maps.last_mut().ok_or_else(bad)?;
-                    match frame.kind {
-                        IterKind::Map => {
-                            // `KMap_exit_body` inserts the result into the map built so far.
-                            let key = frame.current_key.take().ok_or_else(bad)?;
-                            charge!(
-                                cost::COST_HALT
-                                    + cost::cost_map_update(
-                                        comparable_size(&key),
-                                        frame.map_results.len() as u64
-                                    )
-                            );
-                            frame.map_results.insert(key, result);
-                        }
-                        _ => {
-                            charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
-                            frame.list_results.push(result)
-                        }
-                    }
-                }
-                Instr::Failwith => {
-                    let v = pop!(stack);
-                    break_failed(v, code.locations[pc - 1])?;
-                }
-                Instr::Never => return Err(bad()),
-                Instr::Exec => {
-                    charge!(cost::COST_EXEC);
-                    let len = stack.len();
-                    // A recursive lambda sees itself under its argument: with nothing applied,
-                    // the two top values are already the callee's stack, left in place.
-                    if let Value::Lambda(lambda) = &stack[len - 2] {
-                        if lambda.recursive && lambda.applied.is_empty() {
-                            calls.call(&mut code, &lambda.code, pc, base)?;
-                            base = len - 2;
-                            pc = 0;
-                            continue;
+                    Instr::MapCollect => {
+                        let result = stack.pop();
+                        let frame = maps.last_mut().ok_or_else(bad)?;
+                        match frame.kind {
+                            IterKind::Map => {
+                                // `KMap_exit_body` inserts the result into the map built so far.
+                                let key = frame.current_key.take().ok_or_else(bad)?;
+                                charge!(
+                                    cost::COST_HALT
+                                        + cost::cost_map_update(
+                                            comparable_size(&key),
+                                            frame.map_results.len() as u64
+                                        )
+                                );
+                                frame.map_results.insert(key, result);
+                            }
+                            _ => {
+                                charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
+                                frame.list_results.push(result)
+                            }
                         }
                     }
-                    let arg = pop!(stack);
-                    let Value::Lambda(lambda) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    // Each `APPLY` put `PUSH captured ; PAIR` in front of the code: run (and,
-                    // when tracing, log) them, the last applied value first.
-                    let mut arg = arg;
-                    for (_, captured) in lambda.applied.iter().rev() {
-                        charge!(cost::COST_PUSH);
-                        if T::ENABLED {
-                            let mut pushed = stack[base..].to_vec();
-                            pushed.push(arg.clone());
-                            pushed.push(captured.clone());
-                            tracer.log(lambda.code.location, gas, &pushed);
-                        }
-                        charge!(cost::COST_PAIR);
-                        arg = Value::pair(captured.clone(), arg);
-                        if T::ENABLED {
-                            let mut paired = stack[base..].to_vec();
-                            paired.push(arg.clone());
-                            tracer.log(lambda.code.location, gas, &paired);
-                        }
+                    Instr::Failwith => {
+                        let v = stack.pop();
+                        break_failed(v, code.locations[pc - 1])?;
                     }
-                    calls.call(&mut code, &lambda.code, pc, base)?;
-                    base = stack.len();
-                    if lambda.recursive {
-                        // The recursive lambda sees itself, without the values applied to it.
+                    Instr::Never => return Err(bad()),
+                    Instr::Exec => {
+                        charge!(cost::COST_EXEC);
+                        let len = stack.len();
+                        // A recursive lambda sees itself under its argument: with nothing applied,
+                        // the two top values are already the callee's stack, left in place.
+                        if let Value::Lambda(lambda) = &stack[len - 2] {
+                            if lambda.recursive && lambda.applied.is_empty() {
+                                calls.call(&mut code, &lambda.code, pc, base)?;
+                                base = len - 2;
+                                pc = 0;
+                                continue 'run;
+                            }
+                        }
+                        let arg = stack.pop();
+                        let Value::Lambda(lambda) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        // Each `APPLY` put `PUSH captured ; PAIR` in front of the code: run (and,
+                        // when tracing, log) them, the last applied value first.
+                        let mut arg = arg;
+                        for (_, captured) in lambda.applied.iter().rev() {
+                            charge!(cost::COST_PUSH);
+                            if T::ENABLED {
+                                let mut pushed = stack[base..].to_vec();
+                                pushed.push(arg.clone());
+                                pushed.push(captured.clone());
+                                tracer.log(lambda.code.location, gas, &pushed);
+                            }
+                            charge!(cost::COST_PAIR);
+                            arg = Value::pair(captured.clone(), arg);
+                            if T::ENABLED {
+                                let mut paired = stack[base..].to_vec();
+                                paired.push(arg.clone());
+                                tracer.log(lambda.code.location, gas, &paired);
+                            }
+                        }
+                        calls.call(&mut code, &lambda.code, pc, base)?;
+                        base = stack.len();
+                        if lambda.recursive {
+                            // The recursive lambda sees itself, without the values applied to it.
+                            stack.push(Value::Lambda(Rc::new(Lambda {
+                                node: lambda.node.clone(),
+                                code: lambda.code.clone(),
+                                recursive: true,
+                                arg: lambda.arg.clone(),
+                                ret: lambda.ret.clone(),
+                                applied: Vec::new(),
+                            })));
+                        }
+                        stack.push(arg);
+                        pc = 0;
+                        continue 'run;
+                    }
+                    Instr::Apply => {
+                        let captured = stack.pop();
+                        let Value::Lambda(lambda) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        let Type::Pair(captured_type, rest) = &lambda.arg else {
+                            return Err(bad());
+                        };
+                        // Octez unparses the captured value and its type into the new code; a
+                        // captured lambda's `PUSH`ed constants are typechecked again.
+                        charge!(cost::cost_apply(lambda.recursive));
+                        let unparse = match crate::pack::pack_cost_within(&captured, gas as u64) {
+                            Ok(unparse) => unparse,
+                            Err(UnparseExhausted::Plain) => crate::gas::arith::SATURATED,
+                            Err(UnparseExhausted::InConstant(error)) => {
+                                self.gas_milli_remaining = 0;
+                                return Err(RunError::InvalidConstant(Box::new(error)));
+                            }
+                        };
+                        charge!(crate::gas::arith::add(
+                            unparse,
+                            crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
+                        ));
+                        let mut applied = lambda.applied.clone();
+                        applied.push(((**captured_type).clone(), captured));
                         stack.push(Value::Lambda(Rc::new(Lambda {
                             node: lambda.node.clone(),
                             code: lambda.code.clone(),
-                            recursive: true,
-                            arg: lambda.arg.clone(),
+                            recursive: lambda.recursive,
+                            arg: (**rest).clone(),
                             ret: lambda.ret.clone(),
-                            applied: Vec::new(),
+                            applied,
+                        })));
+                        // The argument type recorded is the remaining one; EXEC pairs captured values in.
+                        fix_applied_arg(&mut stack);
+                    }
+                    Instr::Lambda(lambda) => {
+                        charge!(cost::COST_LAMBDA);
+                        stack.push(Value::Lambda(lambda.clone()));
+                    }
+                    // Arithmetic.
+                    Instr::AddNatNat => add_int!(Value::Nat),
+                    Instr::AddIntInt => add_int!(Value::Int),
+                    Instr::AddTimestampInt | Instr::AddIntTimestamp => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        let (t, i) = if matches!(instr, Instr::AddTimestampInt) {
+                            (a, b)
+                        } else {
+                            (b, a)
+                        };
+                        let (Value::Timestamp(t), Value::Int(i)) = (t, i) else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_add_seconds_to_timestamp(
+                            int_size(&i),
+                            int_size(&t)
+                        ));
+                        stack.push(Value::Timestamp(t.add(&i)));
+                    }
+                    Instr::AddMutez => {
+                        charge!(cost::COST_ADD_TEZ);
+                        let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        stack.push(Value::Mutez(a.checked_add(b).ok_or(RunError::Overflow)?));
+                    }
+                    Instr::SubInt => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) =
+                            (&a, &b)
+                        else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_sub_int(int_size(x), int_size(y)));
+                        stack.push(Value::Int(x.sub(y)));
+                    }
+                    Instr::SubTimestampInt => {
+                        let (Value::Timestamp(t), Value::Int(i)) = (stack.pop(), stack.pop())
+                        else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_sub_timestamp_seconds(int_size(&t), int_size(&i)));
+                        stack.push(Value::Timestamp(t.sub(&i)));
+                    }
+                    Instr::SubTimestampTimestamp => {
+                        let (Value::Timestamp(a), Value::Timestamp(b)) = (stack.pop(), stack.pop())
+                        else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_diff_timestamps(int_size(&a), int_size(&b)));
+                        stack.push(Value::Int(a.sub(&b)));
+                    }
+                    Instr::SubMutez => {
+                        charge!(cost::COST_SUB_MUTEZ);
+                        let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        stack.push(if a >= b {
+                            Value::some(Value::Mutez(a - b))
+                        } else {
+                            Value::None
+                        });
+                    }
+                    Instr::SubMutezLegacy => {
+                        charge!(cost::COST_SUB_TEZ_LEGACY);
+                        let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        if a < b {
+                            return Err(RunError::MutezUnderflow);
+                        }
+                        stack.push(Value::Mutez(a - b));
+                    }
+                    Instr::MulNatNat | Instr::MulIntInt => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) =
+                            (&a, &b)
+                        else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_mul_int(int_size(x), int_size(y)));
+                        let product = x.mul(y);
+                        stack.push(if matches!(instr, Instr::MulNatNat) {
+                            Value::Nat(product)
+                        } else {
+                            Value::Int(product)
+                        });
+                    }
+                    Instr::MulMutezNat | Instr::MulNatMutez => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        let (m, n) = if matches!(instr, Instr::MulMutezNat) {
+                            (a, b)
+                        } else {
+                            (b, a)
+                        };
+                        let (Value::Mutez(m), Value::Nat(n)) = (m, n) else {
+                            return Err(bad());
+                        };
+                        charge!(cost::COST_MUL_TEZ_NAT);
+                        let n = n.to_i64().ok_or(RunError::Overflow)?;
+                        stack.push(Value::Mutez(m.checked_mul(n).ok_or(RunError::Overflow)?));
+                    }
+                    Instr::EdivNatNat | Instr::EdivIntInt => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) =
+                            (&a, &b)
+                        else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_ediv_int(int_size(x), int_size(y)));
+                        stack.push(match x.ediv(y) {
+                            Some((q, r)) => {
+                                let q = if matches!(instr, Instr::EdivNatNat) {
+                                    Value::Nat(q)
+                                } else {
+                                    Value::Int(q)
+                                };
+                                Value::some(Value::pair(q, Value::Nat(r)))
+                            }
+                            None => Value::None,
+                        });
+                    }
+                    Instr::EdivMutezNat => {
+                        charge!(cost::COST_EDIV_TEZ_NAT);
+                        let (Value::Mutez(m), Value::Nat(n)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        stack.push(if n.is_zero() {
+                            Value::None
+                        } else {
+                            match n.to_i64() {
+                                Some(n) => Value::some(Value::pair(
+                                    Value::Mutez(m / n),
+                                    Value::Mutez(m % n),
+                                )),
+                                None => Value::some(Value::pair(Value::Mutez(0), Value::Mutez(m))),
+                            }
+                        });
+                    }
+                    Instr::EdivMutezMutez => {
+                        charge!(cost::COST_EDIV_TEZ);
+                        let (Value::Mutez(a), Value::Mutez(b)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        stack.push(if b == 0 {
+                            Value::None
+                        } else {
+                            Value::some(Value::pair(
+                                Value::nat((a / b) as u64),
+                                Value::Mutez(a % b),
+                            ))
+                        });
+                    }
+                    Instr::Abs => {
+                        let Value::Int(x) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_abs(int_size(&x)));
+                        stack.push(Value::Nat(x.abs()));
+                    }
+                    Instr::IsNat => {
+                        charge!(cost::COST_IS_NAT);
+                        let Value::Int(x) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        stack.push(if x.is_negative() {
+                            Value::None
+                        } else {
+                            Value::some(Value::Nat(x))
+                        });
+                    }
+                    Instr::Int => {
+                        charge!(cost::COST_INT_NAT);
+                        let Value::Nat(x) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        stack.push(Value::Int(x));
+                    }
+                    Instr::NegInt => {
+                        let (Value::Int(x) | Value::Nat(x)) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        charge!(cost::cost_neg(int_size(&x)));
+                        stack.push(Value::Int(x.neg()));
+                    }
+                    Instr::Compare => {
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        charge!(compare_cost(&a, &b));
+                        stack.push(Value::Int(Int::Small(a.cmp(&b) as i64)));
+                    }
+                    Instr::Eq => compare_zero!(cost::COST_EQ, |sign| sign == 0),
+                    Instr::Neq => compare_zero!(cost::COST_NEQ, |sign| sign != 0),
+                    Instr::Lt => compare_zero!(cost::COST_LT, |sign| sign < 0),
+                    Instr::Gt => compare_zero!(cost::COST_GT, |sign| sign > 0),
+                    Instr::Le => compare_zero!(cost::COST_LE, |sign| sign <= 0),
+                    Instr::Ge => compare_zero!(cost::COST_GE, |sign| sign >= 0),
+                    Instr::OrBool | Instr::AndBool | Instr::XorBool => {
+                        charge!(if matches!(instr, Instr::XorBool) {
+                            cost::COST_XOR
+                        } else {
+                            cost::COST_OR
+                        });
+                        let (Value::Bool(a), Value::Bool(b)) = (stack.pop(), stack.pop()) else {
+                            return Err(bad());
+                        };
+                        stack.push(Value::Bool(match instr {
+                            Instr::OrBool => a | b,
+                            Instr::AndBool => a & b,
+                            _ => a ^ b,
+                        }));
+                    }
+                    Instr::NotBool => {
+                        charge!(cost::COST_NOT);
+                        let Value::Bool(a) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        stack.push(Value::Bool(!a));
+                    }
+                    Instr::Car | Instr::Cdr => {
+                        charge!(cost::COST_CAR);
+                        let Value::Pair(pair) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        let (a, b) = unwrap_pair(pair);
+                        stack.push(if matches!(instr, Instr::Car) { a } else { b });
+                    }
+                    Instr::Pair => {
+                        charge!(cost::COST_PAIR);
+                        let a = stack.pop();
+                        let b = stack.pop();
+                        stack.push(Value::pair(a, b));
+                    }
+                    Instr::Unpair => {
+                        charge!(cost::COST_UNPAIR);
+                        let Value::Pair(pair) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        let (a, b) = unwrap_pair(pair);
+                        stack.push(b);
+                        stack.push(a);
+                    }
+                    Instr::Some => {
+                        charge!(cost::COST_SOME);
+                        let v = stack.pop();
+                        stack.push(Value::some(v));
+                    }
+                    Instr::None => {
+                        charge!(cost::COST_NONE);
+                        stack.push(Value::None);
+                    }
+                    Instr::Left => {
+                        charge!(cost::COST_LEFT);
+                        let v = stack.pop();
+                        stack.push(Value::Left(Rc::new(v)));
+                    }
+                    Instr::Right => {
+                        charge!(cost::COST_RIGHT);
+                        let v = stack.pop();
+                        stack.push(Value::Right(Rc::new(v)));
+                    }
+                    Instr::Nil => {
+                        charge!(cost::COST_NIL);
+                        stack.push(Value::List(Rc::new(Vec::new())));
+                    }
+                    Instr::Cons => {
+                        charge!(cost::COST_CONS);
+                        let head = stack.pop();
+                        let Some(Value::List(list)) = stack.last_mut() else {
+                            return Err(bad());
+                        };
+                        Rc::make_mut(list).push(head);
+                    }
+                    Instr::Amount => {
+                        charge!(cost::COST_AMOUNT);
+                        stack.push(Value::Mutez(self.context.amount));
+                    }
+                    Instr::Balance => {
+                        charge!(cost::COST_BALANCE);
+                        stack.push(Value::Mutez(self.context.balance));
+                    }
+                    Instr::Now => {
+                        charge!(cost::COST_NOW);
+                        stack.push(Value::Timestamp(self.context.now.clone()));
+                    }
+                    Instr::Level => {
+                        charge!(cost::COST_LEVEL);
+                        stack.push(Value::nat(self.context.level));
+                    }
+                    Instr::MinBlockTime => {
+                        charge!(cost::COST_MIN_BLOCK_TIME);
+                        stack.push(Value::nat(self.context.min_block_time));
+                    }
+                    Instr::Sender => {
+                        charge!(cost::COST_SENDER);
+                        stack.push(Value::Address(Rc::new(self.context.sender.clone())));
+                    }
+                    Instr::Source => {
+                        charge!(cost::COST_SOURCE);
+                        stack.push(Value::Address(Rc::new(self.context.source.clone())));
+                    }
+                    Instr::SelfAddress => {
+                        charge!(cost::COST_SELF_ADDRESS);
+                        stack.push(Value::Address(Rc::new(Address::new(
+                            self.context.self_address.destination,
+                        ))));
+                    }
+                    Instr::ChainId => {
+                        charge!(cost::COST_CHAIN_ID);
+                        stack.push(Value::ChainId(self.context.chain_id));
+                    }
+                    Instr::TotalVotingPower => {
+                        charge!(cost::COST_TOTAL_VOTING_POWER);
+                        stack.push(Value::nat(self.context.host.total_voting_power()));
+                    }
+                    Instr::VotingPower => {
+                        charge!(cost::COST_VOTING_POWER);
+                        let Value::KeyHash(k) = stack.pop() else {
+                            return Err(bad());
+                        };
+                        stack.push(Value::nat(self.context.host.voting_power(&k)));
+                    }
+                    Instr::Self_(entrypoint, ty) => {
+                        charge!(cost::COST_SELF);
+                        stack.push(Value::Contract(Rc::new(Contract {
+                            address: Address {
+                                destination: self.context.self_address.destination,
+                                entrypoint: entrypoint.to_string(),
+                            },
+                            param_type: ty.clone(),
                         })));
                     }
-                    stack.push(arg);
-                    pc = 0;
-                }
-                Instr::Apply => {
-                    let captured = pop!(stack);
-                    let Value::Lambda(lambda) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let Type::Pair(captured_type, rest) = &lambda.arg else {
-                        return Err(bad());
-                    };
-                    // Octez unparses the captured value and its type into the new code; a
-                    // captured lambda's `PUSH`ed constants are typechecked again.
-                    charge!(cost::cost_apply(lambda.recursive));
-                    let unparse = match crate::pack::pack_cost_within(&captured, gas as u64) {
-                        Ok(unparse) => unparse,
-                        Err(UnparseExhausted::Plain) => crate::gas::arith::SATURATED,
-                        Err(UnparseExhausted::InConstant(error)) => {
-                            self.gas_milli_remaining = 0;
-                            return Err(RunError::InvalidConstant(Box::new(error)));
+                    // Listed rather than matched by a wildcard: with every variant named, the dispatch
+                    // needs no range check for a default.
+                    other @ (Instr::AddFr
+                    | Instr::AddG1
+                    | Instr::AddG2
+                    | Instr::MulG1Fr
+                    | Instr::MulG2Fr
+                    | Instr::MulFrFr
+                    | Instr::MulIntFr
+                    | Instr::MulFrInt
+                    | Instr::IntFr
+                    | Instr::IntBytes
+                    | Instr::NatBytes
+                    | Instr::BytesInt
+                    | Instr::BytesNat
+                    | Instr::NegFr
+                    | Instr::NegG1
+                    | Instr::NegG2
+                    | Instr::LslNat
+                    | Instr::LsrNat
+                    | Instr::LslBytes
+                    | Instr::LsrBytes
+                    | Instr::OrNat
+                    | Instr::OrBytes
+                    | Instr::AndNat
+                    | Instr::AndIntNat
+                    | Instr::AndBytes
+                    | Instr::XorNat
+                    | Instr::XorBytes
+                    | Instr::NotInt
+                    | Instr::NotBytes
+                    | Instr::ConcatString
+                    | Instr::ConcatBytes
+                    | Instr::ConcatListString
+                    | Instr::ConcatListBytes
+                    | Instr::SizeString
+                    | Instr::SizeBytes
+                    | Instr::SizeList
+                    | Instr::SizeSet
+                    | Instr::SizeMap
+                    | Instr::SliceString
+                    | Instr::SliceBytes
+                    | Instr::Pack(..)
+                    | Instr::Unpack(..)
+                    | Instr::PairN(..)
+                    | Instr::UnpairN(..)
+                    | Instr::GetN(..)
+                    | Instr::UpdateN(..)
+                    | Instr::EmptySet
+                    | Instr::EmptyMap
+                    | Instr::EmptyBigMap(..)
+                    | Instr::MemSet
+                    | Instr::MemMap
+                    | Instr::MemBigMap
+                    | Instr::GetMap
+                    | Instr::GetBigMap
+                    | Instr::UpdateSet
+                    | Instr::UpdateMap
+                    | Instr::UpdateBigMap
+                    | Instr::GetAndUpdateMap
+                    | Instr::GetAndUpdateBigMap
+                    | Instr::HashKey
+                    | Instr::Blake2b
+                    | Instr::Sha256
+                    | Instr::Sha512
+                    | Instr::Keccak
+                    | Instr::Sha3
+                    | Instr::CheckSignature
+                    | Instr::PairingCheck
+                    | Instr::Address
+                    | Instr::Contract(..)
+                    | Instr::ImplicitAccount
+                    | Instr::TransferTokens
+                    | Instr::SetDelegate
+                    | Instr::CreateContract(..)
+                    | Instr::Emit(..)
+                    | Instr::View(..)
+                    | Instr::Ticket(..)
+                    | Instr::TicketDeprecated(..)
+                    | Instr::ReadTicket
+                    | Instr::SplitTicket
+                    | Instr::JoinTickets
+                    | Instr::IndexAddress
+                    | Instr::GetAddressIndex
+                    | Instr::IsImplicitAccount) => {
+                        // The remaining instructions are less frequent; they live in a separate
+                        // function to keep this loop's hot arms compact.
+                        // A copy of the counter is lent, so that the loop's own stays in a register.
+                        let mut gas_rare = gas;
+                        let step = stack
+                            .with_vec(|values| self.step_rare(other, values, &mut gas_rare))?;
+                        gas = gas_rare;
+                        if let Some(call) = step {
+                            // VIEW: run the view's code as a call.
+                            let (view_code, view_stack, saved) = call;
+                            calls.push(
+                                std::mem::replace(&mut code, view_code),
+                                pc,
+                                base,
+                                Some(saved),
+                            )?;
+                            base = stack.len();
+                            stack.with_vec(|values| values.extend(view_stack));
+                            pc = 0;
+                            continue 'run;
                         }
-                    };
-                    charge!(crate::gas::arith::add(
-                        unparse,
-                        crate::gas::typecheck::cost_unparse_type(captured_type.size() as u64)
-                    ));
-                    let mut applied = lambda.applied.clone();
-                    applied.push(((**captured_type).clone(), captured));
-                    stack.push(Value::Lambda(Rc::new(Lambda {
-                        node: lambda.node.clone(),
-                        code: lambda.code.clone(),
-                        recursive: lambda.recursive,
-                        arg: (**rest).clone(),
-                        ret: lambda.ret.clone(),
-                        applied,
-                    })));
-                    // The argument type recorded is the remaining one; EXEC pairs captured values in.
-                    fix_applied_arg(&mut stack);
-                }
-                Instr::Lambda(lambda) => {
-                    charge!(cost::COST_LAMBDA);
-                    stack.push(Value::Lambda(lambda.clone()));
-                }
-                // Arithmetic.
-                Instr::AddNatNat | Instr::AddIntInt => {
-                    // `y` is bound by value, so only an `Int` (not a whole `Value`) is dropped.
-                    let (Value::Nat(y) | Value::Int(y)) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let Some(Value::Nat(x) | Value::Int(x)) = stack.last_mut() else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_add_int(int_size(x), int_size(&y)));
-                    *x = x.add(&y);
-                    if matches!(instr, Instr::AddIntInt) {
-                        let top = stack.last_mut().ok_or_else(bad)?;
-                        if let Value::Nat(n) = top {
-                            *top = Value::Int(std::mem::replace(n, Int::ZERO));
-                        }
-                    }
-                }
-                Instr::AddTimestampInt | Instr::AddIntTimestamp => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    let (t, i) = if matches!(instr, Instr::AddTimestampInt) {
-                        (a, b)
-                    } else {
-                        (b, a)
-                    };
-                    let (Value::Timestamp(t), Value::Int(i)) = (t, i) else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_add_seconds_to_timestamp(
-                        int_size(&i),
-                        int_size(&t)
-                    ));
-                    stack.push(Value::Timestamp(t.add(&i)));
-                }
-                Instr::AddMutez => {
-                    charge!(cost::COST_ADD_TEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    stack.push(Value::Mutez(a.checked_add(b).ok_or(RunError::Overflow)?));
-                }
-                Instr::SubInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
-                    else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_sub_int(int_size(x), int_size(y)));
-                    stack.push(Value::Int(x.sub(y)));
-                }
-                Instr::SubTimestampInt => {
-                    let (Value::Timestamp(t), Value::Int(i)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_sub_timestamp_seconds(int_size(&t), int_size(&i)));
-                    stack.push(Value::Timestamp(t.sub(&i)));
-                }
-                Instr::SubTimestampTimestamp => {
-                    let (Value::Timestamp(a), Value::Timestamp(b)) = (pop!(stack), pop!(stack))
-                    else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_diff_timestamps(int_size(&a), int_size(&b)));
-                    stack.push(Value::Int(a.sub(&b)));
-                }
-                Instr::SubMutez => {
-                    charge!(cost::COST_SUB_MUTEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    stack.push(if a >= b {
-                        Value::some(Value::Mutez(a - b))
-                    } else {
-                        Value::None
-                    });
-                }
-                Instr::SubMutezLegacy => {
-                    charge!(cost::COST_SUB_TEZ_LEGACY);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    if a < b {
-                        return Err(RunError::MutezUnderflow);
-                    }
-                    stack.push(Value::Mutez(a - b));
-                }
-                Instr::MulNatNat | Instr::MulIntInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
-                    else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_mul_int(int_size(x), int_size(y)));
-                    let product = x.mul(y);
-                    stack.push(if matches!(instr, Instr::MulNatNat) {
-                        Value::Nat(product)
-                    } else {
-                        Value::Int(product)
-                    });
-                }
-                Instr::MulMutezNat | Instr::MulNatMutez => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    let (m, n) = if matches!(instr, Instr::MulMutezNat) {
-                        (a, b)
-                    } else {
-                        (b, a)
-                    };
-                    let (Value::Mutez(m), Value::Nat(n)) = (m, n) else {
-                        return Err(bad());
-                    };
-                    charge!(cost::COST_MUL_TEZ_NAT);
-                    let n = n.to_i64().ok_or(RunError::Overflow)?;
-                    stack.push(Value::Mutez(m.checked_mul(n).ok_or(RunError::Overflow)?));
-                }
-                Instr::EdivNatNat | Instr::EdivIntInt => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    let (Value::Nat(x) | Value::Int(x), Value::Nat(y) | Value::Int(y)) = (&a, &b)
-                    else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_ediv_int(int_size(x), int_size(y)));
-                    stack.push(match x.ediv(y) {
-                        Some((q, r)) => {
-                            let q = if matches!(instr, Instr::EdivNatNat) {
-                                Value::Nat(q)
-                            } else {
-                                Value::Int(q)
-                            };
-                            Value::some(Value::pair(q, Value::Nat(r)))
-                        }
-                        None => Value::None,
-                    });
-                }
-                Instr::EdivMutezNat => {
-                    charge!(cost::COST_EDIV_TEZ_NAT);
-                    let (Value::Mutez(m), Value::Nat(n)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    stack.push(if n.is_zero() {
-                        Value::None
-                    } else {
-                        match n.to_i64() {
-                            Some(n) => {
-                                Value::some(Value::pair(Value::Mutez(m / n), Value::Mutez(m % n)))
-                            }
-                            None => Value::some(Value::pair(Value::Mutez(0), Value::Mutez(m))),
-                        }
-                    });
-                }
-                Instr::EdivMutezMutez => {
-                    charge!(cost::COST_EDIV_TEZ);
-                    let (Value::Mutez(a), Value::Mutez(b)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    stack.push(if b == 0 {
-                        Value::None
-                    } else {
-                        Value::some(Value::pair(Value::nat((a / b) as u64), Value::Mutez(a % b)))
-                    });
-                }
-                Instr::Abs => {
-                    let Value::Int(x) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_abs(int_size(&x)));
-                    stack.push(Value::Nat(x.abs()));
-                }
-                Instr::IsNat => {
-                    charge!(cost::COST_IS_NAT);
-                    let Value::Int(x) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    stack.push(if x.is_negative() {
-                        Value::None
-                    } else {
-                        Value::some(Value::Nat(x))
-                    });
-                }
-                Instr::Int => {
-                    charge!(cost::COST_INT_NAT);
-                    let Value::Nat(x) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    stack.push(Value::Int(x));
-                }
-                Instr::NegInt => {
-                    let (Value::Int(x) | Value::Nat(x)) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    charge!(cost::cost_neg(int_size(&x)));
-                    stack.push(Value::Int(x.neg()));
-                }
-                Instr::Compare => {
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    charge!(compare_cost(&a, &b));
-                    stack.push(Value::Int(Int::Small(a.cmp(&b) as i64)));
-                }
-                Instr::Eq | Instr::Neq | Instr::Lt | Instr::Gt | Instr::Le | Instr::Ge => {
-                    charge!(cost::COST_EQ);
-                    let Value::Int(x) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let s = x.signum();
-                    let b = match instr {
-                        Instr::Eq => s == 0,
-                        Instr::Neq => s != 0,
-                        Instr::Lt => s < 0,
-                        Instr::Gt => s > 0,
-                        Instr::Le => s <= 0,
-                        _ => s >= 0,
-                    };
-                    stack.push(Value::Bool(b));
-                }
-                Instr::OrBool | Instr::AndBool | Instr::XorBool => {
-                    charge!(if matches!(instr, Instr::XorBool) {
-                        cost::COST_XOR
-                    } else {
-                        cost::COST_OR
-                    });
-                    let (Value::Bool(a), Value::Bool(b)) = (pop!(stack), pop!(stack)) else {
-                        return Err(bad());
-                    };
-                    stack.push(Value::Bool(match instr {
-                        Instr::OrBool => a | b,
-                        Instr::AndBool => a & b,
-                        _ => a ^ b,
-                    }));
-                }
-                Instr::NotBool => {
-                    charge!(cost::COST_NOT);
-                    let Value::Bool(a) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    stack.push(Value::Bool(!a));
-                }
-                Instr::Car | Instr::Cdr => {
-                    charge!(cost::COST_CAR);
-                    let Value::Pair(pair) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let (a, b) = unwrap_pair(pair);
-                    stack.push(if matches!(instr, Instr::Car) { a } else { b });
-                }
-                Instr::Pair => {
-                    charge!(cost::COST_PAIR);
-                    let a = pop!(stack);
-                    let b = pop!(stack);
-                    stack.push(Value::pair(a, b));
-                }
-                Instr::Unpair => {
-                    charge!(cost::COST_UNPAIR);
-                    let Value::Pair(pair) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    let (a, b) = unwrap_pair(pair);
-                    stack.push(b);
-                    stack.push(a);
-                }
-                Instr::Some => {
-                    charge!(cost::COST_SOME);
-                    let v = pop!(stack);
-                    stack.push(Value::some(v));
-                }
-                Instr::None => {
-                    charge!(cost::COST_NONE);
-                    stack.push(Value::None);
-                }
-                Instr::Left => {
-                    charge!(cost::COST_LEFT);
-                    let v = pop!(stack);
-                    stack.push(Value::Left(Rc::new(v)));
-                }
-                Instr::Right => {
-                    charge!(cost::COST_RIGHT);
-                    let v = pop!(stack);
-                    stack.push(Value::Right(Rc::new(v)));
-                }
-                Instr::Nil => {
-                    charge!(cost::COST_NIL);
-                    stack.push(Value::List(Rc::new(Vec::new())));
-                }
-                Instr::Cons => {
-                    charge!(cost::COST_CONS);
-                    let head = pop!(stack);
-                    let Some(Value::List(list)) = stack.last_mut() else {
-                        return Err(bad());
-                    };
-                    Rc::make_mut(list).push(head);
-                }
-                Instr::Amount => {
-                    charge!(cost::COST_AMOUNT);
-                    stack.push(Value::Mutez(self.context.amount));
-                }
-                Instr::Balance => {
-                    charge!(cost::COST_BALANCE);
-                    stack.push(Value::Mutez(self.context.balance));
-                }
-                Instr::Now => {
-                    charge!(cost::COST_NOW);
-                    stack.push(Value::Timestamp(self.context.now.clone()));
-                }
-                Instr::Level => {
-                    charge!(cost::COST_LEVEL);
-                    stack.push(Value::nat(self.context.level));
-                }
-                Instr::MinBlockTime => {
-                    charge!(cost::COST_MIN_BLOCK_TIME);
-                    stack.push(Value::nat(self.context.min_block_time));
-                }
-                Instr::Sender => {
-                    charge!(cost::COST_SENDER);
-                    stack.push(Value::Address(Rc::new(self.context.sender.clone())));
-                }
-                Instr::Source => {
-                    charge!(cost::COST_SOURCE);
-                    stack.push(Value::Address(Rc::new(self.context.source.clone())));
-                }
-                Instr::SelfAddress => {
-                    charge!(cost::COST_SELF_ADDRESS);
-                    stack.push(Value::Address(Rc::new(Address::new(
-                        self.context.self_address.destination,
-                    ))));
-                }
-                Instr::ChainId => {
-                    charge!(cost::COST_CHAIN_ID);
-                    stack.push(Value::ChainId(self.context.chain_id));
-                }
-                Instr::TotalVotingPower => {
-                    charge!(cost::COST_TOTAL_VOTING_POWER);
-                    stack.push(Value::nat(self.context.host.total_voting_power()));
-                }
-                Instr::VotingPower => {
-                    charge!(cost::COST_VOTING_POWER);
-                    let Value::KeyHash(k) = pop!(stack) else {
-                        return Err(bad());
-                    };
-                    stack.push(Value::nat(self.context.host.voting_power(&k)));
-                }
-                Instr::Self_(entrypoint, ty) => {
-                    charge!(cost::COST_SELF);
-                    stack.push(Value::Contract(Rc::new(Contract {
-                        address: Address {
-                            destination: self.context.self_address.destination,
-                            entrypoint: entrypoint.to_string(),
-                        },
-                        param_type: ty.clone(),
-                    })));
-                }
-                other => {
-                    // The remaining instructions are less frequent; they live in a separate
-                    // function to keep this loop's hot arms compact.
-                    let step = self.step_rare(other, &mut stack, &mut gas)?;
-                    if let Some(call) = step {
-                        // VIEW: run the view's code as a call.
-                        let (view_code, view_stack, saved) = call;
-                        calls.push(
-                            std::mem::replace(&mut code, view_code),
-                            pc,
-                            base,
-                            Some(saved),
-                        )?;
-                        base = stack.len();
-                        stack.extend(view_stack);
-                        pc = 0;
                     }
                 }
             }
         };
         self.gas_milli_remaining = gas;
-        Ok(result)
+        Ok(result.into_vec())
     }
 
     /// Less frequent instructions. Returns a code and stack to call for `VIEW`.

@@ -13,7 +13,8 @@
 //! The conformance runners (TZT, `octez-client run script`) live in
 //! `kestrel-michelson-conformance` and use only this API.
 
-// No unsafe code but in `gmp_kernels` (GMP's dispatch table, DESIGN.md's named-module rule).
+// No unsafe code but in `gmp_kernels` (GMP's dispatch table) and `value_stack` (the run loop's
+// stacks taken apart), DESIGN.md's named-module rule.
 #![deny(unsafe_code)]
 
 mod big_map_diff;
@@ -43,6 +44,7 @@ mod types;
 mod unexpand;
 mod unparse;
 mod value;
+mod value_stack;
 
 pub use big_map_diff::{
     big_map_diff_cost_milli, extract_origination_big_maps, BigMapDiff, BigMapDiffAction,
