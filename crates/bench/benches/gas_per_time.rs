@@ -188,7 +188,7 @@ fn run_class(name: &str, script: &str, gas_limit: u64) {
     };
     let gas = gas_milli as f64 / 1_000.0;
     println!(
-        "{name:<62} {gas:>12.3} gas {seconds:>8.3} s wall {cpu_seconds:>8.3} s CPU {:>7.3} µs/gas {:>9} KiB peak ({ended})",
+        "{name:<66} {gas:>12.3} gas {seconds:>8.3} s wall {cpu_seconds:>8.3} s CPU {:>7.3} µs/gas {:>9} KiB peak ({ended})",
         cpu_seconds * 1e6 / gas.max(1e-3),
         peak_rss_kib().unwrap_or(0),
     );
@@ -218,7 +218,7 @@ fn main() {
             .status()
             .expect("the benchmark re-executes itself");
         if !status.success() {
-            println!("{name:<62} aborted ({status})");
+            println!("{name:<66} aborted ({status})");
         }
     }
 }
