@@ -488,7 +488,9 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             }
                             (IterKind::Set, Value::Set(set)) => {
                                 charge!(cost::cost_set_iter(set.len() as u64));
-                                set.iter().rev().cloned().collect()
+                                let mut elements: Vec<Value> = set.iter().cloned().collect();
+                                elements.reverse();
+                                elements
                             }
                             (IterKind::Map, Value::Map(map)) => {
                                 charge!(cost::cost_map_iter(map.len() as u64));
@@ -1734,7 +1736,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 if add {
                     Rc::make_mut(set).insert(key);
                 } else if set.contains(&key) {
-                    Rc::make_mut(set).remove(key);
+                    Rc::make_mut(set).remove(&key);
                 }
             }
             Instr::UpdateMap | Instr::GetAndUpdateMap => {
