@@ -189,11 +189,13 @@ pub enum DropReason {
 }
 
 /// Transactions for one worker; none conflicts with another in flight.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone)]
 pub struct Batch {
     /// The worker.
     pub worker: usize,
     length: u8,
+    /// The first `length` are the batch's; the rest are left over from earlier batches of the
+    /// same pass (one array is laid out per pass, not one per batch).
     transactions: [TransactionId; MAX_BATCH_TRANSACTIONS],
 }
 
@@ -201,6 +203,16 @@ impl Batch {
     /// The transactions, in priority order.
     pub fn transactions(&self) -> &[TransactionId] {
         &self.transactions[..usize::from(self.length)]
+    }
+}
+
+impl fmt::Debug for Batch {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Batch")
+            .field("worker", &self.worker)
+            .field("transactions", &self.transactions())
+            .finish()
     }
 }
 
@@ -899,12 +911,17 @@ impl Scheduler {
         }
         self.enter_arrivals();
         let mut emitted = 0;
+        // One batch array for the pass, refilled for each worker: a chain of one-transaction
+        // batches (one payer) would otherwise zero 256 bytes twice per transaction (the batch
+        // and the empty one that ends the pass).
+        let mut batch = Batch {
+            worker: 0,
+            length: 0,
+            transactions: [0; MAX_BATCH_TRANSACTIONS],
+        };
         'workers: while let Some(worker) = self.least_busy_worker() {
-            let mut batch = Batch {
-                worker,
-                length: 0,
-                transactions: [0; MAX_BATCH_TRANSACTIONS],
-            };
+            batch.worker = worker;
+            batch.length = 0;
             while usize::from(batch.length) < self.config.batch_transactions {
                 let Some(key) = self.pop_ready() else {
                     if batch.length == 0 {
