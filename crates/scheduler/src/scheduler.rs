@@ -346,7 +346,10 @@ fn grant_from(
     }
 }
 
-/// Grants the node at `index`; its transaction is ready when it holds all its accounts.
+/// Grants the node at `index`; its transaction is ready when it holds all its accounts. Inlined:
+/// as a call, its prologue and epilogue were a third of its instructions (a grant per account
+/// of every transaction that waited).
+#[inline(always)]
 fn grant(nodes: &mut [Node], entries: &mut [Entry], ready: &mut BinaryHeap<u128>, index: u32) {
     let node = &mut nodes[index as usize];
     node.set_granted(true);
