@@ -414,6 +414,9 @@ pub struct Scheduler {
     block_data_bytes: u64,
     /// Accounts with units in this block.
     touched: Vec<AccountId>,
+    /// The hashes of an inserted transaction's accounts while they are interned in a large
+    /// table (a local array cost a 512-byte zeroing and a 512-byte copy per transaction).
+    account_hashes: [u64; MAX_TX_ACCOUNT_LOCKS],
     next_sequence: u32,
     next_stamp: u64,
     dropped: Vec<(u32, DropReason)>,
@@ -467,6 +470,7 @@ impl Scheduler {
             block_units: 0,
             block_data_bytes: 0,
             touched: Vec::new(),
+            account_hashes: [0; MAX_TX_ACCOUNT_LOCKS],
             next_sequence: 0,
             next_stamp: 0,
             dropped: Vec::new(),
@@ -592,19 +596,17 @@ impl Scheduler {
         let accounts = accounts.into_iter();
         // In a large table, hash the accounts first and hint each lookup's slot, then each
         // slot's row, so that the lookups' cache misses overlap instead of following one another.
-        let mut hashes = None;
-        if self.accounts.is_large() {
-            let mut hashed = [0u64; MAX_TX_ACCOUNT_LOCKS];
+        let hashed = self.accounts.is_large();
+        if hashed {
             let mut count = 0;
-            for (hash, (address, _)) in hashed.iter_mut().zip(accounts.clone()) {
+            for (hash, (address, _)) in self.account_hashes.iter_mut().zip(accounts.clone()) {
                 *hash = self.accounts.hash(address);
                 self.accounts.prefetch_slot(*hash);
                 count += 1;
             }
-            for &hash in &hashed[..count] {
+            for &hash in &self.account_hashes[..count] {
                 self.accounts.prefetch_row(hash);
             }
-            hashes = Some(hashed);
         }
         let mut count = 0;
         let mut error = None;
@@ -613,9 +615,10 @@ impl Scheduler {
             if error.is_some() || count > MAX_TX_ACCOUNT_LOCKS {
                 continue;
             }
-            let hash = match &hashes {
-                Some(hashes) => hashes[count - 1],
-                None => self.accounts.hash(address),
+            let hash = if hashed {
+                self.account_hashes[count - 1]
+            } else {
+                self.accounts.hash(address)
             };
             let Some(account) = self.accounts.acquire(address, hash, stamp) else {
                 error = Some(InsertError::AccountLoadedTwice);
