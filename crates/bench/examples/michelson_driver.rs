@@ -8,105 +8,20 @@
 //! difference between two runs divided by the difference of their arguments (BENCHMARKS.md,
 //! "Michelson: tight loop"). Needs `KESTREL_TESTDATA` for the two contracts.
 
-use kestrel_micheline::Node;
-use kestrel_michelson::{
-    execute, Address, Config, Environment, Script, HARD_GAS_LIMIT_PER_OPERATION_MILLI,
-};
-use kestrel_michelson_conformance::fixtures::{FixtureContract, FixtureHost};
+#[path = "../benches/michelson_support/fixtures.rs"]
+mod fixtures;
+use fixtures::{cpmm, fa12, parse, typecheck, Prepared, LOOP_SCRIPT};
 
 /// The allocator of the `kestrel` binary and of the Michelson benches.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `benches/michelson.rs`'s loop contract: sums 1..=n.
-const LOOP_SCRIPT: &str =
-    "parameter nat; storage int; code { CAR ; INT ; PUSH int 0 ; SWAP ; DUP ; GT ; \
-    LOOP { DUP ; DIP { ADD } ; PUSH int -1 ; ADD ; DUP ; GT } ; DROP ; NIL operation ; PAIR }";
-
-/// The benches' configuration: the CPMM was originated before the current protocol.
-const CONFIG: Config = Config {
-    legacy: true,
-    gas_limit_milli: HARD_GAS_LIMIT_PER_OPERATION_MILLI,
-};
-
-struct Prepared {
-    script: Node,
-    entrypoint: &'static str,
-    parameter: Node,
-    storage: Node,
-    environment: Environment,
-    host: FixtureHost,
-}
-
-impl Prepared {
-    fn new(script: &str, entrypoint: &'static str, parameter: &str, storage: &str) -> Prepared {
-        Prepared {
-            script: kestrel_micheline::parse_toplevel(script).expect("script parses"),
-            entrypoint,
-            parameter: kestrel_micheline::parse_expression(parameter).expect("parameter parses"),
-            storage: kestrel_micheline::parse_expression(storage).expect("storage parses"),
-            environment: Environment::default(),
-            host: FixtureHost::new(0),
-        }
-    }
-
-    fn typecheck(&self) -> Script {
-        Script::typecheck(&self.script, &CONFIG).expect("script typechecks")
-    }
-
-    fn execute(&mut self, typed: &Script) -> u64 {
-        execute(
-            typed,
-            self.entrypoint,
-            &self.parameter,
-            &self.storage,
-            &self.environment,
-            &mut self.host,
-            HARD_GAS_LIMIT_PER_OPERATION_MILLI,
-        )
-        .expect("call runs")
-        .consumed_milligas
-    }
-}
-
-fn contract_text(path: &str) -> String {
-    let path = kestrel_testdata::require(path, "michelson_driver").expect("KESTREL_TESTDATA set");
-    std::fs::read_to_string(path).expect("contract readable")
-}
-
-fn cpmm() -> Prepared {
-    let mut prepared = Prepared::new(
-        &contract_text("michelson/protocol/cpmm.tz"),
-        "xtzToToken",
-        "Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" 1 \"2030-01-01T00:00:00Z\"",
-        "Pair 1000000000 100000000000 1000000 \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\" \"KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo\"",
-    );
-    let token = Address::from_string("KT1AafHA1C1vk959wvHWBispY9Y2f3fxBUUo").expect("address");
-    prepared.host.contracts.insert(
-        token.destination,
-        FixtureContract {
-            parameter: kestrel_micheline::parse_expression(
-                "(pair %transfer address (pair address nat))",
-            )
-            .expect("type parses"),
-            storage: None,
-            views: Vec::new(),
-            balance_mutez: 0,
-        },
-    );
-    prepared.environment.amount_mutez = 1_000_000;
-    prepared.environment.balance_mutez = 100_000_000_000;
-    prepared.environment.now_seconds = 1_700_000_000;
-    prepared
-}
-
-fn fa12() -> Prepared {
-    Prepared::new(
-        &contract_text("michelson/mini_scenarios/fa12_reference.tz"),
-        "default",
-        "Left (Left (Left (Pair \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" \"tz1cxcwwnzENRdhe2Kb8ZdTrdNy4bFNyScx5\" 10)))",
-        "Pair { Elt \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" (Pair 1000000 {}) } \"tz1KqTpEZ7Yob7QbPE4Hy4Wo8fHG8LhKxZSx\" False 1000000",
-    )
+/// A contract fixture, or the usage error's exit when `KESTREL_TESTDATA` is not set.
+fn required(prepared: Option<Prepared>) -> Prepared {
+    prepared.unwrap_or_else(|| {
+        eprintln!("michelson_driver: the contracts need KESTREL_TESTDATA");
+        std::process::exit(2)
+    })
 }
 
 fn main() {
@@ -122,28 +37,28 @@ fn main() {
     };
     let (mut prepared, calls, typecheck_each) = match mode.as_str() {
         "loop" => (
-            Prepared::new(LOOP_SCRIPT, "default", &count.to_string(), "0"),
+            Prepared::new(parse(LOOP_SCRIPT), "default", &count.to_string(), "0"),
             1,
             false,
         ),
-        "fa12" => (fa12(), count, false),
-        "cpmm" => (cpmm(), count, false),
-        "fa12-tc" => (fa12(), count, true),
-        "cpmm-tc" => (cpmm(), count, true),
+        "fa12" => (required(fa12()), count, false),
+        "cpmm" => (required(cpmm()), count, false),
+        "fa12-tc" => (required(fa12()), count, true),
+        "cpmm-tc" => (required(cpmm()), count, true),
         _ => {
             eprintln!("{usage}");
             std::process::exit(2);
         }
     };
-    let typed = prepared.typecheck();
+    let typed = typecheck(&prepared.script);
     let mut consumed_milligas = 0;
     for _ in 0..calls {
-        consumed_milligas = if typecheck_each {
-            let typed = prepared.typecheck();
-            prepared.execute(&typed)
+        let execution = if typecheck_each {
+            prepared.execute(&typecheck(&prepared.script))
         } else {
             prepared.execute(&typed)
         };
+        consumed_milligas = execution.expect("call runs").consumed_milligas;
     }
     println!("{mode} {count}: {consumed_milligas} milligas consumed by the last call");
 }
