@@ -117,6 +117,29 @@ fn classes() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "list: DUP and CONS onto a shared list of 100,000 elements",
+            // Each CONS writes to a list the stack also holds unchanged (then drops the copy).
+            wrap(
+                "NIL nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DIP { CONS } ; PUSH nat 1 ; ADD ; \
+                 DUP 2 ; SIZE ; PUSH nat 100000 ; COMPARE ; GT } ; \
+                 PUSH bool True ; \
+                 LOOP { DUP 2 ; DUP 2 ; CONS ; DROP ; PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
+            "map: DUP and UPDATE a shared map of 100,000 nats",
+            // Each UPDATE writes to a map the stack also holds unchanged (then drops the copy).
+            wrap(
+                "EMPTY_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIG 3 ; DUG 2 ; UPDATE ; SWAP ; \
+                 PUSH nat 1 ; ADD ; DUP 2 ; SIZE ; PUSH nat 100000 ; COMPARE ; GT } ; \
+                 PUSH bool True ; \
+                 LOOP { DUP 2 ; DUP 2 ; SOME ; DUP 3 ; UPDATE ; DROP ; PUSH nat 1 ; ADD ; \
+                 PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
             "big map: UPDATE a growing big map",
             wrap(
                 "EMPTY_BIG_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \

@@ -237,7 +237,7 @@ pub fn execute_traced<T: Tracer>(
     // then the storage's diff (`Script_interpreter.execute`, `lazy_storage_diff_all`).
     let mut operations = Vec::with_capacity(list.len());
     let mut big_map_diff = Vec::new();
-    for operation in list.iter().rev() {
+    for operation in list.iter() {
         let Value::Operation(operation) = operation else {
             unreachable!("a list of operations holds operations");
         };

@@ -484,7 +484,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                         let remaining = match (kind, collection) {
                             (IterKind::List, Value::List(list)) => {
                                 charge!(cost::COST_LIST_ITER);
-                                Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
+                                Rc::unwrap_or_clone(list).into_reversed_vec()
                             }
                             (IterKind::Set, Value::Set(set)) => {
                                 charge!(cost::cost_set_iter(set.len() as u64));
@@ -523,7 +523,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                         let remaining = match (kind, collection) {
                             (IterKind::List, Value::List(list)) => {
                                 charge!(cost::COST_LIST_MAP);
-                                Rc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone())
+                                Rc::unwrap_or_clone(list).into_reversed_vec()
                             }
                             (IterKind::Set, Value::None) => {
                                 charge!(cost::COST_OPT_MAP);
@@ -1001,7 +1001,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                     }
                     Instr::Nil => {
                         charge!(cost::COST_NIL);
-                        stack.push(Value::List(Rc::new(Vec::new())));
+                        stack.push(Value::List(Rc::default()));
                     }
                     Instr::Cons => {
                         charge!(cost::COST_CONS);
@@ -1306,7 +1306,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 };
                 charge!(cost::cost_pairing_check(list.len() as u64));
                 let mut pairs = Vec::new();
-                for item in list.iter().rev() {
+                for item in list.iter() {
                     let Value::Pair(p) = item else {
                         return Err(bad());
                     };
@@ -1484,7 +1484,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 if matches!(instr, Instr::ConcatListString) {
                     charge!(cost::cost_concat_string(total as u64));
                     let mut out = String::with_capacity(total);
-                    for item in list.iter().rev() {
+                    for item in list.iter() {
                         if let Value::String(s) = item {
                             out.push_str(s);
                         }
@@ -1493,7 +1493,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                 } else {
                     charge!(cost::cost_concat_bytes(total as u64));
                     let mut out = Vec::with_capacity(total);
-                    for item in list.iter().rev() {
+                    for item in list.iter() {
                         if let Value::Bytes(s) = item {
                             out.extend_from_slice(s);
                         }

@@ -33,6 +33,7 @@ mod host;
 mod int;
 mod interpret;
 mod ir;
+mod list;
 mod literals;
 mod macros;
 mod pack;

@@ -111,7 +111,7 @@ pub fn unparse(value: &Value, mode: Mode) -> Node {
         Value::Right(v) => Node::prim(Prim::D_Right, vec![unparse(v, mode)]),
         Value::Some(v) => Node::prim(Prim::D_Some, vec![unparse(v, mode)]),
         Value::None => Node::prim(Prim::D_None, vec![]),
-        Value::List(items) => Node::seq(items.iter().rev().map(|v| unparse(v, mode)).collect()),
+        Value::List(items) => Node::seq(items.iter().map(|v| unparse(v, mode)).collect()),
         Value::Set(items) => Node::seq(items.iter().map(|v| unparse(v, mode)).collect()),
         Value::Map(items) => Node::seq(
             items

@@ -1,12 +1,13 @@
 //! Michelson values as the interpreter holds them (`specs/michelson.rst`, "Core data types").
 //!
 //! Values share structure: every compound value sits behind an `Rc`, so `DUP` of a list, map,
-//! string or lambda is a reference-count increment. Lists are stored reversed (the head is the
-//! last element of the vector) so that `CONS` on an unshared list is an amortised O(1) push.
+//! string or lambda is a reference-count increment; lists (`list.rs`) and sets (`set.rs`) are
+//! persistent, so a write to one of two copies does not copy the whole collection.
 //! Comparison follows Michelson's order and is defined only between values of one comparable type.
 
 use crate::int::Int;
 use crate::ir::Code;
+use crate::list::List;
 use crate::literals::{Address, Key, KeyHash, Signature};
 use crate::set::ValueSet;
 use crate::types::Type;
@@ -37,8 +38,7 @@ pub enum Value {
     Right(Rc<Value>),
     Some(Rc<Value>),
     None,
-    /// A list, stored reversed: the head is the vector's last element.
-    List(Rc<Vec<Value>>),
+    List(Rc<List>),
     Set(Rc<ValueSet>),
     Map(Rc<BTreeMap<Value, Value>>),
     BigMap(Rc<BigMap>),
@@ -184,7 +184,7 @@ impl Value {
     /// A list from elements in order (head first).
     pub fn list_from(mut items: Vec<Value>) -> Value {
         items.reverse();
-        Value::List(Rc::new(items))
+        Value::List(Rc::new(List::from_reversed(items)))
     }
 
     /// A rank for comparing values of different constructors of one type (`or`, `option`).

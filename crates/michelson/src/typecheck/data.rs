@@ -6,6 +6,7 @@
 
 use super::{TcError, TcErrorKind, Typechecker};
 use crate::int::Int;
+use crate::list::List;
 use crate::literals::{self, Address, Key, KeyHash, Signature};
 use crate::set::ValueSet;
 use crate::types::Type;
@@ -225,7 +226,7 @@ impl Typechecker<'_> {
                     for item in items.iter().rev() {
                         values.push(self.parse_data(item, inner)?);
                     }
-                    Ok(Value::List(Rc::new(values)))
+                    Ok(Value::List(Rc::new(List::from_reversed(values))))
                 }
                 _ => Err(bad()),
             },

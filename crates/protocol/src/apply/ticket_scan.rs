@@ -79,12 +79,14 @@ pub fn scan(
             (Type::Option(inner_type), Value::Some(inner)) => {
                 pending.push((Type::clone(inner_type), Value::clone(inner)))
             }
-            // Stored reversed: the head, visited first, is the last element.
+            // The head is visited first, so it goes on the stack last.
             (Type::List(element), Value::List(items)) => {
                 scan.steps += items.len() as u64 + 1;
+                let items: Vec<&Value> = items.iter().collect();
                 pending.extend(
                     items
-                        .iter()
+                        .into_iter()
+                        .rev()
                         .map(|item| (Type::clone(element), item.clone())),
                 );
             }
