@@ -300,14 +300,76 @@ fn empty_leaf() -> Node {
     Node::Leaf(Rc::new(Leaf::new()))
 }
 
-/// An integer's prefix: its `i64` value with the sign bit flipped (so unsigned order is signed
-/// order); a big value (beyond every `i64`) takes the extreme on the side of its sign, which it
-/// shares with `i64::MIN` or `i64::MAX` (equal prefixes are compared in full).
-fn int_prefix(n: &Int) -> u64 {
-    match n {
-        Int::Small(n) => (*n as u64) ^ (1 << 63),
-        Int::Big(n) if n.sign() == num_bigint::Sign::Minus => 0,
-        Int::Big(_) => u64::MAX,
+/// The bytes of a value's prefix as they are written: the encodings of its components in the
+/// order Michelson compares them, each encoding order-preserving and, while the prefix goes on,
+/// prefix-free (no encoding is the start of another), so that comparing two prefixes byte by
+/// byte compares the components one after the other. A component with no exact short encoding
+/// (a big integer, a string, a key) writes what orders it and ends the prefix; the rest stays
+/// zero, and values whose prefixes are equal are compared in full.
+struct PrefixBytes {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl PrefixBytes {
+    /// Appends `bytes` (as many as fit); true if all fit and there is room for more.
+    fn push(&mut self, bytes: &[u8]) -> bool {
+        let room = self.bytes.len() - self.len;
+        let n = room.min(bytes.len());
+        self.bytes[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+        n == bytes.len() && self.len < self.bytes.len()
+    }
+
+    /// Appends the start of an encoding that does not determine the value: the prefix ends.
+    fn end_with(&mut self, bytes: &[u8]) -> bool {
+        self.push(bytes);
+        false
+    }
+
+    /// Appends `value`'s encoding; true if it was exact and the prefix may go on.
+    fn push_value(&mut self, value: &Value) -> bool {
+        match value {
+            Value::Unit => true,
+            Value::Bool(b) => self.push(&[u8::from(*b)]),
+            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => match n {
+                Int::Small(n) => self.push_small_int(*n),
+                // Below and above every small integer's header; which big value is larger is
+                // left to the full comparison.
+                Int::Big(n) if n.sign() == num_bigint::Sign::Minus => self.end_with(&[0x00]),
+                Int::Big(_) => self.end_with(&[0xff]),
+            },
+            Value::Mutez(n) => self.push_small_int(*n),
+            Value::String(s) => self.end_with(s.as_bytes()),
+            Value::Bytes(b) => self.end_with(b),
+            Value::KeyHash(hash) => self.end_with(&key_hash_prefix(hash).to_be_bytes()),
+            Value::Address(address) => self.end_with(&address_prefix(address).to_be_bytes()),
+            Value::Pair(pair) => self.push_value(&pair.0) && self.push_value(&pair.1),
+            Value::Left(inner) => self.push(&[0]) && self.push_value(inner),
+            Value::Right(inner) => self.push(&[1]) && self.push_value(inner),
+            Value::None => self.push(&[0]),
+            Value::Some(inner) => self.push(&[1]) && self.push_value(inner),
+            _ => false,
+        }
+    }
+
+    /// An `i64` in a header byte and its magnitude's significant bytes, big-endian: the header
+    /// orders by sign and length (0x80 + length for the non-negative, 0x7f − length for the
+    /// negative, whose bytes are complemented so that a larger magnitude sorts lower), and says
+    /// where the encoding ends.
+    fn push_small_int(&mut self, n: i64) -> bool {
+        let magnitude = n.unsigned_abs();
+        let length = 8 - magnitude.leading_zeros() as usize / 8;
+        let mut encoding = [0u8; 9];
+        encoding[1..].copy_from_slice(&magnitude.to_be_bytes());
+        let encoding = &mut encoding[8 - length..];
+        if n >= 0 {
+            encoding[0] = 0x80 + length as u8;
+        } else {
+            encoding[0] = 0x7f - length as u8;
+            encoding[1..].iter_mut().for_each(|byte| *byte = !*byte);
+        }
+        self.push(encoding)
     }
 }
 
@@ -315,16 +377,6 @@ fn int_prefix(n: &Int) -> u64 {
 fn seven_bytes(bytes: &[u8]) -> u64 {
     let mut first = [0u8; 8];
     first[1..].copy_from_slice(&bytes[..7]);
-    u64::from_be_bytes(first)
-}
-
-/// A byte string's prefix: its first 8 bytes, big-endian, padded with zeros. Michelson orders
-/// strings and bytes lexicographically, a proper prefix first; padding with the smallest byte
-/// keeps that order (a string and its extension by zero bytes share a prefix, compared in full).
-fn bytes_prefix(bytes: &[u8]) -> u64 {
-    let mut first = [0u8; 8];
-    let n = bytes.len().min(8);
-    first[..n].copy_from_slice(&bytes[..n]);
     u64::from_be_bytes(first)
 }
 
@@ -345,26 +397,16 @@ fn address_prefix(address: &Address) -> u64 {
     }
 }
 
-/// The prefix of a value: from its leftmost component for pairs (compared first), 0 for types
-/// without a cheap one (every comparison of two such values is a full one).
+/// The prefix of a value: the first 8 bytes of its components' encodings ([`PrefixBytes`]), so
+/// that the components after the first (the right of a pair whose left is the same in every
+/// element, say) still tell elements apart without a full comparison.
 fn prefix(value: &Value) -> u64 {
-    let mut value = value;
-    loop {
-        return match value {
-            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => int_prefix(n),
-            Value::Mutez(n) => (*n as u64) ^ (1 << 63),
-            Value::Bool(b) => u64::from(*b),
-            Value::String(s) => bytes_prefix(s.as_bytes()),
-            Value::Bytes(b) => bytes_prefix(b),
-            Value::KeyHash(hash) => key_hash_prefix(hash),
-            Value::Address(address) => address_prefix(address),
-            Value::Pair(pair) => {
-                value = &pair.0;
-                continue;
-            }
-            _ => 0,
-        };
-    }
+    let mut prefix = PrefixBytes {
+        bytes: [0; 8],
+        len: 0,
+    };
+    prefix.push_value(value);
+    u64::from_be_bytes(prefix.bytes)
 }
 
 impl Default for ValueSet {
@@ -599,6 +641,35 @@ mod tests {
                 Value::pair(Value::Int(Int::Small(1)), Value::Int(Int::Small(6))),
                 Value::pair(Value::Int(Int::Small(2)), Value::Int(Int::Small(0))),
             ],
+            // Pairs whose left is the same: the right orders them, small or big, of either
+            // sign, at every length of encoding.
+            ints(|n| Value::pair(Value::nat(0), Value::Int(n))),
+            [-(1 << 40), -256, -255, -1, 0, 1, 255, 256, 1 << 40, 1 << 56]
+                .into_iter()
+                .map(|n| Value::pair(Value::Bool(true), Value::Int(Int::Small(n))))
+                .collect(),
+            vec![
+                Value::pair(Value::Unit, Value::Mutez(0)),
+                Value::pair(Value::Unit, Value::Mutez(300)),
+                Value::pair(Value::Unit, Value::Mutez(i64::MAX)),
+            ],
+            vec![
+                Value::None,
+                Value::Some(Rc::new(Value::nat(0))),
+                Value::Some(Rc::new(Value::nat(7))),
+            ],
+            vec![
+                Value::Left(Rc::new(Value::pair(Value::nat(3), Value::nat(1)))),
+                Value::Left(Rc::new(Value::pair(Value::nat(3), Value::nat(2)))),
+                Value::Right(Rc::new(Value::String(Rc::from("")))),
+                Value::Right(Rc::new(Value::String(Rc::from("a")))),
+            ],
+            vec![
+                Value::pair(Value::nat(1), Value::String(Rc::from("abcdef"))),
+                Value::pair(Value::nat(1), Value::String(Rc::from("abcdefg"))),
+                Value::pair(Value::nat(1), Value::String(Rc::from("abd"))),
+                Value::pair(Value::nat(2), Value::String(Rc::from(""))),
+            ],
         ]
     }
 
@@ -629,6 +700,54 @@ mod tests {
             assert!(!set.remove(&list[1]));
             assert_eq!(set.len(), list.len() - 1);
         }
+    }
+
+    #[test]
+    fn the_prefix_is_monotone_on_random_nested_values() {
+        let big = Int::from(
+            "123456789012345678901234567890"
+                .parse::<BigInt>()
+                .expect("digits"),
+        );
+        let int = |n: u64| match n % 7 {
+            0 => Int::Small(n as i64 >> (n % 60)),
+            1 => Int::Small(-((n >> (n % 60)) as i64)),
+            2 => big.clone(),
+            3 => Int::Small(i64::MIN + (n % 3) as i64),
+            _ => Int::Small((n % 300) as i64 - 150),
+        };
+        let values: Vec<Value> = numbers(5)
+            .zip(numbers(6))
+            .take(400)
+            .map(|(a, b)| {
+                let right = match b % 3 {
+                    0 => Value::Some(Rc::new(Value::Int(int(b)))),
+                    1 => Value::None,
+                    _ => Value::Some(Rc::new(Value::Int(int(b / 3)))),
+                };
+                let left = if a % 2 == 0 {
+                    Value::Left(Rc::new(Value::Int(int(a))))
+                } else {
+                    Value::Right(Rc::new(Value::Bool(a % 4 == 1)))
+                };
+                Value::pair(left, right)
+            })
+            .collect();
+        for a in &values {
+            for b in &values {
+                if prefix(a) < prefix(b) {
+                    assert!(a < b, "{a} < {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_with_the_same_left_have_distinct_prefixes() {
+        let prefixes: BTreeSet<u64> = (0..100_000)
+            .map(|n| prefix(&Value::pair(Value::nat(0), Value::nat(n * 40_000))))
+            .collect();
+        assert_eq!(prefixes.len(), 100_000);
     }
 
     #[test]
