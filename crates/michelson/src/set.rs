@@ -165,6 +165,10 @@ impl Branch {
     /// The child whose range holds `value`: the number of keys at or below it.
     #[inline]
     fn route(&self, value: &Value, prefix: u64) -> usize {
+        if self.prefixes.last().is_none_or(|&last| last < prefix) {
+            // Past every key, the common case when a set is built in order.
+            return self.prefixes.len();
+        }
         self.touch_children();
         let (first, end) = prefix_run(&self.prefixes, prefix);
         first + self.keys[first..end].partition_point(|key| key <= value)
@@ -300,76 +304,88 @@ fn empty_leaf() -> Node {
     Node::Leaf(Rc::new(Leaf::new()))
 }
 
-/// The bytes of a value's prefix as they are written: the encodings of its components in the
+/// The bits of a value's prefix as they are written: the encodings of its components in the
 /// order Michelson compares them, each encoding order-preserving and, while the prefix goes on,
 /// prefix-free (no encoding is the start of another), so that comparing two prefixes byte by
 /// byte compares the components one after the other. A component with no exact short encoding
 /// (a big integer, a string, a key) writes what orders it and ends the prefix; the rest stays
 /// zero, and values whose prefixes are equal are compared in full.
-struct PrefixBytes {
-    bytes: [u8; 8],
-    len: usize,
+struct PrefixBits {
+    /// The bits written, from the top.
+    bits: u128,
+    /// How many are written.
+    len: u32,
 }
 
-impl PrefixBytes {
-    /// Appends `bytes` (as many as fit); true if all fit and there is room for more.
-    fn push(&mut self, bytes: &[u8]) -> bool {
-        let room = self.bytes.len() - self.len;
-        let n = room.min(bytes.len());
-        self.bytes[self.len..self.len + n].copy_from_slice(&bytes[..n]);
-        self.len += n;
-        n == bytes.len() && self.len < self.bytes.len()
+impl PrefixBits {
+    /// Appends the low `width` bits of `encoding` (`width` at most 72, a whole number of bytes);
+    /// true if there is room for more.
+    #[inline]
+    fn push(&mut self, encoding: u128, width: u32) -> bool {
+        if width > 0 && self.len < 64 {
+            self.bits |= (encoding << (128 - width)) >> self.len;
+            self.len += width;
+        }
+        self.len < 64
     }
 
     /// Appends the start of an encoding that does not determine the value: the prefix ends.
-    fn end_with(&mut self, bytes: &[u8]) -> bool {
-        self.push(bytes);
+    fn end_with(&mut self, encoding: u128, width: u32) -> bool {
+        self.push(encoding, width);
         false
+    }
+
+    /// Appends the first 8 bytes of `bytes`, padded with zeros (the smallest byte, so a string
+    /// and its extension by zero bytes share a prefix and are compared in full); the prefix ends.
+    fn end_with_bytes(&mut self, bytes: &[u8]) -> bool {
+        let n = bytes.len().min(8);
+        let mut first = [0u8; 8];
+        first[..n].copy_from_slice(&bytes[..n]);
+        self.end_with(u128::from(u64::from_be_bytes(first)), 64)
     }
 
     /// Appends `value`'s encoding; true if it was exact and the prefix may go on.
     fn push_value(&mut self, value: &Value) -> bool {
         match value {
             Value::Unit => true,
-            Value::Bool(b) => self.push(&[u8::from(*b)]),
+            Value::Bool(b) => self.push(u128::from(*b), 8),
             Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => match n {
                 Int::Small(n) => self.push_small_int(*n),
                 // Below and above every small integer's header; which big value is larger is
                 // left to the full comparison.
-                Int::Big(n) if n.sign() == num_bigint::Sign::Minus => self.end_with(&[0x00]),
-                Int::Big(_) => self.end_with(&[0xff]),
+                Int::Big(n) if n.sign() == num_bigint::Sign::Minus => self.end_with(0x00, 8),
+                Int::Big(_) => self.end_with(0xff, 8),
             },
             Value::Mutez(n) => self.push_small_int(*n),
-            Value::String(s) => self.end_with(s.as_bytes()),
-            Value::Bytes(b) => self.end_with(b),
-            Value::KeyHash(hash) => self.end_with(&key_hash_prefix(hash).to_be_bytes()),
-            Value::Address(address) => self.end_with(&address_prefix(address).to_be_bytes()),
+            Value::String(s) => self.end_with_bytes(s.as_bytes()),
+            Value::Bytes(b) => self.end_with_bytes(b),
+            Value::KeyHash(hash) => self.end_with(u128::from(key_hash_prefix(hash)), 64),
+            Value::Address(address) => self.end_with(u128::from(address_prefix(address)), 64),
             Value::Pair(pair) => self.push_value(&pair.0) && self.push_value(&pair.1),
-            Value::Left(inner) => self.push(&[0]) && self.push_value(inner),
-            Value::Right(inner) => self.push(&[1]) && self.push_value(inner),
-            Value::None => self.push(&[0]),
-            Value::Some(inner) => self.push(&[1]) && self.push_value(inner),
+            Value::Left(inner) => self.push(0, 8) && self.push_value(inner),
+            Value::Right(inner) => self.push(1, 8) && self.push_value(inner),
+            Value::None => self.push(0, 8),
+            Value::Some(inner) => self.push(1, 8) && self.push_value(inner),
             _ => false,
         }
     }
 
-    /// An `i64` in a header byte and its magnitude's significant bytes, big-endian: the header
+    /// An `i64` as a header byte and its magnitude's significant bytes, big-endian: the header
     /// orders by sign and length (0x80 + length for the non-negative, 0x7f − length for the
     /// negative, whose bytes are complemented so that a larger magnitude sorts lower), and says
     /// where the encoding ends.
+    #[inline]
     fn push_small_int(&mut self, n: i64) -> bool {
         let magnitude = n.unsigned_abs();
-        let length = 8 - magnitude.leading_zeros() as usize / 8;
-        let mut encoding = [0u8; 9];
-        encoding[1..].copy_from_slice(&magnitude.to_be_bytes());
-        let encoding = &mut encoding[8 - length..];
-        if n >= 0 {
-            encoding[0] = 0x80 + length as u8;
+        let length = 8 - magnitude.leading_zeros() / 8;
+        let width = 8 * length;
+        let (header, body) = if n >= 0 {
+            (0x80 + length, magnitude)
         } else {
-            encoding[0] = 0x7f - length as u8;
-            encoding[1..].iter_mut().for_each(|byte| *byte = !*byte);
-        }
-        self.push(encoding)
+            (0x7f - length, !magnitude)
+        };
+        let body = u128::from(body) & ((1u128 << width) - 1);
+        self.push((u128::from(header) << width) | body, width + 8)
     }
 }
 
@@ -397,16 +413,13 @@ fn address_prefix(address: &Address) -> u64 {
     }
 }
 
-/// The prefix of a value: the first 8 bytes of its components' encodings ([`PrefixBytes`]), so
+/// The prefix of a value: the first 8 bytes of its components' encodings ([`PrefixBits`]), so
 /// that the components after the first (the right of a pair whose left is the same in every
 /// element, say) still tell elements apart without a full comparison.
 fn prefix(value: &Value) -> u64 {
-    let mut prefix = PrefixBytes {
-        bytes: [0; 8],
-        len: 0,
-    };
+    let mut prefix = PrefixBits { bits: 0, len: 0 };
     prefix.push_value(value);
-    u64::from_be_bytes(prefix.bytes)
+    (prefix.bits >> 64) as u64
 }
 
 impl Default for ValueSet {
