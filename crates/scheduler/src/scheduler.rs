@@ -912,27 +912,23 @@ impl Scheduler {
     /// nothing more can go; `emit` receives each batch. Transactions whose blockhash is no longer
     /// valid at `slot` are dropped (see [`Self::drain_dropped`]).
     pub fn schedule(&mut self, slot: u64, mut emit: impl FnMut(Batch)) -> usize {
-        if self.least_busy_worker().is_none() {
+        let Some(mut worker) = self.least_busy_worker() else {
             return 0;
-        }
+        };
         self.enter_arrivals();
         let mut emitted = 0;
         // One batch array for the pass, refilled for each worker: a chain of one-transaction
-        // batches (one payer) would otherwise zero 256 bytes twice per transaction (the batch
-        // and the empty one that ends the pass).
+        // batches (one payer) would otherwise zero 256 bytes per transaction.
         let mut batch = Batch {
             worker: 0,
             length: 0,
             transactions: [0; MAX_BATCH_TRANSACTIONS],
         };
-        'workers: while let Some(worker) = self.least_busy_worker() {
+        loop {
             batch.worker = worker;
             batch.length = 0;
             while usize::from(batch.length) < self.config.batch_transactions {
                 let Some(key) = self.pop_ready() else {
-                    if batch.length == 0 {
-                        break 'workers;
-                    }
                     break;
                 };
                 let (id, sequence) = key_parts(key);
@@ -958,11 +954,29 @@ impl Scheduler {
                     self.deferred.push((id, sequence));
                 }
             }
+            if batch.length == 0 {
+                break;
+            }
             self.batches_in_flight[worker] += 1;
             emitted += 1;
             emit(batch);
+            // Nothing ready (the usual end of a pass on a chain of conflicting transactions):
+            // no worker to look for.
+            if !self.has_ready() {
+                break;
+            }
+            match self.least_busy_worker() {
+                Some(next) => worker = next,
+                None => break,
+            }
         }
         emitted
+    }
+
+    /// Whether a ready key is left (possibly stale).
+    #[inline]
+    fn has_ready(&self) -> bool {
+        self.ready_next < self.ready_run.len() || !self.ready.is_empty()
     }
 
     /// The highest ready key (possibly stale: the caller checks the entry).
@@ -979,6 +993,12 @@ impl Scheduler {
     }
 
     fn least_busy_worker(&self) -> Option<usize> {
+        // The first idle worker is the one `min_by_key` picks; finding it stops at the first
+        // (a one-payer chain runs a pass per transaction, with every worker idle).
+        let idle = self.batches_in_flight.iter().position(|&count| count == 0);
+        if idle.is_some() {
+            return idle;
+        }
         let (worker, &count) = self
             .batches_in_flight
             .iter()
