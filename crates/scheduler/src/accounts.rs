@@ -208,10 +208,12 @@ impl AccountTable {
         let id = loop {
             let slot = self.slots[index];
             if slot == 0 {
-                let id = self.new_id(address);
+                // A new row is written acquired: no stamp or count to read back.
+                let id = self.new_id(address, stamp);
                 self.slots[index] = tag | u64::from(id + 1);
                 self.interned += 1;
-                break id;
+                self.referenced += 1;
+                return Some(id);
             }
             let id = (slot as u32).wrapping_sub(1);
             if slot & !0xFFFF_FFFF == tag && self.states[id as usize].address == *address {
@@ -231,14 +233,15 @@ impl AccountTable {
         Some(id)
     }
 
-    fn new_id(&mut self, address: &Address) -> AccountId {
+    /// A row for `address`, acquired once under `stamp`.
+    fn new_id(&mut self, address: &Address, stamp: u64) -> AccountId {
         let state = AccountState {
             address: *address,
-            references: 0,
+            references: 1,
             head: NONE,
             tail: NONE,
             interned: true,
-            stamp: 0,
+            stamp,
             block_units: 0,
         };
         match self.free.pop() {

@@ -593,7 +593,7 @@ impl Scheduler {
             huge_pages::advise(&self.nodes);
         }
         let offset = self.nodes.len();
-        let accounts = accounts.into_iter();
+        let mut accounts = accounts.into_iter();
         // In a large table, hash the accounts first and hint each lookup's slot, then each
         // slot's row, so that the lookups' cache misses overlap instead of following one another.
         let hashed = self.accounts.is_large();
@@ -608,21 +608,17 @@ impl Scheduler {
                 self.accounts.prefetch_row(hash);
             }
         }
-        let mut count = 0;
-        let mut error = None;
-        for (address, writable) in accounts {
-            count += 1;
-            if error.is_some() || count > MAX_TX_ACCOUNT_LOCKS {
-                continue;
-            }
+        let mut duplicate = false;
+        for (index, (address, writable)) in accounts.by_ref().take(MAX_TX_ACCOUNT_LOCKS).enumerate()
+        {
             let hash = if hashed {
-                self.account_hashes[count - 1]
+                self.account_hashes[index]
             } else {
                 self.accounts.hash(address)
             };
             let Some(account) = self.accounts.acquire(address, hash, stamp) else {
-                error = Some(InsertError::AccountLoadedTwice);
-                continue;
+                duplicate = true;
+                break;
             };
             self.nodes.push(Node {
                 account: account << 1 | u32::from(writable),
@@ -634,17 +630,19 @@ impl Scheduler {
         let entry = &mut self.entries[id as usize];
         entry.accounts_offset = offset as u32;
         // At most `MAX_TX_ACCOUNT_LOCKS` nodes were pushed.
-        entry.num_accounts = (self.nodes.len() - offset) as u8;
-        if count > MAX_TX_ACCOUNT_LOCKS {
-            error = Some(InsertError::TooManyAccountLocks { count });
-        }
-        match error {
-            Some(error) => {
-                self.release_accounts(id);
-                Err(error)
-            }
-            None => Ok(()),
-        }
+        let acquired = self.nodes.len() - offset;
+        entry.num_accounts = acquired as u8;
+        // The accounts left unread count towards the limit, which takes precedence.
+        let count = acquired + usize::from(duplicate) + accounts.count();
+        let error = if count > MAX_TX_ACCOUNT_LOCKS {
+            InsertError::TooManyAccountLocks { count }
+        } else if duplicate {
+            InsertError::AccountLoadedTwice
+        } else {
+            return Ok(());
+        };
+        self.release_accounts(id);
+        Err(error)
     }
 
     fn release_accounts(&mut self, id: TransactionId) {
