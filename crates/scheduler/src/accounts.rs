@@ -32,6 +32,10 @@ const SWEEP_THRESHOLD: usize = 1 << 16;
 /// core's L2 cache on the benchmark machine (a window over 1,000 accounts stays small however
 /// large its index was sized).
 const LARGE_ACCOUNTS: usize = 1 << 15;
+/// Interned accounts from which [`AccountTable::outgrows_l1`] holds: 256 KiB of rows, 8 times a
+/// core's L1 data cache on the benchmark machine (a 2,048-transaction window over 100,000
+/// accounts interns about 15,000).
+const OUTGROWS_L1_ACCOUNTS: usize = 1 << 12;
 
 const _: () = assert!(core::mem::size_of::<AccountState>() == 64);
 
@@ -140,6 +144,14 @@ impl AccountTable {
     #[inline]
     pub(crate) fn is_large(&self) -> bool {
         self.interned >= LARGE_ACCOUNTS
+    }
+
+    /// Whether the interned accounts' rows are several times a core's L1 cache: then the
+    /// lock-queue passes, which read rows in priority order, not in the order they were
+    /// written, are worth hinting a few transactions ahead (the rows come from L2 then).
+    #[inline]
+    pub(crate) fn outgrows_l1(&self) -> bool {
+        self.interned >= OUTGROWS_L1_ACCOUNTS
     }
 
     /// Hints the index slot where the lookup of `hash` starts.

@@ -49,9 +49,10 @@ const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
 /// a move of their two largest tables.
 const ROOM_ACCOUNTS_PER_TRANSACTION: usize = 2 * RESERVED_ACCOUNTS_PER_TRANSACTION;
 
-/// How far ahead, in transactions, the passes over many transactions' accounts hint the lines
-/// they will read in a large account table (`AccountTable::is_large`): an entry first, then its
-/// nodes, then its accounts' rows, each hint a few transactions after the one it depends on.
+/// How far ahead, in transactions, the lock-queue passes over many transactions' accounts hint
+/// the lines they will read once the account rows outgrow L1 (`AccountTable::outgrows_l1`): an
+/// entry first, then its nodes, then its accounts' rows, each hint a few transactions after the
+/// one it depends on.
 const ENTRY_AHEAD: usize = 12;
 const NODES_AHEAD: usize = 6;
 const ROWS_AHEAD: usize = 3;
@@ -758,9 +759,9 @@ impl Scheduler {
             self.ready_run.clear();
             self.ready_next = 0;
         }
-        let large = self.accounts.is_large();
+        let hinted = self.accounts.outgrows_l1();
         for (position, &key) in pending.iter().enumerate() {
-            if large {
+            if hinted {
                 self.prefetch_entering(&pending, position);
             }
             let (id, sequence) = key_parts(key);
@@ -1072,10 +1073,10 @@ impl Scheduler {
             batch.worker
         );
         *worker -= 1;
-        let large = self.accounts.is_large();
+        let hinted = self.accounts.outgrows_l1();
         let transactions = batch.transactions();
         for (position, &id) in transactions.iter().enumerate() {
-            if large {
+            if hinted {
                 self.prefetch_leaving(transactions, position);
             }
             let entry = &mut self.entries[id as usize];
