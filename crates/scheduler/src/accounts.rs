@@ -32,10 +32,10 @@ const SWEEP_THRESHOLD: usize = 1 << 16;
 /// core's L2 cache on the benchmark machine (a window over 1,000 accounts stays small however
 /// large its index was sized).
 const LARGE_ACCOUNTS: usize = 1 << 15;
-/// Interned accounts from which [`AccountTable::outgrows_l1`] holds: 256 KiB of rows, 8 times a
-/// core's L1 data cache on the benchmark machine (a 2,048-transaction window over 100,000
-/// accounts interns about 15,000).
-const OUTGROWS_L1_ACCOUNTS: usize = 1 << 12;
+/// Interned accounts from which [`AccountTable::outgrows_l1`] holds: 32 KiB of rows, a core's L1
+/// data cache on the benchmark machine (a 2,048-transaction window over 100,000 accounts interns
+/// about 15,000, one over 1,000 accounts all 1,000).
+const OUTGROWS_L1_ACCOUNTS: usize = 1 << 9;
 
 const _: () = assert!(core::mem::size_of::<AccountState>() == 64);
 
@@ -140,15 +140,15 @@ impl AccountTable {
     }
 
     /// Whether the interned accounts' rows (and their index slots) are too many to stay in a
-    /// core's cache: then a transaction's lines are worth hinting before they are read.
+    /// core's L2 cache: then a lookup's row is worth hinting before its slot is read.
     #[inline]
     pub(crate) fn is_large(&self) -> bool {
         self.interned >= LARGE_ACCOUNTS
     }
 
-    /// Whether the interned accounts' rows are several times a core's L1 cache: then the
-    /// lock-queue passes, which read rows in priority order, not in the order they were
-    /// written, are worth hinting a few transactions ahead (the rows come from L2 then).
+    /// Whether the interned accounts' rows outgrow a core's L1 cache: then the rows and index
+    /// slots a lookup or a lock-queue pass reads come from L2 or beyond, and hinting them ahead
+    /// of their reads lets the misses overlap.
     #[inline]
     pub(crate) fn outgrows_l1(&self) -> bool {
         self.interned >= OUTGROWS_L1_ACCOUNTS

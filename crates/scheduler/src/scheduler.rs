@@ -595,9 +595,11 @@ impl Scheduler {
         }
         let offset = self.nodes.len();
         let mut accounts = accounts.into_iter();
-        // In a large table, hash the accounts first and hint each lookup's slot, then each
-        // slot's row, so that the lookups' cache misses overlap instead of following one another.
-        let hashed = self.accounts.is_large();
+        // Once the rows outgrow L1, hash the accounts first and hint each lookup's index slot, so
+        // that the lookups' cache misses overlap instead of following one another; in a table
+        // larger than L2, then hint each slot's row too (reading a slot to find its row waits
+        // for the slot: worth it only when the row would come from memory).
+        let hashed = self.accounts.outgrows_l1();
         if hashed {
             let mut count = 0;
             for (hash, (address, _)) in self.account_hashes.iter_mut().zip(accounts.clone()) {
@@ -605,8 +607,10 @@ impl Scheduler {
                 self.accounts.prefetch_slot(*hash);
                 count += 1;
             }
-            for &hash in &self.account_hashes[..count] {
-                self.accounts.prefetch_row(hash);
+            if self.accounts.is_large() {
+                for &hash in &self.account_hashes[..count] {
+                    self.accounts.prefetch_row(hash);
+                }
             }
         }
         let mut duplicate = false;
