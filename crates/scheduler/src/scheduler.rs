@@ -583,7 +583,11 @@ impl Scheduler {
     ) -> Result<(), InsertError> {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
-        if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
+        if self.garbage == self.nodes.len() {
+            // No live transaction has nodes (every queue is empty): start the array afresh.
+            self.nodes.clear();
+            self.garbage = 0;
+        } else if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
             self.compact_nodes();
         }
         self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
