@@ -49,9 +49,10 @@ const RESERVED_ACCOUNTS_PER_TRANSACTION: usize = 8;
 /// a move of their two largest tables.
 const ROOM_ACCOUNTS_PER_TRANSACTION: usize = 2 * RESERVED_ACCOUNTS_PER_TRANSACTION;
 
-/// How far ahead, in transactions, the passes over many transactions' accounts hint the lines
-/// they will read in a large account table (`AccountTable::is_large`): an entry first, then its
-/// nodes, then its accounts' rows, each hint a few transactions after the one it depends on.
+/// How far ahead, in transactions, the lock-queue passes over many transactions' accounts hint
+/// the lines they will read once the account rows outgrow L1 (`AccountTable::outgrows_l1`): an
+/// entry first, then its nodes, then its accounts' rows, each hint a few transactions after the
+/// one it depends on.
 const ENTRY_AHEAD: usize = 12;
 const NODES_AHEAD: usize = 6;
 const ROWS_AHEAD: usize = 3;
@@ -582,7 +583,11 @@ impl Scheduler {
     ) -> Result<(), InsertError> {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
-        if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
+        if self.garbage == self.nodes.len() {
+            // No live transaction has nodes (every queue is empty): start the array afresh.
+            self.nodes.clear();
+            self.garbage = 0;
+        } else if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
             self.compact_nodes();
         }
         self.accounts.reserve(MAX_TX_ACCOUNT_LOCKS);
@@ -593,10 +598,12 @@ impl Scheduler {
             huge_pages::advise(&self.nodes);
         }
         let offset = self.nodes.len();
-        let accounts = accounts.into_iter();
-        // In a large table, hash the accounts first and hint each lookup's slot, then each
-        // slot's row, so that the lookups' cache misses overlap instead of following one another.
-        let hashed = self.accounts.is_large();
+        let mut accounts = accounts.into_iter();
+        // Once the rows outgrow L1, hash the accounts first and hint each lookup's index slot, so
+        // that the lookups' cache misses overlap instead of following one another; in a table
+        // larger than L2, then hint each slot's row too (reading a slot to find its row waits
+        // for the slot: worth it only when the row would come from memory).
+        let hashed = self.accounts.outgrows_l1();
         if hashed {
             let mut count = 0;
             for (hash, (address, _)) in self.account_hashes.iter_mut().zip(accounts.clone()) {
@@ -604,25 +611,23 @@ impl Scheduler {
                 self.accounts.prefetch_slot(*hash);
                 count += 1;
             }
-            for &hash in &self.account_hashes[..count] {
-                self.accounts.prefetch_row(hash);
+            if self.accounts.is_large() {
+                for &hash in &self.account_hashes[..count] {
+                    self.accounts.prefetch_row(hash);
+                }
             }
         }
-        let mut count = 0;
-        let mut error = None;
-        for (address, writable) in accounts {
-            count += 1;
-            if error.is_some() || count > MAX_TX_ACCOUNT_LOCKS {
-                continue;
-            }
+        let mut duplicate = false;
+        for (index, (address, writable)) in accounts.by_ref().take(MAX_TX_ACCOUNT_LOCKS).enumerate()
+        {
             let hash = if hashed {
-                self.account_hashes[count - 1]
+                self.account_hashes[index]
             } else {
                 self.accounts.hash(address)
             };
             let Some(account) = self.accounts.acquire(address, hash, stamp) else {
-                error = Some(InsertError::AccountLoadedTwice);
-                continue;
+                duplicate = true;
+                break;
             };
             self.nodes.push(Node {
                 account: account << 1 | u32::from(writable),
@@ -634,17 +639,19 @@ impl Scheduler {
         let entry = &mut self.entries[id as usize];
         entry.accounts_offset = offset as u32;
         // At most `MAX_TX_ACCOUNT_LOCKS` nodes were pushed.
-        entry.num_accounts = (self.nodes.len() - offset) as u8;
-        if count > MAX_TX_ACCOUNT_LOCKS {
-            error = Some(InsertError::TooManyAccountLocks { count });
-        }
-        match error {
-            Some(error) => {
-                self.release_accounts(id);
-                Err(error)
-            }
-            None => Ok(()),
-        }
+        let acquired = self.nodes.len() - offset;
+        entry.num_accounts = acquired as u8;
+        // The accounts left unread count towards the limit, which takes precedence.
+        let count = acquired + usize::from(duplicate) + accounts.count();
+        let error = if count > MAX_TX_ACCOUNT_LOCKS {
+            InsertError::TooManyAccountLocks { count }
+        } else if duplicate {
+            InsertError::AccountLoadedTwice
+        } else {
+            return Ok(());
+        };
+        self.release_accounts(id);
+        Err(error)
     }
 
     fn release_accounts(&mut self, id: TransactionId) {
@@ -760,9 +767,9 @@ impl Scheduler {
             self.ready_run.clear();
             self.ready_next = 0;
         }
-        let large = self.accounts.is_large();
+        let hinted = self.accounts.outgrows_l1();
         for (position, &key) in pending.iter().enumerate() {
-            if large {
+            if hinted {
                 self.prefetch_entering(&pending, position);
             }
             let (id, sequence) = key_parts(key);
@@ -912,27 +919,23 @@ impl Scheduler {
     /// nothing more can go; `emit` receives each batch. Transactions whose blockhash is no longer
     /// valid at `slot` are dropped (see [`Self::drain_dropped`]).
     pub fn schedule(&mut self, slot: u64, mut emit: impl FnMut(Batch)) -> usize {
-        if self.least_busy_worker().is_none() {
+        let Some(mut worker) = self.least_busy_worker() else {
             return 0;
-        }
+        };
         self.enter_arrivals();
         let mut emitted = 0;
         // One batch array for the pass, refilled for each worker: a chain of one-transaction
-        // batches (one payer) would otherwise zero 256 bytes twice per transaction (the batch
-        // and the empty one that ends the pass).
+        // batches (one payer) would otherwise zero 256 bytes per transaction.
         let mut batch = Batch {
             worker: 0,
             length: 0,
             transactions: [0; MAX_BATCH_TRANSACTIONS],
         };
-        'workers: while let Some(worker) = self.least_busy_worker() {
+        loop {
             batch.worker = worker;
             batch.length = 0;
             while usize::from(batch.length) < self.config.batch_transactions {
                 let Some(key) = self.pop_ready() else {
-                    if batch.length == 0 {
-                        break 'workers;
-                    }
                     break;
                 };
                 let (id, sequence) = key_parts(key);
@@ -958,11 +961,29 @@ impl Scheduler {
                     self.deferred.push((id, sequence));
                 }
             }
+            if batch.length == 0 {
+                break;
+            }
             self.batches_in_flight[worker] += 1;
             emitted += 1;
             emit(batch);
+            // Nothing ready (the usual end of a pass on a chain of conflicting transactions):
+            // no worker to look for.
+            if !self.has_ready() {
+                break;
+            }
+            match self.least_busy_worker() {
+                Some(next) => worker = next,
+                None => break,
+            }
         }
         emitted
+    }
+
+    /// Whether a ready key is left (possibly stale).
+    #[inline]
+    fn has_ready(&self) -> bool {
+        self.ready_next < self.ready_run.len() || !self.ready.is_empty()
     }
 
     /// The highest ready key (possibly stale: the caller checks the entry).
@@ -979,6 +1000,12 @@ impl Scheduler {
     }
 
     fn least_busy_worker(&self) -> Option<usize> {
+        // The first idle worker is the one `min_by_key` picks; finding it stops at the first
+        // (a one-payer chain runs a pass per transaction, with every worker idle).
+        let idle = self.batches_in_flight.iter().position(|&count| count == 0);
+        if idle.is_some() {
+            return idle;
+        }
         let (worker, &count) = self
             .batches_in_flight
             .iter()
@@ -1054,10 +1081,10 @@ impl Scheduler {
             batch.worker
         );
         *worker -= 1;
-        let large = self.accounts.is_large();
+        let hinted = self.accounts.outgrows_l1();
         let transactions = batch.transactions();
         for (position, &id) in transactions.iter().enumerate() {
-            if large {
+            if hinted {
                 self.prefetch_leaving(transactions, position);
             }
             let entry = &mut self.entries[id as usize];

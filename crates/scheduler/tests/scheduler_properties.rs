@@ -358,6 +358,13 @@ fn invalid_account_sets_are_refused() {
         scheduler.insert(meta, many.iter().map(|a| (a, false))),
         Err(InsertError::TooManyAccountLocks { count: 65 })
     );
+    // Too many accounts outranks a duplicate among them, wherever the duplicate is.
+    let mut duplicated = many.clone();
+    duplicated[1] = duplicated[0];
+    assert_eq!(
+        scheduler.insert(meta, duplicated.iter().map(|a| (a, false))),
+        Err(InsertError::TooManyAccountLocks { count: 65 })
+    );
     assert_eq!(scheduler.counts().accounts, 0);
     assert_eq!(scheduler.counts().queued, 0);
 }
