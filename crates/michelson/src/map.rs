@@ -3,6 +3,7 @@
 
 use crate::persistent_tree::Tree;
 use crate::value::Value;
+use arrayvec::ArrayVec;
 
 /// Bindings per node at most: 17 is the most for which a leaf (a prefix, a key and a value per
 /// binding) with its `Rc` counts fits a 1 KiB allocation, as a set's leaf does.
@@ -11,7 +12,7 @@ const CAPACITY: usize = 17;
 /// A map from comparable keys of one type to values of one type, in Michelson's order of keys.
 #[derive(Clone, Default)]
 pub struct ValueMap {
-    tree: Tree<Value, CAPACITY>,
+    tree: Tree<ArrayVec<Value, CAPACITY>, CAPACITY>,
 }
 
 impl ValueMap {
@@ -41,6 +42,7 @@ impl ValueMap {
     }
 
     /// Binds `key` to `value`; the value it replaces, if any.
+    #[inline]
     pub fn insert(&mut self, key: Value, value: Value) -> Option<Value> {
         self.tree.insert(key, value)
     }
@@ -77,7 +79,7 @@ mod tests {
 
     #[test]
     fn a_leaf_fits_a_kibibyte() {
-        assert!(leaf_allocation::<Value, CAPACITY>() <= 1024);
+        assert!(leaf_allocation::<ArrayVec<Value, CAPACITY>, CAPACITY>() <= 1024);
     }
 
     /// Checks `map` against the model: length, bindings in order, and lookups.

@@ -35,62 +35,108 @@ use crate::value::Value;
 use arrayvec::ArrayVec;
 use std::rc::Rc;
 
-/// Keys in Michelson's order, each with a `V`; at most `N` entries per node (entries of a leaf,
-/// children of a branch). Wider nodes make a write to a shared tree copy more (a node per
+/// Keys in Michelson's order, each with a value kept in `S`; at most `N` entries per node
+/// (entries of a leaf, children of a branch). Wider nodes make a write to a shared tree copy more (a node per
 /// level) and a scattered insertion move more; each user picks the widest `N` for which its
 /// leaf, with the `Rc`'s counts, fits one allocator size class.
 #[derive(Clone)]
-pub(crate) struct Tree<V, const N: usize> {
-    root: Rc<Node<V, N>>,
+pub(crate) struct Tree<S: Values, const N: usize> {
+    root: Rc<Node<S, N>>,
     len: usize,
+}
+
+/// The values a leaf keeps beside its keys, at their keys' positions: an array for a map, nothing
+/// at all for a set (so that a set's leaf does no work for them).
+pub(crate) trait Values: Clone + Default {
+    /// The value of one key.
+    type Value: Clone;
+    /// Inserts `value` at `index`, shifting the values from there on.
+    fn insert_value(&mut self, index: usize, value: Self::Value);
+    /// Removes the value at `index`, shifting the values after it.
+    fn remove_value(&mut self, index: usize) -> Self::Value;
+    /// The values from `at` on, moved out.
+    fn split_values(&mut self, at: usize) -> Self;
+    /// The value at `index`.
+    fn value(&self, index: usize) -> &Self::Value;
+    /// The value at `index`, to replace.
+    fn value_mut(&mut self, index: usize) -> &mut Self::Value;
+}
+
+/// A set's leaf keeps no values.
+impl Values for () {
+    type Value = ();
+    #[inline(always)]
+    fn insert_value(&mut self, _: usize, (): ()) {}
+    #[inline(always)]
+    fn remove_value(&mut self, _: usize) {}
+    #[inline(always)]
+    fn split_values(&mut self, _: usize) {}
+    #[inline(always)]
+    fn value(&self, _: usize) -> &() {
+        &()
+    }
+    #[inline(always)]
+    fn value_mut(&mut self, _: usize) -> &mut () {
+        self
+    }
+}
+
+impl<T: Clone, const N: usize> Values for ArrayVec<T, N> {
+    type Value = T;
+    fn insert_value(&mut self, index: usize, value: T) {
+        self.insert(index, value);
+    }
+    fn remove_value(&mut self, index: usize) -> T {
+        self.remove(index)
+    }
+    fn split_values(&mut self, at: usize) -> Self {
+        split_off(self, at)
+    }
+    fn value(&self, index: usize) -> &T {
+        &self[index]
+    }
+    fn value_mut(&mut self, index: usize) -> &mut T {
+        &mut self[index]
+    }
 }
 
 /// A node; branches are boxed so that a leaf (most nodes) takes its own size, not a branch's,
 /// and keeps its entries in the allocation its `Rc` points to.
 #[derive(Clone)]
 #[allow(clippy::large_enum_variant)]
-enum Node<V, const N: usize> {
-    Leaf(Leaf<V, N>),
-    Branch(Box<Branch<V, N>>),
+enum Node<S: Values, const N: usize> {
+    Leaf(Leaf<S, N>),
+    Branch(Box<Branch<S, N>>),
 }
 
 /// Entries in increasing order of key: keys with their prefixes, and their values.
 #[derive(Clone)]
-struct Leaf<V, const N: usize> {
+struct Leaf<S: Values, const N: usize> {
     prefixes: ArrayVec<u64, N>,
     keys: ArrayVec<Value, N>,
-    values: ArrayVec<V, N>,
+    values: S,
 }
 
 /// Children in increasing order, separated by `keys` (one fewer than the children), with the
 /// keys' prefixes.
 #[derive(Clone)]
-struct Branch<V, const N: usize> {
+struct Branch<S: Values, const N: usize> {
     prefixes: ArrayVec<u64, N>,
     keys: ArrayVec<Value, N>,
-    children: ArrayVec<Rc<Node<V, N>>, N>,
-}
-
-/// Where an insertion goes.
-#[derive(Clone, Copy)]
-enum Place {
-    /// Where the key's order puts it (replacing an equal key's value).
-    Search,
-    /// After every key: the caller knows the key is above them all (a build in order).
-    Last,
+    children: ArrayVec<Rc<Node<S, N>>, N>,
 }
 
 /// What an insertion below a node did.
-enum Insertion<V, const N: usize> {
+enum Insertion<S: Values, const N: usize> {
     /// The key was there: its value was replaced by the new one, this is the old one.
-    Replaced(V),
+    Replaced(S::Value),
     /// Added without splitting the node.
     Added,
     /// Added, and the node split: `right` goes after it, separated by `key`.
     Split {
         prefix: u64,
         key: Value,
-        right: Rc<Node<V, N>>,
+        right: Rc<Node<S, N>>,
     },
 }
 
@@ -117,12 +163,12 @@ fn split_off<T, const N: usize>(entries: &mut ArrayVec<T, N>, half: usize) -> Ar
     entries.drain(half..).collect()
 }
 
-impl<V: Clone, const N: usize> Leaf<V, N> {
-    fn new() -> Leaf<V, N> {
+impl<S: Values, const N: usize> Leaf<S, N> {
+    fn new() -> Leaf<S, N> {
         Leaf {
             prefixes: ArrayVec::new(),
             keys: ArrayVec::new(),
-            values: ArrayVec::new(),
+            values: S::default(),
         }
     }
 
@@ -136,28 +182,31 @@ impl<V: Clone, const N: usize> Leaf<V, N> {
         }
     }
 
-    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, value: V) {
+    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, value: S::Value) {
         self.prefixes.insert(index, prefix);
         self.keys.insert(index, key);
-        self.values.insert(index, value);
+        self.values.insert_value(index, value);
     }
 
-    fn insert(
+    fn insert<const LAST: bool>(
         &mut self,
         prefix: u64,
         key: Value,
-        value: V,
-        place: Place,
+        value: S::Value,
         rightmost: bool,
-    ) -> Insertion<V, N> {
-        let index = match place {
-            Place::Last => self.keys.len(),
-            Place::Search => match self.find(&key, prefix) {
+    ) -> Insertion<S, N> {
+        let index = if LAST {
+            self.keys.len()
+        } else {
+            match self.find(&key, prefix) {
                 Ok(index) => {
-                    return Insertion::Replaced(std::mem::replace(&mut self.values[index], value))
+                    return Insertion::Replaced(std::mem::replace(
+                        self.values.value_mut(index),
+                        value,
+                    ))
                 }
                 Err(index) => index,
-            },
+            }
         };
         if !self.keys.is_full() {
             self.insert_at(index, prefix, key, value);
@@ -170,7 +219,7 @@ impl<V: Clone, const N: usize> Leaf<V, N> {
             let half = N / 2;
             right.prefixes = split_off(&mut self.prefixes, half);
             right.keys = split_off(&mut self.keys, half);
-            right.values = split_off(&mut self.values, half);
+            right.values = self.values.split_values(half);
             if index <= half {
                 self.insert_at(index, prefix, key, value);
             } else {
@@ -185,16 +234,16 @@ impl<V: Clone, const N: usize> Leaf<V, N> {
     }
 
     /// Removes `key`'s entry, returning its value.
-    fn remove(&mut self, key: &Value, prefix: u64) -> Option<V> {
+    fn remove(&mut self, key: &Value, prefix: u64) -> Option<S::Value> {
         let index = self.find(key, prefix).ok()?;
         self.prefixes.remove(index);
         self.keys.remove(index);
-        Some(self.values.remove(index))
+        Some(self.values.remove_value(index))
     }
 }
 
-impl<V: Clone, const N: usize> Branch<V, N> {
-    fn new() -> Branch<V, N> {
+impl<S: Values, const N: usize> Branch<S, N> {
+    fn new() -> Branch<S, N> {
         Branch {
             prefixes: ArrayVec::new(),
             keys: ArrayVec::new(),
@@ -209,31 +258,30 @@ impl<V: Clone, const N: usize> Branch<V, N> {
         first + self.keys[first..end].partition_point(|separator| separator <= key)
     }
 
-    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, right: Rc<Node<V, N>>) {
+    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, right: Rc<Node<S, N>>) {
         self.prefixes.insert(index, prefix);
         self.keys.insert(index, key);
         self.children.insert(index + 1, right);
     }
 
-    fn insert(
+    fn insert<const LAST: bool>(
         &mut self,
         prefix: u64,
         key: Value,
-        value: V,
-        place: Place,
+        value: S::Value,
         rightmost: bool,
-    ) -> Insertion<V, N> {
-        let index = match place {
-            Place::Last => self.children.len() - 1,
-            Place::Search => self.route(&key, prefix),
+    ) -> Insertion<S, N> {
+        let index = if LAST {
+            self.children.len() - 1
+        } else {
+            self.route(&key, prefix)
         };
         let child_rightmost = rightmost && index + 1 == self.children.len();
-        let (prefix, key, right) = match insert(
+        let (prefix, key, right) = match insert::<S, N, LAST>(
             &mut self.children[index],
             prefix,
             key,
             value,
-            place,
             child_rightmost,
         ) {
             Insertion::Split { prefix, key, right } => (prefix, key, right),
@@ -275,7 +323,7 @@ impl<V: Clone, const N: usize> Branch<V, N> {
     }
 
     /// Removes `key`'s entry below this branch, returning its value.
-    fn remove(&mut self, key: &Value, prefix: u64) -> Option<V> {
+    fn remove(&mut self, key: &Value, prefix: u64) -> Option<S::Value> {
         let index = self.route(key, prefix);
         let removed = remove(&mut self.children[index], key, prefix)?;
         if self.children[index].is_empty() {
@@ -291,7 +339,7 @@ impl<V: Clone, const N: usize> Branch<V, N> {
     }
 }
 
-impl<V, const N: usize> Node<V, N> {
+impl<S: Values, const N: usize> Node<S, N> {
     fn is_empty(&self) -> bool {
         match self {
             Node::Leaf(leaf) => leaf.keys.is_empty(),
@@ -300,36 +348,36 @@ impl<V, const N: usize> Node<V, N> {
     }
 }
 
-/// Adds `key` with `value` below `node`, copying the node first if it is shared. `rightmost`:
-/// the node is on the tree's right edge.
-fn insert<V: Clone, const N: usize>(
-    node: &mut Rc<Node<V, N>>,
+/// Adds `key` with `value` below `node`, copying the node first if it is shared: where the
+/// key's order puts it (replacing an equal key's value), or with `LAST` after every key (the
+/// caller knows the key is above them all). `rightmost`: the node is on the tree's right edge.
+fn insert<S: Values, const N: usize, const LAST: bool>(
+    node: &mut Rc<Node<S, N>>,
     prefix: u64,
     key: Value,
-    value: V,
-    place: Place,
+    value: S::Value,
     rightmost: bool,
-) -> Insertion<V, N> {
+) -> Insertion<S, N> {
     match Rc::make_mut(node) {
-        Node::Leaf(leaf) => leaf.insert(prefix, key, value, place, rightmost),
-        Node::Branch(branch) => branch.insert(prefix, key, value, place, rightmost),
+        Node::Leaf(leaf) => leaf.insert::<LAST>(prefix, key, value, rightmost),
+        Node::Branch(branch) => branch.insert::<LAST>(prefix, key, value, rightmost),
     }
 }
 
 /// Removes `key`'s entry below `node`, copying the node first if it is shared; its value, if
 /// the key was there.
-fn remove<V: Clone, const N: usize>(
-    node: &mut Rc<Node<V, N>>,
+fn remove<S: Values, const N: usize>(
+    node: &mut Rc<Node<S, N>>,
     key: &Value,
     prefix: u64,
-) -> Option<V> {
+) -> Option<S::Value> {
     match Rc::make_mut(node) {
         Node::Leaf(leaf) => leaf.remove(key, prefix),
         Node::Branch(branch) => branch.remove(key, prefix),
     }
 }
 
-fn empty_leaf<V: Clone, const N: usize>() -> Rc<Node<V, N>> {
+fn empty_leaf<S: Values, const N: usize>() -> Rc<Node<S, N>> {
     Rc::new(Node::Leaf(Leaf::new()))
 }
 
@@ -400,8 +448,8 @@ fn prefix(key: &Value) -> u64 {
     }
 }
 
-impl<V: Clone, const N: usize> Default for Tree<V, N> {
-    fn default() -> Tree<V, N> {
+impl<S: Values, const N: usize> Default for Tree<S, N> {
+    fn default() -> Tree<S, N> {
         Tree {
             root: empty_leaf(),
             len: 0,
@@ -409,19 +457,21 @@ impl<V: Clone, const N: usize> Default for Tree<V, N> {
     }
 }
 
-impl<V: Clone, const N: usize> Tree<V, N> {
+impl<S: Values, const N: usize> Tree<S, N> {
     /// The number of entries.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The value of `key`, if it is there.
-    pub(crate) fn get(&self, key: &Value) -> Option<&V> {
+    pub(crate) fn get(&self, key: &Value) -> Option<&S::Value> {
         let prefix = prefix(key);
         let mut node = &*self.root;
         loop {
             match node {
-                Node::Leaf(leaf) => return leaf.find(key, prefix).ok().map(|i| &leaf.values[i]),
+                Node::Leaf(leaf) => {
+                    return leaf.find(key, prefix).ok().map(|i| leaf.values.value(i))
+                }
                 Node::Branch(branch) => node = &branch.children[branch.route(key, prefix)],
             }
         }
@@ -429,21 +479,22 @@ impl<V: Clone, const N: usize> Tree<V, N> {
 
     /// Binds `key` to `value`; the value it replaces, if the key was there (the tree keeps its
     /// key).
-    pub(crate) fn insert(&mut self, key: Value, value: V) -> Option<V> {
-        let prefix = prefix(&key);
-        self.insert_in(prefix, key, value, Place::Search)
+    #[inline]
+    pub(crate) fn insert(&mut self, key: Value, value: S::Value) -> Option<S::Value> {
+        self.insert_in::<false>(key, value)
     }
 
     /// Binds `key`, which is above every key of the tree, to `value`: no comparison on the way
     /// (building in order, as `MAP` and literals do).
-    pub(crate) fn push_last(&mut self, key: Value, value: V) {
+    pub(crate) fn push_last(&mut self, key: Value, value: S::Value) {
         debug_assert!(self.last_key().is_none_or(|last| *last < key));
-        let prefix = prefix(&key);
-        self.insert_in(prefix, key, value, Place::Last);
+        self.insert_in::<true>(key, value);
     }
 
-    fn insert_in(&mut self, prefix: u64, key: Value, value: V, place: Place) -> Option<V> {
-        match insert(&mut self.root, prefix, key, value, place, true) {
+    #[inline]
+    fn insert_in<const LAST: bool>(&mut self, key: Value, value: S::Value) -> Option<S::Value> {
+        let prefix = prefix(&key);
+        match insert::<S, N, LAST>(&mut self.root, prefix, key, value, true) {
             Insertion::Replaced(old) => return Some(old),
             Insertion::Added => {}
             Insertion::Split { prefix, key, right } => {
@@ -471,7 +522,7 @@ impl<V: Clone, const N: usize> Tree<V, N> {
     }
 
     /// Removes `key`; its value, if it was there.
-    pub(crate) fn remove(&mut self, key: &Value) -> Option<V> {
+    pub(crate) fn remove(&mut self, key: &Value) -> Option<S::Value> {
         let removed = remove(&mut self.root, key, prefix(key))?;
         self.len -= 1;
         // A root left with one child (or none) gives way to it.
@@ -485,11 +536,11 @@ impl<V: Clone, const N: usize> Tree<V, N> {
     }
 
     /// The entries in increasing order of key.
-    pub(crate) fn iter(&self) -> Iter<'_, V, N> {
+    pub(crate) fn iter(&self) -> Iter<'_, S, N> {
         let mut iter = Iter {
             branches: Vec::new(),
-            keys: [].iter(),
-            values: [].iter(),
+            leaf: None,
+            index: 0,
             remaining: self.len,
         };
         iter.descend(&self.root);
@@ -498,22 +549,23 @@ impl<V: Clone, const N: usize> Tree<V, N> {
 }
 
 /// The entries of a [`Tree`] in increasing order of key.
-pub(crate) struct Iter<'a, V, const N: usize> {
+pub(crate) struct Iter<'a, S: Values, const N: usize> {
     /// The branches above the current leaf, each with the index of the child being walked.
-    branches: Vec<(&'a Branch<V, N>, usize)>,
-    keys: std::slice::Iter<'a, Value>,
-    values: std::slice::Iter<'a, V>,
+    branches: Vec<(&'a Branch<S, N>, usize)>,
+    /// The current leaf, and the position of its next entry.
+    leaf: Option<&'a Leaf<S, N>>,
+    index: usize,
     remaining: usize,
 }
 
-impl<'a, V, const N: usize> Iter<'a, V, N> {
+impl<'a, S: Values, const N: usize> Iter<'a, S, N> {
     /// Walks down to the first leaf below `node`.
-    fn descend(&mut self, mut node: &'a Node<V, N>) {
+    fn descend(&mut self, mut node: &'a Node<S, N>) {
         loop {
             match node {
                 Node::Leaf(leaf) => {
-                    self.keys = leaf.keys.iter();
-                    self.values = leaf.values.iter();
+                    self.leaf = Some(leaf);
+                    self.index = 0;
                     return;
                 }
                 Node::Branch(branch) => {
@@ -525,14 +577,18 @@ impl<'a, V, const N: usize> Iter<'a, V, N> {
     }
 }
 
-impl<'a, V, const N: usize> Iterator for Iter<'a, V, N> {
-    type Item = (&'a Value, &'a V);
+impl<'a, S: Values, const N: usize> Iterator for Iter<'a, S, N> {
+    type Item = (&'a Value, &'a S::Value);
 
-    fn next(&mut self) -> Option<(&'a Value, &'a V)> {
+    fn next(&mut self) -> Option<(&'a Value, &'a S::Value)> {
         loop {
-            if let (Some(key), Some(value)) = (self.keys.next(), self.values.next()) {
-                self.remaining -= 1;
-                return Some((key, value));
+            if let Some(leaf) = self.leaf {
+                if let Some(key) = leaf.keys.get(self.index) {
+                    let value = leaf.values.value(self.index);
+                    self.index += 1;
+                    self.remaining -= 1;
+                    return Some((key, value));
+                }
             }
             let (branch, index) = self.branches.pop()?;
             if let Some(child) = branch.children.get(index + 1) {
@@ -547,7 +603,7 @@ impl<'a, V, const N: usize> Iterator for Iter<'a, V, N> {
     }
 }
 
-impl<V, const N: usize> ExactSizeIterator for Iter<'_, V, N> {}
+impl<S: Values, const N: usize> ExactSizeIterator for Iter<'_, S, N> {}
 
 /// Size and sharing checks for the users' trees.
 #[cfg(test)]
@@ -555,12 +611,15 @@ pub(crate) mod testing {
     use super::*;
 
     /// The bytes of a leaf's allocation: `Rc`'s two counts, then the node.
-    pub(crate) fn leaf_allocation<V, const N: usize>() -> usize {
-        2 * std::mem::size_of::<usize>() + std::mem::size_of::<Node<V, N>>()
+    pub(crate) fn leaf_allocation<S: Values, const N: usize>() -> usize {
+        2 * std::mem::size_of::<usize>() + std::mem::size_of::<Node<S, N>>()
     }
 
     /// How many of the root's children two trees share (after a write to one of them).
-    pub(crate) fn shared_root_children<V, const N: usize>(a: &Tree<V, N>, b: &Tree<V, N>) -> usize {
+    pub(crate) fn shared_root_children<S: Values, const N: usize>(
+        a: &Tree<S, N>,
+        b: &Tree<S, N>,
+    ) -> usize {
         let (Node::Branch(a), Node::Branch(b)) = (&*a.root, &*b.root) else {
             panic!("both trees have branches");
         };
@@ -572,7 +631,7 @@ pub(crate) mod testing {
     }
 
     /// The number of the root's children.
-    pub(crate) fn root_children<V, const N: usize>(tree: &Tree<V, N>) -> usize {
+    pub(crate) fn root_children<S: Values, const N: usize>(tree: &Tree<S, N>) -> usize {
         match &*tree.root {
             Node::Branch(branch) => branch.children.len(),
             Node::Leaf(_) => 0,
@@ -699,7 +758,7 @@ mod tests {
                 }
             }
             // Narrow nodes, so that even these short lists split.
-            let mut tree: Tree<usize, 4> = Tree::default();
+            let mut tree: Tree<ArrayVec<usize, 4>, 4> = Tree::default();
             for (index, key) in list.iter().enumerate().rev() {
                 assert_eq!(tree.insert(key.clone(), index), None);
             }
@@ -712,7 +771,7 @@ mod tests {
             assert_eq!(tree.get(&list[1]), None);
             assert_eq!(tree.remove(&list[1]), None);
             assert_eq!(tree.len(), list.len() - 1);
-            let mut built: Tree<usize, 4> = Tree::default();
+            let mut built: Tree<ArrayVec<usize, 4>, 4> = Tree::default();
             for (index, key) in list.iter().enumerate() {
                 built.push_last(key.clone(), index);
             }

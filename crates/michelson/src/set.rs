@@ -37,6 +37,7 @@ impl ValueSet {
     }
 
     /// Adds `value`; false if it was already an element (the set keeps its element).
+    #[inline]
     pub fn insert(&mut self, value: Value) -> bool {
         self.tree.insert(value, ()).is_none()
     }
