@@ -41,7 +41,7 @@ use std::rc::Rc;
 /// leaf, with the `Rc`'s counts, fits one allocator size class.
 #[derive(Clone)]
 pub(crate) struct Tree<S: Values, const N: usize> {
-    root: Rc<Node<S, N>>,
+    root: Node<S, N>,
     len: usize,
 }
 
@@ -100,13 +100,14 @@ impl<T: Clone, const N: usize> Values for ArrayVec<T, N> {
     }
 }
 
-/// A node; branches are boxed so that a leaf (most nodes) takes its own size, not a branch's,
-/// and keeps its entries in the allocation its `Rc` points to.
+/// A node: a shared leaf or branch. The kind sits beside the pointer (in the parent's array of
+/// children), so a search knows what it descends into before it reaches it, and each kind takes
+/// its own size: a leaf keeps its entries in the one allocation its `Rc` points to, sized to a
+/// class of the allocator, and a branch (larger) does not widen it.
 #[derive(Clone)]
-#[allow(clippy::large_enum_variant)]
 enum Node<S: Values, const N: usize> {
-    Leaf(Leaf<S, N>),
-    Branch(Box<Branch<S, N>>),
+    Leaf(Rc<Leaf<S, N>>),
+    Branch(Rc<Branch<S, N>>),
 }
 
 /// Entries in increasing order of key: keys with their prefixes, and their values.
@@ -123,7 +124,7 @@ struct Leaf<S: Values, const N: usize> {
 struct Branch<S: Values, const N: usize> {
     prefixes: ArrayVec<u64, N>,
     keys: ArrayVec<Value, N>,
-    children: ArrayVec<Rc<Node<S, N>>, N>,
+    children: ArrayVec<Node<S, N>, N>,
 }
 
 /// What an insertion below a node did.
@@ -136,7 +137,7 @@ enum Insertion<S: Values, const N: usize> {
     Split {
         prefix: u64,
         key: Value,
-        right: Rc<Node<S, N>>,
+        right: Node<S, N>,
     },
 }
 
@@ -229,7 +230,7 @@ impl<S: Values, const N: usize> Leaf<S, N> {
         Insertion::Split {
             prefix: right.prefixes[0],
             key: right.keys[0].clone(),
-            right: Rc::new(Node::Leaf(right)),
+            right: Node::Leaf(Rc::new(right)),
         }
     }
 
@@ -254,11 +255,26 @@ impl<S: Values, const N: usize> Branch<S, N> {
     /// The child whose range holds `key`: the number of separators at or below it.
     #[inline]
     fn route(&self, key: &Value, prefix: u64) -> usize {
+        if self.prefixes.last().is_none_or(|&last| last < prefix) {
+            // Past every separator, the common case when a tree is built in order.
+            return self.prefixes.len();
+        }
+        self.touch_children();
         let (first, end) = prefix_run(&self.prefixes, prefix);
         first + self.keys[first..end].partition_point(|separator| separator <= key)
     }
 
-    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, right: Rc<Node<S, N>>) {
+    /// Loads a word of each cache line of the children's array while the prefixes are searched:
+    /// the child's line is then on its way before the search says which child it is. In a large
+    /// tree both are cache misses, and without this they come one after the other at every level.
+    #[inline]
+    fn touch_children(&self) {
+        for child in self.children.iter().step_by(4) {
+            std::hint::black_box(child.address());
+        }
+    }
+
+    fn insert_at(&mut self, index: usize, prefix: u64, key: Value, right: Node<S, N>) {
         self.prefixes.insert(index, prefix);
         self.keys.insert(index, key);
         self.children.insert(index + 1, right);
@@ -298,7 +314,7 @@ impl<S: Values, const N: usize> Branch<S, N> {
             return Insertion::Split {
                 prefix,
                 key,
-                right: Rc::new(Node::Branch(Box::new(upper))),
+                right: Node::Branch(Rc::new(upper)),
             };
         }
         // Split in halves of children; the separator between them goes up, then the new child
@@ -318,7 +334,7 @@ impl<S: Values, const N: usize> Branch<S, N> {
         Insertion::Split {
             prefix: up_prefix,
             key: up_key,
-            right: Rc::new(Node::Branch(Box::new(upper))),
+            right: Node::Branch(Rc::new(upper)),
         }
     }
 
@@ -340,6 +356,15 @@ impl<S: Values, const N: usize> Branch<S, N> {
 }
 
 impl<S: Values, const N: usize> Node<S, N> {
+    /// The node's address (loads the pointer, not the node).
+    #[inline]
+    fn address(&self) -> *const () {
+        match self {
+            Node::Leaf(leaf) => Rc::as_ptr(leaf).cast(),
+            Node::Branch(branch) => Rc::as_ptr(branch).cast(),
+        }
+    }
+
     fn is_empty(&self) -> bool {
         match self {
             Node::Leaf(leaf) => leaf.keys.is_empty(),
@@ -352,43 +377,117 @@ impl<S: Values, const N: usize> Node<S, N> {
 /// key's order puts it (replacing an equal key's value), or with `LAST` after every key (the
 /// caller knows the key is above them all). `rightmost`: the node is on the tree's right edge.
 fn insert<S: Values, const N: usize, const LAST: bool>(
-    node: &mut Rc<Node<S, N>>,
+    node: &mut Node<S, N>,
     prefix: u64,
     key: Value,
     value: S::Value,
     rightmost: bool,
 ) -> Insertion<S, N> {
-    match Rc::make_mut(node) {
-        Node::Leaf(leaf) => leaf.insert::<LAST>(prefix, key, value, rightmost),
-        Node::Branch(branch) => branch.insert::<LAST>(prefix, key, value, rightmost),
+    match node {
+        Node::Leaf(leaf) => Rc::make_mut(leaf).insert::<LAST>(prefix, key, value, rightmost),
+        Node::Branch(branch) => Rc::make_mut(branch).insert::<LAST>(prefix, key, value, rightmost),
     }
 }
 
 /// Removes `key`'s entry below `node`, copying the node first if it is shared; its value, if
 /// the key was there.
 fn remove<S: Values, const N: usize>(
-    node: &mut Rc<Node<S, N>>,
+    node: &mut Node<S, N>,
     key: &Value,
     prefix: u64,
 ) -> Option<S::Value> {
-    match Rc::make_mut(node) {
-        Node::Leaf(leaf) => leaf.remove(key, prefix),
-        Node::Branch(branch) => branch.remove(key, prefix),
+    match node {
+        Node::Leaf(leaf) => Rc::make_mut(leaf).remove(key, prefix),
+        Node::Branch(branch) => Rc::make_mut(branch).remove(key, prefix),
     }
 }
 
-fn empty_leaf<S: Values, const N: usize>() -> Rc<Node<S, N>> {
-    Rc::new(Node::Leaf(Leaf::new()))
+fn empty_leaf<S: Values, const N: usize>() -> Node<S, N> {
+    Node::Leaf(Rc::new(Leaf::new()))
 }
 
-/// An integer's prefix: its `i64` value with the sign bit flipped (so unsigned order is signed
-/// order); a big value (beyond every `i64`) takes the extreme on the side of its sign, which it
-/// shares with `i64::MIN` or `i64::MAX` (equal prefixes are compared in full).
-fn int_prefix(n: &Int) -> u64 {
-    match n {
-        Int::Small(n) => (*n as u64) ^ (1 << 63),
-        Int::Big(n) if n.sign() == num_bigint::Sign::Minus => 0,
-        Int::Big(_) => u64::MAX,
+/// The bits of a value's prefix as they are written: the encodings of its components in the
+/// order Michelson compares them, each encoding order-preserving and, while the prefix goes on,
+/// prefix-free (no encoding is the start of another), so that comparing two prefixes byte by
+/// byte compares the components one after the other. A component with no exact short encoding
+/// (a big integer, a string, a key) writes what orders it and ends the prefix; the rest stays
+/// zero, and values whose prefixes are equal are compared in full.
+struct PrefixBits {
+    /// The bits written, from the top.
+    bits: u128,
+    /// How many are written.
+    len: u32,
+}
+
+impl PrefixBits {
+    /// Appends the low `width` bits of `encoding` (`width` at most 72, a whole number of bytes);
+    /// true if there is room for more.
+    #[inline]
+    fn push(&mut self, encoding: u128, width: u32) -> bool {
+        if width > 0 && self.len < 64 {
+            self.bits |= (encoding << (128 - width)) >> self.len;
+            self.len += width;
+        }
+        self.len < 64
+    }
+
+    /// Appends the start of an encoding that does not determine the value: the prefix ends.
+    fn end_with(&mut self, encoding: u128, width: u32) -> bool {
+        self.push(encoding, width);
+        false
+    }
+
+    /// Appends the first 8 bytes of `bytes`, padded with zeros (the smallest byte, so a string
+    /// and its extension by zero bytes share a prefix and are compared in full); the prefix ends.
+    fn end_with_bytes(&mut self, bytes: &[u8]) -> bool {
+        let n = bytes.len().min(8);
+        let mut first = [0u8; 8];
+        first[..n].copy_from_slice(&bytes[..n]);
+        self.end_with(u128::from(u64::from_be_bytes(first)), 64)
+    }
+
+    /// Appends `value`'s encoding; true if it was exact and the prefix may go on.
+    fn push_value(&mut self, value: &Value) -> bool {
+        match value {
+            Value::Unit => true,
+            Value::Bool(b) => self.push(u128::from(*b), 8),
+            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => match n {
+                Int::Small(n) => self.push_small_int(*n),
+                // Below and above every small integer's header; which big value is larger is
+                // left to the full comparison.
+                Int::Big(n) if n.sign() == num_bigint::Sign::Minus => self.end_with(0x00, 8),
+                Int::Big(_) => self.end_with(0xff, 8),
+            },
+            Value::Mutez(n) => self.push_small_int(*n),
+            Value::String(s) => self.end_with_bytes(s.as_bytes()),
+            Value::Bytes(b) => self.end_with_bytes(b),
+            Value::KeyHash(hash) => self.end_with(u128::from(key_hash_prefix(hash)), 64),
+            Value::Address(address) => self.end_with(u128::from(address_prefix(address)), 64),
+            Value::Pair(pair) => self.push_value(&pair.0) && self.push_value(&pair.1),
+            Value::Left(inner) => self.push(0, 8) && self.push_value(inner),
+            Value::Right(inner) => self.push(1, 8) && self.push_value(inner),
+            Value::None => self.push(0, 8),
+            Value::Some(inner) => self.push(1, 8) && self.push_value(inner),
+            _ => false,
+        }
+    }
+
+    /// An `i64` as a header byte and its magnitude's significant bytes, big-endian: the header
+    /// orders by sign and length (0x80 + length for the non-negative, 0x7f − length for the
+    /// negative, whose bytes are complemented so that a larger magnitude sorts lower), and says
+    /// where the encoding ends.
+    #[inline]
+    fn push_small_int(&mut self, n: i64) -> bool {
+        let magnitude = n.unsigned_abs();
+        let length = 8 - magnitude.leading_zeros() / 8;
+        let width = 8 * length;
+        let (header, body) = if n >= 0 {
+            (0x80 + length, magnitude)
+        } else {
+            (0x7f - length, !magnitude)
+        };
+        let body = u128::from(body) & ((1u128 << width) - 1);
+        self.push((u128::from(header) << width) | body, width + 8)
     }
 }
 
@@ -396,16 +495,6 @@ fn int_prefix(n: &Int) -> u64 {
 fn seven_bytes(bytes: &[u8]) -> u64 {
     let mut first = [0u8; 8];
     first[1..].copy_from_slice(&bytes[..7]);
-    u64::from_be_bytes(first)
-}
-
-/// A byte string's prefix: its first 8 bytes, big-endian, padded with zeros. Michelson orders
-/// strings and bytes lexicographically, a proper prefix first; padding with the smallest byte
-/// keeps that order (a string and its extension by zero bytes share a prefix, compared in full).
-fn bytes_prefix(bytes: &[u8]) -> u64 {
-    let mut first = [0u8; 8];
-    let n = bytes.len().min(8);
-    first[..n].copy_from_slice(&bytes[..n]);
     u64::from_be_bytes(first)
 }
 
@@ -426,26 +515,13 @@ fn address_prefix(address: &Address) -> u64 {
     }
 }
 
-/// The prefix of a key: from its leftmost component for pairs (compared first), 0 for types
-/// without a cheap one (every comparison of two such keys is a full one).
+/// The prefix of a key: the first 8 bytes of its components' encodings ([`PrefixBits`]), so
+/// that the components after the first (the right of a pair whose left is the same in every
+/// key, say) still tell keys apart without a full comparison.
 fn prefix(key: &Value) -> u64 {
-    let mut key = key;
-    loop {
-        return match key {
-            Value::Int(n) | Value::Nat(n) | Value::Timestamp(n) => int_prefix(n),
-            Value::Mutez(n) => (*n as u64) ^ (1 << 63),
-            Value::Bool(b) => u64::from(*b),
-            Value::String(s) => bytes_prefix(s.as_bytes()),
-            Value::Bytes(b) => bytes_prefix(b),
-            Value::KeyHash(hash) => key_hash_prefix(hash),
-            Value::Address(address) => address_prefix(address),
-            Value::Pair(pair) => {
-                key = &pair.0;
-                continue;
-            }
-            _ => 0,
-        };
-    }
+    let mut prefix = PrefixBits { bits: 0, len: 0 };
+    prefix.push_value(key);
+    (prefix.bits >> 64) as u64
 }
 
 impl<S: Values, const N: usize> Default for Tree<S, N> {
@@ -466,7 +542,7 @@ impl<S: Values, const N: usize> Tree<S, N> {
     /// The value of `key`, if it is there.
     pub(crate) fn get(&self, key: &Value) -> Option<&S::Value> {
         let prefix = prefix(key);
-        let mut node = &*self.root;
+        let mut node = &self.root;
         loop {
             match node {
                 Node::Leaf(leaf) => {
@@ -501,9 +577,9 @@ impl<S: Values, const N: usize> Tree<S, N> {
                 let mut root = Branch::new();
                 root.prefixes.push(prefix);
                 root.keys.push(key);
-                root.children.push(Rc::clone(&self.root));
+                root.children.push(self.root.clone());
                 root.children.push(right);
-                self.root = Rc::new(Node::Branch(Box::new(root)));
+                self.root = Node::Branch(Rc::new(root));
             }
         }
         self.len += 1;
@@ -512,7 +588,7 @@ impl<S: Values, const N: usize> Tree<S, N> {
 
     /// The greatest key, if any.
     fn last_key(&self) -> Option<&Value> {
-        let mut node = &*self.root;
+        let mut node = &self.root;
         loop {
             match node {
                 Node::Leaf(leaf) => return leaf.keys.last(),
@@ -526,7 +602,7 @@ impl<S: Values, const N: usize> Tree<S, N> {
         let removed = remove(&mut self.root, key, prefix(key))?;
         self.len -= 1;
         // A root left with one child (or none) gives way to it.
-        while let Node::Branch(branch) = &*self.root {
+        while let Node::Branch(branch) = &self.root {
             if branch.children.len() > 1 {
                 break;
             }
@@ -612,7 +688,7 @@ pub(crate) mod testing {
 
     /// The bytes of a leaf's allocation: `Rc`'s two counts, then the node.
     pub(crate) fn leaf_allocation<S: Values, const N: usize>() -> usize {
-        2 * std::mem::size_of::<usize>() + std::mem::size_of::<Node<S, N>>()
+        2 * std::mem::size_of::<usize>() + std::mem::size_of::<Leaf<S, N>>()
     }
 
     /// How many of the root's children two trees share (after a write to one of them).
@@ -620,19 +696,19 @@ pub(crate) mod testing {
         a: &Tree<S, N>,
         b: &Tree<S, N>,
     ) -> usize {
-        let (Node::Branch(a), Node::Branch(b)) = (&*a.root, &*b.root) else {
+        let (Node::Branch(a), Node::Branch(b)) = (&a.root, &b.root) else {
             panic!("both trees have branches");
         };
         a.children
             .iter()
             .zip(&b.children)
-            .filter(|&(a, b)| Rc::ptr_eq(a, b))
+            .filter(|&(a, b)| a.address() == b.address())
             .count()
     }
 
     /// The number of the root's children.
     pub(crate) fn root_children<S: Values, const N: usize>(tree: &Tree<S, N>) -> usize {
-        match &*tree.root {
+        match &tree.root {
             Node::Branch(branch) => branch.children.len(),
             Node::Leaf(_) => 0,
         }
@@ -743,6 +819,35 @@ mod tests {
                 Value::pair(Value::Int(Int::Small(1)), Value::Int(Int::Small(6))),
                 Value::pair(Value::Int(Int::Small(2)), Value::Int(Int::Small(0))),
             ],
+            // Pairs whose left is the same: the right orders them, small or big, of either
+            // sign, at every length of encoding.
+            ints(|n| Value::pair(Value::nat(0), Value::Int(n))),
+            [-(1 << 40), -256, -255, -1, 0, 1, 255, 256, 1 << 40, 1 << 56]
+                .into_iter()
+                .map(|n| Value::pair(Value::Bool(true), Value::Int(Int::Small(n))))
+                .collect(),
+            vec![
+                Value::pair(Value::Unit, Value::Mutez(0)),
+                Value::pair(Value::Unit, Value::Mutez(300)),
+                Value::pair(Value::Unit, Value::Mutez(i64::MAX)),
+            ],
+            vec![
+                Value::None,
+                Value::Some(Rc::new(Value::nat(0))),
+                Value::Some(Rc::new(Value::nat(7))),
+            ],
+            vec![
+                Value::Left(Rc::new(Value::pair(Value::nat(3), Value::nat(1)))),
+                Value::Left(Rc::new(Value::pair(Value::nat(3), Value::nat(2)))),
+                Value::Right(Rc::new(Value::String(Rc::from("")))),
+                Value::Right(Rc::new(Value::String(Rc::from("a")))),
+            ],
+            vec![
+                Value::pair(Value::nat(1), Value::String(Rc::from("abcdef"))),
+                Value::pair(Value::nat(1), Value::String(Rc::from("abcdefg"))),
+                Value::pair(Value::nat(1), Value::String(Rc::from("abd"))),
+                Value::pair(Value::nat(2), Value::String(Rc::from(""))),
+            ],
         ]
     }
 
@@ -781,6 +886,54 @@ mod tests {
                 .enumerate()
                 .all(|(i, key)| built.get(key) == Some(&i)));
         }
+    }
+
+    #[test]
+    fn the_prefix_is_monotone_on_random_nested_values() {
+        let big = Int::from(
+            "123456789012345678901234567890"
+                .parse::<BigInt>()
+                .expect("digits"),
+        );
+        let int = |n: u64| match n % 7 {
+            0 => Int::Small(n as i64 >> (n % 60)),
+            1 => Int::Small(-((n >> (n % 60)) as i64)),
+            2 => big.clone(),
+            3 => Int::Small(i64::MIN + (n % 3) as i64),
+            _ => Int::Small((n % 300) as i64 - 150),
+        };
+        let values: Vec<Value> = testing::numbers(5)
+            .zip(testing::numbers(6))
+            .take(400)
+            .map(|(a, b)| {
+                let right = match b % 3 {
+                    0 => Value::Some(Rc::new(Value::Int(int(b)))),
+                    1 => Value::None,
+                    _ => Value::Some(Rc::new(Value::Int(int(b / 3)))),
+                };
+                let left = if a % 2 == 0 {
+                    Value::Left(Rc::new(Value::Int(int(a))))
+                } else {
+                    Value::Right(Rc::new(Value::Bool(a % 4 == 1)))
+                };
+                Value::pair(left, right)
+            })
+            .collect();
+        for a in &values {
+            for b in &values {
+                if prefix(a) < prefix(b) {
+                    assert!(a < b, "{a} < {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_with_the_same_left_have_distinct_prefixes() {
+        let prefixes: std::collections::BTreeSet<u64> = (0..100_000)
+            .map(|n| prefix(&Value::pair(Value::nat(0), Value::nat(n * 40_000))))
+            .collect();
+        assert_eq!(prefixes.len(), 100_000);
     }
 
     #[test]
