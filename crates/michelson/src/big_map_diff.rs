@@ -164,7 +164,7 @@ fn collect_ids(value: &Value, ids: &mut BTreeSet<Int>) {
                 pending.push(&pair.1);
             }
             Value::Left(inner) | Value::Right(inner) | Value::Some(inner) => pending.push(inner),
-            Value::List(items) => pending.extend(items.iter()),
+            Value::List(items) => items.append_to(&mut pending),
             Value::Map(map) => pending.extend(map.values()),
             _ => {}
         }

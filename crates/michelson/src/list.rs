@@ -102,6 +102,17 @@ impl List {
         }
     }
 
+    /// Appends the elements, head first, to `out`: a slice at a time, so a long list costs a
+    /// copy per segment rather than a capacity check per element (the cost walks over values).
+    pub fn append_to<'a>(&'a self, out: &mut Vec<&'a Value>) {
+        out.reserve(self.len);
+        let mut list = Some(self);
+        while let Some(current) = list {
+            out.extend(current.segment[..current.segment_count].iter().rev());
+            list = current.rest.as_deref();
+        }
+    }
+
     /// The elements as a vector, the head last (what `ITER` and `MAP` pop from): the list's own
     /// vector when nothing else holds it.
     pub fn into_reversed_vec(mut self) -> Vec<Value> {
@@ -188,6 +199,11 @@ mod tests {
         assert_eq!(printed(&pushed), ["9", "4", "3", "2", "1", "0"]);
         assert_eq!(printed(&popped), ["7", "3", "2", "1", "0"]);
         assert_eq!((original.len(), pushed.len(), popped.len()), (5, 6, 5));
+        for list in [&original, &pushed, &popped] {
+            let mut appended = vec![&Value::Unit];
+            list.append_to(&mut appended);
+            assert!(appended[1..].iter().copied().eq(list.iter()));
+        }
         drop(original);
         // Now alone on its vector, the popped list reuses it.
         popped.push(Value::nat(8));

@@ -236,7 +236,7 @@ pub fn unparse_cost_with(value: &Value, mut lambda_cost: impl FnMut(&Rc<Lambda>)
                 0
             }
             Value::List(items) => {
-                pending.extend(items.iter());
+                items.append_to(&mut pending);
                 0
             }
             Value::Set(items) => {
