@@ -6,7 +6,7 @@
 //! maps are persistent AVL trees, so `DUP ; UPDATE` on n entries costs O(log n) there and is
 //! charged as such. A collection that copied itself on the first write after a `DUP` would do
 //! O(n) work for that charge. Here nodes sit behind `Rc`s and a write copies only the nodes on
-//! its path that are shared (`Rc::make_mut`): O(log n) nodes of at most `N` entries; an
+//! its path that are shared ([`unshare`]): O(log n) nodes of at most `N` entries; an
 //! unshared tree is updated in place.
 //!
 //! Why a prefix: comparing two [`Value`]s tests both tags, then both integer representations,
@@ -102,7 +102,6 @@ impl<T: Clone, const N: usize> Values for ArrayVec<T, N> {
 
 /// A node; branches are boxed so that a leaf (most nodes) takes its own size, not a branch's,
 /// and keeps its entries in the allocation its `Rc` points to.
-#[derive(Clone)]
 #[allow(clippy::large_enum_variant)]
 enum Node<S: Values, const N: usize> {
     Leaf(Leaf<S, N>),
@@ -110,7 +109,6 @@ enum Node<S: Values, const N: usize> {
 }
 
 /// Entries in increasing order of key: keys with their prefixes, and their values.
-#[derive(Clone)]
 struct Leaf<S: Values, const N: usize> {
     prefixes: ArrayVec<u64, N>,
     keys: ArrayVec<Value, N>,
@@ -119,7 +117,6 @@ struct Leaf<S: Values, const N: usize> {
 
 /// Children in increasing order, separated by `keys` (one fewer than the children), with the
 /// keys' prefixes.
-#[derive(Clone)]
 struct Branch<S: Values, const N: usize> {
     prefixes: ArrayVec<u64, N>,
     keys: ArrayVec<Value, N>,
@@ -358,7 +355,7 @@ fn insert<S: Values, const N: usize, const LAST: bool>(
     value: S::Value,
     rightmost: bool,
 ) -> Insertion<S, N> {
-    match Rc::make_mut(node) {
+    match unshare(node) {
         Node::Leaf(leaf) => leaf.insert::<LAST>(prefix, key, value, rightmost),
         Node::Branch(branch) => branch.insert::<LAST>(prefix, key, value, rightmost),
     }
@@ -371,10 +368,38 @@ fn remove<S: Values, const N: usize>(
     key: &Value,
     prefix: u64,
 ) -> Option<S::Value> {
-    match Rc::make_mut(node) {
+    match unshare(node) {
         Node::Leaf(leaf) => leaf.remove(key, prefix),
         Node::Branch(branch) => branch.remove(key, prefix),
     }
+}
+
+/// `node`, copied first if it is shared (`Rc::make_mut`'s job). The copy's entries are cloned
+/// straight into its new allocation: a clone built on the stack and moved into an `Rc`, as
+/// `Rc::make_mut` does, copied the 1 KiB node three to four times more (a fifth of the
+/// instructions of a write to a shared map).
+fn unshare<S: Values, const N: usize>(node: &mut Rc<Node<S, N>>) -> &mut Node<S, N> {
+    if Rc::get_mut(node).is_none() {
+        let mut copy: Rc<Node<S, N>> = Rc::new(match &**node {
+            Node::Leaf(_) => Node::Leaf(Leaf::new()),
+            Node::Branch(_) => Node::Branch(Box::new(Branch::new())),
+        });
+        match (Rc::get_mut(&mut copy), &**node) {
+            (Some(Node::Leaf(copy)), Node::Leaf(leaf)) => {
+                copy.prefixes.clone_from(&leaf.prefixes);
+                copy.keys.clone_from(&leaf.keys);
+                copy.values.clone_from(&leaf.values);
+            }
+            (Some(Node::Branch(copy)), Node::Branch(branch)) => {
+                copy.prefixes.clone_from(&branch.prefixes);
+                copy.keys.clone_from(&branch.keys);
+                copy.children.clone_from(&branch.children);
+            }
+            _ => unreachable!("a fresh node of the same kind"),
+        }
+        *node = copy;
+    }
+    Rc::get_mut(node).unwrap_or_else(|| unreachable!("the node was just unshared"))
 }
 
 fn empty_leaf<S: Values, const N: usize>() -> Rc<Node<S, N>> {
