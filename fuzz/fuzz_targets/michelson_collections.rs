@@ -1,15 +1,16 @@
-//! Fuzzes Michelson's persistent set against std's `BTreeSet` under the same order (`Value`'s
-//! `Ord`, Michelson's comparison): the input is a type shape, then a stream of operations
-//! (insert, remove, membership, keep a copy as `DUP` does) on values of that shape, drawn so that
-//! they collide often, share long prefixes, and cross the small/big integer boundary. After each
-//! operation the answers must agree; at the end the set and every copy kept along the way must
-//! hold exactly their model's elements, in order.
+//! Fuzzes Michelson's persistent set and map against std's `BTreeSet` and `BTreeMap` under the
+//! same order (`Value`'s `Ord`, Michelson's comparison): the input is a type shape, then a stream
+//! of operations (insert, remove, membership or lookup, keep a copy as `DUP` does) on keys of that
+//! shape, drawn so that they collide often, share long prefixes, and cross the small/big integer
+//! boundary; each goes to the set and the map alike. After each operation the answers must agree;
+//! at the end the collections and every copy kept along the way must hold exactly their model's
+//! entries, in order.
 
 #![no_main]
 
-use kestrel_michelson::{Int, Value, ValueSet};
+use kestrel_michelson::{Int, Value, ValueMap, ValueSet};
 use libfuzzer_sys::fuzz_target;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// Reads the fuzzer's bytes, yielding zeros once they run out.
@@ -81,32 +82,63 @@ fn value(shape: u8, bytes: &mut Bytes) -> Value {
     }
 }
 
-fn check(set: &ValueSet, model: &BTreeSet<Value>) {
-    assert_eq!(set.len(), model.len());
-    assert!(
-        set.iter().eq(model.iter()),
-        "the same elements in the same order"
-    );
+/// The collections under test and their models.
+#[derive(Clone, Default)]
+struct Collections {
+    set: ValueSet,
+    set_model: BTreeSet<Value>,
+    map: ValueMap,
+    map_model: BTreeMap<Value, Value>,
+}
+
+impl Collections {
+    fn check(&self) {
+        assert_eq!(self.set.len(), self.set_model.len());
+        assert!(
+            self.set.iter().eq(self.set_model.iter()),
+            "the same elements in order"
+        );
+        assert_eq!(self.map.len(), self.map_model.len());
+        assert!(
+            self.map.iter().eq(self.map_model.iter()),
+            "the same bindings in order"
+        );
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = Bytes(data);
     let shape = bytes.byte();
-    let mut set = ValueSet::new();
-    let mut model = BTreeSet::new();
+    let mut now = Collections::default();
     let mut copies = Vec::new();
+    let mut count = 0;
     while !bytes.0.is_empty() {
         let operation = bytes.byte();
-        let element = value(shape, &mut bytes);
+        let key = value(shape, &mut bytes);
+        count += 1;
+        let bound = Value::nat(count);
         match operation % 8 {
-            0..=3 => assert_eq!(set.insert(element.clone()), model.insert(element)),
-            4 | 5 => assert_eq!(set.remove(&element), model.remove(&element)),
-            6 => assert_eq!(set.contains(&element), model.contains(&element)),
-            _ => copies.push((set.clone(), model.clone())),
+            0..=3 => {
+                assert_eq!(
+                    now.set.insert(key.clone()),
+                    now.set_model.insert(key.clone())
+                );
+                let old = now.map.insert(key.clone(), bound.clone());
+                assert_eq!(old, now.map_model.insert(key, bound));
+            }
+            4 | 5 => {
+                assert_eq!(now.set.remove(&key), now.set_model.remove(&key));
+                assert_eq!(now.map.remove(&key), now.map_model.remove(&key));
+            }
+            6 => {
+                assert_eq!(now.set.contains(&key), now.set_model.contains(&key));
+                assert_eq!(now.map.get(&key), now.map_model.get(&key));
+            }
+            _ => copies.push(now.clone()),
         }
     }
-    check(&set, &model);
-    for (copy, copy_model) in &copies {
-        check(copy, copy_model);
+    now.check();
+    for copy in &copies {
+        copy.check();
     }
 });

@@ -140,6 +140,34 @@ fn classes() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "map: UPDATE a growing map of nats",
+            wrap(
+                "EMPTY_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIG 3 ; DUG 2 ; UPDATE ; \
+                 SWAP ; PUSH nat 1 ; ADD ; PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
+            "map: UPDATE a growing map of nats in scattered order",
+            wrap(
+                "EMPTY_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIG 3 ; DUG 2 ; UPDATE ; \
+                 SWAP ; PUSH nat 2654435761 ; ADD ; PUSH nat 4294967295 ; AND ; \
+                 PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
+            "map: MAP over a map of 100,000 nats",
+            // Each MAP builds a new map of 100,000 bindings in key order.
+            wrap(
+                "EMPTY_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \
+                 LOOP { DUP ; DUP ; SOME ; SWAP ; DIG 3 ; DUG 2 ; UPDATE ; SWAP ; \
+                 PUSH nat 1 ; ADD ; DUP 2 ; SIZE ; PUSH nat 100000 ; COMPARE ; GT } ; \
+                 PUSH bool True ; \
+                 LOOP { DUP 2 ; MAP { CDR ; PUSH nat 1 ; ADD } ; DROP ; PUSH bool True } ; DROP 2",
+            ),
+        ),
+        (
             "big map: UPDATE a growing big map",
             wrap(
                 "EMPTY_BIG_MAP nat nat ; PUSH nat 0 ; PUSH bool True ; \

@@ -8,6 +8,7 @@
 
 use crate::host::Host;
 use crate::int::Int;
+use crate::map::ValueMap;
 use crate::types::Type;
 use crate::value::{BigMap, Value};
 use std::collections::BTreeSet;
@@ -206,11 +207,13 @@ impl Extraction<'_> {
                     .map(|item| self.walk(item, item_type))
                     .collect(),
             ),
-            (Value::Map(map), Type::Map(_, value_type)) => Value::Map(Rc::new(
-                map.iter()
-                    .map(|(key, value)| (key.clone(), self.walk(value, value_type)))
-                    .collect(),
-            )),
+            (Value::Map(map), Type::Map(_, value_type)) => {
+                let mut stored = ValueMap::new();
+                for (key, value) in map.iter() {
+                    stored.push_last(key.clone(), self.walk(value, value_type));
+                }
+                Value::Map(Rc::new(stored))
+            }
             _ => value.clone(),
         }
     }

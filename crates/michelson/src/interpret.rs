@@ -18,6 +18,7 @@ use crate::gas::interpreter as cost;
 use crate::int::Int;
 use crate::ir::{Code, Instr, IterKind};
 use crate::literals::{Address, Destination};
+use crate::map::ValueMap;
 use crate::set::ValueSet;
 use crate::typecheck::unparse_code::UnparseExhausted;
 use crate::types::Type;
@@ -82,7 +83,18 @@ struct MapFrame {
     current_key: Option<Value>,
     /// Results so far (lists: in order; maps: bindings).
     list_results: Vec<Value>,
-    map_results: BTreeMap<Value, Value>,
+    map_results: ValueMap,
+}
+
+/// A map's bindings as `Pair key value`s, the greatest key first (an iteration frame pops the
+/// next one from the end).
+fn bindings_last_first(map: &ValueMap) -> Vec<Value> {
+    let mut bindings: Vec<Value> = map
+        .iter()
+        .map(|(key, value)| Value::pair(key.clone(), value.clone()))
+        .collect();
+    bindings.reverse();
+    bindings
 }
 
 /// Bytes of the magnitude of an integer, rounded up (Octez's `int_bytes`, the size the
@@ -494,10 +506,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             }
                             (IterKind::Map, Value::Map(map)) => {
                                 charge!(cost::cost_map_iter(map.len() as u64));
-                                map.iter()
-                                    .rev()
-                                    .map(|(k, v)| Value::pair(k.clone(), v.clone()))
-                                    .collect()
+                                bindings_last_first(&map)
                             }
                             _ => return Err(bad()),
                         };
@@ -544,10 +553,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             }
                             (IterKind::Map, Value::Map(map)) => {
                                 charge!(cost::cost_map_map(map.len() as u64));
-                                map.iter()
-                                    .rev()
-                                    .map(|(k, v)| Value::pair(k.clone(), v.clone()))
-                                    .collect()
+                                bindings_last_first(&map)
                             }
                             _ => return Err(bad()),
                         };
@@ -556,7 +562,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                             remaining,
                             current_key: None,
                             list_results: Vec::new(),
-                            map_results: BTreeMap::new(),
+                            map_results: ValueMap::new(),
                         });
                     }
                     Instr::MapNext(exit) => {
@@ -618,7 +624,8 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                         let frame = maps.last_mut().ok_or_else(bad)?;
                         match frame.kind {
                             IterKind::Map => {
-                                // `KMap_exit_body` inserts the result into the map built so far.
+                                // `KMap_exit_body` inserts the result into the map built so far
+                                // (keys come in increasing order: the mapped map's).
                                 let key = frame.current_key.take().ok_or_else(bad)?;
                                 charge!(
                                     cost::COST_HALT
@@ -627,7 +634,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
                                             frame.map_results.len() as u64
                                         )
                                 );
-                                frame.map_results.insert(key, result);
+                                frame.map_results.push_last(key, result);
                             }
                             _ => {
                                 charge!(cost::COST_HALT + cost::COST_LIST_EXIT_BODY);
@@ -1665,7 +1672,7 @@ impl<'a, 'h> Interpreter<'a, 'h> {
             }
             Instr::EmptyMap => {
                 charge!(cost::COST_EMPTY_MAP);
-                stack.push(Value::Map(Rc::new(BTreeMap::new())));
+                stack.push(Value::Map(Rc::new(ValueMap::new())));
             }
             Instr::EmptyBigMap(k, v) => {
                 charge!(cost::COST_EMPTY_BIG_MAP);

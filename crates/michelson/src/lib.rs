@@ -36,7 +36,9 @@ mod ir;
 mod list;
 mod literals;
 mod macros;
+mod map;
 mod pack;
+mod persistent_tree;
 mod print;
 mod script;
 mod set;
@@ -74,6 +76,7 @@ pub use literals::{
     chain_id_from_base58, chain_id_to_base58, timestamp_from_rfc3339, timestamp_to_rfc3339,
     Address, Destination, Key, KeyHash, Signature,
 };
+pub use map::ValueMap;
 pub use pack::big_map_key_hash;
 pub use script::{Script, ScriptError, ViewSignature};
 pub use set::ValueSet;

@@ -1,14 +1,15 @@
 //! Michelson values as the interpreter holds them (`specs/michelson.rst`, "Core data types").
 //!
 //! Values share structure: every compound value sits behind an `Rc`, so `DUP` of a list, map,
-//! string or lambda is a reference-count increment; lists (`list.rs`) and sets (`set.rs`) are
-//! persistent, so a write to one of two copies does not copy the whole collection.
+//! string or lambda is a reference-count increment; lists (`list.rs`), sets (`set.rs`) and maps (`map.rs`)
+//! are persistent, so a write to one of two copies does not copy the whole collection.
 //! Comparison follows Michelson's order and is defined only between values of one comparable type.
 
 use crate::int::Int;
 use crate::ir::Code;
 use crate::list::List;
 use crate::literals::{Address, Key, KeyHash, Signature};
+use crate::map::ValueMap;
 use crate::set::ValueSet;
 use crate::types::Type;
 use kestrel_micheline::Node;
@@ -40,7 +41,7 @@ pub enum Value {
     None,
     List(Rc<List>),
     Set(Rc<ValueSet>),
-    Map(Rc<BTreeMap<Value, Value>>),
+    Map(Rc<ValueMap>),
     BigMap(Rc<BigMap>),
     Lambda(Rc<Lambda>),
     Contract(Rc<Contract>),

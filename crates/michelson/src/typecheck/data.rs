@@ -8,6 +8,7 @@ use super::{TcError, TcErrorKind, Typechecker};
 use crate::int::Int;
 use crate::list::List;
 use crate::literals::{self, Address, Key, KeyHash, Signature};
+use crate::map::ValueMap;
 use crate::set::ValueSet;
 use crate::types::Type;
 use crate::value::{BigMap, Contract, Lambda, Ticket, Value};
@@ -247,19 +248,22 @@ impl Typechecker<'_> {
                             set.len() as u64,
                         ));
                         previous = Some(value.clone());
-                        set.insert(value);
+                        set.push_last(value);
                     }
                     Ok(Value::Set(Rc::new(set)))
                 }
                 _ => Err(bad()),
             },
             Type::Map(key_type, value_type) => match &node.kind {
-                NodeKind::Seq(items) => Ok(Value::Map(Rc::new(self.parse_elts(
-                    items,
-                    key_type,
-                    value_type,
-                    ElementCost::Map,
-                )?))),
+                NodeKind::Seq(items) => {
+                    let bindings =
+                        self.parse_elts(items, key_type, value_type, ElementCost::Map)?;
+                    let mut map = ValueMap::new();
+                    for (key, value) in bindings {
+                        map.push_last(key, value);
+                    }
+                    Ok(Value::Map(Rc::new(map)))
+                }
                 _ => Err(bad()),
             },
             Type::BigMap(key_type, value_type) => match &node.kind {
@@ -415,14 +419,15 @@ impl Typechecker<'_> {
         }
     }
 
+    /// The bindings of `{ Elt key value ; ... }`, in order, their keys strictly increasing.
     fn parse_elts(
         &mut self,
         items: &[Node],
         key_type: &Type,
         value_type: &Type,
         element_cost: ElementCost,
-    ) -> Result<BTreeMap<Value, Value>, TcError> {
-        let mut map = BTreeMap::new();
+    ) -> Result<Vec<(Value, Value)>, TcError> {
+        let mut bindings = Vec::with_capacity(items.len());
         let mut previous: Option<Value> = None;
         for item in items {
             let Some([key, value]) =
@@ -448,16 +453,16 @@ impl Typechecker<'_> {
             self.charge_gas(match element_cost {
                 ElementCost::Map => crate::gas::interpreter::cost_map_update(
                     crate::interpret::comparable_size(&key),
-                    map.len() as u64,
+                    bindings.len() as u64,
                 ),
                 ElementCost::BigMap => {
-                    crate::gas::interpreter::cost_big_map_update(map.len() as u64)
+                    crate::gas::interpreter::cost_big_map_update(bindings.len() as u64)
                 }
             });
             previous = Some(key.clone());
-            map.insert(key, value);
+            bindings.push((key, value));
         }
-        Ok(map)
+        Ok(bindings)
     }
 
     /// Pairs: `Pair a b`, `Pair a b c ...` (right comb) and `{ a ; b ; c }`, walked with a loop

@@ -947,7 +947,12 @@ fn big_map_ids(storage: &kestrel_michelson::Value) -> Vec<i64> {
             }
             V::Left(inner) | V::Right(inner) | V::Some(inner) => pending.push(inner),
             V::List(items) => pending.extend(items.iter()),
-            V::Map(map) => pending.extend(map.values().rev()),
+            V::Map(map) => {
+                // Smallest key on top: popped first.
+                let start = pending.len();
+                pending.extend(map.values());
+                pending[start..].reverse();
+            }
             _ => {}
         }
     }
