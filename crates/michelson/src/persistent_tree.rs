@@ -769,6 +769,45 @@ pub(crate) mod testing {
             state >> 33
         })
     }
+
+    /// Keys to insert in increasing, decreasing and scattered order (with repeats), each with
+    /// keys to remove afterwards (some present, some not).
+    pub(crate) fn key_orders() -> Vec<(Vec<Value>, Vec<Value>)> {
+        let increasing: Vec<Value> = (0..20_000).map(Value::nat).collect();
+        let decreasing: Vec<Value> = increasing.iter().rev().cloned().collect();
+        let random: Vec<Value> = numbers(1)
+            .take(20_000)
+            .map(|n| Value::nat(n % 15_000))
+            .collect();
+        let removals: Vec<Value> = numbers(2)
+            .take(15_000)
+            .map(|n| Value::nat(n % 25_000))
+            .collect();
+        vec![
+            (increasing.clone(), removals.clone()),
+            (decreasing, removals.clone()),
+            (random.clone(), removals),
+            (random, increasing),
+        ]
+    }
+
+    /// Keys whose prefixes say little: strings sharing their first 8 bytes (every search
+    /// compares them in full), and pairs sharing their left component (told apart only by the
+    /// prefix's later bytes); each with keys to remove afterwards.
+    pub(crate) fn keys_with_shared_starts() -> Vec<(Vec<Value>, Vec<Value>)> {
+        let strings: Vec<Value> = numbers(3)
+            .take(6_000)
+            .map(|n| Value::String(format!("abcdefgh{}", n % 4_000).into()))
+            .collect();
+        let pairs: Vec<Value> = numbers(4)
+            .take(6_000)
+            .map(|n| Value::pair(Value::nat(n % 3), Value::nat(n % 2_000)))
+            .collect();
+        vec![
+            (strings.clone(), strings[..3_000].to_vec()),
+            (pairs.clone(), pairs[1_000..4_000].to_vec()),
+        ]
+    }
 }
 
 #[cfg(test)]

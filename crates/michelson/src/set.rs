@@ -62,7 +62,7 @@ impl ValueSet {
 mod tests {
     use super::*;
     use crate::persistent_tree::testing::{
-        leaf_allocation, numbers, root_children, shared_root_children,
+        key_orders, keys_with_shared_starts, leaf_allocation, root_children, shared_root_children,
     };
     use std::collections::BTreeSet;
 
@@ -116,36 +116,16 @@ mod tests {
 
     #[test]
     fn sets_agree_with_a_model_in_every_order() {
-        let increasing: Vec<Value> = (0..20_000).map(Value::nat).collect();
-        let decreasing: Vec<Value> = increasing.iter().rev().cloned().collect();
-        let random: Vec<Value> = numbers(1)
-            .take(20_000)
-            .map(|n| Value::nat(n % 15_000))
-            .collect();
-        let removals: Vec<Value> = numbers(2)
-            .take(15_000)
-            .map(|n| Value::nat(n % 25_000))
-            .collect();
-        against_the_model(&increasing, &removals);
-        against_the_model(&decreasing, &removals);
-        against_the_model(&random, &removals);
-        against_the_model(&random, &increasing);
+        for (keys, removals) in key_orders() {
+            against_the_model(&keys, &removals);
+        }
     }
 
     #[test]
-    fn sets_agree_with_a_model_when_prefixes_are_equal() {
-        // Strings sharing their first 8 bytes, and pairs sharing their left component: every
-        // search goes to the full comparison.
-        let strings: Vec<Value> = numbers(3)
-            .take(6_000)
-            .map(|n| Value::String(format!("abcdefgh{}", n % 4_000).into()))
-            .collect();
-        let pairs: Vec<Value> = numbers(4)
-            .take(6_000)
-            .map(|n| Value::pair(Value::nat(n % 3), Value::nat(n % 2_000)))
-            .collect();
-        against_the_model(&strings, &strings[..3_000]);
-        against_the_model(&pairs, &pairs[1_000..4_000]);
+    fn sets_agree_with_a_model_when_prefixes_say_little() {
+        for (keys, removals) in keys_with_shared_starts() {
+            against_the_model(&keys, &removals);
+        }
     }
 
     #[test]
