@@ -522,6 +522,9 @@ impl Scheduler {
                 bytes: meta.allocated_data_bytes,
             });
         }
+        if self.queued == 0 && self.in_flight == 0 && !self.entries.is_empty() {
+            self.restart_ids();
+        }
         let id = match self.free_entries.pop() {
             Some(id) => id,
             None => {
@@ -576,6 +579,25 @@ impl Scheduler {
         Ok(Inserted { id, evicted_packet })
     }
 
+    /// Starts the transaction ids afresh once the scheduler has drained (every id is free and
+    /// every key left in the arrivals, ready, eviction and deferred lists is stale), so that the
+    /// next window's ids ascend in arrival order as a fresh scheduler's do: ids taken from the
+    /// free list come in the reverse of the last window's completion order, scattering the
+    /// insertions' entry and meta writes.
+    fn restart_ids(&mut self) {
+        self.entries.clear();
+        self.metas.clear();
+        self.free_entries.clear();
+        self.pending.clear();
+        self.pending_in_order = true;
+        self.ready_run.clear();
+        self.ready_next = 0;
+        self.ready.clear();
+        self.eviction.clear();
+        self.eviction_active = false;
+        self.deferred.clear();
+    }
+
     fn intern_accounts<'a>(
         &mut self,
         id: TransactionId,
@@ -584,9 +606,13 @@ impl Scheduler {
         self.next_stamp += 1;
         let stamp = self.next_stamp;
         if self.garbage == self.nodes.len() {
-            // No live transaction has nodes (every queue is empty): start the array afresh.
+            // No live transaction has nodes (every queue is empty): start the array afresh, and
+            // the accounts too unless a row holds this block's units.
             self.nodes.clear();
             self.garbage = 0;
+            if self.touched.is_empty() {
+                self.accounts.clear_if_idle();
+            }
         } else if self.garbage > self.nodes.len() / 2 && self.nodes.len() >= 1 << 16 {
             self.compact_nodes();
         }

@@ -369,6 +369,70 @@ fn invalid_account_sets_are_refused() {
     assert_eq!(scheduler.counts().queued, 0);
 }
 
+/// A scheduler kept across windows that drain (it then starts its ids and, outside a block's
+/// account units, its account table afresh) schedules each window as a fresh one would, and a
+/// block's units on an account survive the drain.
+#[test]
+fn a_drained_scheduler_restarts_and_keeps_the_blocks_account_units() {
+    let mut scheduler = Scheduler::new(SchedulerConfig {
+        capacity: 4,
+        limits: BlockLimits {
+            block_units: 1_000,
+            account_units: 10,
+            account_data_bytes: u64::MAX,
+        },
+        ..SchedulerConfig::default()
+    });
+    let accounts: Vec<[u8; 32]> = (0..8).map(address).collect();
+    let meta = |priority, cost, packet| TransactionMeta {
+        priority,
+        cost,
+        reward: 0,
+        last_valid_slot: u64::MAX,
+        allocated_data_bytes: 0,
+        packet,
+    };
+    let drain = |scheduler: &mut Scheduler| {
+        let mut packets = Vec::new();
+        let mut in_flight: Vec<Batch> = Vec::new();
+        loop {
+            scheduler.schedule(0, |batch| in_flight.push(batch));
+            let Some(batch) = in_flight.pop() else {
+                return packets;
+            };
+            for &id in batch.transactions() {
+                packets.push(scheduler.meta(id).packet);
+            }
+            scheduler.complete(&batch);
+        }
+    };
+    for window in 0..3u32 {
+        // Two transactions writing account 0 (and three accounts each of their own).
+        for (index, range) in [(0u32, 1..4), (1, 4..7)] {
+            let names = core::iter::once((&accounts[0], true))
+                .chain(accounts[range].iter().map(|address| (address, true)));
+            let inserted = scheduler
+                .insert(meta(10 - u64::from(index), 6, 2 * window + index), names)
+                .unwrap();
+            assert_eq!(inserted.id, index, "ids restart once drained");
+        }
+        // Account 0 takes one 6-unit transaction a block: the second waits for the next block,
+        // also after the scheduler drained.
+        assert_eq!(drain(&mut scheduler), [2 * window]);
+        assert_eq!(scheduler.counts().queued, 1);
+        scheduler.new_block();
+        assert_eq!(drain(&mut scheduler), [2 * window + 1]);
+        assert_eq!(scheduler.counts().accounts, 0);
+        scheduler
+            .insert(meta(1, 6, 99), [(&accounts[0], true)])
+            .unwrap();
+        assert_eq!(drain(&mut scheduler), [] as [u32; 0], "account 0 is full");
+        scheduler.new_block();
+        assert_eq!(drain(&mut scheduler), [99]);
+        scheduler.new_block();
+    }
+}
+
 /// A window of a million transactions into a container of 100,000: the best stay, the rest are
 /// evicted or refused, the container never holds more than its capacity, and draining it schedules
 /// every one it kept (sweeps of idle accounts and compactions of account lists happen on the way).
