@@ -139,13 +139,19 @@ enum Insertion<S: Values, const N: usize> {
     },
 }
 
+/// Whether `prefix` is above every one of `prefixes` (sorted): the key goes after every entry,
+/// the common case when a tree is built in order.
+#[inline]
+fn past_every(prefixes: &[u64], prefix: u64) -> bool {
+    prefixes.last().is_none_or(|&last| last < prefix)
+}
+
 /// The positions `first..end` of the entries whose prefix is `prefix` in `prefixes` (sorted):
 /// every entry before `first` is below a key with that prefix, every entry from `end` on above
 /// it.
 #[inline]
 fn prefix_run(prefixes: &[u64], prefix: u64) -> (usize, usize) {
-    if prefixes.last().is_none_or(|&last| last < prefix) {
-        // Appending at the end, the common case when a tree is built in order.
+    if past_every(prefixes, prefix) {
         return (prefixes.len(), prefixes.len());
     }
     let mut below = 0;
@@ -253,8 +259,8 @@ impl<S: Values, const N: usize> Branch<S, N> {
     /// The child whose range holds `key`: the number of separators at or below it.
     #[inline]
     fn route(&self, key: &Value, prefix: u64) -> usize {
-        if self.prefixes.last().is_none_or(|&last| last < prefix) {
-            // Past every separator, the common case when a tree is built in order.
+        if past_every(&self.prefixes, prefix) {
+            // The last child, with no child's line to load early.
             return self.prefixes.len();
         }
         self.touch_children();
